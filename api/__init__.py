@@ -1,0 +1,1 @@
+"""The aiohttp application: routes, request models, auth, webhooks, MCP, pages."""

@@ -1,0 +1,77 @@
+"""The aiohttp application factory and `GET /healthz`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+from api.errors import ApiError, error_middleware
+from core.deployments import Deployment
+from core.networks import network_for
+
+DEPLOYMENT: web.AppKey[Deployment] = web.AppKey("deployment", Deployment)
+RPC_URL: web.AppKey[str] = web.AppKey("rpc_url", str)
+HTTP: web.AppKey[aiohttp.ClientSession] = web.AppKey("http", aiohttp.ClientSession)
+
+
+async def _rpc_batch(session: aiohttp.ClientSession, url: str, calls: list[tuple[str, list[Any]]]) -> list[Any]:
+    payload = [{"jsonrpc": "2.0", "id": i, "method": m, "params": p} for i, (m, p) in enumerate(calls)]
+    async with session.post(url, json=payload, timeout=aiohttp.ClientTimeout(total=5)) as resp:
+        replies = await resp.json()
+    by_id = {r["id"]: r for r in replies}
+    out = []
+    for i in range(len(calls)):
+        reply = by_id.get(i, {})
+        if "result" not in reply:
+            raise RuntimeError(f"RPC error: {reply.get('error')}")
+        out.append(reply["result"])
+    return out
+
+
+async def healthz(request: web.Request) -> web.Response:
+    """Liveness plus the chain view: chain id, latest block and every deployed address."""
+    dep = request.app[DEPLOYMENT]
+    try:
+        chain_id_hex, block_hex = await _rpc_batch(
+            request.app[HTTP], request.app[RPC_URL], [("eth_chainId", []), ("eth_blockNumber", [])]
+        )
+    except (TimeoutError, aiohttp.ClientError, RuntimeError, ValueError) as exc:
+        raise ApiError(
+            503, "chain_unavailable", f"the JSON-RPC node does not answer: {type(exc).__name__}", type_="service_error"
+        ) from exc
+    chain_id = int(chain_id_hex, 16)
+    if chain_id != dep.chain_id:
+        raise ApiError(
+            503,
+            "chain_mismatch",
+            f"node reports chain {chain_id}, deployment is for {dep.chain_id}",
+            type_="service_error",
+        )
+    return web.json_response(
+        {
+            "status": "ok",
+            "chainId": chain_id,
+            "network": network_for(chain_id).name,
+            "latestBlock": int(block_hex, 16),
+            "deployBlock": dep.deploy_block,
+            "usdc": dep.usdc,
+            "contracts": dep.contracts,
+        }
+    )
+
+
+async def _http_session(app: web.Application) -> Any:
+    app[HTTP] = aiohttp.ClientSession()
+    yield
+    await app[HTTP].close()
+
+
+def create_app(deployment: Deployment, rpc_url: str) -> web.Application:
+    app = web.Application(middlewares=[error_middleware])
+    app[DEPLOYMENT] = deployment
+    app[RPC_URL] = rpc_url
+    app.cleanup_ctx.append(_http_session)
+    app.router.add_get("/healthz", healthz)
+    return app

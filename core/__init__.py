@@ -1,0 +1,1 @@
+"""Code shared by the indexer, the API and the operator scripts."""

@@ -1,0 +1,60 @@
+"""Configuration: environment variables prefixed AGENTLEDGER_, optionally a TOML file.
+
+Precedence: environment > TOML file (AGENTLEDGER_CONFIG=path, keys without the prefix, lower
+case) > defaults. Every default works on a developer machine; production values (RPC URL,
+Base chain, bind address) are only ever configuration.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from core.chain import ROOT
+
+PREFIX = "AGENTLEDGER_"
+
+
+@dataclass(frozen=True)
+class Settings:
+    #: JSON-RPC endpoint; empty means "start a local anvil" (make run only).
+    rpc_url: str = ""
+    #: Port of the local anvil `make run` starts when rpc_url is empty.
+    anvil_port: int = 8545
+    #: Where deployments/<chainId>.json live.
+    deployments_dir: Path = ROOT / "deployments"
+    #: Runtime data (SQLite files, logs).
+    data_dir: Path = ROOT / "var"
+    api_host: str = "127.0.0.1"
+    api_port: int = 8080
+
+    @classmethod
+    def load(cls, env: dict[str, str] | None = None) -> Settings:
+        env = dict(os.environ) if env is None else env
+        values: dict[str, Any] = {}
+        config_file = env.get(PREFIX + "CONFIG")
+        if config_file:
+            values.update(tomllib.loads(Path(config_file).read_text()))
+        for f in fields(cls):
+            raw = env.get(PREFIX + f.name.upper())
+            if raw is not None:
+                values[f.name] = raw
+        known = {f.name: f for f in fields(cls)}
+        unknown = set(values) - set(known)
+        if unknown:
+            raise ValueError(f"unknown configuration keys: {sorted(unknown)}")
+        coerced: dict[str, Any] = {}
+        for name, value in values.items():
+            default = getattr(cls, name)
+            if isinstance(default, bool):
+                coerced[name] = str(value).lower() in ("1", "true", "yes", "on")
+            elif isinstance(default, int):
+                coerced[name] = int(value)
+            elif isinstance(default, Path):
+                coerced[name] = Path(value)
+            else:
+                coerced[name] = str(value)
+        return cls(**coerced)

@@ -1,0 +1,1 @@
+"""Chain following: JSON-RPC client, log fetching, reorg handling, projections into SQLite."""

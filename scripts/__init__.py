@@ -1,0 +1,1 @@
+"""Operator commands: compile, deploy, run, anchor, demo."""

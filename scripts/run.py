@@ -1,0 +1,81 @@
+"""`make run`: everything on the embedded default, in one process you stop with Ctrl-C.
+
+With AGENTLEDGER_RPC_URL unset: start a local anvil on AGENTLEDGER_ANVIL_PORT (8545), deploy
+every contract with anvil's development key (local only), write deployments/31337.json, and
+serve the API on AGENTLEDGER_API_HOST:AGENTLEDGER_API_PORT (127.0.0.1:8080).
+With AGENTLEDGER_RPC_URL set: use that node and the deployments/<chainId>.json already written
+by `python -m scripts.deploy`; start and deploy nothing.
+Ctrl-C (SIGINT) or SIGTERM stops the server and the anvil this command started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+
+from aiohttp import web
+from eth_account import Account
+
+from api.app import create_app
+from core import deployments
+from core.anvil import Anvil
+from core.chain import connect
+from core.config import Settings
+from scripts.compile import compile_contracts
+from scripts.deploy import ANVIL_DEV_KEY, Roles, deploy_system
+
+log = logging.getLogger("agentledger.run")
+
+
+async def serve(settings: Settings, dep: deployments.Deployment, rpc_url: str) -> None:
+    app = create_app(dep, rpc_url)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, settings.api_host, settings.api_port)
+    await site.start()
+    log.info("API on http://%s:%d (GET /healthz)", settings.api_host, settings.api_port)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        log.info("stopping")
+        await runner.cleanup()
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
+    settings = Settings.load()
+    compile_contracts()
+    anvil: Anvil | None = None
+    try:
+        if settings.rpc_url:
+            rpc_url = settings.rpc_url
+            w3 = connect(rpc_url)
+            dep = deployments.load(w3.eth.chain_id, settings.deployments_dir)
+        else:
+            settings.data_dir.mkdir(parents=True, exist_ok=True)
+            anvil = Anvil(settings.anvil_port, log_path=settings.data_dir / "anvil.log").start()
+            rpc_url = anvil.rpc_url
+            log.info("anvil on %s (log: %s)", rpc_url, settings.data_dir / "anvil.log")
+            w3 = connect(rpc_url)
+            deployer = Account.from_key(ANVIL_DEV_KEY)
+            dep = deploy_system(w3, deployer, Roles.from_env(deployer.address))
+            path = deployments.save(dep, settings.deployments_dir)
+            log.info("deployed %d contracts from block %d: %s", len(dep.contracts), dep.deploy_block, path)
+        asyncio.run(serve(settings, dep, rpc_url))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if anvil is not None:
+            anvil.stop()
+            log.info("anvil stopped")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
