@@ -1,0 +1,189 @@
+"""`python -m scripts.deploy` against real anvil nodes, and `make run`'s process end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+from eth_account import Account
+from eth_utils import keccak
+
+from core.anvil import Anvil, free_port
+from core.chain import CONTRACT_NAMES, ROOT, connect
+from core.networks import NETWORKS
+from scripts.deploy import ANVIL_DEV_KEY
+
+DEPLOYER_KEY = "0x" + keccak(text="agentledger-deploy-test").hex()
+
+
+def run_deploy(rpc: str, out: Path, env_extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTLEDGER_")}
+    env.update(env_extra)
+    return subprocess.run(
+        [sys.executable, "-m", "scripts.deploy", "--rpc", rpc, "--out", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def fund(anvil: Anvil, address: str) -> None:
+    w3 = connect(anvil.rpc_url)
+    w3.provider.make_request("anvil_setBalance", [address, hex(10**20)])  # type: ignore[arg-type]
+
+
+def test_deploy_with_env_key_writes_every_address_and_the_deploy_block(tmp_path: Path) -> None:
+    deployer = Account.from_key(DEPLOYER_KEY)
+    with Anvil() as node:
+        fund(node, deployer.address)
+        w3 = connect(node.rpc_url)
+        w3.provider.make_request("evm_mine", [])  # type: ignore[arg-type]
+        w3.provider.make_request("evm_mine", [])  # type: ignore[arg-type]
+        start_block = w3.eth.block_number
+        proc = run_deploy(node.rpc_url, tmp_path, {"AGENTLEDGER_DEPLOYER_KEY": DEPLOYER_KEY})
+        assert proc.returncode == 0, proc.stderr
+        assert DEPLOYER_KEY[2:] not in proc.stdout + proc.stderr  # the key is never printed
+        dep = json.loads((tmp_path / "31337.json").read_text())
+        assert dep["chain_id"] == 31337
+        assert dep["mock_usdc"] is True
+        assert set(dep["contracts"]) == set(CONTRACT_NAMES)
+        assert dep["deploy_block"] == start_block + 1
+        assert dep["deployer"] == deployer.address
+        for address in dep["contracts"].values():
+            assert len(w3.eth.get_code(address)) > 0
+        # Roles are wired: the registry's REGISTRAR_ROLE belongs to the operator (the deployer here).
+        reg = w3.eth.contract(
+            address=dep["contracts"]["AgentRegistry"],
+            abi=json.loads((ROOT / "contracts/build/AgentRegistry.json").read_text())["abi"],
+        )
+        assert reg.functions.hasRole(reg.functions.REGISTRAR_ROLE().call(), deployer.address).call()
+
+
+def test_deploy_with_keystore_and_handover_of_admin(tmp_path: Path) -> None:
+    deployer = Account.from_key(DEPLOYER_KEY)
+    keystore = tmp_path / "key.json"
+    keystore.write_text(json.dumps(Account.encrypt(DEPLOYER_KEY, "correct horse", iterations=2)))
+    new_admin = Account.from_key(keccak(text="new-admin")).address
+    with Anvil() as node:
+        fund(node, deployer.address)
+        env = {
+            "AGENTLEDGER_DEPLOYER_KEYSTORE": str(keystore),
+            "AGENTLEDGER_DEPLOYER_PASSWORD": "correct horse",
+            "AGENTLEDGER_ADMIN": new_admin,
+        }
+        proc = run_deploy(node.rpc_url, tmp_path, env)
+        assert proc.returncode == 0, proc.stderr
+        dep = json.loads((tmp_path / "31337.json").read_text())
+        assert dep["roles"]["admin"] == new_admin
+        w3 = connect(node.rpc_url)
+        abi = json.loads((ROOT / "contracts/build/PaymentGateway.json").read_text())["abi"]
+        gw = w3.eth.contract(address=dep["contracts"]["PaymentGateway"], abi=abi)
+        admin_role = gw.functions.DEFAULT_ADMIN_ROLE().call()
+        assert gw.functions.hasRole(admin_role, new_admin).call()
+        assert not gw.functions.hasRole(admin_role, deployer.address).call()
+
+
+def test_deploy_refuses_without_a_key(tmp_path: Path) -> None:
+    with Anvil() as node:
+        proc = run_deploy(node.rpc_url, tmp_path, {})
+    assert proc.returncode != 0
+    assert "AGENTLEDGER_DEPLOYER_KEY" in proc.stderr
+    assert not (tmp_path / "31337.json").exists()
+
+
+def test_deploy_has_no_key_argument(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "scripts.deploy", "--key", DEPLOYER_KEY],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2  # argparse: unrecognized arguments
+    assert "unrecognized arguments" in proc.stderr
+
+
+@pytest.mark.parametrize("chain_id", [84532, 8453])
+def test_base_chains_use_real_usdc_and_deploy_no_mock(tmp_path: Path, chain_id: int) -> None:
+    deployer = Account.from_key(DEPLOYER_KEY)
+    with Anvil(chain_id=chain_id) as node:
+        fund(node, deployer.address)
+        proc = run_deploy(node.rpc_url, tmp_path, {"AGENTLEDGER_DEPLOYER_KEY": DEPLOYER_KEY})
+        assert proc.returncode == 0, proc.stderr
+        dep = json.loads((tmp_path / f"{chain_id}.json").read_text())
+        assert dep["mock_usdc"] is False
+        assert "MockUSDC" not in dep["contracts"]
+        assert dep["usdc"] == NETWORKS[chain_id].usdc
+        w3 = connect(node.rpc_url)
+        abi = json.loads((ROOT / "contracts/build/AgentPayouts.json").read_text())["abi"]
+        payouts = w3.eth.contract(address=dep["contracts"]["AgentPayouts"], abi=abi)
+        assert payouts.functions.usdc().call() == NETWORKS[chain_id].usdc
+
+
+def test_anvil_dev_key_is_refused_off_the_local_chain(tmp_path: Path) -> None:
+    with Anvil(chain_id=84532) as node:
+        fund(node, Account.from_key(ANVIL_DEV_KEY).address)
+        proc = run_deploy(node.rpc_url, tmp_path, {"AGENTLEDGER_DEPLOYER_KEY": ANVIL_DEV_KEY})
+    assert proc.returncode != 0
+    assert "development key" in proc.stderr
+    assert not (tmp_path / "84532.json").exists()
+
+
+def _get_json(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=2) as resp:  # noqa: S310 (loopback test server)
+        return json.loads(resp.read())
+
+
+def _port_open(port: int) -> bool:
+    import socket
+
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_make_run_serves_healthz_and_ctrl_c_stops_everything(tmp_path: Path) -> None:
+    anvil_port, api_port = free_port(), free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTLEDGER_")}
+    env.update(
+        AGENTLEDGER_ANVIL_PORT=str(anvil_port),
+        AGENTLEDGER_API_PORT=str(api_port),
+        AGENTLEDGER_DEPLOYMENTS_DIR=str(tmp_path / "deployments"),
+        AGENTLEDGER_DATA_DIR=str(tmp_path / "var"),
+    )
+    log_path = tmp_path / "run.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "scripts.run"], cwd=ROOT, env=env, stdout=log, stderr=log)
+    try:
+        body: dict[str, Any] | None = None
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and body is None:
+            assert proc.poll() is None, log_path.read_text()
+            try:
+                body = _get_json(f"http://127.0.0.1:{api_port}/healthz")
+            except OSError:
+                time.sleep(0.2)
+        assert body is not None, "healthz never answered"
+        dep = json.loads((tmp_path / "deployments" / "31337.json").read_text())
+        assert body["status"] == "ok"
+        assert body["chainId"] == 31337
+        assert body["contracts"] == dep["contracts"]
+        assert set(body["contracts"]) == set(CONTRACT_NAMES)
+        assert body["latestBlock"] >= dep["deploy_block"]
+        assert _port_open(anvil_port)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=30)
+    assert code == 0, log_path.read_text()
+    assert "anvil stopped" in log_path.read_text()
+    assert not _port_open(api_port)
+    assert not _port_open(anvil_port)  # the anvil it started is gone too
