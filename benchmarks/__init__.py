@@ -1,0 +1,1 @@
+"""Measured figures; run by `make bench`, never by the test suite."""
