@@ -3,10 +3,12 @@ benchmark and the demo scripts (not by the service itself)."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
 from eth_account import Account
+from eth_account.messages import encode_defunct
 from eth_account.signers.local import LocalAccount
 from web3 import Web3
 from web3.contract import Contract
@@ -140,3 +142,122 @@ def deploy_dev_system(w3: Web3, n_users: int = 12) -> System:
         users=users,
         c=contracts,
     )
+
+
+DAY = 86_400
+
+
+def _node(a: bytes, b: bytes) -> bytes:
+    return hashlib.sha256(b"\x01" + a + b).digest()
+
+
+def run_scenario(s: System) -> dict[str, int]:
+    """Exercise every contract operation once (every event type appears); return gas by label."""
+    gas: dict[str, int] = {}
+
+    def tx(label: str, account: object, fn: object) -> None:
+        receipt = s.tx(account, fn)  # type: ignore[arg-type]
+        gas[label] = receipt["gasUsed"]
+
+    owner, self_a, owner_b, self_b, buyer, buyer2, payer = (s.users[i] for i in range(7))
+    for u in (buyer, buyer2, payer, owner):
+        s.mint_usdc(u.address, 1_000_000 * USDC)
+    tx("MockUSDC.approve", buyer, s.usdc.functions.approve(s.gateway.address, 2**255))
+    s.approve(buyer, s.escrow.address, 2**255)
+    s.approve(buyer, s.market.address, 2**255)
+    s.approve(buyer2, s.market.address, 2**255)
+    s.approve(payer, s.payouts.address, 2**255)
+
+    tx(
+        "AgentRegistry.mint",
+        s.operator,
+        s.registry.functions.mint(owner.address, self_a.address, "agl_00000000000a", 0),
+    )
+    tx(
+        "AgentRegistry.mint (referred)",
+        s.operator,
+        s.registry.functions.mint(owner_b.address, self_b.address, "agl_00000000000b", 1),
+    )
+    tx("AgentRegistry.setSelfWallet", owner_b, s.registry.functions.setSelfWallet(2, s.users[8].address))
+    tx("AgentRegistry.setSelfWallet", owner_b, s.registry.functions.setSelfWallet(2, self_b.address))
+
+    s.tx(s.deployer, s.payouts.functions.grantRole(s.payouts.functions.PAYER_ROLE().call(), payer.address))
+    tx("AgentPayouts.pay", payer, s.payouts.functions.pay(1, 100 * USDC, b"\x01" * 32))
+    tx("AgentPayouts.pay (referred)", payer, s.payouts.functions.pay(2, 100 * USDC, b"\x02" * 32))
+    s.tx(s.deployer, s.usdc.functions.setBlacklisted(owner.address, True))
+    tx("AgentPayouts.pay (owner blacklisted: credit)", payer, s.payouts.functions.pay(1, 100 * USDC, b"\x03" * 32))
+    s.tx(s.deployer, s.usdc.functions.setBlacklisted(owner.address, False))
+    tx("AgentPayouts.withdrawCredit", owner, s.payouts.functions.withdrawCredit(owner.address))
+
+    deadline = s.now() + 2 * DAY
+    jobs = [bytes([0xA0 + i]) * 32 for i in range(4)]
+    for j in jobs:
+        tx("PaymentGateway.fund", s.operator, s.gateway.functions.fund(j, buyer.address, 1, 250 * USDC, deadline))
+    cid = "bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy"
+    ts = s.now()
+    sig = self_a.sign_message(encode_defunct(text=f"complete:0x{jobs[0].hex()}:{cid}:{ts}")).signature
+    tx("PaymentGateway.release", s.users[9], s.gateway.functions.release(jobs[0], cid, ts, sig))
+    tx("PaymentGateway.openDispute", buyer, s.gateway.functions.openDispute(jobs[1]))
+    tx("PaymentGateway.resolveDispute (split)", s.arbiter, s.gateway.functions.resolveDispute(jobs[1], 100 * USDC))
+    tx("PaymentGateway.openDispute", buyer, s.gateway.functions.openDispute(jobs[2]))
+    tx("PaymentGateway.resolveDispute (refund)", s.arbiter, s.gateway.functions.resolveDispute(jobs[2], 0))
+
+    tx("AgentEscrow.setPrice", owner, s.escrow.functions.setPrice(1, 50 * USDC))
+    hires = [bytes([0xB0 + i]) * 32 for i in range(3)]
+    for h in hires:
+        tx("AgentEscrow.createJob", buyer, s.escrow.functions.createJob(h, "agl_00000000000a", 50 * USDC))
+    tx("AgentEscrow.release", s.operator, s.escrow.functions.release(hires[0]))
+    tx("AgentEscrow.refund", s.operator, s.escrow.functions.refund(hires[1]))
+
+    s.advance(8 * DAY)
+    tx("PaymentGateway.reclaim", buyer, s.gateway.functions.reclaim(jobs[3]))
+    tx("AgentEscrow.reclaim", buyer, s.escrow.functions.reclaim(hires[2]))
+
+    s.tx(owner, s.registry.functions.setApprovalForAll(s.market.address, True))
+    tx("AgentMarketplace.list", owner, s.market.functions.list(1, 1000 * USDC, 200 * USDC, 0))
+    tx("AgentMarketplace.buy", buyer, s.market.functions.buy(1))
+    s.advance(7 * DAY)
+    tx("AgentMarketplace.settle", s.users[9], s.market.functions.settle(1))
+    s.tx(buyer, s.registry.functions.setApprovalForAll(s.market.address, True))
+    s.tx(buyer, s.market.functions.list(1, 1000 * USDC, 200 * USDC, 0))
+    offer = (2, buyer2.address, 300 * USDC, 1, s.now() + DAY)
+    domain = {
+        "name": "agentledger Marketplace",
+        "version": "1",
+        "chainId": s.w3.eth.chain_id,
+        "verifyingContract": s.market.address,
+    }
+    types = {
+        "Offer": [
+            {"name": n, "type": t}
+            for n, t in (
+                ("listingId", "uint256"),
+                ("buyer", "address"),
+                ("price", "uint256"),
+                ("nonce", "uint256"),
+                ("deadline", "uint256"),
+            )
+        ]
+    }
+    msg = dict(zip(("listingId", "buyer", "price", "nonce", "deadline"), offer, strict=True))
+    osig = buyer2.sign_typed_data(domain, types, msg).signature
+    tx("AgentMarketplace.acceptOffer", buyer, s.market.functions.acceptOffer(2, offer, osig))
+    s.tx(owner_b, s.registry.functions.setApprovalForAll(s.market.address, True))
+    s.tx(owner_b, s.market.functions.list(2, 1000 * USDC, 500 * USDC, 0))
+    tx("AgentMarketplace.cancel", owner_b, s.market.functions.cancel(3))
+    s.tx(owner_b, s.market.functions.list(2, 1000 * USDC, 500 * USDC, DAY))
+    s.advance(DAY + 1)
+    tx("AgentMarketplace.expire", s.users[9], s.market.functions.expire(4))
+
+    # Anchor a 2^20-leaf tree built from one leaf and random siblings; check the proof on-chain.
+    leaf = hashlib.sha256(b"\x00" + b"entry").digest()
+    siblings = [hashlib.sha256(bytes([i])).digest() for i in range(20)]
+    index = 0b1010_1010_1010_1010_1010
+    root = leaf
+    for level, sib in enumerate(siblings):
+        root = _node(sib, root) if (index >> level) & 1 else _node(root, sib)
+    tx("AuditAnchor.anchor", s.anchorer, s.anchor.functions.anchor(2**20, root))
+    view = s.anchor.functions.verifyInclusion(index, 2**20, leaf, siblings)
+    assert view.call() is True
+    gas["AuditAnchor.verifyInclusion @ 2^20 leaves (view, estimateGas)"] = view.estimate_gas()
+    return gas

@@ -1,0 +1,53 @@
+"""Opening the SQLite file, schema migrations and transactions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import apsw
+
+from core.store import reorg, schema
+
+BUSY_TIMEOUT_MS = 10_000
+
+
+def connect(path: Path | str, *, durable: bool = True) -> apsw.Connection:
+    """Open (creating and migrating if needed) the database at `path`.
+
+    durable=True commits with synchronous=FULL: for writes that acknowledge money. The indexer
+    may pass durable=False (synchronous=NORMAL, still crash-consistent in WAL mode): everything it
+    writes is re-derivable from the chain and its checkpoint is in the same transaction as its rows.
+    """
+    if str(path) != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    conn = apsw.Connection(str(path))
+    conn.setbusytimeout(BUSY_TIMEOUT_MS)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
+    conn.execute("PRAGMA foreign_keys=ON")
+    _migrate(conn)
+    return conn
+
+
+@contextmanager
+def transaction(conn: apsw.Connection) -> Iterator[apsw.Connection]:
+    """BEGIN IMMEDIATE ... COMMIT (ROLLBACK on any exception): take the write lock up front so two
+    processes sharing the file never deadlock upgrading a read lock."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _migrate(conn: apsw.Connection) -> None:
+    with transaction(conn):
+        version = int(conn.execute("PRAGMA user_version").fetchall()[0][0])  # type: ignore[arg-type]
+        for i, script in enumerate(schema.MIGRATIONS[version:], start=version + 1):
+            conn.execute(script)
+            conn.execute(f"PRAGMA user_version={i}")
+        reorg.install_triggers(conn)

@@ -1,0 +1,383 @@
+"""Projections: what each contract event writes into the SQLite tables the API reads.
+
+`apply_events` runs inside the indexer's transaction; every write here lands in a tracked table
+(see reorg.TRACKED_TABLES), so a reorg rolls it back exactly. Subscribers (other components'
+reactions, e.g. "job released" -> order state and webhook) run right after, in the same
+transaction, and must write only to tracked tables too.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol
+
+import apsw
+
+INT64_MAX = 2**63 - 1
+
+
+class EventLike(Protocol):
+    @property
+    def contract(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def args(self) -> dict[str, Any]: ...
+    @property
+    def block_number(self) -> int: ...
+    @property
+    def block_hash(self) -> str: ...
+    @property
+    def tx_hash(self) -> str: ...
+    @property
+    def log_index(self) -> int: ...
+
+
+Subscriber = Callable[[apsw.Connection, int, EventLike], None]
+Handler = Callable[[apsw.Connection, int, EventLike, dict[str, Any]], None]
+
+
+def _n(value: int) -> int | str:
+    """An integer for SQLite: uint256 values beyond int64 (only user-chosen prices) as text."""
+    return value if value <= INT64_MAX else str(value)
+
+
+def _json_default(value: object) -> object:
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+# ---- AgentRegistry ----------------------------------------------------------------------
+
+
+def _agent_registered(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
+    c.execute(
+        "INSERT INTO agents (chain_id, token_id, wallet_id, owner, self_wallet, referrer_token_id,"
+        " registered_block, updated_block) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            chain,
+            a["tokenId"],
+            a["walletId"],
+            a["owner"],
+            a["selfWallet"],
+            a["referrerTokenId"] or None,
+            e.block_number,
+            e.block_number,
+        ),
+    )
+
+
+def _agent_transfer(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
+    c.execute(
+        "UPDATE agents SET owner = ?, updated_block = ? WHERE chain_id = ? AND token_id = ?",
+        (a["to"], e.block_number, chain, a["tokenId"]),
+    )
+
+
+def _self_wallet_changed(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
+    c.execute(
+        "UPDATE agents SET self_wallet = ?, updated_block = ? WHERE chain_id = ? AND token_id = ?",
+        (a["current"], e.block_number, chain, a["tokenId"]),
+    )
+
+
+def _pause_changed(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
+    seller = a["seller"] if a["paused"] else None
+    c.execute(
+        "UPDATE agents SET paused = ?, seller_while_paused = ?, updated_block = ? WHERE chain_id = ? AND token_id = ?",
+        (int(a["paused"]), seller, e.block_number, chain, a["tokenId"]),
+    )
+
+
+def _earnings_recorded(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
+    c.execute(
+        "UPDATE agents SET lifetime_earnings = ?, updated_block = ? WHERE chain_id = ? AND token_id = ?",
+        (_n(a["lifetimeEarnings"]), e.block_number, chain, a["tokenId"]),
+    )
+
+
+# ---- AgentPayouts and credits -------------------------------------------------------------
+
+
+def _payout(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
+    referrer = a["referrer"] if int(a["referrer"], 16) else None
+    c.execute(
+        "INSERT INTO payouts (chain_id, tx_hash, log_index, block_number, ref, token_id, payer, amount, owner_cut,"
+        " agent_cut, service_cut, referral_cut, owner, self_wallet, referrer)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            chain,
+            e.tx_hash,
+            e.log_index,
+            e.block_number,
+            a["ref"],
+            a["tokenId"],
+            a["payer"],
+            a["amount"],
+            a["ownerCut"],
+            a["agentCut"],
+            a["serviceCut"],
+            a["referralCut"],
+            a["owner"],
+            a["selfWallet"],
+            referrer,
+        ),
+    )
+
+
+def _credited(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
+    c.execute(
+        "INSERT INTO credits (chain_id, contract, payee, amount) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT (chain_id, contract, payee) DO UPDATE SET amount = amount + excluded.amount",
+        (chain, e.contract, a["payee"], a["amount"]),
+    )
+
+
+def _credit_withdrawn(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
+    c.execute(
+        "UPDATE credits SET amount = amount - ? WHERE chain_id = ? AND contract = ? AND payee = ?",
+        (a["amount"], chain, e.contract, a["payee"]),
+    )
+
+
+# ---- PaymentGateway -------------------------------------------------------------------------
+
+
+def _gw_funded(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
+    c.execute(
+        "INSERT INTO gateway_jobs (chain_id, job_id, buyer, provider_token_id, amount, deadline, status, funded_tx,"
+        " funded_block) VALUES (?, ?, ?, ?, ?, ?, 'funded', ?, ?)",
+        (chain, a["jobId"], a["buyer"], a["providerTokenId"], a["amount"], a["deadline"], e.tx_hash, e.block_number),
+    )
+
+
+def _gw_close(status: str) -> Handler:
+    def handler(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
+        provider = a.get("providerAmount", a["amount"] if status == "released" else None)
+        buyer = a.get("buyerAmount", a["amount"] if status == "refunded" else None)
+        c.execute(
+            "UPDATE gateway_jobs SET status = ?, cid = coalesce(?, cid), attested_at = coalesce(?, attested_at),"
+            " provider_amount = ?, buyer_amount = ?, closed_tx = ?, closed_block = ? WHERE chain_id = ? AND job_id = ?",
+            (status, a.get("cid"), a.get("attestedAt"), provider, buyer, e.tx_hash, e.block_number, chain, a["jobId"]),
+        )
+
+    return handler
+
+
+def _gw_disputed(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
+    c.execute("UPDATE gateway_jobs SET status = 'disputed' WHERE chain_id = ? AND job_id = ?", (chain, a["jobId"]))
+
+
+# ---- AgentEscrow ------------------------------------------------------------------------------
+
+
+def _price_set(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
+    c.execute(
+        "UPDATE agents SET hire_price = ?, updated_block = ? WHERE chain_id = ? AND token_id = ?",
+        (_n(a["price"]), e.block_number, chain, a["tokenId"]),
+    )
+
+
+def _esc_created(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
+    c.execute(
+        "INSERT INTO escrow_jobs (chain_id, job_id, caller, provider_token_id, amount, expires_at, status, created_tx,"
+        " created_block) VALUES (?, ?, ?, ?, ?, ?, 'locked', ?, ?)",
+        (chain, a["jobId"], a["caller"], a["providerTokenId"], a["amount"], a["expiresAt"], e.tx_hash, e.block_number),
+    )
+
+
+def _esc_close(status: str) -> Handler:
+    def handler(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
+        c.execute(
+            "UPDATE escrow_jobs SET status = ?, closed_tx = ?, closed_block = ? WHERE chain_id = ? AND job_id = ?",
+            (status, e.tx_hash, e.block_number, chain, a["jobId"]),
+        )
+
+    return handler
+
+
+# ---- AgentMarketplace ---------------------------------------------------------------------------
+
+
+def _listed(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
+    c.execute(
+        "INSERT INTO listings (chain_id, listing_id, token_id, seller, asking_price, floor_price, earnings_at_listing,"
+        " expires_at, status, listed_block, updated_block) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'listed', ?, ?)",
+        (
+            chain,
+            a["listingId"],
+            a["tokenId"],
+            a["seller"],
+            _n(a["askingPrice"]),
+            _n(a["floorPrice"]),
+            _n(a["earningsAtListing"]),
+            a["expiresAt"],
+            e.block_number,
+            e.block_number,
+        ),
+    )
+
+
+def _committed(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
+    c.execute(
+        "UPDATE listings SET status = 'committed', buyer = ?, price = ?, notice_ends_at = ?, via_offer = ?,"
+        " offer_nonce = ?, updated_block = ? WHERE chain_id = ? AND listing_id = ?",
+        (
+            a["buyer"],
+            _n(a["price"]),
+            a["noticeEndsAt"],
+            int(a["viaOffer"]),
+            str(a["offerNonce"]),
+            e.block_number,
+            chain,
+            a["listingId"],
+        ),
+    )
+
+
+def _settled(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
+    c.execute(
+        "UPDATE listings SET status = 'settled', seller_amount = ?, fee = ?, updated_block = ?"
+        " WHERE chain_id = ? AND listing_id = ?",
+        (_n(a["sellerAmount"]), _n(a["fee"]), e.block_number, chain, a["listingId"]),
+    )
+
+
+def _listing_status(status: str) -> Handler:
+    def handler(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
+        c.execute(
+            "UPDATE listings SET status = ?, updated_block = ? WHERE chain_id = ? AND listing_id = ?",
+            (status, e.block_number, chain, a["listingId"]),
+        )
+
+    return handler
+
+
+# ---- AuditAnchor ----------------------------------------------------------------------------------
+
+
+def _anchored(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
+    c.execute(
+        "INSERT INTO anchors (chain_id, idx, tree_size, root, anchorer, block_number, tx_hash)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (chain, a["index"], a["treeSize"], a["root"], a["anchorer"], e.block_number, e.tx_hash),
+    )
+
+
+HANDLERS: dict[str, Handler] = {
+    "AgentRegistry.AgentRegistered": _agent_registered,
+    "AgentRegistry.Transfer": _agent_transfer,
+    "AgentRegistry.SelfWalletChanged": _self_wallet_changed,
+    "AgentRegistry.AgentPauseChanged": _pause_changed,
+    "AgentRegistry.EarningsRecorded": _earnings_recorded,
+    "AgentPayouts.Payout": _payout,
+    "PaymentGateway.JobFunded": _gw_funded,
+    "PaymentGateway.JobReleased": _gw_close("released"),
+    "PaymentGateway.DisputeOpened": _gw_disputed,
+    "PaymentGateway.DisputeResolved": _gw_close("resolved"),
+    "PaymentGateway.JobReclaimed": _gw_close("refunded"),
+    "AgentEscrow.PriceSet": _price_set,
+    "AgentEscrow.JobCreated": _esc_created,
+    "AgentEscrow.JobReleased": _esc_close("released"),
+    "AgentEscrow.JobRefunded": _esc_close("refunded"),
+    "AgentMarketplace.Listed": _listed,
+    "AgentMarketplace.SaleCommitted": _committed,
+    "AgentMarketplace.SaleSettled": _settled,
+    "AgentMarketplace.ListingCancelled": _listing_status("cancelled"),
+    "AgentMarketplace.ListingExpired": _listing_status("expired"),
+    "AuditAnchor.Anchored": _anchored,
+}
+for _contract in ("AgentPayouts", "PaymentGateway", "AgentEscrow", "AgentMarketplace"):
+    HANDLERS[f"{_contract}.PaymentCredited"] = _credited
+    HANDLERS[f"{_contract}.CreditWithdrawn"] = _credit_withdrawn
+
+
+def apply_events(
+    conn: apsw.Connection,
+    chain_id: int,
+    events: Sequence[EventLike],
+    subscribers: dict[str, list[Subscriber]] | None = None,
+) -> None:
+    """Record `events` (in chain order) and update the projections; call inside a transaction."""
+    conn.executemany(
+        "INSERT INTO events (chain_id, block_number, block_hash, tx_hash, log_index, contract, event, args)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (chain_id, tx_hash, log_index) DO NOTHING",
+        [
+            (
+                chain_id,
+                e.block_number,
+                e.block_hash,
+                e.tx_hash,
+                e.log_index,
+                e.contract,
+                e.name,
+                json.dumps(e.args, separators=(",", ":"), default=_json_default),
+            )
+            for e in events
+        ],
+    )
+    for e in events:
+        key = f"{e.contract}.{e.name}"
+        handler = HANDLERS.get(key)
+        if handler is not None:
+            handler(conn, chain_id, e, e.args)
+        if subscribers:
+            for sub in subscribers.get(key, ()):
+                sub(conn, chain_id, e)
+
+
+# ---- sync state and block window (used by the indexer) -----------------------------------------
+
+
+def get_tip(conn: apsw.Connection, chain_id: int) -> tuple[int, str, int, int] | None:
+    """(block_number, block_hash, head_number, finalized_number) of the checkpoint, or None."""
+    row = conn.execute(
+        "SELECT block_number, block_hash, head_number, finalized_number FROM sync_state WHERE chain_id = ?",
+        (chain_id,),
+    ).fetchone()
+    return None if row is None else (row[0], row[1], row[2], row[3])
+
+
+def set_tip(
+    conn: apsw.Connection, chain_id: int, number: int, block_hash: str, head: int, finalized: int, now: float
+) -> None:
+    conn.execute(
+        "INSERT INTO sync_state (chain_id, block_number, block_hash, head_number, finalized_number, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (chain_id) DO UPDATE SET block_number = excluded.block_number,"
+        " block_hash = excluded.block_hash, head_number = excluded.head_number,"
+        " finalized_number = excluded.finalized_number, updated_at = excluded.updated_at",
+        (chain_id, number, block_hash, head, finalized, now),
+    )
+
+
+def add_blocks(conn: apsw.Connection, chain_id: int, blocks: Iterable[tuple[int, str, str, int]]) -> None:
+    """Remember (number, hash, parent_hash, timestamp) of canonical blocks."""
+    conn.executemany(
+        "INSERT OR REPLACE INTO blocks (chain_id, number, hash, parent_hash, timestamp) VALUES (?, ?, ?, ?, ?)",
+        [(chain_id, *b) for b in blocks],
+    )
+
+
+def stored_hashes(conn: apsw.Connection, chain_id: int, low: int, high: int) -> dict[int, str]:
+    rows = conn.execute(
+        "SELECT number, hash FROM blocks WHERE chain_id = ? AND number BETWEEN ? AND ?", (chain_id, low, high)
+    )
+    return {int(n): str(h) for n, h in rows}
+
+
+def lowest_stored_block(conn: apsw.Connection, chain_id: int) -> int | None:
+    row = conn.execute("SELECT min(number) FROM blocks WHERE chain_id = ?", (chain_id,)).fetchone()
+    return None if row is None else row[0]
+
+
+#: Projection tables, for comparisons (reorg and kill tests) and operators' checks.
+PROJECTION_TABLES = ("agents", "payouts", "gateway_jobs", "escrow_jobs", "listings", "credits", "anchors", "events")
+
+
+def dump(conn: apsw.Connection) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every projection table, in primary-key order (rowids excluded)."""
+    out: dict[str, list[tuple[Any, ...]]] = {}
+    for table in PROJECTION_TABLES:
+        rows = conn.execute(f"SELECT * FROM {table}")  # noqa: S608 (constant table names)
+        out[table] = sorted((tuple(r) for r in rows), key=repr)
+    return out

@@ -1,0 +1,95 @@
+"""Reorg rollback by an undo journal kept by SQLite triggers.
+
+While the indexer applies block N it sets reorg_context.block_number = N; triggers on every
+tracked table then record how to undo each insert, update and delete. Rolling back to an
+ancestor replays those records newest first, so every projection row and every derived effect
+(anything a subscriber writes to a tracked table in the same transaction) returns to exactly
+its state at the ancestor. Records at or below the finalized block are pruned.
+"""
+
+from __future__ import annotations
+
+import json
+
+import apsw
+
+#: Tables whose writes are journaled. Later features add their derived tables here.
+TRACKED_TABLES: list[str] = [
+    "agents",
+    "payouts",
+    "gateway_jobs",
+    "escrow_jobs",
+    "listings",
+    "credits",
+    "anchors",
+]
+
+_CTX = "(SELECT block_number FROM reorg_context WHERE id = 1)"
+
+
+def _columns(conn: apsw.Connection, table: str) -> list[str]:
+    return [str(row[1]) for row in conn.execute(f"PRAGMA table_info({table})")]
+
+
+def install_triggers(conn: apsw.Connection) -> None:
+    """(Re)create the journaling triggers of every tracked table (idempotent)."""
+    for table in TRACKED_TABLES:
+        cols = _columns(conn, table)
+        old = "json_array(" + ", ".join(f"OLD.{c}" for c in cols) + ")"
+        for op, when, row, image in (
+            ("I", "INSERT", "NEW.rowid", "NULL"),
+            ("U", "UPDATE", "OLD.rowid", old),
+            ("D", "DELETE", "OLD.rowid", old),
+        ):
+            name = f"{table}_undo_{op}"
+            conn.execute(f"DROP TRIGGER IF EXISTS {name}")
+            conn.execute(
+                f"CREATE TRIGGER {name} AFTER {when} ON {table} WHEN {_CTX} IS NOT NULL BEGIN "
+                f"INSERT INTO reorg_undo (block_number, tbl, op, row_id, old) "
+                f"VALUES ({_CTX}, '{table}', '{op}', {row}, {image}); END"
+            )
+
+
+def set_block(conn: apsw.Connection, block_number: int | None) -> None:
+    """Journal the following writes under `block_number` (None: stop journaling)."""
+    conn.execute("UPDATE reorg_context SET block_number = ? WHERE id = 1", (block_number,))
+
+
+def rollback_to(conn: apsw.Connection, chain_id: int, ancestor: int) -> int:
+    """Undo every journaled write above `ancestor` and drop events/blocks above it.
+    Call inside a transaction. Returns the number of undone writes."""
+    set_block(conn, None)
+    undone = 0
+    columns: dict[str, list[str]] = {}
+    rows = conn.execute(
+        "SELECT seq, tbl, op, row_id, old FROM reorg_undo WHERE block_number > ? ORDER BY seq DESC", (ancestor,)
+    ).fetchall()
+    for _seq, tbl, op, row_id, old in rows:
+        table = str(tbl)
+        if table not in columns:
+            columns[table] = _columns(conn, table)
+        cols = columns[table]
+        if op == "I":
+            conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (row_id,))
+        else:
+            values = json.loads(str(old))
+            if op == "U":
+                assignments = ", ".join(f"{c} = ?" for c in cols)
+                conn.execute(f"UPDATE {table} SET {assignments} WHERE rowid = ?", (*values, row_id))
+            else:
+                placeholders = ", ".join("?" for _ in range(len(cols) + 1))
+                conn.execute(
+                    f"INSERT INTO {table} (rowid, {', '.join(cols)}) VALUES ({placeholders})", (row_id, *values)
+                )
+        undone += 1
+    conn.execute("DELETE FROM reorg_undo WHERE block_number > ?", (ancestor,))
+    conn.execute("DELETE FROM events WHERE chain_id = ? AND block_number > ?", (chain_id, ancestor))
+    conn.execute("DELETE FROM blocks WHERE chain_id = ? AND number > ?", (chain_id, ancestor))
+    return undone
+
+
+def prune(conn: apsw.Connection, chain_id: int, finalized: int) -> None:
+    """Forget undo records and block hashes that can no longer be reorged away (keep the
+    finalized block itself as the anchor of the hash chain)."""
+    conn.execute("DELETE FROM reorg_undo WHERE block_number <= ?", (finalized,))
+    conn.execute("DELETE FROM blocks WHERE chain_id = ? AND number < ?", (chain_id, finalized))

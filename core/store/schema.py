@@ -1,0 +1,164 @@
+"""Schema migrations, applied in order; PRAGMA user_version counts how many have run.
+
+Conventions: amounts are INTEGER micro-USDC (a user-chosen uint256 beyond int64, e.g. an absurd
+listing price, is stored as decimal TEXT); addresses are EIP-55 checksummed TEXT; hashes and
+ids are 0x-prefixed lowercase hex TEXT. Projection tables carry `chain_id` and are journaled
+for reorg rollback (see reorg.TRACKED_TABLES).
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: list[str] = [
+    # 1: chain following and projections
+    """
+    CREATE TABLE sync_state (
+        chain_id INTEGER PRIMARY KEY,
+        block_number INTEGER NOT NULL,      -- last block fully applied
+        block_hash TEXT NOT NULL,
+        head_number INTEGER NOT NULL,       -- node head last seen
+        finalized_number INTEGER NOT NULL,  -- last block considered final
+        updated_at REAL NOT NULL
+    );
+    -- Recent (unfinalized) canonical blocks, for reorg detection; pruned below finality.
+    CREATE TABLE blocks (
+        chain_id INTEGER NOT NULL,
+        number INTEGER NOT NULL,
+        hash TEXT NOT NULL,
+        parent_hash TEXT NOT NULL,
+        timestamp INTEGER NOT NULL,
+        PRIMARY KEY (chain_id, number)
+    );
+    -- Every decoded contract event, once.
+    CREATE TABLE events (
+        chain_id INTEGER NOT NULL,
+        block_number INTEGER NOT NULL,
+        block_hash TEXT NOT NULL,
+        tx_hash TEXT NOT NULL,
+        log_index INTEGER NOT NULL,
+        contract TEXT NOT NULL,
+        event TEXT NOT NULL,
+        args TEXT NOT NULL,                  -- JSON
+        UNIQUE (chain_id, tx_hash, log_index)
+    );
+    CREATE INDEX events_block ON events (chain_id, block_number);
+    -- Undo journal of projection writes in unfinalized blocks (filled by triggers).
+    CREATE TABLE reorg_undo (
+        seq INTEGER PRIMARY KEY,
+        block_number INTEGER NOT NULL,
+        tbl TEXT NOT NULL,
+        op TEXT NOT NULL,                    -- I, U or D: the write to undo
+        row_id INTEGER NOT NULL,
+        old TEXT                             -- JSON array of the old row (U, D)
+    );
+    CREATE INDEX reorg_undo_block ON reorg_undo (block_number);
+    -- The block being applied; NULL outside the indexer (no journaling).
+    CREATE TABLE reorg_context (id INTEGER PRIMARY KEY CHECK (id = 1), block_number INTEGER);
+    INSERT INTO reorg_context VALUES (1, NULL);
+
+    CREATE TABLE agents (
+        chain_id INTEGER NOT NULL,
+        token_id INTEGER NOT NULL,
+        wallet_id TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        self_wallet TEXT NOT NULL,
+        referrer_token_id INTEGER,
+        paused INTEGER NOT NULL DEFAULT 0,
+        seller_while_paused TEXT,
+        lifetime_earnings INTEGER NOT NULL DEFAULT 0,
+        hire_price INTEGER NOT NULL DEFAULT 0,
+        registered_block INTEGER NOT NULL,
+        updated_block INTEGER NOT NULL,
+        PRIMARY KEY (chain_id, token_id)
+    );
+    CREATE UNIQUE INDEX agents_wallet ON agents (chain_id, wallet_id);
+    CREATE TABLE payouts (
+        chain_id INTEGER NOT NULL,
+        tx_hash TEXT NOT NULL,
+        log_index INTEGER NOT NULL,
+        block_number INTEGER NOT NULL,
+        ref TEXT NOT NULL,
+        token_id INTEGER NOT NULL,
+        payer TEXT NOT NULL,
+        amount INTEGER NOT NULL,
+        owner_cut INTEGER NOT NULL,
+        agent_cut INTEGER NOT NULL,
+        service_cut INTEGER NOT NULL,
+        referral_cut INTEGER NOT NULL,
+        owner TEXT NOT NULL,
+        self_wallet TEXT NOT NULL,
+        referrer TEXT,
+        PRIMARY KEY (chain_id, tx_hash, log_index)
+    );
+    CREATE INDEX payouts_token ON payouts (chain_id, token_id);
+    CREATE TABLE gateway_jobs (
+        chain_id INTEGER NOT NULL,
+        job_id TEXT NOT NULL,
+        buyer TEXT NOT NULL,
+        provider_token_id INTEGER NOT NULL,
+        amount INTEGER NOT NULL,
+        deadline INTEGER NOT NULL,
+        status TEXT NOT NULL,                -- funded, disputed, released, resolved, refunded
+        cid TEXT,
+        attested_at INTEGER,
+        provider_amount INTEGER,
+        buyer_amount INTEGER,
+        funded_tx TEXT NOT NULL,
+        funded_block INTEGER NOT NULL,
+        closed_tx TEXT,
+        closed_block INTEGER,
+        PRIMARY KEY (chain_id, job_id)
+    );
+    CREATE TABLE escrow_jobs (
+        chain_id INTEGER NOT NULL,
+        job_id TEXT NOT NULL,
+        caller TEXT NOT NULL,
+        provider_token_id INTEGER NOT NULL,
+        amount INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        status TEXT NOT NULL,                -- locked, released, refunded
+        created_tx TEXT NOT NULL,
+        created_block INTEGER NOT NULL,
+        closed_tx TEXT,
+        closed_block INTEGER,
+        PRIMARY KEY (chain_id, job_id)
+    );
+    CREATE TABLE listings (
+        chain_id INTEGER NOT NULL,
+        listing_id INTEGER NOT NULL,
+        token_id INTEGER NOT NULL,
+        seller TEXT NOT NULL,
+        asking_price INTEGER NOT NULL,
+        floor_price INTEGER NOT NULL,
+        earnings_at_listing INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        status TEXT NOT NULL,                -- listed, committed, settled, cancelled, expired
+        buyer TEXT,
+        price INTEGER,
+        notice_ends_at INTEGER,
+        via_offer INTEGER,
+        offer_nonce TEXT,
+        seller_amount INTEGER,
+        fee INTEGER,
+        listed_block INTEGER NOT NULL,
+        updated_block INTEGER NOT NULL,
+        PRIMARY KEY (chain_id, listing_id)
+    );
+    CREATE TABLE credits (
+        chain_id INTEGER NOT NULL,
+        contract TEXT NOT NULL,
+        payee TEXT NOT NULL,
+        amount INTEGER NOT NULL,
+        PRIMARY KEY (chain_id, contract, payee)
+    );
+    CREATE TABLE anchors (
+        chain_id INTEGER NOT NULL,
+        idx INTEGER NOT NULL,
+        tree_size INTEGER NOT NULL,
+        root TEXT NOT NULL,
+        anchorer TEXT NOT NULL,
+        block_number INTEGER NOT NULL,
+        tx_hash TEXT NOT NULL,
+        PRIMARY KEY (chain_id, idx)
+    );
+    """,
+]

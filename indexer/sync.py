@@ -1,0 +1,373 @@
+"""Following the chain into SQLite: historical backfill up to the final block with adaptive
+eth_getLogs ranges, then block-by-block realtime following above it with a hash-linked window
+for reorg detection and rollback to the common ancestor.
+
+One step = one SQLite transaction holding the events, the projection writes, the subscribers'
+writes and the new checkpoint, so a process killed at any instant resumes exactly where the last
+commit left it, with nothing missing and nothing twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import apsw
+
+from core.store import projections, reorg, transaction
+from core.store.projections import Subscriber
+from indexer.decode import Decoder, Event
+from indexer.rpc import RpcClient, RpcError, RpcUnavailable, is_range_error, suggested_range
+
+log = logging.getLogger("agentledger.indexer")
+
+
+class DeepReorg(RuntimeError):
+    """The chain reorganised below the block we treated as final: needs an operator."""
+
+
+@dataclass
+class Status:
+    """What the API reports about the indexer."""
+
+    head: int = 0
+    seen: int = 0  # last block applied
+    final: int = 0  # last block treated as final
+    node_ok: bool = False
+    node_syncing: bool = False
+    last_error: str = ""
+    reorgs: int = 0
+    last_reorg_depth: int = 0
+    halted: str = ""  # non-empty: stopped, needs an operator (e.g. a reorg below finality)
+    updated_at: float = 0.0
+
+    @property
+    def behind(self) -> int:
+        return max(0, self.head - self.seen)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "head": self.head,
+            "seen": self.seen,
+            "final": self.final,
+            "behind": self.behind,
+            "nodeOk": self.node_ok,
+            "nodeSyncing": self.node_syncing,
+            "reorgs": self.reorgs,
+            "lastReorgDepth": self.last_reorg_depth,
+            "lastError": self.last_error,
+            "halted": self.halted,
+        }
+
+
+@dataclass
+class RangeSizer:
+    """eth_getLogs range that grows on success and shrinks on "too many results" or timeouts."""
+
+    size: int = 2_000
+    minimum: int = 1
+    maximum: int = 100_000
+    target_logs: int = 20_000
+
+    def success(self, n_logs: int) -> None:
+        if n_logs < self.target_logs // 2:
+            self.size = min(self.size * 2, self.maximum)
+
+    def too_large(self, suggested: int | None = None) -> None:
+        self.size = max(self.minimum, suggested if suggested else self.size // 2)
+
+
+@dataclass
+class Progress:
+    """Backfill progress for the command line: blocks/s, events/s and ETA."""
+
+    start_block: int
+    started: float = field(default_factory=time.monotonic)
+    events: int = 0
+    last_print: float = 0.0
+
+    def line(self, current: int, target: int) -> str:
+        elapsed = max(time.monotonic() - self.started, 1e-9)
+        blocks = current - self.start_block
+        bps = blocks / elapsed
+        eta = (target - current) / bps if bps > 0 else float("inf")
+        return (
+            f"block {current}/{target} ({blocks / max(target - self.start_block, 1):.0%}) "
+            f"{bps:,.0f} blocks/s {self.events / elapsed:,.0f} events/s ETA {eta:,.0f}s"
+        )
+
+
+class Indexer:
+    def __init__(
+        self,
+        conn: apsw.Connection,
+        rpc: RpcClient,
+        *,
+        chain_id: int,
+        addresses: dict[str, str],
+        start_block: int,
+        confirmations: int = 0,
+        use_finalized_tag: bool = True,
+        realtime_batch: int = 200,
+        poll_interval: float = 0.1,
+        subscribers: dict[str, list[Subscriber]] | None = None,
+        progress: Callable[[str], None] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.conn = conn
+        self.rpc = rpc
+        self.chain_id = chain_id
+        self.decoder = Decoder(addresses)
+        self.start_block = start_block
+        self.confirmations = confirmations
+        self.use_finalized_tag = use_finalized_tag
+        self.realtime_batch = realtime_batch
+        self.poll_interval = poll_interval
+        self.subscribers = subscribers or {}
+        self.progress = progress
+        self.clock = clock
+        self.sizer = RangeSizer()
+        self.status = Status()
+        self._progress: Progress | None = None
+
+    # ---- public ---------------------------------------------------------------------------
+
+    async def run(self, stop: asyncio.Event | None = None) -> None:
+        """Follow the chain until `stop` is set. Node outages are waited out, never fatal."""
+        stop = stop or asyncio.Event()
+        while not stop.is_set():
+            try:
+                advanced = await self.step()
+                self.status.last_error = ""
+            except RpcUnavailable as exc:
+                self.status.node_ok = False
+                self.status.last_error = str(exc)
+                log.warning("node unavailable: %s; waiting", exc)
+                advanced = False
+                await _sleep_or_stop(stop, 1.0)
+            except DeepReorg as exc:
+                self.status.halted = str(exc)
+                log.critical("%s", exc)
+                raise
+            if not advanced:
+                await _sleep_or_stop(stop, self.poll_interval)
+
+    async def run_until(self, block: int, timeout: float = 60.0) -> None:
+        """Step until `block` is applied (tests and the backfill command)."""
+        deadline = time.monotonic() + timeout
+        while self.status.seen < block or (self.status.seen == 0 and block == 0):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"indexer did not reach block {block} (at {self.status.seen})")
+            if not await self.step():
+                await asyncio.sleep(self.poll_interval)
+
+    async def step(self) -> bool:
+        """One round: check the head and our tip, then apply one range. True if it advanced."""
+        tip = await self._load_tip()
+        number, tip_hash = tip
+        head_hex, final_block, tip_block, syncing = await self.rpc.batch(
+            [
+                ("eth_blockNumber", []),
+                ("eth_getBlockByNumber", ["finalized", False]),
+                ("eth_getBlockByNumber", [hex(number), False]),
+                ("eth_syncing", []),
+            ]
+        )
+        if isinstance(head_hex, RpcError):
+            raise head_hex
+        head = int(head_hex, 16)
+        self.status.node_ok = True
+        self.status.head = head
+        self.status.node_syncing = bool(syncing) and not isinstance(syncing, RpcError)
+        if self.status.node_syncing:
+            return False  # a syncing node is not a reorg: wait
+        final = head - self.confirmations
+        if self.use_finalized_tag and isinstance(final_block, dict):
+            final = int(final_block["number"], 16)
+        final = max(min(final, head), 0)
+        self.status.final = max(self.status.final, min(final, number))
+        if head < number:
+            return False  # the head went backwards (or a lagging node): wait, roll nothing back
+        if not isinstance(tip_block, dict) or tip_block["hash"] != tip_hash:
+            await self._handle_reorg(number)
+            return True
+        if number < final:
+            await self._historical(number, final, head)
+            return True
+        if number < head:
+            await self._realtime(number, tip_hash, head, final)
+            return True
+        return False
+
+    # ---- tip ------------------------------------------------------------------------------
+
+    async def _load_tip(self) -> tuple[int, str]:
+        tip = projections.get_tip(self.conn, self.chain_id)
+        if tip is not None:
+            self.status.seen = tip[0]
+            return tip[0], tip[1]
+        # First start: the checkpoint is the block before the deployment.
+        number = max(self.start_block - 1, 0)
+        block = await self.rpc.call("eth_getBlockByNumber", [hex(number), False])
+        with transaction(self.conn):
+            projections.set_tip(self.conn, self.chain_id, number, block["hash"], number, number, self.clock())
+            projections.add_blocks(
+                self.conn, self.chain_id, [(number, block["hash"], block["parentHash"], int(block["timestamp"], 16))]
+            )
+        self.status.seen = number
+        return number, block["hash"]
+
+    # ---- historical ----------------------------------------------------------------------------
+
+    async def _get_logs(self, start: int, end: int) -> tuple[int, list[dict[str, Any]]]:
+        """Logs of our contracts in [start, end'] with end' <= end chosen by the range sizer."""
+        while True:
+            stop = min(end, start + self.sizer.size - 1)
+            flt = {"fromBlock": hex(start), "toBlock": hex(stop), "address": self.decoder.addresses}
+            try:
+                logs = await self.rpc.call("eth_getLogs", [flt])
+            except RpcError as exc:
+                if not is_range_error(exc):
+                    raise
+                suggested = suggested_range(exc)
+                size = suggested[1] - suggested[0] + 1 if suggested and suggested[0] == start else None
+                if self.sizer.size == 1 and stop == start:
+                    return stop, await self._logs_from_receipts(start)
+                self.sizer.too_large(size if size and size < self.sizer.size else None)
+                log.info("eth_getLogs range too large at %d; now %d blocks", start, self.sizer.size)
+                continue
+            except RpcUnavailable:
+                if self.sizer.size > 1:  # maybe a timeout on a heavy range: try smaller first
+                    self.sizer.too_large()
+                raise
+            self.sizer.success(len(logs))
+            return stop, logs
+
+    async def _logs_from_receipts(self, block: int) -> list[dict[str, Any]]:
+        """Last resort for one block with more logs than the provider returns at once."""
+        receipts = await self.rpc.call("eth_getBlockReceipts", [hex(block)])
+        wanted = set(self.decoder.addresses)
+        return [lg for r in receipts for lg in r["logs"] if lg["address"].lower() in wanted]
+
+    async def _historical(self, number: int, final: int, head: int) -> None:
+        if self._progress is None:
+            self._progress = Progress(number)
+        stop, logs = await self._get_logs(number + 1, final)
+        block = await self.rpc.call("eth_getBlockByNumber", [hex(stop), False])
+        events = self.decoder.decode_all(logs)
+        await asyncio.to_thread(self._commit_historical, events, stop, block, head, final)
+        self._progress.events += len(events)
+        now = time.monotonic()
+        if self.progress and (now - self._progress.last_print > 1.0 or stop == final):
+            self._progress.last_print = now
+            self.progress(self._progress.line(stop, final))
+
+    def _commit_historical(self, events: list[Event], stop: int, block: dict[str, Any], head: int, final: int) -> None:
+        with transaction(self.conn):
+            reorg.set_block(self.conn, None)  # final blocks: nothing to journal
+            projections.apply_events(self.conn, self.chain_id, events, self.subscribers)
+            projections.add_blocks(
+                self.conn, self.chain_id, [(stop, block["hash"], block["parentHash"], int(block["timestamp"], 16))]
+            )
+            projections.set_tip(self.conn, self.chain_id, stop, block["hash"], head, min(final, stop), self.clock())
+            reorg.prune(self.conn, self.chain_id, min(final, stop))
+        self.status.seen = stop
+        self.status.final = min(final, stop)
+
+    # ---- realtime ------------------------------------------------------------------------------
+
+    async def _realtime(self, number: int, tip_hash: str, head: int, final: int) -> None:
+        end = min(head, number + self.realtime_batch)
+        calls: list[tuple[str, list[Any]]] = [
+            ("eth_getBlockByNumber", [hex(n), False]) for n in range(number + 1, end + 1)
+        ]
+        calls.append(
+            ("eth_getLogs", [{"fromBlock": hex(number + 1), "toBlock": hex(end), "address": self.decoder.addresses}])
+        )
+        replies = await self.rpc.batch(calls)
+        for r in replies:
+            if isinstance(r, RpcError):
+                raise r
+        headers: list[dict[str, Any]] = replies[:-1]
+        logs: list[dict[str, Any]] = replies[-1]
+        if any(h is None for h in headers):
+            return  # the node moved under us; try again
+        if headers[0]["parentHash"] != tip_hash:
+            await self._handle_reorg(number)
+            return
+        for prev, cur in itertools.pairwise(headers):
+            if cur["parentHash"] != prev["hash"]:
+                return  # a reorg while we fetched: the next step sees it
+        hashes = {int(h["number"], 16): h["hash"] for h in headers}
+        if any(hashes.get(int(lg["blockNumber"], 16)) != lg["blockHash"] for lg in logs):
+            return  # logs from another fork than the headers: refetch
+        events = self.decoder.decode_all(logs)
+        await asyncio.to_thread(self._commit_realtime, events, headers, head, final)
+
+    def _commit_realtime(self, events: list[Event], headers: list[dict[str, Any]], head: int, final: int) -> None:
+        by_block: dict[int, list[Event]] = {}
+        for e in events:
+            by_block.setdefault(e.block_number, []).append(e)
+        last = headers[-1]
+        end = int(last["number"], 16)
+        with transaction(self.conn):
+            for h in headers:
+                n = int(h["number"], 16)
+                block_events = by_block.get(n)
+                if block_events:
+                    reorg.set_block(self.conn, None if n <= final else n)
+                    projections.apply_events(self.conn, self.chain_id, block_events, self.subscribers)
+            reorg.set_block(self.conn, None)
+            projections.add_blocks(
+                self.conn,
+                self.chain_id,
+                [(int(h["number"], 16), h["hash"], h["parentHash"], int(h["timestamp"], 16)) for h in headers],
+            )
+            fin = min(final, end)
+            projections.set_tip(self.conn, self.chain_id, end, last["hash"], head, fin, self.clock())
+            reorg.prune(self.conn, self.chain_id, fin)
+        self.status.seen = end
+        self.status.final = min(final, end)
+
+    # ---- reorgs --------------------------------------------------------------------------------
+
+    async def _handle_reorg(self, number: int) -> None:
+        """Our tip is not on the canonical chain: find the common ancestor and roll back to it."""
+        lowest = projections.lowest_stored_block(self.conn, self.chain_id)
+        if lowest is None:
+            raise DeepReorg("no stored blocks to find a common ancestor")
+        n = number
+        while n >= lowest:
+            low = max(lowest, n - 31)
+            stored = projections.stored_hashes(self.conn, self.chain_id, low, n)
+            replies = await self.rpc.batch([("eth_getBlockByNumber", [hex(k), False]) for k in range(n, low - 1, -1)])
+            for k, block in zip(range(n, low - 1, -1), replies, strict=True):
+                if isinstance(block, RpcError):
+                    raise block
+                if isinstance(block, dict) and stored.get(k) == block["hash"]:
+                    await asyncio.to_thread(self._rollback, k, block["hash"], number)
+                    return
+            n = low - 1
+        raise DeepReorg(f"reorg deeper than the stored window (below block {lowest}, which was final)")
+
+    def _rollback(self, ancestor: int, ancestor_hash: str, tip: int) -> None:
+        with transaction(self.conn):
+            undone = reorg.rollback_to(self.conn, self.chain_id, ancestor)
+            row = projections.get_tip(self.conn, self.chain_id)
+            head, final = (row[2], min(row[3], ancestor)) if row else (ancestor, ancestor)
+            projections.set_tip(self.conn, self.chain_id, ancestor, ancestor_hash, head, final, self.clock())
+        self.status.seen = ancestor
+        self.status.reorgs += 1
+        self.status.last_reorg_depth = tip - ancestor
+        log.warning("reorg: rolled back %d blocks to %d (%d writes undone)", tip - ancestor, ancestor, undone)
+
+
+async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), timeout=seconds)

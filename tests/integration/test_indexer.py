@@ -1,0 +1,151 @@
+"""The indexer against a real anvil: projections, reorgs of depth 1..64, resumption."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.anvil import Anvil
+from core.chain import connect
+from core.money import split
+from core.store import connect as db_connect
+from core.store.projections import dump
+from indexer.rpc import RpcClient
+from scripts.devchain import USDC, System, deploy_dev_system, run_scenario
+from tests.integration.indexer_kit import index_to_head, make_indexer, mine, reorg, signed_tx
+
+
+@pytest.fixture(scope="module")
+def chain() -> Iterator[System]:
+    with Anvil() as node:
+        system = deploy_dev_system(connect(node.rpc_url))
+        system.rpc_url = node.rpc_url  # type: ignore[attr-defined]
+        run_scenario(system)
+        yield system
+
+
+@pytest.fixture()
+def snap(chain: System) -> Iterator[System]:
+    snap_id = chain.w3.provider.make_request("evm_snapshot", [])  # type: ignore[arg-type]
+    yield chain
+    chain.w3.provider.make_request("evm_revert", [snap_id["result"]])  # type: ignore[arg-type]
+
+
+def url(system: System) -> str:
+    return str(system.rpc_url)  # type: ignore[attr-defined]
+
+
+def test_projections_follow_every_contract(snap: System, tmp_path: Path) -> None:
+    rows = asyncio.run(index_to_head(tmp_path / "a.db", url(snap), snap))
+    agents = {r[1]: r for r in rows["agents"]}
+    # token 1 was sold on the marketplace to users[4]; token 2 is referred by token 1
+    reg = snap.registry.functions
+    for token_id, row in agents.items():
+        assert row[3] == reg.ownerOf(token_id).call()
+        assert row[4] == reg.selfWalletOf(token_id).call()
+        assert row[8] == reg.lifetimeEarningsOf(token_id).call()
+        assert bool(row[6]) == reg.isAgentPaused(token_id).call()
+    assert agents[2][5] == 1  # referrer token
+    assert agents[1][9] == snap.escrow.functions.priceOf(1).call()
+    # every payout's parts match the split rule and sum to the amount
+    assert len(rows["payouts"]) >= 6
+    for p in rows["payouts"]:
+        parts = split(p[7], p[14] is not None)
+        assert (p[8], p[9], p[10], p[11]) == (parts.owner_cut, parts.agent_cut, parts.service_cut, parts.referral_cut)
+    statuses = sorted(r[6] for r in rows["gateway_jobs"])
+    assert statuses == ["refunded", "released", "resolved", "resolved"]
+    assert sorted(r[6] for r in rows["escrow_jobs"]) == ["refunded", "refunded", "released"]
+    assert sorted(r[8] for r in rows["listings"]) == ["cancelled", "committed", "expired", "settled"]
+    assert [r[2] for r in rows["anchors"]] == [2**20]
+    # the credit of the blacklisted owner was withdrawn again: outstanding 0
+    assert all(r[3] == 0 for r in rows["credits"]) and rows["credits"]
+    # events are unique per (chain, tx, log index) and cover every block's logs
+    keys = [(r[0], r[3], r[4]) for r in rows["events"]]
+    assert len(keys) == len(set(keys))
+    logs = snap.w3.eth.get_logs(
+        {
+            "fromBlock": snap.deployment.deploy_block,
+            "toBlock": "latest",
+            "address": [a for n, a in snap.deployment.contracts.items() if n != "MockUSDC"],
+        }
+    )
+    assert len(rows["events"]) == len(logs)
+
+
+@pytest.mark.parametrize("depth", [1, 2, 5, 17, 64])
+def test_reorg_rolls_back_to_the_ancestor_and_equals_a_clean_reindex(snap: System, tmp_path: Path, depth: int) -> None:
+    s = snap
+    mine(s, 70)  # history deeper than any reorg below
+
+    async def scenario() -> None:
+        conn = db_connect(tmp_path / "live.db", durable=False)
+        async with RpcClient(url(s)) as rpc:
+            ix = make_indexer(conn, rpc, s)  # anvil: final = head - 64 (its finalized tag)
+            # events in the blocks that the reorg will replace: a hire, a release, a price change
+            owner, buyer = s.users[2], s.users[1]
+            s.mint_usdc(buyer.address, 1000 * USDC)
+            s.approve(buyer, s.escrow.address, 1000 * USDC)
+            s.tx(owner, s.escrow.functions.setPrice(2, 10 * USDC))
+            s.tx(buyer, s.escrow.functions.createJob(b"\x42" * 32, "agl_00000000000b", 10 * USDC))
+            await ix.run_until(s.w3.eth.block_number)
+            nonce = s.w3.eth.get_transaction_count(s.operator.address)
+            s.tx(s.operator, s.escrow.functions.release(b"\x42" * 32))  # the escrow release
+            mine(s, max(0, depth - 1))
+            await ix.run_until(s.w3.eth.block_number)
+            before = dump(conn)
+            assert any(r[6] == "released" for r in before["escrow_jobs"])
+            # The new fork refunds the job instead, with the release's nonce: the release is gone for good.
+            reorg(s, depth, [(signed_tx(s, s.operator, s.escrow.functions.refund(b"\x42" * 32), nonce), 0)])
+            mine(s, 2)
+            await ix.run_until(s.w3.eth.block_number)
+            assert ix.status.reorgs == 1
+            assert ix.status.last_reorg_depth == depth
+        after = dump(conn)
+        conn.close()
+        clean = await index_to_head(tmp_path / "clean.db", url(s), s)
+        assert after == clean  # row by row, every projection table
+        job = next(r for r in after["escrow_jobs"] if r[1] == "0x" + "42" * 32)
+        assert job[6] == "refunded"  # the release is gone, the refund of the new fork is in
+
+    asyncio.run(scenario())
+
+
+def test_restart_resumes_from_the_checkpoint_without_duplicates(snap: System, tmp_path: Path) -> None:
+    s = snap
+
+    async def scenario() -> None:
+        db = tmp_path / "resume.db"
+        conn = db_connect(db, durable=False)
+        async with RpcClient(url(s)) as rpc:
+            ix = make_indexer(conn, rpc, s)
+            await ix.run_until(s.deployment.deploy_block + 20)
+        conn.close()
+        s.tx(s.users[2], s.escrow.functions.setPrice(2, 77 * USDC))
+        rows = await index_to_head(db, url(s), s)  # a new process: picks up at the checkpoint
+        assert rows == await index_to_head(tmp_path / "clean.db", url(s), s)
+        assert any(r[9] == 77 * USDC for r in rows["agents"])
+
+    asyncio.run(scenario())
+
+
+def test_reorg_while_the_indexer_was_down_is_detected_on_restart(snap: System, tmp_path: Path) -> None:
+    s = snap
+
+    async def scenario() -> None:
+        db = tmp_path / "down.db"
+        nonce = s.w3.eth.get_transaction_count(s.users[2].address)
+        s.tx(s.users[2], s.escrow.functions.setPrice(2, 55 * USDC))
+        rows_before = await index_to_head(db, url(s), s)
+        assert any(r[9] == 55 * USDC for r in rows_before["agents"])
+        # While the indexer is "down", the block with that price is replaced by one with another price.
+        reorg(s, 1, [(signed_tx(s, s.users[2], s.escrow.functions.setPrice(2, 56 * USDC), nonce), 0)])
+        mine(s, 1)
+        rows = await index_to_head(db, url(s), s)
+        assert rows == await index_to_head(tmp_path / "clean.db", url(s), s)
+        prices = {r[1]: r[9] for r in rows["agents"]}
+        assert prices[2] == 56 * USDC
+
+    asyncio.run(scenario())
