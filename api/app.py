@@ -5,15 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 import aiohttp
+import apsw
 from aiohttp import web
 
 from api.errors import ApiError, error_middleware
 from core.deployments import Deployment
 from core.networks import network_for
+from core.store.projections import get_tip
 
 DEPLOYMENT: web.AppKey[Deployment] = web.AppKey("deployment", Deployment)
 RPC_URL: web.AppKey[str] = web.AppKey("rpc_url", str)
 HTTP: web.AppKey[aiohttp.ClientSession] = web.AppKey("http", aiohttp.ClientSession)
+DB: web.AppKey[apsw.Connection] = web.AppKey("db", apsw.Connection)
+
+#: The indexer is "behind" when the node's head is more than this many blocks past what it applied.
+BEHIND_BLOCKS = 5
 
 
 async def _rpc_batch(session: aiohttp.ClientSession, url: str, calls: list[tuple[str, list[Any]]]) -> list[Any]:
@@ -49,17 +55,31 @@ async def healthz(request: web.Request) -> web.Response:
             f"node reports chain {chain_id}, deployment is for {dep.chain_id}",
             type_="service_error",
         )
-    return web.json_response(
-        {
-            "status": "ok",
-            "chainId": chain_id,
-            "network": network_for(chain_id).name,
-            "latestBlock": int(block_hex, 16),
-            "deployBlock": dep.deploy_block,
-            "usdc": dep.usdc,
-            "contracts": dep.contracts,
-        }
-    )
+    latest = int(block_hex, 16)
+    body: dict[str, Any] = {
+        "status": "ok",
+        "chainId": chain_id,
+        "network": network_for(chain_id).name,
+        "latestBlock": latest,
+        "deployBlock": dep.deploy_block,
+        "usdc": dep.usdc,
+        "contracts": dep.contracts,
+    }
+    if DB in request.app:
+        body["indexer"] = indexer_view(request.app[DB], chain_id, latest)
+        if body["indexer"]["state"] != "synced":
+            body["status"] = "degraded"
+    return web.json_response(body)
+
+
+def indexer_view(db: apsw.Connection, chain_id: int, latest: int) -> dict[str, Any]:
+    """What the indexer has applied ("seen") and treats as final, and how far behind it is."""
+    tip = get_tip(db, chain_id)
+    if tip is None:
+        return {"state": "starting", "seen": None, "final": None, "behind": None}
+    seen, _hash, _head, final = tip
+    behind = max(0, latest - seen)
+    return {"state": "behind" if behind > BEHIND_BLOCKS else "synced", "seen": seen, "final": final, "behind": behind}
 
 
 async def _http_session(app: web.Application) -> Any:
@@ -68,10 +88,12 @@ async def _http_session(app: web.Application) -> Any:
     await app[HTTP].close()
 
 
-def create_app(deployment: Deployment, rpc_url: str) -> web.Application:
+def create_app(deployment: Deployment, rpc_url: str, db: apsw.Connection | None = None) -> web.Application:
     app = web.Application(middlewares=[error_middleware])
     app[DEPLOYMENT] = deployment
     app[RPC_URL] = rpc_url
+    if db is not None:
+        app[DB] = db
     app.cleanup_ctx.append(_http_session)
     app.router.add_get("/healthz", healthz)
     return app

@@ -30,6 +30,19 @@ class Settings:
     data_dir: Path = ROOT / "var"
     api_host: str = "127.0.0.1"
     api_port: int = 8080
+    #: SQLite file shared by the indexer and the API; empty: <data_dir>/agentledger.db.
+    db_path: str = ""
+    #: Blocks behind the head an event becomes final when the node has no `finalized` tag
+    #: (-1: the network's default: 0 locally, 12 on Base).
+    confirmations: int = -1
+    #: Seconds between head polls when the indexer is caught up.
+    poll_interval: float = 0.1
+    #: Run the indexer inside the API process (false: run `python -m indexer` separately).
+    run_indexer: bool = True
+
+    @property
+    def database(self) -> Path:
+        return Path(self.db_path) if self.db_path else self.data_dir / "agentledger.db"
 
     @classmethod
     def load(cls, env: dict[str, str] | None = None) -> Settings:
@@ -51,6 +64,8 @@ class Settings:
             default = getattr(cls, name)
             if isinstance(default, bool):
                 coerced[name] = str(value).lower() in ("1", "true", "yes", "on")
+            elif isinstance(default, float):
+                coerced[name] = float(value)
             elif isinstance(default, int):
                 coerced[name] = int(value)
             elif isinstance(default, Path):

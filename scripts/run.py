@@ -23,6 +23,9 @@ from core import deployments
 from core.anvil import Anvil
 from core.chain import connect
 from core.config import Settings
+from core.store import connect as connect_db
+from indexer.rpc import RpcClient
+from indexer.service import build_indexer
 from scripts.compile import compile_contracts
 from scripts.deploy import ANVIL_DEV_KEY, Roles, deploy_system
 
@@ -30,7 +33,9 @@ log = logging.getLogger("agentledger.run")
 
 
 async def serve(settings: Settings, dep: deployments.Deployment, rpc_url: str) -> None:
-    app = create_app(dep, rpc_url)
+    """The API and (unless AGENTLEDGER_RUN_INDEXER=false) the indexer, as tasks of one loop."""
+    api_db = connect_db(settings.database)
+    app = create_app(dep, rpc_url, api_db)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, settings.api_host, settings.api_port)
@@ -40,11 +45,24 @@ async def serve(settings: Settings, dep: deployments.Deployment, rpc_url: str) -
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    try:
-        await stop.wait()
-    finally:
-        log.info("stopping")
-        await runner.cleanup()
+    indexer_db = connect_db(settings.database, durable=False)
+    async with RpcClient(rpc_url) as rpc:
+        task: asyncio.Task[None] | None = None
+        if settings.run_indexer:
+            ix = build_indexer(settings, dep, indexer_db, rpc, progress=lambda line: log.info("backfill %s", line))
+            task = asyncio.create_task(ix.run(stop), name="indexer")
+            log.info(
+                "indexer following chain %d from block %d into %s", dep.chain_id, dep.deploy_block, settings.database
+            )
+        try:
+            await stop.wait()
+        finally:
+            log.info("stopping")
+            if task is not None:
+                await task
+            await runner.cleanup()
+            indexer_db.close()
+            api_db.close()
 
 
 def main() -> int:
@@ -64,6 +82,7 @@ def main() -> int:
             log.info("anvil on %s (log: %s)", rpc_url, settings.data_dir / "anvil.log")
             w3 = connect(rpc_url)
             deployer = Account.from_key(ANVIL_DEV_KEY)
+            settings.database.unlink(missing_ok=True)  # a fresh chain: a fresh database
             dep = deploy_system(w3, deployer, Roles.from_env(deployer.address))
             path = deployments.save(dep, settings.deployments_dir)
             log.info("deployed %d contracts from block %d: %s", len(dep.contracts), dep.deploy_block, path)

@@ -17,8 +17,9 @@ from eth_account import Account
 from eth_utils import keccak
 
 from core.anvil import Anvil, free_port
-from core.chain import CONTRACT_NAMES, ROOT, connect
+from core.chain import CONTRACT_NAMES, ROOT, connect, send
 from core.networks import NETWORKS
+from core.store import connect as store_connect
 from scripts.deploy import ANVIL_DEV_KEY
 
 DEPLOYER_KEY = "0x" + keccak(text="agentledger-deploy-test").hex()
@@ -180,6 +181,25 @@ def test_make_run_serves_healthz_and_ctrl_c_stops_everything(tmp_path: Path) -> 
         assert set(body["contracts"]) == set(CONTRACT_NAMES)
         assert body["latestBlock"] >= dep["deploy_block"]
         assert _port_open(anvil_port)
+        # The indexer runs in the same process: a new on-chain agent reaches the SQLite file.
+        w3 = connect(f"http://127.0.0.1:{anvil_port}")
+        operator = Account.from_key(ANVIL_DEV_KEY)
+        registry = w3.eth.contract(
+            address=dep["contracts"]["AgentRegistry"],
+            abi=json.loads((ROOT / "contracts/build/AgentRegistry.json").read_text())["abi"],
+        )
+        receipt = send(w3, operator, registry.functions.mint(operator.address, operator.address, "agl_00000000beef", 0))
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            body = _get_json(f"http://127.0.0.1:{api_port}/healthz")
+            if body["indexer"]["seen"] is not None and body["indexer"]["seen"] >= receipt["blockNumber"]:
+                break
+            time.sleep(0.05)
+        assert body["indexer"]["state"] == "synced"
+        db = store_connect(tmp_path / "var" / "agentledger.db")
+        rows = list(db.execute("SELECT wallet_id, owner FROM agents"))
+        db.close()
+        assert rows == [("agl_00000000beef", operator.address)]
     finally:
         proc.send_signal(signal.SIGINT)
         code = proc.wait(timeout=30)
