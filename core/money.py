@@ -6,7 +6,7 @@ The split is the same rule the AgentPayouts contract applies on-chain (tests hol
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation, localcontext
 
 USDC_DECIMALS = 6
 UNITS_PER_USDC = 10**USDC_DECIMALS
@@ -44,9 +44,13 @@ def parse_usdc(value: object, *, allow_zero: bool = False) -> int:
         raise AmountError("amount must not be negative")
     if d == 0 and not allow_zero:
         raise AmountError("amount must be greater than zero")
-    units = d.scaleb(USDC_DECIMALS)
-    if units != units.to_integral_value():
-        raise AmountError(f"amount has more than {USDC_DECIMALS} decimals")
+    if d.adjusted() > 12:  # >= 10^13 USDC: refuse before building a huge integer
+        raise AmountError("amount is too large")
+    with localcontext() as ctx:  # exact: enough precision for every digit given
+        ctx.prec = len(d.as_tuple().digits) + USDC_DECIMALS + 2
+        units = d.scaleb(USDC_DECIMALS)
+        if units != units.to_integral_value():
+            raise AmountError(f"amount has more than {USDC_DECIMALS} decimals")
     result = int(units)
     if result > MAX_AMOUNT_UNITS:
         raise AmountError("amount is too large")
