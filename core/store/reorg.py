@@ -34,20 +34,31 @@ def _columns(conn: apsw.Connection, table: str) -> list[str]:
 def install_triggers(conn: apsw.Connection) -> None:
     """(Re)create the journaling triggers of every tracked table (idempotent)."""
     for table in TRACKED_TABLES:
-        cols = _columns(conn, table)
-        old = "json_array(" + ", ".join(f"OLD.{c}" for c in cols) + ")"
-        for op, when, row, image in (
-            ("I", "INSERT", "NEW.rowid", "NULL"),
-            ("U", "UPDATE", "OLD.rowid", old),
-            ("D", "DELETE", "OLD.rowid", old),
-        ):
-            name = f"{table}_undo_{op}"
-            conn.execute(f"DROP TRIGGER IF EXISTS {name}")
-            conn.execute(
-                f"CREATE TRIGGER {name} AFTER {when} ON {table} WHEN {_CTX} IS NOT NULL BEGIN "
-                f"INSERT INTO reorg_undo (block_number, tbl, op, row_id, old) "
-                f"VALUES ({_CTX}, '{table}', '{op}', {row}, {image}); END"
-            )
+        _install(conn, table)
+
+
+def track(conn: apsw.Connection, table: str) -> None:
+    """Journal another table's writes from now on (the triggers persist in the file). Features
+    add their derived tables to TRACKED_TABLES instead; this is for ad-hoc and test tables.
+    Rows must keep their rowid (no WITHOUT ROWID tables, no INTEGER PRIMARY KEY updates)."""
+    _install(conn, table)
+
+
+def _install(conn: apsw.Connection, table: str) -> None:
+    cols = _columns(conn, table)
+    old = "json_array(" + ", ".join(f"OLD.{c}" for c in cols) + ")"
+    for op, when, row, image in (
+        ("I", "INSERT", "NEW.rowid", "NULL"),
+        ("U", "UPDATE", "OLD.rowid", old),
+        ("D", "DELETE", "OLD.rowid", old),
+    ):
+        name = f"{table}_undo_{op}"
+        conn.execute(f"DROP TRIGGER IF EXISTS {name}")
+        conn.execute(
+            f"CREATE TRIGGER {name} AFTER {when} ON {table} WHEN {_CTX} IS NOT NULL BEGIN "
+            f"INSERT INTO reorg_undo (block_number, tbl, op, row_id, old) "
+            f"VALUES ({_CTX}, '{table}', '{op}', {row}, {image}); END"
+        )
 
 
 def set_block(conn: apsw.Connection, block_number: int | None) -> None:

@@ -13,6 +13,7 @@ from core.chain import connect
 from core.money import split
 from core.store import connect as db_connect
 from core.store.projections import dump
+from core.store.reorg import track
 from indexer.rpc import RpcClient
 from scripts.devchain import USDC, System, deploy_dev_system, run_scenario
 from tests.integration.indexer_kit import index_to_head, make_indexer, mine, reorg, signed_tx
@@ -147,5 +148,80 @@ def test_reorg_while_the_indexer_was_down_is_detected_on_restart(snap: System, t
         assert rows == await index_to_head(tmp_path / "clean.db", url(s), s)
         prices = {r[1]: r[9] for r in rows["agents"]}
         assert prices[2] == 56 * USDC
+
+    asyncio.run(scenario())
+
+
+def test_subscriber_effects_commit_with_the_event_and_roll_back_with_it(snap: System, tmp_path: Path) -> None:
+    """A subscriber's derived write is in the same transaction as the event (present exactly when
+    the event is) and a reorg that removes the event removes the derived write too."""
+    s = snap
+    mine(s, 3)
+
+    async def scenario() -> None:
+        conn = db_connect(tmp_path / "subs.db", durable=False)
+        conn.execute("CREATE TABLE derived (job_id TEXT NOT NULL, note TEXT NOT NULL)")
+        track(conn, "derived")
+        calls: list[str] = []
+
+        def on_release(c: object, chain_id: int, event: object) -> None:
+            job = event.args["jobId"]  # type: ignore[attr-defined]
+            calls.append(job)
+            conn.execute("INSERT INTO derived VALUES (?, 'order released')", (job,))
+            assert conn.execute("SELECT status FROM escrow_jobs WHERE job_id = ?", (job,)).fetchone()[0] == "released"
+
+        owner, buyer = s.users[2], s.users[1]
+        s.mint_usdc(buyer.address, 100 * USDC)
+        s.approve(buyer, s.escrow.address, 100 * USDC)
+        s.tx(owner, s.escrow.functions.setPrice(2, 10 * USDC))
+        s.tx(buyer, s.escrow.functions.createJob(b"\x77" * 32, "agl_00000000000b", 10 * USDC))
+        async with RpcClient(url(s)) as rpc:
+            ix = make_indexer(conn, rpc, s, subscribers={"AgentEscrow.JobReleased": [on_release]})
+            await ix.run_until(s.w3.eth.block_number)
+            nonce = s.w3.eth.get_transaction_count(s.operator.address)
+            s.tx(s.operator, s.escrow.functions.release(b"\x77" * 32))
+            await ix.run_until(s.w3.eth.block_number)
+            job = ("0x" + "77" * 32,)
+            derived = conn.execute("SELECT job_id FROM derived").fetchall()
+            assert job in derived and len(derived) == 2  # plus the scenario's earlier release
+            reorg(s, 1, [(signed_tx(s, s.operator, s.escrow.functions.refund(b"\x77" * 32), nonce), 0)])
+            mine(s, 1)
+            await ix.run_until(s.w3.eth.block_number)
+        assert conn.execute("SELECT job_id FROM derived").fetchall() == [("0x" + "b0" * 32,)]
+        assert calls == ["0x" + "b0" * 32, "0x" + "77" * 32]  # the rolled-back block is not re-applied
+        conn.close()
+
+    asyncio.run(scenario())
+
+
+def test_head_going_backwards_is_waited_out_then_a_real_fork_is_rolled_back(snap: System, tmp_path: Path) -> None:
+    """evm_revert makes the head go backwards: not a reorg by itself (nothing is rolled back while
+    the node is behind us); once the new fork is longer than our tip, the fork is detected."""
+    s = snap
+    mine(s, 2)
+    snapshot = s.w3.provider.make_request("evm_snapshot", [])["result"]  # type: ignore[arg-type]
+
+    async def scenario() -> None:
+        conn = db_connect(tmp_path / "back.db", durable=False)
+        async with RpcClient(url(s)) as rpc:
+            ix = make_indexer(conn, rpc, s)
+            s.tx(s.users[2], s.escrow.functions.setPrice(2, 31 * USDC))
+            mine(s, 3)
+            tip = s.w3.eth.block_number
+            await ix.run_until(tip)
+            before = dump(conn)
+            s.w3.provider.make_request("evm_revert", [snapshot])  # type: ignore[arg-type]
+            assert s.w3.eth.block_number < tip
+            for _ in range(3):
+                assert await ix.step() is False  # waiting, not rolling back
+            assert dump(conn) == before and ix.status.reorgs == 0
+            s.tx(s.users[2], s.escrow.functions.setPrice(2, 32 * USDC))
+            mine(s, 6)
+            await ix.run_until(s.w3.eth.block_number)
+            assert ix.status.reorgs == 1
+        rows = dump(conn)
+        conn.close()
+        assert rows == await index_to_head(tmp_path / "clean.db", url(s), s)
+        assert {r[1]: r[9] for r in rows["agents"]}[2] == 32 * USDC
 
     asyncio.run(scenario())
