@@ -31,26 +31,52 @@ class RpcUnavailable(Exception):
 
 
 _TOO_MANY = re.compile(
-    r"(more than \d+ results|too many (results|logs)|query returned more than|block range|range is too large|"
-    r"limit exceeded|response size|exceed)",
+    r"(more than \d+ results|too many (results|logs|blocks)|query returned more than|blocks? range|"
+    r"range (is )?too (large|wide|big)|limited to (a )?[\d,]+ (blocks? )?range|ranges? over [\d,]+ blocks|"
+    r"range limit|limit exceeded|response size|response (is )?too (large|big)|exceed)",
     re.IGNORECASE,
 )
+# Throttling phrased as a JSON-RPC error (Infura and others use -32005 for both): not a range problem.
+_RATE_LIMITED = re.compile(
+    r"(rate limit|request rate|requests? per second|calls per second|/second|too many requests|request count|"
+    r"compute units|capacity|throughput)",
+    re.IGNORECASE,
+)
+# -32005 limit exceeded (EIP-1474; Infura), -32012 range too large (Chainstack, Goldsky),
+# -32614 eth_getLogs is limited to a 10,000 range (QuickNode, Base)
+_RANGE_CODES = (-32005, -32012, -32614)
 _SUGGESTED = re.compile(r"\[\s*(0x[0-9a-fA-F]+)\s*,\s*(0x[0-9a-fA-F]+)\s*\]")
+# geth, erigon, reth, dRPC: "query exceeds max results 20000, retry with the range 50784086-50785570"
+_SUGGESTED_DECIMAL = re.compile(r"retry with the range (\d+)\s*-\s*(\d+)", re.IGNORECASE)
 
 
 def is_range_error(exc: RpcError) -> bool:
     """Whether an eth_getLogs error means "ask for a smaller range"."""
-    return bool(_TOO_MANY.search(exc.message)) or exc.code in (-32005,)
+    if _RATE_LIMITED.search(exc.message):
+        return False
+    return bool(_TOO_MANY.search(exc.message)) or exc.code in _RANGE_CODES
 
 
 def suggested_range(exc: RpcError) -> tuple[int, int] | None:
-    """The block range a provider suggests in its error text, e.g. "try with this block range
-    [0x1a, 0x2f]" (Alchemy, Infura and others phrase it alike)."""
-    text = exc.message + " " + json.dumps(exc.data) if exc.data is not None else exc.message
-    match = _SUGGESTED.search(text)
-    if not match:
+    """The block range a provider suggests: Infura's `data` {"from", "to", "limit"}, or in the
+    error text "try with this block range [0x1a, 0x2f]" (Alchemy, Infura and others phrase it
+    alike) or "retry with the range 26-47" (geth, erigon, reth)."""
+    data = exc.data
+    found: tuple[int, int] | None = None
+    if isinstance(data, dict) and isinstance(data.get("from"), str) and isinstance(data.get("to"), str):
+        try:
+            found = int(data["from"], 16), int(data["to"], 16)
+        except ValueError:
+            found = None
+    if found is None:
+        text = exc.message if data is None else f"{exc.message} {json.dumps(data)}"
+        if match := _SUGGESTED.search(text):
+            found = int(match.group(1), 16), int(match.group(2), 16)
+        elif match := _SUGGESTED_DECIMAL.search(text):
+            found = int(match.group(1)), int(match.group(2))
+    if found is None or found[0] > found[1]:
         return None
-    return int(match.group(1), 16), int(match.group(2), 16)
+    return found
 
 
 @dataclass
@@ -68,6 +94,7 @@ class RpcClient:
         self._session: aiohttp.ClientSession | None = None
         self._interval = 0.0  # minimum seconds between requests, raised by 429s
         self._last = 0.0
+        self._pacing = asyncio.Lock()
         self._ids = 0
         self.requests = 0
         self.throttled = 0
@@ -106,22 +133,30 @@ class RpcClient:
         payload = [{"jsonrpc": "2.0", "id": first + i, "method": m, "params": p} for i, (m, p) in enumerate(calls)]
         replies = await self._post(payload if len(calls) > 1 else payload[0])
         if isinstance(replies, dict):
+            if replies.get("id") is None and replies.get("error") is not None:
+                # An error about the whole request (a batch over the provider's size limit, a parse
+                # error): it is the answer to every call in it.
+                return [_rpc_error(replies["error"]) for _ in calls]
             replies = [replies]
-        by_id = {r.get("id"): r for r in replies}
+        if not isinstance(replies, list):
+            return [RpcError(-32603, f"not a JSON-RPC reply: {str(replies)[:200]}") for _ in calls]
+        by_id = {r.get("id"): r for r in replies if isinstance(r, dict)}
         out: list[Any] = []
         for i in range(len(calls)):
             reply = by_id.get(first + i)
             if reply is None:
                 out.append(RpcError(-32603, "missing reply in batch"))
-            elif "error" in reply:
-                err = reply["error"] or {}
-                out.append(RpcError(int(err.get("code", -32603)), str(err.get("message", "")), err.get("data")))
+            elif reply.get("error") is not None:  # some nodes send "error": null beside a result
+                out.append(_rpc_error(reply["error"]))
             else:
                 out.append(reply.get("result"))
         return out
 
     async def _pace(self) -> None:
-        if self._interval > 0:
+        # One sender at a time passes the pacer, and each waits a full interval after the previous
+        # send, so concurrent callers are spaced too (not all released after one shared wait); every
+        # send is noted, so the very first 429 already spaces the retry.
+        async with self._pacing:
             loop = asyncio.get_running_loop()
             wait = self._last + self._interval - loop.time()
             if wait > 0:
@@ -132,6 +167,7 @@ class RpcClient:
         delay = self.policy.base_delay
         last_error = ""
         for attempt in range(1, self.policy.attempts + 1):
+            at_least = 0.0  # a Retry-After to honour before the next attempt
             await self._pace()
             self.requests += 1
             try:
@@ -139,10 +175,11 @@ class RpcClient:
                     if resp.status == 429:
                         self.throttled += 1
                         self._interval = min(max(self._interval * 2, 0.05), 2.0)
-                        retry_after = resp.headers.get("Retry-After", "")
+                        retry_after = _seconds(resp.headers.get("Retry-After", ""))
                         last_error = "HTTP 429"
-                        if retry_after.isdigit():
-                            delay = max(delay, min(float(retry_after), self.policy.max_delay))
+                        if retry_after is not None:
+                            at_least = min(retry_after, self.policy.max_delay)
+                            delay = max(delay, at_least)
                         raise _Retry
                     if resp.status >= 500:
                         last_error = f"HTTP {resp.status}"
@@ -157,10 +194,25 @@ class RpcClient:
                 if attempt == self.policy.attempts:
                     break
                 log.debug("rpc attempt %d failed (%s); retrying in %.2fs", attempt, last_error, delay)
-                await asyncio.sleep(delay * (0.5 + random.random()))
+                await asyncio.sleep(max(delay * (0.5 + random.random()), at_least))
                 delay = min(delay * 2, self.policy.max_delay)
         raise RpcUnavailable(f"{self.url}: {last_error}")
 
 
 class _Retry(Exception):
     pass
+
+
+def _rpc_error(err: Any) -> RpcError:
+    if not isinstance(err, dict):
+        return RpcError(-32603, str(err))
+    return RpcError(int(err.get("code", -32603)), str(err.get("message", "")), err.get("data"))
+
+
+def _seconds(retry_after: str) -> float | None:
+    """Retry-After in seconds ("120", "1.5"); None for an HTTP date or garbage."""
+    try:
+        value = float(retry_after)
+    except ValueError:
+        return None
+    return value if value >= 0 else None

@@ -151,6 +151,11 @@ class Indexer:
                 log.warning("node unavailable: %s; waiting", exc)
                 advanced = False
                 await _sleep_or_stop(stop, 1.0)
+            except RpcError as exc:  # e.g. "header not found" from a load-balanced node: retry later
+                self.status.last_error = str(exc)
+                log.warning("node error: %s; retrying", exc)
+                advanced = False
+                await _sleep_or_stop(stop, 1.0)
             except DeepReorg as exc:
                 self.status.halted = str(exc)
                 log.critical("%s", exc)
@@ -235,12 +240,9 @@ class Indexer:
             except RpcError as exc:
                 if not is_range_error(exc):
                     raise
-                suggested = suggested_range(exc)
-                size = suggested[1] - suggested[0] + 1 if suggested and suggested[0] == start else None
-                if self.sizer.size == 1 and stop == start:
+                if stop == start:  # one block is already too much for this provider
                     return stop, await self._logs_from_receipts(start)
-                self.sizer.too_large(size if size and size < self.sizer.size else None)
-                log.info("eth_getLogs range too large at %d; now %d blocks", start, self.sizer.size)
+                self._range_refused(exc, start, stop)
                 continue
             except RpcUnavailable:
                 if self.sizer.size > 1:  # maybe a timeout on a heavy range: try smaller first
@@ -249,26 +251,57 @@ class Indexer:
             self.sizer.success(len(logs))
             return stop, logs
 
+    def _range_refused(self, exc: RpcError, start: int, stop: int) -> None:
+        """Shrink below the span actually refused, and never grow back past it."""
+        suggested = suggested_range(exc)
+        size = suggested[1] - suggested[0] + 1 if suggested and suggested[0] == start else None
+        refused = stop - start + 1
+        self.sizer.size = min(self.sizer.size, refused)
+        self.sizer.maximum = max(self.sizer.minimum, min(self.sizer.maximum, refused - 1))
+        self.sizer.too_large(size if size and size < refused else None)
+        log.info("eth_getLogs range too large at %d; now %d blocks", start, self.sizer.size)
+
     async def _logs_from_receipts(self, block: int) -> list[dict[str, Any]]:
         """Last resort for one block with more logs than the provider returns at once."""
         receipts = await self.rpc.call("eth_getBlockReceipts", [hex(block)])
         wanted = set(self.decoder.addresses)
         return [lg for r in receipts for lg in r["logs"] if lg["address"].lower() in wanted]
 
-    async def _historical(self, number: int, final: int, head: int) -> None:
+    async def _fetch_range(self, start: int, final: int) -> tuple[int, list[dict[str, Any]], dict[str, Any]]:
+        stop, logs = await self._get_logs(start, final)
+        block = await self.rpc.call("eth_getBlockByNumber", [hex(stop), False])
+        return stop, logs, block
+
+    async def _historical(self, number: int, final: int, head: int, max_ranges: int = 64) -> None:
+        """Backfill towards `final`, fetching the next range while the current one is decoded
+        and committed (in a worker thread: apsw releases the GIL inside SQLite)."""
         if self._progress is None:
             self._progress = Progress(number)
-        stop, logs = await self._get_logs(number + 1, final)
-        block = await self.rpc.call("eth_getBlockByNumber", [hex(stop), False])
-        events = self.decoder.decode_all(logs)
-        await asyncio.to_thread(self._commit_historical, events, stop, block, head, final)
-        self._progress.events += len(events)
-        now = time.monotonic()
-        if self.progress and (now - self._progress.last_print > 1.0 or stop == final):
-            self._progress.last_print = now
-            self.progress(self._progress.line(stop, final))
+        fetch: asyncio.Task[tuple[int, list[dict[str, Any]], dict[str, Any]]] | None
+        fetch = asyncio.create_task(self._fetch_range(number + 1, final))
+        try:
+            for _ in range(max_ranges):
+                assert fetch is not None
+                stop, logs, block = await fetch
+                fetch = asyncio.create_task(self._fetch_range(stop + 1, final)) if stop < final else None
+                n_events = await asyncio.to_thread(self._commit_historical, logs, stop, block, head, final)
+                self._progress.events += n_events
+                now = time.monotonic()
+                if self.progress and (now - self._progress.last_print > 1.0 or stop == final):
+                    self._progress.last_print = now
+                    self.progress(self._progress.line(stop, final))
+                if fetch is None:
+                    break
+        finally:
+            if fetch is not None:
+                fetch.cancel()
+                with contextlib.suppress(BaseException):
+                    await fetch
 
-    def _commit_historical(self, events: list[Event], stop: int, block: dict[str, Any], head: int, final: int) -> None:
+    def _commit_historical(
+        self, logs: list[dict[str, Any]], stop: int, block: dict[str, Any], head: int, final: int
+    ) -> int:
+        events = self.decoder.decode_all(logs)
         with transaction(self.conn):
             reorg.set_block(self.conn, None)  # final blocks: nothing to journal
             projections.apply_events(self.conn, self.chain_id, events, self.subscribers)
@@ -279,11 +312,12 @@ class Indexer:
             reorg.prune(self.conn, self.chain_id, min(final, stop))
         self.status.seen = stop
         self.status.final = min(final, stop)
+        return len(events)
 
     # ---- realtime ------------------------------------------------------------------------------
 
     async def _realtime(self, number: int, tip_hash: str, head: int, final: int) -> None:
-        end = min(head, number + self.realtime_batch)
+        end = min(head, number + min(self.realtime_batch, self.sizer.size))
         calls: list[tuple[str, list[Any]]] = [
             ("eth_getBlockByNumber", [hex(n), False]) for n in range(number + 1, end + 1)
         ]
@@ -291,6 +325,13 @@ class Indexer:
             ("eth_getLogs", [{"fromBlock": hex(number + 1), "toBlock": hex(end), "address": self.decoder.addresses}])
         )
         replies = await self.rpc.batch(calls)
+        logs_reply = replies[-1]
+        if isinstance(logs_reply, RpcError) and is_range_error(logs_reply):
+            if end == number + 1:
+                replies[-1] = await self._logs_from_receipts(end)
+            else:
+                self._range_refused(logs_reply, number + 1, end)
+                return
         for r in replies:
             if isinstance(r, RpcError):
                 raise r
