@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import weakref
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,17 @@ CONTRACT_NAMES = (
     "AgentMarketplace",
     "AuditAnchor",
 )
+
+
+_chain_ids: weakref.WeakKeyDictionary[Web3, int] = weakref.WeakKeyDictionary()
+
+
+def chain_id_of(w3: Web3) -> int:
+    """The node's chain id, asked once per Web3 instance (it never changes under a connection)."""
+    cid = _chain_ids.get(w3)
+    if cid is None:
+        cid = _chain_ids[w3] = w3.eth.chain_id
+    return cid
 
 
 class TransactionFailed(RuntimeError):
@@ -56,7 +68,7 @@ def contract_at(w3: Web3, name: str, address: str) -> Contract:
 
 def send(w3: Web3, account: LocalAccount, fn: ContractFunction, *, value: int = 0, gas: int | None = None) -> TxReceipt:
     """Sign `fn` with `account`, send it, wait for the receipt; raise if it reverted."""
-    tx: dict[str, Any] = {"from": account.address, "value": value, "chainId": w3.eth.chain_id}
+    tx: dict[str, Any] = {"from": account.address, "value": value, "chainId": chain_id_of(w3)}
     if gas is not None:
         tx["gas"] = gas
     built = dict(fn.build_transaction(tx))  # type: ignore[arg-type]
@@ -68,7 +80,7 @@ def deploy(w3: Web3, account: LocalAccount, name: str, *args: Any) -> tuple[Cont
     art = load_artifact(name)
     factory = w3.eth.contract(abi=art["abi"], bytecode=art["bytecode"])
     built = factory.constructor(*args).build_transaction(
-        {"from": account.address, "chainId": w3.eth.chain_id}  # type: ignore[arg-type]
+        {"from": account.address, "chainId": chain_id_of(w3)}  # type: ignore[arg-type]
     )
     receipt = _sign_send_wait(w3, account, built)
     address = receipt["contractAddress"]

@@ -37,6 +37,8 @@ class Event:
     block_hash: str
     tx_hash: str
     log_index: int
+    topics: str  # as returned by the node, comma-separated
+    data: str
 
     @property
     def key(self) -> str:
@@ -59,7 +61,13 @@ def checksum(raw_hex40: str) -> str:
 def _word_decoder(abi_type: str) -> Callable[[str], Any]:
     """A decoder of one 32-byte word given as 64 hex digits, for a static ABI type."""
     if abi_type == "address":
-        return lambda w: checksum(w[24:])
+        cache = _address_cache
+
+        def address(w: str) -> str:
+            body = w[24:]
+            return cache.get(body) or checksum(body)
+
+        return address
     if abi_type == "bool":
         return lambda w: w[-1] != "0"
     if abi_type.startswith("uint"):
@@ -85,21 +93,20 @@ def _is_static_word(abi_type: str) -> bool:
 class _EventSpec:
     contract: str
     name: str
-    indexed: list[tuple[str, Callable[[str], Any]]]
+    indexed: list[tuple[str, Callable[[str], Any], int]]  # (name, decoder, topic position)
     data_names: list[str]
     data_types: list[str]
-    data_fast: list[Callable[[str], Any]] | None  # None: decode the data with eth_abi
+    data_fast: list[tuple[str, Callable[[str], Any], int]] | None  # (name, decoder, offset in data); None: eth_abi
 
     def decode(self, topics: list[str], data: str) -> dict[str, Any]:
         args: dict[str, Any] = {}
-        for (name, dec), topic in zip(self.indexed, topics[1:], strict=True):
-            args[name] = dec(topic[2:])
-        body = data[2:]
+        for name, dec, position in self.indexed:
+            args[name] = dec(topics[position][2:])
         if self.data_fast is not None:
-            for i, (name, dec) in enumerate(zip(self.data_names, self.data_fast, strict=True)):
-                args[name] = dec(body[64 * i : 64 * i + 64])
+            for name, dec, offset in self.data_fast:
+                args[name] = dec(data[offset : offset + 64])
         else:
-            values = abi_decode(self.data_types, bytes.fromhex(body))
+            values = abi_decode(self.data_types, bytes.fromhex(data[2:]))
             for name, typ, value in zip(self.data_names, self.data_types, values, strict=True):
                 if typ == "address":
                     value = checksum(value[2:].lower())
@@ -123,10 +130,13 @@ class Decoder:
                     continue
                 signature = f"{item['name']}({','.join(i['type'] for i in item['inputs'])})"
                 topic0 = "0x" + Web3.keccak(text=signature).hex().removeprefix("0x")
-                indexed = [(i["name"], _word_decoder(i["type"])) for i in item["inputs"] if i["indexed"]]
+                inputs = [i for i in item["inputs"] if i["indexed"]]
+                indexed = [(i["name"], _word_decoder(i["type"]), k + 1) for k, i in enumerate(inputs)]
                 data = [i for i in item["inputs"] if not i["indexed"]]
                 fast = (
-                    [_word_decoder(i["type"]) for i in data] if all(_is_static_word(i["type"]) for i in data) else None
+                    [(i["name"], _word_decoder(i["type"]), 2 + 64 * k) for k, i in enumerate(data)]
+                    if all(_is_static_word(i["type"]) for i in data)
+                    else None
                 )
                 specs[topic0] = _EventSpec(
                     contract, item["name"], indexed, [i["name"] for i in data], [i["type"] for i in data], fast
@@ -155,6 +165,8 @@ class Decoder:
             log["blockHash"],
             log["transactionHash"],
             int(log["logIndex"], 16),
+            ",".join(topics),
+            log["data"],
         )
 
     def decode_all(self, logs: Iterable[dict[str, Any]]) -> list[Event]:

@@ -73,11 +73,12 @@ class RangeSizer:
     size: int = 2_000
     minimum: int = 1
     maximum: int = 100_000
-    target_logs: int = 20_000
+    target_logs: int = 10_000
 
     def success(self, n_logs: int) -> None:
-        if n_logs < self.target_logs // 2:
-            self.size = min(self.size * 2, self.maximum)
+        """Aim the next range at `target_logs` from this range's density, at most doubling."""
+        aimed = self.size * self.target_logs // max(n_logs, 1)
+        self.size = max(self.minimum, min(self.size * 2, aimed, self.maximum))
 
     def too_large(self, suggested: int | None = None) -> None:
         self.size = max(self.minimum, suggested if suggested else self.size // 2)

@@ -8,7 +8,6 @@ transaction, and must write only to tracked tables too.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
@@ -32,10 +31,17 @@ class EventLike(Protocol):
     def tx_hash(self) -> str: ...
     @property
     def log_index(self) -> int: ...
+    @property
+    def topics(self) -> str: ...
+    @property
+    def data(self) -> str: ...
 
 
 Subscriber = Callable[[apsw.Connection, int, EventLike], None]
-Handler = Callable[[apsw.Connection, int, EventLike, dict[str, Any]], None]
+#: A handler turns one event into one SQL statement and its parameters; consecutive statements
+#: with the same SQL are run as one executemany (the backfill's hot path).
+Statement = tuple[str, tuple[Any, ...]]
+Handler = Callable[[int, EventLike, dict[str, Any]], Statement]
 
 
 def _n(value: int) -> int | str:
@@ -43,15 +49,11 @@ def _n(value: int) -> int | str:
     return value if value <= INT64_MAX else str(value)
 
 
-def _json_default(value: object) -> object:
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
-
-
 # ---- AgentRegistry ----------------------------------------------------------------------
 
 
-def _agent_registered(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
-    c.execute(
+def _agent_registered(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+    return (
         "INSERT INTO agents (chain_id, token_id, wallet_id, owner, self_wallet, referrer_token_id,"
         " registered_block, updated_block) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (
@@ -67,30 +69,30 @@ def _agent_registered(c: apsw.Connection, chain: int, e: EventLike, a: dict[str,
     )
 
 
-def _agent_transfer(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
-    c.execute(
+def _agent_transfer(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+    return (
         "UPDATE agents SET owner = ?, updated_block = ? WHERE chain_id = ? AND token_id = ?",
         (a["to"], e.block_number, chain, a["tokenId"]),
     )
 
 
-def _self_wallet_changed(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
-    c.execute(
+def _self_wallet_changed(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+    return (
         "UPDATE agents SET self_wallet = ?, updated_block = ? WHERE chain_id = ? AND token_id = ?",
         (a["current"], e.block_number, chain, a["tokenId"]),
     )
 
 
-def _pause_changed(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
+def _pause_changed(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
     seller = a["seller"] if a["paused"] else None
-    c.execute(
+    return (
         "UPDATE agents SET paused = ?, seller_while_paused = ?, updated_block = ? WHERE chain_id = ? AND token_id = ?",
         (int(a["paused"]), seller, e.block_number, chain, a["tokenId"]),
     )
 
 
-def _earnings_recorded(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
-    c.execute(
+def _earnings_recorded(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+    return (
         "UPDATE agents SET lifetime_earnings = ?, updated_block = ? WHERE chain_id = ? AND token_id = ?",
         (_n(a["lifetimeEarnings"]), e.block_number, chain, a["tokenId"]),
     )
@@ -99,9 +101,9 @@ def _earnings_recorded(c: apsw.Connection, chain: int, e: EventLike, a: dict[str
 # ---- AgentPayouts and credits -------------------------------------------------------------
 
 
-def _payout(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
+def _payout(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
     referrer = a["referrer"] if int(a["referrer"], 16) else None
-    c.execute(
+    return (
         "INSERT INTO payouts (chain_id, tx_hash, log_index, block_number, ref, token_id, payer, amount, owner_cut,"
         " agent_cut, service_cut, referral_cut, owner, self_wallet, referrer)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -125,16 +127,16 @@ def _payout(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> 
     )
 
 
-def _credited(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
-    c.execute(
+def _credited(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+    return (
         "INSERT INTO credits (chain_id, contract, payee, amount) VALUES (?, ?, ?, ?)"
         " ON CONFLICT (chain_id, contract, payee) DO UPDATE SET amount = amount + excluded.amount",
         (chain, e.contract, a["payee"], a["amount"]),
     )
 
 
-def _credit_withdrawn(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
-    c.execute(
+def _credit_withdrawn(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+    return (
         "UPDATE credits SET amount = amount - ? WHERE chain_id = ? AND contract = ? AND payee = ?",
         (a["amount"], chain, e.contract, a["payee"]),
     )
@@ -143,8 +145,8 @@ def _credit_withdrawn(c: apsw.Connection, chain: int, e: EventLike, a: dict[str,
 # ---- PaymentGateway -------------------------------------------------------------------------
 
 
-def _gw_funded(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
-    c.execute(
+def _gw_funded(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+    return (
         "INSERT INTO gateway_jobs (chain_id, job_id, buyer, provider_token_id, amount, deadline, status, funded_tx,"
         " funded_block) VALUES (?, ?, ?, ?, ?, ?, 'funded', ?, ?)",
         (chain, a["jobId"], a["buyer"], a["providerTokenId"], a["amount"], a["deadline"], e.tx_hash, e.block_number),
@@ -152,10 +154,10 @@ def _gw_funded(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) 
 
 
 def _gw_close(status: str) -> Handler:
-    def handler(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
+    def handler(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
         provider = a.get("providerAmount", a["amount"] if status == "released" else None)
         buyer = a.get("buyerAmount", a["amount"] if status == "refunded" else None)
-        c.execute(
+        return (
             "UPDATE gateway_jobs SET status = ?, cid = coalesce(?, cid), attested_at = coalesce(?, attested_at),"
             " provider_amount = ?, buyer_amount = ?, closed_tx = ?, closed_block = ? WHERE chain_id = ? AND job_id = ?",
             (status, a.get("cid"), a.get("attestedAt"), provider, buyer, e.tx_hash, e.block_number, chain, a["jobId"]),
@@ -164,22 +166,22 @@ def _gw_close(status: str) -> Handler:
     return handler
 
 
-def _gw_disputed(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
-    c.execute("UPDATE gateway_jobs SET status = 'disputed' WHERE chain_id = ? AND job_id = ?", (chain, a["jobId"]))
+def _gw_disputed(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+    return ("UPDATE gateway_jobs SET status = 'disputed' WHERE chain_id = ? AND job_id = ?", (chain, a["jobId"]))
 
 
 # ---- AgentEscrow ------------------------------------------------------------------------------
 
 
-def _price_set(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
-    c.execute(
+def _price_set(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+    return (
         "UPDATE agents SET hire_price = ?, updated_block = ? WHERE chain_id = ? AND token_id = ?",
         (_n(a["price"]), e.block_number, chain, a["tokenId"]),
     )
 
 
-def _esc_created(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
-    c.execute(
+def _esc_created(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+    return (
         "INSERT INTO escrow_jobs (chain_id, job_id, caller, provider_token_id, amount, expires_at, status, created_tx,"
         " created_block) VALUES (?, ?, ?, ?, ?, ?, 'locked', ?, ?)",
         (chain, a["jobId"], a["caller"], a["providerTokenId"], a["amount"], a["expiresAt"], e.tx_hash, e.block_number),
@@ -187,8 +189,8 @@ def _esc_created(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]
 
 
 def _esc_close(status: str) -> Handler:
-    def handler(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
-        c.execute(
+    def handler(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+        return (
             "UPDATE escrow_jobs SET status = ?, closed_tx = ?, closed_block = ? WHERE chain_id = ? AND job_id = ?",
             (status, e.tx_hash, e.block_number, chain, a["jobId"]),
         )
@@ -199,8 +201,8 @@ def _esc_close(status: str) -> Handler:
 # ---- AgentMarketplace ---------------------------------------------------------------------------
 
 
-def _listed(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
-    c.execute(
+def _listed(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+    return (
         "INSERT INTO listings (chain_id, listing_id, token_id, seller, asking_price, floor_price, earnings_at_listing,"
         " expires_at, status, listed_block, updated_block) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'listed', ?, ?)",
         (
@@ -218,8 +220,8 @@ def _listed(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> 
     )
 
 
-def _committed(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
-    c.execute(
+def _committed(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+    return (
         "UPDATE listings SET status = 'committed', buyer = ?, price = ?, notice_ends_at = ?, via_offer = ?,"
         " offer_nonce = ?, updated_block = ? WHERE chain_id = ? AND listing_id = ?",
         (
@@ -235,8 +237,8 @@ def _committed(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) 
     )
 
 
-def _settled(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
-    c.execute(
+def _settled(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+    return (
         "UPDATE listings SET status = 'settled', seller_amount = ?, fee = ?, updated_block = ?"
         " WHERE chain_id = ? AND listing_id = ?",
         (_n(a["sellerAmount"]), _n(a["fee"]), e.block_number, chain, a["listingId"]),
@@ -244,8 +246,8 @@ def _settled(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) ->
 
 
 def _listing_status(status: str) -> Handler:
-    def handler(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
-        c.execute(
+    def handler(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+        return (
             "UPDATE listings SET status = ?, updated_block = ? WHERE chain_id = ? AND listing_id = ?",
             (status, e.block_number, chain, a["listingId"]),
         )
@@ -256,8 +258,8 @@ def _listing_status(status: str) -> Handler:
 # ---- AuditAnchor ----------------------------------------------------------------------------------
 
 
-def _anchored(c: apsw.Connection, chain: int, e: EventLike, a: dict[str, Any]) -> None:
-    c.execute(
+def _anchored(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+    return (
         "INSERT INTO anchors (chain_id, idx, tree_size, root, anchorer, block_number, tx_hash)"
         " VALUES (?, ?, ?, ?, ?, ?, ?)",
         (chain, a["index"], a["treeSize"], a["root"], a["anchorer"], e.block_number, e.tx_hash),
@@ -298,32 +300,40 @@ def apply_events(
     events: Sequence[EventLike],
     subscribers: dict[str, list[Subscriber]] | None = None,
 ) -> None:
-    """Record `events` (in chain order) and update the projections; call inside a transaction."""
+    """Record `events` (in chain order) and update the projections; call inside a transaction.
+    Each event's topics and data are stored verbatim as the node returned them: the audit copy,
+    decodable with the contract ABI (indexer.decode)."""
     conn.executemany(
-        "INSERT INTO events (chain_id, block_number, block_hash, tx_hash, log_index, contract, event, args)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (chain_id, tx_hash, log_index) DO NOTHING",
+        "INSERT INTO events (chain_id, block_number, block_hash, tx_hash, log_index, contract, event, topics, data)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (chain_id, tx_hash, log_index) DO NOTHING",
         [
-            (
-                chain_id,
-                e.block_number,
-                e.block_hash,
-                e.tx_hash,
-                e.log_index,
-                e.contract,
-                e.name,
-                json.dumps(e.args, separators=(",", ":"), default=_json_default),
-            )
+            (chain_id, e.block_number, e.block_hash, e.tx_hash, e.log_index, e.contract, e.name, e.topics, e.data)
             for e in events
         ],
     )
+    batch_sql = ""
+    batch: list[tuple[Any, ...]] = []
+
+    def flush() -> None:
+        if batch:
+            conn.executemany(batch_sql, batch)
+            batch.clear()
+
     for e in events:
         key = f"{e.contract}.{e.name}"
         handler = HANDLERS.get(key)
         if handler is not None:
-            handler(conn, chain_id, e, e.args)
-        if subscribers:
-            for sub in subscribers.get(key, ()):
+            sql, params = handler(chain_id, e, e.args)
+            if sql != batch_sql:
+                flush()
+                batch_sql = sql
+            batch.append(params)
+        subs = subscribers.get(key) if subscribers else None
+        if subs:
+            flush()  # a subscriber sees the projections as of its own event
+            for sub in subs:
                 sub(conn, chain_id, e)
+    flush()
 
 
 # ---- sync state and block window (used by the indexer) -----------------------------------------

@@ -37,7 +37,8 @@ MIGRATIONS: list[str] = [
         log_index INTEGER NOT NULL,
         contract TEXT NOT NULL,
         event TEXT NOT NULL,
-        args TEXT NOT NULL,                  -- JSON
+        topics TEXT NOT NULL,                -- the log's topics as returned, comma-separated 0x-hex
+        data TEXT NOT NULL,                  -- the log's data, 0x-hex
         UNIQUE (chain_id, tx_hash, log_index)
     );
     CREATE INDEX events_block ON events (chain_id, block_number);

@@ -424,10 +424,17 @@ def test_range_sizer_grows_on_light_successes_up_to_the_maximum() -> None:
     assert s.size == 300
 
 
-def test_range_sizer_holds_on_heavy_successes() -> None:
+def test_range_sizer_aims_at_the_target_from_the_observed_density() -> None:
     s = RangeSizer(size=100, target_logs=1000)
-    s.success(500)  # half the target or more: the range is about right
+    s.success(1000)  # on target: hold
     assert s.size == 100
+    s.success(4000)  # four times too dense: a quarter of the span next time
+    assert s.size == 25
+    s.success(800)  # a bit light: grow in proportion, never more than double
+    assert s.size == 31
+    s = RangeSizer(size=10, minimum=3, target_logs=10)
+    s.success(10_000)
+    assert s.size == 3  # never below the minimum
 
 
 def test_range_sizer_halves_down_to_the_minimum_and_takes_a_suggestion() -> None:

@@ -1,0 +1,292 @@
+"""Indexer speed: backfill throughput against plain eth_getLogs, live lag, peak RSS.
+
+    python -m benchmarks.indexer_backfill [--events 100000] [--runs 3]
+
+1. Generates a history of at least --events contract events on a fresh anvil (batched
+   eth_sendTransaction with explicit nonces, automine off): PriceSet events and hire cycles
+   (JobCreated, then JobReleased + Payout + EarningsRecorded).
+2. Baseline: fetches every log of our contracts with eth_getLogs, in the ranges the indexer's
+   range sizer would use, and parses the JSON; nothing else.
+3. Backfill: a fresh SQLite file, the Indexer from the deploy block to the head (everything
+   final: decode, project, commit). Figures: median of --runs of each, events/s, and the ratio
+   backfill time / fetch time (goal: >= 10,000 events/s and ratio <= 1.5).
+4. Live lag: automine on, one transaction at a time while the indexer follows: from the
+   receipt (mined) to the row being visible in SQLite from another connection; p50 and p99.
+5. Peak RSS of `python -m indexer --until-head` doing the same backfill in its own process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from core import deployments
+from core.anvil import Anvil
+from core.chain import ROOT, connect
+from core.store import connect as db_connect
+from indexer.decode import Decoder
+from indexer.rpc import RpcClient
+from indexer.sync import Indexer, RangeSizer
+from scripts.compile import compile_contracts
+from scripts.devchain import USDC, System, deploy_dev_system
+
+ANVIL_ACCOUNTS = 10
+
+
+def _rpc(w3: Any, method: str, params: list[Any]) -> Any:
+    reply = w3.provider.make_request(method, params)
+    if "error" in reply:
+        raise RuntimeError(reply["error"])
+    return reply.get("result")
+
+
+def generate(s: System, rpc_url: str, n_events: int) -> int:
+    """Fill the chain with at least n_events of our events; return how many were emitted."""
+    import json
+    import urllib.request
+
+    w3 = s.w3
+    senders = [w3.to_checksum_address(a) for a in w3.eth.accounts[:ANVIL_ACCOUNTS]]  # anvil's unlocked accounts
+    operator = s.operator.address
+    _rpc(w3, "anvil_impersonateAccount", [operator])
+    tokens = []
+    for i, acct in enumerate(senders):
+        tokens.append(s.register_agent(acct, s.users[i].address, f"agl_{0xBE00 + i:012x}"))
+        s.mint_usdc(acct, 10**9 * USDC)
+    esc, usdc = s.escrow, s.usdc
+    nonces = {a: w3.eth.get_transaction_count(a) for a in [*senders, operator]}
+
+    def tx(sender: str, fn: Any) -> dict[str, Any]:
+        data = fn._encode_transaction_data()
+        t = {"from": sender, "to": fn.address, "data": data, "gas": hex(300_000), "nonce": hex(nonces[sender])}
+        nonces[sender] += 1
+        return t
+
+    def send_batch(txs: list[dict[str, Any]]) -> None:
+        for i in range(0, len(txs), 2000):
+            body = [
+                {"jsonrpc": "2.0", "id": k, "method": "eth_sendTransaction", "params": [t]}
+                for k, t in enumerate(txs[i : i + 2000])
+            ]
+            req = urllib.request.Request(rpc_url, json.dumps(body).encode(), {"Content-Type": "application/json"})
+            with urllib.request.urlopen(req, timeout=120) as resp:  # noqa: S310 (loopback)
+                for r in json.loads(resp.read()):
+                    if "error" in r:
+                        raise RuntimeError(r["error"])
+
+    def mine_all() -> None:
+        while int(_rpc(w3, "txpool_status", [])["pending"], 16):
+            _rpc(w3, "evm_mine", [])
+
+    _rpc(w3, "evm_setAutomine", [False])
+    send_batch([tx(a, usdc.functions.approve(esc.address, 2**255)) for a in senders])
+    mine_all()
+    emitted = 0
+    round_no = 0
+    while emitted < n_events:
+        round_no += 1
+        batch: list[dict[str, Any]] = []
+        jobs: list[bytes] = []
+        for i, a in enumerate(senders):
+            for k in range(200):  # PriceSet: 1 event each
+                batch.append(tx(a, esc.functions.setPrice(tokens[i], (1 + (k + round_no) % 50) * USDC)))
+            emitted += 200
+            batch.append(tx(a, esc.functions.setPrice(tokens[i], 5 * USDC)))
+            emitted += 1
+        for i, a in enumerate(senders):
+            target = tokens[(i + 1) % len(tokens)]
+            for k in range(50):  # hire cycles: JobCreated, then JobReleased + Payout + EarningsRecorded
+                job = round_no.to_bytes(8, "big") + i.to_bytes(8, "big") + k.to_bytes(16, "big")
+                jobs.append(job)
+                batch.append(
+                    tx(a, esc.functions.createJob(job, f"agl_{0xBE00 + (i + 1) % len(tokens):012x}", 5 * USDC))
+                )
+            emitted += 50
+            del target
+        send_batch(batch)
+        mine_all()
+        send_batch([tx(operator, esc.functions.release(j)) for j in jobs])
+        emitted += 3 * len(jobs)
+        mine_all()
+    _rpc(w3, "evm_setAutomine", [True])
+    return emitted
+
+
+async def fetch_only(rpc_url: str, addresses: list[str], start: int, end: int) -> tuple[float, int]:
+    sizer = RangeSizer()
+    t0 = time.perf_counter()
+    n = 0
+    async with RpcClient(rpc_url) as rpc:
+        block = start
+        while block <= end:
+            stop = min(end, block + sizer.size - 1)
+            logs = await rpc.call(
+                "eth_getLogs", [{"fromBlock": hex(block), "toBlock": hex(stop), "address": addresses}]
+            )
+            sizer.success(len(logs))
+            n += len(logs)
+            block = stop + 1
+    return time.perf_counter() - t0, n
+
+
+async def backfill(rpc_url: str, s: System, db: Path) -> tuple[float, int]:
+    conn = db_connect(db, durable=False)
+    dep = s.deployment
+    async with RpcClient(rpc_url) as rpc:
+        ix = Indexer(
+            conn,
+            rpc,
+            chain_id=dep.chain_id,
+            addresses=dep.contracts,
+            start_block=dep.deploy_block,
+            use_finalized_tag=False,
+            confirmations=0,
+        )
+        head = int(await rpc.call("eth_blockNumber", []), 16)
+        t0 = time.perf_counter()
+        await ix.run_until(head, timeout=3600)
+        elapsed = time.perf_counter() - t0
+    n = int(conn.execute("SELECT count(*) FROM events").fetchone()[0])  # type: ignore[index, arg-type]
+    conn.close()
+    return elapsed, n
+
+
+def live_lag(rpc_url: str, s: System, db: Path, samples: int) -> list[float]:
+    stop = threading.Event()
+
+    def follow() -> None:
+        async def main() -> None:
+            conn = db_connect(db, durable=False)
+            dep = s.deployment
+            async with RpcClient(rpc_url) as rpc:
+                ix = Indexer(
+                    conn,
+                    rpc,
+                    chain_id=dep.chain_id,
+                    addresses=dep.contracts,
+                    start_block=dep.deploy_block,
+                    poll_interval=0.02,
+                )
+                ev = asyncio.Event()
+                task = asyncio.create_task(ix.run(ev))
+                while not stop.is_set():
+                    await asyncio.sleep(0.05)
+                ev.set()
+                await task
+            conn.close()
+
+        asyncio.run(main())
+
+    thread = threading.Thread(target=follow)
+    thread.start()
+    reader = db_connect(db, durable=False)
+    owner = s.w3.eth.accounts[0]
+    token = s.registry.functions.tokenOfWalletId(f"agl_{0xBE00:012x}").call()
+    head = s.w3.eth.block_number
+    deadline = time.perf_counter() + 300
+    while True:  # let it catch up first
+        row = reader.execute("SELECT block_number FROM sync_state").fetchone()
+        if row is not None and int(row[0]) >= head:  # type: ignore[arg-type]
+            break
+        if time.perf_counter() > deadline:
+            raise TimeoutError("the indexer did not catch up")
+        time.sleep(0.05)
+    lags = []
+    for i in range(samples):
+        price = (1000 + i) * USDC
+        tx_hash = s.escrow.functions.setPrice(token, price).transact({"from": owner})
+        s.w3.eth.wait_for_transaction_receipt(tx_hash, poll_latency=0.001)
+        mined = time.perf_counter()
+        while (
+            reader.execute("SELECT 1 FROM agents WHERE token_id = ? AND hire_price = ?", (token, price)).fetchone()
+            is None
+        ):
+            time.sleep(0.0005)
+        lags.append(time.perf_counter() - mined)
+    stop.set()
+    thread.join()
+    reader.close()
+    return lags
+
+
+def peak_rss_backfill(rpc_url: str, s: System, tmp: Path) -> tuple[float, float]:
+    deployments.save(s.deployment, tmp / "deployments")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTLEDGER_")}
+    env.update(AGENTLEDGER_DEPLOYMENTS_DIR=str(tmp / "deployments"), AGENTLEDGER_CONFIRMATIONS="0")
+    t0 = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "indexer", "--rpc", rpc_url, "--db", str(tmp / "rss.db"), "--until-head"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    elapsed = time.perf_counter() - t0
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, elapsed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--lag-samples", type=int, default=200)
+    parser.add_argument(
+        "--gas-limit",
+        type=int,
+        default=1_000_000_000,
+        help="anvil block gas limit: 1e9 packs ~1,000 events a block (dense); 3e6 about 50 (spread out)",
+    )
+    args = parser.parse_args()
+    compile_contracts()
+    with tempfile.TemporaryDirectory() as tmpdir, Anvil(extra_args=["--gas-limit", str(args.gas_limit)]) as node:
+        tmp = Path(tmpdir)
+        s = deploy_dev_system(connect(node.rpc_url))
+        t0 = time.perf_counter()
+        emitted = generate(s, node.rpc_url, args.events)
+        head = s.w3.eth.block_number
+        print(
+            f"history: {emitted:,} events in {head - s.deployment.deploy_block:,} blocks "
+            f"(generated in {time.perf_counter() - t0:.1f}s)"
+        )
+        addresses = Decoder(s.deployment.contracts).addresses
+        fetch_times, fill_times = [], []
+        n_logs = n_events = 0
+        for run in range(args.runs):
+            ft, n_logs = asyncio.run(fetch_only(node.rpc_url, addresses, s.deployment.deploy_block, head))
+            bt, n_events = asyncio.run(backfill(node.rpc_url, s, tmp / f"bench{run}.db"))
+            fetch_times.append(ft)
+            fill_times.append(bt)
+            print(
+                f"  run {run + 1}: eth_getLogs only {ft:.2f}s ({n_logs:,} logs); backfill {bt:.2f}s ({n_events:,} events)"
+            )
+        ft, bt = statistics.median(fetch_times), statistics.median(fill_times)
+        assert n_logs == n_events, (n_logs, n_events)
+        print(
+            f"backfill: {n_events / bt:,.0f} events/s (median of {args.runs}); eth_getLogs alone {n_logs / ft:,.0f} logs/s"
+        )
+        print(f"ratio backfill/fetch: {bt / ft:.2f} (goal <= 1.5)")
+        rss, elapsed = peak_rss_backfill(node.rpc_url, s, tmp)
+        print(
+            f"peak RSS of `python -m indexer --until-head` over the same history: {rss:,.0f} MiB ({elapsed:.1f}s incl. start-up)"
+        )
+        lags = sorted(live_lag(node.rpc_url, s, tmp / "live.db", args.lag_samples))
+        p50 = statistics.median(lags)
+        p99 = lags[min(len(lags) - 1, int(len(lags) * 0.99))]
+        print(
+            f"live lag mined -> committed (poll 20 ms, {len(lags)} samples): p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
