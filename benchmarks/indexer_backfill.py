@@ -78,8 +78,9 @@ def generate(s: System, rpc_url: str, n_events: int) -> int:
                 {"jsonrpc": "2.0", "id": k, "method": "eth_sendTransaction", "params": [t]}
                 for k, t in enumerate(txs[i : i + 2000])
             ]
-            req = urllib.request.Request(rpc_url, json.dumps(body).encode(), {"Content-Type": "application/json"})
-            with urllib.request.urlopen(req, timeout=120) as resp:  # noqa: S310 (loopback)
+            headers = {"Content-Type": "application/json"}
+            req = urllib.request.Request(rpc_url, json.dumps(body).encode(), headers)  # noqa: S310 (loopback)
+            with urllib.request.urlopen(req, timeout=120) as resp:  # noqa: S310
                 for r in json.loads(resp.read()):
                     if "error" in r:
                         raise RuntimeError(r["error"])
@@ -267,23 +268,27 @@ def main() -> int:
             fetch_times.append(ft)
             fill_times.append(bt)
             print(
-                f"  run {run + 1}: eth_getLogs only {ft:.2f}s ({n_logs:,} logs); backfill {bt:.2f}s ({n_events:,} events)"
+                f"  run {run + 1}: eth_getLogs only {ft:.2f}s ({n_logs:,} logs);"
+                f" backfill {bt:.2f}s ({n_events:,} events)"
             )
         ft, bt = statistics.median(fetch_times), statistics.median(fill_times)
         assert n_logs == n_events, (n_logs, n_events)
         print(
-            f"backfill: {n_events / bt:,.0f} events/s (median of {args.runs}); eth_getLogs alone {n_logs / ft:,.0f} logs/s"
+            f"backfill: {n_events / bt:,.0f} events/s (median of {args.runs});"
+            f" eth_getLogs alone {n_logs / ft:,.0f} logs/s"
         )
         print(f"ratio backfill/fetch: {bt / ft:.2f} (goal <= 1.5)")
         rss, elapsed = peak_rss_backfill(node.rpc_url, s, tmp)
         print(
-            f"peak RSS of `python -m indexer --until-head` over the same history: {rss:,.0f} MiB ({elapsed:.1f}s incl. start-up)"
+            f"peak RSS of `python -m indexer --until-head` over the same history: {rss:,.0f} MiB"
+            f" ({elapsed:.1f}s incl. start-up)"
         )
         lags = sorted(live_lag(node.rpc_url, s, tmp / "live.db", args.lag_samples))
         p50 = statistics.median(lags)
         p99 = lags[min(len(lags) - 1, int(len(lags) * 0.99))]
         print(
-            f"live lag mined -> committed (poll 20 ms, {len(lags)} samples): p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms"
+            f"live lag mined -> committed (poll 20 ms, {len(lags)} samples):"
+            f" p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms"
         )
     return 0
 
