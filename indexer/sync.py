@@ -70,7 +70,7 @@ class Status:
 class RangeSizer:
     """eth_getLogs range that grows on success and shrinks on "too many results" or timeouts."""
 
-    size: int = 2_000
+    size: int = 16  # small first: unknown density; it aims at target_logs after each range
     minimum: int = 1
     maximum: int = 100_000
     target_logs: int = 10_000
