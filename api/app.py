@@ -9,6 +9,7 @@ import apsw
 from aiohttp import web
 
 from api.errors import ApiError, error_middleware
+from api.wallets import add_wallet_routes
 from core.deployments import Deployment
 from core.networks import network_for
 from core.store.projections import get_tip
@@ -94,6 +95,7 @@ def create_app(deployment: Deployment, rpc_url: str, db: apsw.Connection | None 
     app[RPC_URL] = rpc_url
     if db is not None:
         app[DB] = db
+        add_wallet_routes(app, db)
     app.cleanup_ctx.append(_http_session)
     app.router.add_get("/healthz", healthz)
     return app

@@ -162,4 +162,69 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (chain_id, idx)
     );
     """,
+    # 2: agent wallets (off-chain ledger), accounts, API keys, idempotency keys
+    """
+    CREATE TABLE accounts (
+        id TEXT PRIMARY KEY,                 -- UUID
+        created_at REAL NOT NULL
+    );
+    CREATE TABLE wallet_agents (
+        uuid TEXT PRIMARY KEY,
+        wallet TEXT NOT NULL UNIQUE,         -- agl_ + 12 lowercase hex
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        name TEXT NOT NULL,
+        specialty TEXT NOT NULL,
+        referral_code TEXT NOT NULL UNIQUE,  -- 8 characters
+        referred_by TEXT REFERENCES wallet_agents (uuid),
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX wallet_agents_account ON wallet_agents (account_id);
+    CREATE TABLE api_keys (
+        key_hash TEXT PRIMARY KEY,           -- SHA-256 hex of the key; the key itself is never stored
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        agent_id TEXT REFERENCES wallet_agents (uuid),  -- NULL: the key acts for every agent of the account
+        email TEXT UNIQUE,
+        created_at REAL NOT NULL
+    );
+    -- The source of every balance: one row per movement, written in the same transaction as
+    -- the balances row it changes.
+    CREATE TABLE ledger (
+        id INTEGER PRIMARY KEY,
+        agent_uuid TEXT NOT NULL REFERENCES wallet_agents (uuid),
+        kind TEXT NOT NULL CHECK (kind IN ('earn', 'spend', 'compound', 'referral')),
+        amount INTEGER NOT NULL,             -- signed change of the balance, micro-USDC
+        owner_delta INTEGER NOT NULL,        -- signed change of the owner part
+        self_delta INTEGER NOT NULL,         -- signed change of the agent-self part
+        balance_after INTEGER NOT NULL CHECK (balance_after >= 0),
+        gross INTEGER,                       -- earn: the amount A reported
+        owner_cut INTEGER,
+        agent_cut INTEGER,
+        service_cut INTEGER,                 -- toll, dust included
+        referral_cut INTEGER,
+        source TEXT,                         -- earn: source; spend: destination; referral: referred wallet
+        created_at REAL NOT NULL,
+        CHECK (amount = owner_delta + self_delta)
+    );
+    CREATE INDEX ledger_agent ON ledger (agent_uuid, id);
+    CREATE TABLE balances (
+        agent_uuid TEXT PRIMARY KEY REFERENCES wallet_agents (uuid),
+        owner_balance INTEGER NOT NULL CHECK (owner_balance >= 0),
+        self_balance INTEGER NOT NULL CHECK (self_balance >= 0),
+        total_earned INTEGER NOT NULL,       -- gross earnings reported plus referral credits
+        tx_count INTEGER NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE TABLE idempotency_keys (
+        scope TEXT NOT NULL,                 -- caller key hash (or 'anonymous') + method + path
+        idem_key TEXT NOT NULL,
+        body_sha256 TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('in_flight', 'done')),
+        attempt TEXT NOT NULL,               -- random token of the request holding the key
+        response_status INTEGER,
+        response_body BLOB,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (scope, idem_key)
+    );
+    CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
+    """,
 ]

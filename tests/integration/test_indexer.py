@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -74,6 +75,22 @@ def test_projections_follow_every_contract(snap: System, tmp_path: Path) -> None
         }
     )
     assert len(rows["events"]) == len(logs)
+
+
+def test_backfill_reports_progress_and_everything_below_final_is_not_journaled(snap: System, tmp_path: Path) -> None:
+    lines: list[str] = []
+    head = snap.w3.eth.block_number
+    rows = asyncio.run(
+        index_to_head(tmp_path / "p.db", url(snap), snap, use_finalized_tag=False, progress=lines.append)
+    )
+    assert rows["events"]
+    assert lines and all(
+        re.fullmatch(r"block \d+/\d+ \(\d+%\) [\d,]+ blocks/s [\d,]+ events/s ETA [\d,]+s", ln) for ln in lines
+    )
+    assert lines[-1].startswith(f"block {head}/{head} (100%)")
+    conn = db_connect(tmp_path / "p.db", durable=False)
+    assert conn.execute("SELECT count(*) FROM reorg_undo").fetchone()[0] == 0  # all final: no journal
+    conn.close()
 
 
 @pytest.mark.parametrize("depth", [1, 2, 5, 17, 64])

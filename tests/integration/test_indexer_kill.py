@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-import re
 import signal
 import subprocess
 import sys
@@ -99,7 +98,6 @@ def test_sigkill_at_random_points_then_restart_equals_clean_reindex(chain: tuple
     # One more run to the head (a restart after the last kill), then compare with a clean index.
     done = start_indexer(rpc, db, tmp_path / "deployments", log, "--until-head")
     assert done.wait(timeout=120) == 0, log.read_text()[-3000:]
-    assert re.search(r"block \d+/\d+ .* blocks/s .* events/s ETA", log.read_text())  # backfill progress
     conn = db_connect(db, durable=False)
     killed_rows = dump(conn)
     conn.close()
