@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import apsw
 
-from core.money import split
+from core.money import format_usdc, split
 from core.store import wallets as store
 from core.store.wallets import AgentRow, BalanceRow, LedgerEntry
 
@@ -195,7 +195,9 @@ def spend(conn: apsw.Connection, agent: AgentRow, amount: int, destination: str,
     cur = store.get_balance(conn, agent.uuid)
     if amount > cur.balance:
         raise WalletError(
-            "insufficient_balance", f"balance {cur.balance} micro-USDC cannot cover {amount} micro-USDC", "amount"
+            "insufficient_balance",
+            f"balance {format_usdc(cur.balance)} USDC cannot cover {format_usdc(amount)} USDC",
+            "amount",
         )
     from_self = min(amount, cur.self_balance)
     entry = LedgerEntry(
