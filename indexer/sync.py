@@ -167,7 +167,8 @@ class Indexer:
     async def run_until(self, block: int, timeout: float = 60.0) -> None:
         """Step until `block` is applied (tests and the backfill command)."""
         deadline = time.monotonic() + timeout
-        while self.status.seen < block or (self.status.seen == 0 and block == 0):
+        await self._load_tip()
+        while self.status.seen < block:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"indexer did not reach block {block} (at {self.status.seen})")
             if not await self.step():
