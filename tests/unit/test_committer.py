@@ -1,0 +1,146 @@
+"""GroupCommitter: concurrent writers share commits, failures stay isolated, results only after COMMIT."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import apsw
+import pytest
+
+from core.store import connect
+from core.store.committer import GroupCommitter
+
+
+def _setup(path: Path) -> None:
+    conn = connect(path)
+    conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)")
+    conn.execute("CREATE TABLE acct (id INTEGER PRIMARY KEY, balance INTEGER NOT NULL CHECK (balance >= 0))")
+    conn.execute("INSERT INTO acct VALUES (1, 50)")
+    conn.close()
+
+
+def test_concurrent_items_share_commits_and_all_land(tmp_path: Path) -> None:
+    db = tmp_path / "g.db"
+    _setup(db)
+
+    async def scenario() -> GroupCommitter:
+        gc = GroupCommitter(db)
+        results = await asyncio.gather(
+            *(gc.run(lambda c, i=i: c.execute("INSERT INTO t (v) VALUES (?)", (i,)) and i) for i in range(300))
+        )
+        assert results == list(range(300))
+        await gc.close()
+        return gc
+
+    gc = asyncio.run(scenario())
+    assert gc.items == 300 and gc.groups < 300  # grouped: fewer commits than items
+    reader = connect(db)
+    assert sorted(v for (v,) in reader.execute("SELECT v FROM t")) == list(range(300))
+    reader.close()
+
+
+def test_a_failing_item_rolls_back_alone(tmp_path: Path) -> None:
+    db = tmp_path / "f.db"
+    _setup(db)
+
+    def bad(c: apsw.Connection) -> None:
+        c.execute("INSERT INTO t (v) VALUES (-1)")
+        raise ValueError("refused")
+
+    async def scenario() -> None:
+        gc = GroupCommitter(db)
+        ok1 = gc.run(lambda c: c.execute("INSERT INTO t (v) VALUES (1)") and 1)
+        failing = gc.run(bad)
+        ok2 = gc.run(lambda c: c.execute("INSERT INTO t (v) VALUES (2)") and 2)
+        out = await asyncio.gather(ok1, failing, ok2, return_exceptions=True)
+        assert out[0] == 1 and out[2] == 2
+        assert isinstance(out[1], ValueError)
+        await gc.close()
+
+    asyncio.run(scenario())
+    reader = connect(db)
+    assert sorted(v for (v,) in reader.execute("SELECT v FROM t")) == [1, 2]
+    reader.close()
+
+
+def test_result_is_visible_to_another_connection_when_run_returns(tmp_path: Path) -> None:
+    db = tmp_path / "v.db"
+    _setup(db)
+    reader = connect(db)
+
+    async def scenario() -> None:
+        gc = GroupCommitter(db)
+        for i in range(20):
+            rowid = await gc.run(
+                lambda c, i=i: (c.execute("INSERT INTO t (v) VALUES (?)", (i,)), c.last_insert_rowid())[1]
+            )
+            assert reader.execute("SELECT v FROM t WHERE id = ?", (rowid,)).fetchall() == [(i,)]
+        await gc.close()
+
+    asyncio.run(scenario())
+    reader.close()
+
+
+def test_check_then_debit_never_overdraws_under_concurrency(tmp_path: Path) -> None:
+    db = tmp_path / "d.db"
+    _setup(db)
+
+    class Insufficient(Exception):
+        pass
+
+    def debit(c: apsw.Connection) -> int:
+        (balance,) = c.execute("SELECT balance FROM acct WHERE id = 1").fetchone()  # type: ignore[misc]
+        if balance < 1:
+            raise Insufficient
+        c.execute("UPDATE acct SET balance = balance - 1 WHERE id = 1")
+        return int(balance) - 1  # type: ignore[call-overload]
+
+    async def scenario() -> list[object]:
+        gc = GroupCommitter(db)
+        out = await asyncio.gather(*(gc.run(debit) for _ in range(100)), return_exceptions=True)
+        await gc.close()
+        return out
+
+    out = asyncio.run(scenario())
+    assert sum(1 for o in out if isinstance(o, int)) == 50
+    assert sum(1 for o in out if isinstance(o, Insufficient)) == 50
+    reader = connect(db)
+    assert reader.execute("SELECT balance FROM acct").fetchall() == [(0,)]
+    reader.close()
+
+
+def test_a_failed_commit_fails_every_item_of_the_group(tmp_path: Path) -> None:
+    db = tmp_path / "c.db"
+    _setup(db)
+
+    async def scenario() -> None:
+        gc = GroupCommitter(db)
+        # A deferred foreign-key-like failure at COMMIT time: a deferred constraint violated.
+        gc.conn.execute("CREATE TABLE parent (id INTEGER PRIMARY KEY)")
+        gc.conn.execute("CREATE TABLE child (pid INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)")
+        a = gc.run(lambda c: c.execute("INSERT INTO t (v) VALUES (7)") and 7)
+        b = gc.run(lambda c: c.execute("INSERT INTO child VALUES (99)") and 0)
+        out = await asyncio.gather(a, b, return_exceptions=True)
+        assert all(isinstance(o, apsw.ConstraintError) for o in out), out
+        await gc.close()
+
+    asyncio.run(scenario())
+    reader = connect(db)
+    assert reader.execute("SELECT count(*) FROM t").fetchone() == (0,)
+    reader.close()
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_sequential_runs_each_commit(tmp_path: Path, n: int) -> None:
+    db = tmp_path / "s.db"
+    _setup(db)
+
+    async def scenario() -> GroupCommitter:
+        gc = GroupCommitter(db)
+        for i in range(n):
+            await gc.run(lambda c, i=i: c.execute("INSERT INTO t (v) VALUES (?)", (i,)))
+        await gc.close()
+        return gc
+
+    assert asyncio.run(scenario()).groups == n
