@@ -11,10 +11,10 @@ NPM_OK := node_modules/.installed
 
 install: $(PY_OK) $(NPM_OK)
 
-$(PY_OK): pyproject.toml constraints.txt
+$(PY_OK): pyproject.toml constraints.txt sdk/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev]' -e ./sdk
 	touch $@
 
 $(NPM_OK): package.json package-lock.json

@@ -8,7 +8,9 @@ import aiohttp
 import apsw
 from aiohttp import web
 
+from api.agent_card import add_agent_card_routes
 from api.errors import ApiError, error_middleware
+from api.openapi import add_schema_routes
 from api.wallets import add_wallet_routes
 from core.deployments import Deployment
 from core.networks import network_for
@@ -89,7 +91,11 @@ async def _http_session(app: web.Application) -> Any:
     await app[HTTP].close()
 
 
-def create_app(deployment: Deployment, rpc_url: str, db: apsw.Connection | None = None) -> web.Application:
+def create_app(
+    deployment: Deployment, rpc_url: str, db: apsw.Connection | None = None, *, public_url: str | None = None
+) -> web.Application:
+    """The service; `public_url` (e.g. https://ledger.example.com) makes the agent card's URLs absolute
+    behind a proxy (default: the request's own scheme and host)."""
     app = web.Application(middlewares=[error_middleware])
     app[DEPLOYMENT] = deployment
     app[RPC_URL] = rpc_url
@@ -98,4 +104,6 @@ def create_app(deployment: Deployment, rpc_url: str, db: apsw.Connection | None 
         add_wallet_routes(app, db)
     app.cleanup_ctx.append(_http_session)
     app.router.add_get("/healthz", healthz)
+    add_schema_routes(app)
+    add_agent_card_routes(app, public_url)
     return app

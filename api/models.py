@@ -8,10 +8,11 @@ whose `param` names the field.
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
 from api.errors import ApiError
@@ -29,9 +30,27 @@ def _amount(value: object) -> int:
         raise PydanticCustomError("invalid_amount", str(exc)) from exc
 
 
+def _amount_or_zero(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, Decimal)):
+        raise PydanticCustomError("invalid_amount", "amount must be a JSON number of USDC, e.g. 250 or 12.5")
+    try:
+        return parse_usdc(value, allow_zero=True)
+    except AmountError as exc:
+        raise PydanticCustomError("invalid_amount", str(exc)) from exc
+
+
 #: A positive USDC amount with at most 6 decimals, as micro-USDC units.
-Amount = Annotated[int, BeforeValidator(_amount)]
+#: Decimal USDC in JSON (at most 6 decimals), micro-USDC int once validated.
+Amount = Annotated[
+    int,
+    BeforeValidator(_amount),
+    WithJsonSchema({"type": "number", "exclusiveMinimum": 0, "description": "USDC, at most 6 decimals"}),
+]
+#: The same, zero allowed.
+AmountOrZero = Annotated[int, BeforeValidator(_amount_or_zero)]
 Wallet = Annotated[str, Field(pattern=WALLET_PATTERN)]
+#: A niche: one of the specialty slugs or any 1-40 of [a-z0-9_].
+Niche = Annotated[str, Field(pattern=r"^[a-z0-9_]{1,40}$")]
 
 
 class _Strict(BaseModel):
@@ -56,6 +75,55 @@ class SpendRequest(_Strict):
     destination: Annotated[str, Field(min_length=1, max_length=200)]
 
 
+class EarnBatchRequest(_Strict):
+    """Several earnings credited atomically (all or none), each exactly as POST /earn would."""
+
+    payments: Annotated[list[EarnRequest], Field(min_length=1, max_length=100)]
+
+
+class CompoundRequest(_Strict):
+    agentId: Wallet
+    reinvestPercent: Annotated[int, Field(ge=1, le=100)] = 20
+
+
+class MemoryWriteRequest(_Strict):
+    """Upsert one memory key. Limits (checked by core.wallets.put_memory): key 1-256 printable
+    ASCII, not starting with brain: or run: (400 invalid_key / reserved_key); value any JSON of at
+    most 16 KiB as compact JSON (413 value_too_large); 10,000 keys per agent (409 memory_full)."""
+
+    agentId: Wallet
+    key: str
+    value: Any
+
+
+class MemoryQuery(_Strict):
+    """`query` matches keys by substring, case-sensitively; results ordered by key; `cursor` is
+    the last key of the previous page (the response's nextCursor)."""
+
+    agentId: Wallet
+    query: Annotated[str, Field(max_length=256)] | None = None
+    limit: Annotated[int, Field(ge=1, le=200, strict=False)] = 50
+    cursor: Annotated[str, Field(min_length=1, max_length=256)] | None = None
+
+
+class BrainUpdateRequest(_Strict):
+    agentId: Wallet
+    action: Literal["listed", "sold"]
+    niche: Niche
+    price: AmountOrZero
+    revenue: AmountOrZero | None = None
+
+
+class RunRequest(_Strict):
+    agentId: Wallet
+    success: bool
+    niche: Niche | None = None
+
+
+class KeyRequest(_Strict):
+    email: Annotated[str, Field(min_length=3, max_length=254)]
+
+
 M = TypeVar("M", bound=BaseModel)
 
 _CODES = {"extra_forbidden": "unknown_field", "missing": "missing_field"}
@@ -63,17 +131,39 @@ _CODES = {"extra_forbidden": "unknown_field", "missing": "missing_field"}
 
 def _validation_error(exc: ValidationError) -> ApiError:
     first = exc.errors(include_url=False)[0]
-    param = ".".join(str(p) for p in first["loc"]) or None
+    param = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"]).lstrip(".") or None
     code = _CODES.get(first["type"], "invalid_amount" if first["type"] == "invalid_amount" else "invalid_field")
     message = f"{param}: {first['msg']}" if param else str(first["msg"])
     return ApiError(400, code, message, param=param)
 
 
+#: Deepest nesting of arrays and objects a request body may have. Checked before parsing: the
+#: C JSON scanner recurses on the C stack, and a dependency (py_ecc, via web3) raises Python's
+#: recursion limit to 100,000 at import, so a body of 100,000 `[` would crash the process.
+MAX_JSON_DEPTH = 64
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_JSON_BRACKET = re.compile(rb"[\[\]{}]")
+
+
+def _too_deep(body: bytes) -> bool:
+    if body.count(b"[") + body.count(b"{") <= MAX_JSON_DEPTH:
+        return False
+    depth = 0
+    for m in _JSON_BRACKET.finditer(_JSON_STRING.sub(b"", body)):
+        depth += 1 if m.group() in (b"[", b"{") else -1
+        if depth > MAX_JSON_DEPTH:
+            return True
+    return False
+
+
 def decode_json(body: bytes) -> dict[str, Any]:
-    """A JSON object, numbers with a fraction as Decimal; 400 `invalid_json` otherwise."""
+    """A JSON object, numbers with a fraction as Decimal; 400 `invalid_json` otherwise (also when
+    nested deeper than MAX_JSON_DEPTH)."""
+    if _too_deep(body):
+        raise ApiError(400, "invalid_json", f"the request body is nested deeper than {MAX_JSON_DEPTH} levels")
     try:
         data = json.loads(body, parse_float=Decimal, parse_constant=_no_constant)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise ApiError(400, "invalid_json", "the request body is not valid JSON") from exc
     if not isinstance(data, dict):
         raise ApiError(400, "invalid_json", "the request body must be a JSON object")

@@ -1,4 +1,6 @@
-"""The agent wallet API under /api/agents: register, earn, spend, balance, identity.
+"""The agent wallet API under /api/agents: register, earn (single and batch), spend, compound,
+balance, identity, memory, brain, run records and the network totals; self-serve keys at
+/api/keys.
 
 Amounts are decimal USDC numbers in JSON (parsed as Decimal, answered as numbers) and integers
 of micro-USDC inside. Value-moving POSTs run under api.idempotency; their writes commit with
@@ -10,6 +12,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -27,9 +30,25 @@ from api.auth import (
     require_account_scope,
 )
 from api.errors import ApiError, error_middleware
-from api.models import AgentQuery, EarnRequest, RegisterRequest, SpendRequest, parse_body, parse_query
+from api.models import (
+    AgentQuery,
+    BrainUpdateRequest,
+    CompoundRequest,
+    EarnBatchRequest,
+    EarnRequest,
+    KeyRequest,
+    MemoryQuery,
+    MemoryWriteRequest,
+    RegisterRequest,
+    RunRequest,
+    SpendRequest,
+    parse_body,
+    parse_query,
+)
 from core import wallets
 from core.money import format_usdc
+from core.store import transaction
+from core.store import wallets as store
 from core.store.wallets import AgentRow, BalanceRow, get_balance
 
 WALLET_DB: web.AppKey[apsw.Connection] = web.AppKey("wallet_db", apsw.Connection)
@@ -39,7 +58,17 @@ CLOCK: web.AppKey[Callable[[], float]] = web.AppKey("wallet_clock", Callable[[],
 #: (None in production; tests hold requests in flight with it).
 HOOK: web.AppKey[Callable[[web.Request], Awaitable[None]] | None] = web.AppKey("wallet_hook", object)  # type: ignore[arg-type]
 
-_STATUS = {"insufficient_balance": 422, "balance_limit": 422}
+_STATUS = {
+    "insufficient_balance": 422,
+    "balance_limit": 422,
+    "value_too_large": 413,
+    "memory_full": 409,
+    "email_has_key": 409,
+}
+
+
+class RawJson(str):
+    """Text that is already JSON (a stored memory value), spliced into a response as is."""
 
 
 # ---- JSON with Decimal numbers ----------------------------------------------------------------
@@ -47,6 +76,8 @@ _STATUS = {"insufficient_balance": 422, "balance_limit": 422}
 
 def encode(value: Any) -> str:
     """JSON text in which Decimals are numbers (json.dumps would need floats)."""
+    if isinstance(value, RawJson):
+        return str(value)
     if isinstance(value, Decimal):
         return str(value)
     if isinstance(value, dict):
@@ -62,6 +93,14 @@ def _ok(payload: dict[str, Any], status: int = 200) -> tuple[int, bytes]:
 
 def _usdc(units: int) -> Decimal:
     return format_usdc(units)
+
+
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _json_response(payload: dict[str, Any]) -> web.Response:
+    return web.Response(text=encode(payload), content_type="application/json")
 
 
 def _agent_json(agent: AgentRow, balance: int) -> dict[str, Any]:
@@ -148,22 +187,80 @@ async def earn(request: web.Request) -> web.Response:
         req = parse_body(EarnRequest, body)
         agent = agent_for(conn, caller, req.agentId)
         r = wallets.earn(conn, agent, req.amount, req.source, now)
+        return _ok(_earn_json(agent, r))
+
+    return await _execute(request, caller, body, work)
+
+
+def _earn_json(agent: AgentRow, r: wallets.EarnResult) -> dict[str, Any]:
+    return {
+        "success": True,
+        "balance": _usdc(r.balance.balance),
+        "toll": _usdc(r.service_cut),
+        "net": _usdc(r.net),
+        "ownerCut": _usdc(r.owner_cut),
+        "agentCut": _usdc(r.agent_cut),
+        "serviceCut": _usdc(r.service_cut),
+        "referralCut": _usdc(r.referral_cut),
+        "ownerBalance": _usdc(r.balance.owner_balance),
+        "agentSelfBalance": _usdc(r.balance.self_balance),
+        "transactionId": r.ledger_id,
+        "message": f"{format_usdc(r.amount)} USDC earned: {format_usdc(r.net)} credited to {agent.wallet}, "
+        f"{format_usdc(r.service_cut)} toll" + (f", {format_usdc(r.referral_cut)} referral" if r.referral_cut else ""),
+    }
+
+
+async def earn_batch(request: web.Request) -> web.Response:
+    """POST /api/agents/earn/batch: every payment credited as POST /earn would, in ONE transaction:
+    any refused item (validation, an agent the key may not act for, a total limit) answers its
+    error with `param` naming it (e.g. `payments[3].amount`) and nothing is written. Items are
+    applied in order; `results[i]` is item i's earn body (balances as of that item)."""
+    db = request.app[WALLET_DB]
+    caller = authenticate(db, request)
+    body = await request.read()
+    now = request.app[CLOCK]()
+
+    def work(conn: apsw.Connection) -> tuple[int, bytes]:
+        req = parse_body(EarnBatchRequest, body)
+        results = []
+        for i, p in enumerate(req.payments):
+            agent = agent_for(conn, caller, p.agentId, param=f"payments[{i}].agentId")
+            try:
+                r = wallets.earn(conn, agent, p.amount, p.source, now)
+            except wallets.WalletError as exc:
+                raise ApiError(
+                    _STATUS.get(exc.code, 400),
+                    exc.code,
+                    f"payments[{i}]: {exc.message}",
+                    param=f"payments[{i}].{exc.param}",
+                ) from exc
+            results.append(_earn_json(agent, r))
+        return _ok({"success": True, "count": len(results), "results": results})
+
+    return await _execute(request, caller, body, work)
+
+
+async def compound(request: web.Request) -> web.Response:
+    """POST /api/agents/compound: move reinvestPercent % (default 20) of the spendable balance into
+    the reinvested bucket (see core.wallets.compound); `moved` is the amount moved."""
+    db = request.app[WALLET_DB]
+    caller = authenticate(db, request)
+    body = await request.read()
+    now = request.app[CLOCK]()
+
+    def work(conn: apsw.Connection) -> tuple[int, bytes]:
+        req = parse_body(CompoundRequest, body)
+        agent = agent_for(conn, caller, req.agentId)
+        r = wallets.compound(conn, agent, req.reinvestPercent, now)
         return _ok(
             {
                 "success": True,
                 "balance": _usdc(r.balance.balance),
-                "toll": _usdc(r.service_cut),
-                "net": _usdc(r.net),
-                "ownerCut": _usdc(r.owner_cut),
-                "agentCut": _usdc(r.agent_cut),
-                "serviceCut": _usdc(r.service_cut),
-                "referralCut": _usdc(r.referral_cut),
+                "reinvested": _usdc(r.balance.reinvested),
+                "moved": _usdc(r.moved),
                 "ownerBalance": _usdc(r.balance.owner_balance),
                 "agentSelfBalance": _usdc(r.balance.self_balance),
                 "transactionId": r.ledger_id,
-                "message": f"{format_usdc(r.amount)} USDC earned: {format_usdc(r.net)} credited to {agent.wallet}, "
-                f"{format_usdc(r.service_cut)} toll"
-                + (f", {format_usdc(r.referral_cut)} referral" if r.referral_cut else ""),
             }
         )
 
@@ -195,14 +292,15 @@ async def spend(request: web.Request) -> web.Response:
     return await _execute(request, caller, body, work)
 
 
-def _balance_json(bal: BalanceRow) -> dict[str, Any]:
+def _balance_json(bal: BalanceRow, memory_entries: int) -> dict[str, Any]:
     return {
         "balance": _usdc(bal.balance),
         "ownerBalance": _usdc(bal.owner_balance),
         "agentSelfBalance": _usdc(bal.self_balance),
+        "reinvested": _usdc(bal.reinvested),
         "totalEarned": _usdc(bal.total_earned),
         "totalTransactions": bal.tx_count,
-        "memoryEntries": 0,  # the memory endpoints are not built yet
+        "memoryEntries": memory_entries,  # every key, the service's brain: and run: keys included
     }
 
 
@@ -211,7 +309,7 @@ async def balance(request: web.Request) -> web.Response:
     caller = authenticate(db, request)
     q = parse_query(AgentQuery, dict(request.query))
     agent = agent_for(db, caller, q.agentId)
-    return web.Response(text=encode(_balance_json(get_balance(db, agent.uuid))), content_type="application/json")
+    return _json_response(_balance_json(get_balance(db, agent.uuid), store.count_memories(db, agent.uuid)))
 
 
 async def identity(request: web.Request) -> web.Response:
@@ -220,6 +318,173 @@ async def identity(request: web.Request) -> web.Response:
     q = parse_query(AgentQuery, dict(request.query))
     agent = agent_for(db, caller, q.agentId)
     return web.json_response({"uuid": agent.uuid, "wallet": agent.wallet})
+
+
+# ---- memory ---------------------------------------------------------------------------------
+
+
+def _memory_json(m: store.MemoryRow) -> dict[str, Any]:
+    return {"key": m.key, "value": RawJson(m.value), "createdAt": _iso(m.created_at), "updatedAt": _iso(m.updated_at)}
+
+
+async def memory_write(request: web.Request) -> web.Response:
+    """POST /api/agents/memory: upsert {key: value}; limits in api.models.MemoryWriteRequest."""
+    db = request.app[WALLET_DB]
+    caller = authenticate(db, request)
+    body = await request.read()
+    now = request.app[CLOCK]()
+
+    def work(conn: apsw.Connection) -> tuple[int, bytes]:
+        req = parse_body(MemoryWriteRequest, body)
+        agent = agent_for(conn, caller, req.agentId)
+        m = wallets.put_memory(conn, agent, req.key, encode(req.value), now)
+        return _ok({"success": True, "memory": _memory_json(m)})
+
+    return await _execute(request, caller, body, work)
+
+
+async def memory_read(request: web.Request) -> web.Response:
+    """GET /api/agents/memory?agentId=&query=&limit=&cursor=: the agent's entries ordered by key,
+    `query` a case-sensitive substring of the key, `limit` 1-200 (default 50); nextCursor is the
+    last key returned when more follow, else null."""
+    db = request.app[WALLET_DB]
+    caller = authenticate(db, request)
+    q = parse_query(MemoryQuery, dict(request.query))
+    agent = agent_for(db, caller, q.agentId)
+    rows = store.list_memories(db, agent.uuid, q.query, q.cursor, q.limit + 1)
+    more = len(rows) > q.limit
+    rows = rows[: q.limit]
+    return _json_response({"memories": [_memory_json(m) for m in rows], "nextCursor": rows[-1].key if more else None})
+
+
+# ---- brain --------------------------------------------------------------------------------------
+
+
+def _brain_payload(brain: wallets.Brain, network: dict[str, store.NicheStats]) -> dict[str, Any]:
+    """The brain as the API shows it:
+
+    - niches{name: {listed, sold, revenue, winRate}}: the agent's own counts; winRate is sales per
+      listing capped at 1 (core.wallets.win_rate), rounded to 4 decimals;
+    - prices{name: USDC}: the agent's average sale price per niche with at least one sale;
+    - topProducts: up to 5 niches with sales, by revenue (then name): [{niche, revenue, sold}];
+    - totals and the overall winRate over every niche; lastUpdated (ISO 8601 UTC or null);
+    - strategyNote: a one-line reading of the weights;
+    - weights{niche: number}: core.wallets.weights (agent + network, Laplace-smoothed, sum 1)."""
+    niches = brain.niches
+    total = store.NicheStats(
+        sum(s.listed for s in niches.values()),
+        sum(s.sold for s in niches.values()),
+        sum(s.revenue for s in niches.values()),
+    )
+    ranked = sorted((n for n, s in niches.items() if s.sold), key=lambda n: (-niches[n].revenue, n))
+    w = wallets.weights(brain, network)
+    best = max(w, key=lambda n: (w[n], n in niches, n))  # never empty: every specialty is weighed
+    if not niches:
+        note = f"No listings yet: weights come from the network; start with {best} and record every listing and sale."
+    else:
+        note = f"Favour {best} (weight {w[best]:.3f}); the best smoothed win rate across your and the network's sales."
+    return {
+        "brain": {
+            "niches": {
+                n: {
+                    "listed": s.listed,
+                    "sold": s.sold,
+                    "revenue": _usdc(s.revenue),
+                    "winRate": round(wallets.win_rate(s), 4),
+                }
+                for n, s in sorted(niches.items())
+            },
+            "prices": {n: _usdc(s.sold_price_total // s.sold) for n, s in sorted(niches.items()) if s.sold},
+            "topProducts": [
+                {"niche": n, "revenue": _usdc(niches[n].revenue), "sold": niches[n].sold}
+                for n in ranked[: wallets.TOP_PRODUCTS]
+            ],
+            "totalListed": total.listed,
+            "totalSold": total.sold,
+            "totalRevenue": _usdc(total.revenue),
+            "winRate": round(wallets.win_rate(total), 4),
+            "strategyNote": note,
+            "lastUpdated": None if brain.last_updated is None else _iso(brain.last_updated),
+        },
+        "weights": w,
+    }
+
+
+async def brain_read(request: web.Request) -> web.Response:
+    db = request.app[WALLET_DB]
+    caller = authenticate(db, request)
+    q = parse_query(AgentQuery, dict(request.query))
+    agent = agent_for(db, caller, q.agentId)
+    return _json_response(_brain_payload(wallets.load_brain(db, agent), store.shared_brain(db)))
+
+
+async def brain_write(request: web.Request) -> web.Response:
+    """POST /api/agents/brain {agentId, action listed|sold, niche, price, revenue?}: one listing or
+    sale into the agent's brain (memory brain:v1) and the shared brain, in one transaction;
+    answers the updated brain and weights."""
+    db = request.app[WALLET_DB]
+    caller = authenticate(db, request)
+    body = await request.read()
+    now = request.app[CLOCK]()
+
+    def work(conn: apsw.Connection) -> tuple[int, bytes]:
+        req = parse_body(BrainUpdateRequest, body)
+        agent = agent_for(conn, caller, req.agentId)
+        brain = wallets.update_brain(conn, agent, req.action, req.niche, req.price, req.revenue, now)
+        return _ok({"success": True, **_brain_payload(brain, store.shared_brain(conn))})
+
+    return await _execute(request, caller, body, work)
+
+
+# ---- runs, network, keys ------------------------------------------------------------------------
+
+
+async def record_run(request: web.Request) -> web.Response:
+    """POST /api/agents/runs {agentId, success, niche?}: count one run of the agent under memory key
+    run:YYYY-MM-DD:<niche or general> (UTC day) as {"success": n, "failure": m}."""
+    db = request.app[WALLET_DB]
+    caller = authenticate(db, request)
+    body = await request.read()
+    now = request.app[CLOCK]()
+
+    def work(conn: apsw.Connection) -> tuple[int, bytes]:
+        req = parse_body(RunRequest, body)
+        agent = agent_for(conn, caller, req.agentId)
+        key, ok, failed = wallets.record_run(conn, agent, req.success, req.niche, now)
+        return _ok({"success": True, "key": key, "runs": {"success": ok, "failure": failed}})
+
+    return await _execute(request, caller, body, work)
+
+
+async def network(request: web.Request) -> web.Response:
+    """GET /api/agents/network (public): agents registered, total earned and total tolls in USDC
+    (reported earnings plus settled on-chain payouts; see core.store.wallets.network_totals)."""
+    agents, earned, tolls = store.network_totals(request.app[WALLET_DB])
+    return _json_response({"totalAgents": agents, "totalEarned": _usdc(earned), "totalTolls": _usdc(tolls)})
+
+
+async def create_key(request: web.Request) -> web.Response:
+    """POST /api/keys {email} (public): a new account and an account-scoped key bound to the
+    address (compared case-insensitively), shown once; 409 email_has_key when the address already
+    has one. Not replayable (the key is never stored), so Idempotency-Key is refused."""
+    if idempotency.HEADER in request.headers:
+        raise ApiError(
+            400,
+            "idempotency_unsupported",
+            f"a new key is shown once and cannot be replayed; retry without {idempotency.HEADER}",
+            param=idempotency.HEADER,
+        )
+    db = request.app[WALLET_DB]
+    body = await request.read()
+    req = parse_body(KeyRequest, body)
+    api_key = new_api_key()
+    try:
+        with transaction(db):
+            account_id = wallets.create_email_key(db, req.email, hash_api_key(api_key), request.app[CLOCK]())
+    except wallets.WalletError as exc:
+        raise _wallet_error(exc) from exc
+    payload = {"success": True, "api_key": api_key, "accountId": account_id, "email": req.email.lower()}
+    return web.Response(status=201, text=encode(payload), content_type="application/json")
 
 
 # ---- wiring -----------------------------------------------------------------------------------
@@ -235,6 +500,15 @@ def add_wallet_routes(app: web.Application, db: apsw.Connection, clock: Callable
     app.router.add_post("/api/agents/spend", spend)
     app.router.add_get("/api/agents/balance", balance)
     app.router.add_get("/api/agents/identity", identity)
+    app.router.add_post("/api/agents/earn/batch", earn_batch)
+    app.router.add_post("/api/agents/compound", compound)
+    app.router.add_post("/api/agents/memory", memory_write)
+    app.router.add_get("/api/agents/memory", memory_read)
+    app.router.add_get("/api/agents/brain", brain_read)
+    app.router.add_post("/api/agents/brain", brain_write)
+    app.router.add_post("/api/agents/runs", record_run)
+    app.router.add_get("/api/agents/network", network)
+    app.router.add_post("/api/keys", create_key)
 
 
 def create_wallet_app(db: apsw.Connection, clock: Callable[[], float] = time.time) -> web.Application:

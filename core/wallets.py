@@ -9,9 +9,12 @@ WalletError (nothing written) on a refused request.
 
 from __future__ import annotations
 
+import json
+import re
 import secrets
 import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import apsw
 
@@ -209,3 +212,241 @@ def spend(conn: apsw.Connection, agent: AgentRow, amount: int, destination: str,
     )
     ledger_id, bal = store.append_ledger(conn, entry, now)
     return SpendResult(ledger_id, amount, bal)
+
+
+# ---- compound -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CompoundResult:
+    ledger_id: int | None  # None when nothing moved (no row written)
+    moved: int
+    balance: BalanceRow
+
+
+def compound(conn: apsw.Connection, agent: AgentRow, percent: int, now: float) -> CompoundResult:
+    """Move `percent` % of the spendable balance into the reinvested bucket.
+
+    Each part (owner, agent-self) gives up floor(part * percent / 100), so the parts keep their
+    proportions and 100% empties both. The move is one ledger row of kind 'compound' (amount and
+    deltas negative, reinvested_delta positive). Reinvested funds are no longer spendable and stay
+    in the bucket (no endpoint takes them out yet). Nothing to move: no row, moved 0."""
+    if not 1 <= percent <= 100:
+        raise WalletError("invalid_field", "reinvestPercent must be between 1 and 100", "reinvestPercent")
+    cur = store.get_balance(conn, agent.uuid)
+    from_owner = cur.owner_balance * percent // 100
+    from_self = cur.self_balance * percent // 100
+    moved = from_owner + from_self
+    if moved == 0:
+        return CompoundResult(None, 0, cur)
+    entry = LedgerEntry(
+        agent_uuid=agent.uuid,
+        kind="compound",
+        owner_delta=-from_owner,
+        self_delta=-from_self,
+        source=f"reinvest {percent}%",
+        reinvested_delta=moved,
+    )
+    ledger_id, bal = store.append_ledger(conn, entry, now)
+    return CompoundResult(ledger_id, moved, bal)
+
+
+# ---- keys -----------------------------------------------------------------------------------
+
+_EMAIL_RE = re.compile(
+    r"[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+"
+)
+MAX_EMAIL_LEN = 254
+
+
+def normalise_email(email: str) -> str:
+    """The stored form of an e-mail address (lower case); WalletError `invalid_email` when it is
+    not `local@domain.tld` with a dot-atom local part and a DNS domain (at most 254 characters)."""
+    if len(email) > MAX_EMAIL_LEN or not _EMAIL_RE.fullmatch(email):
+        raise WalletError("invalid_email", "email must be an address like name@example.com", "email")
+    return email.lower()
+
+
+def create_email_key(conn: apsw.Connection, email: str, key_hash: str, now: float) -> str:
+    """A new account with one account-scoped key bound to `email` (one key per address, compared
+    case-insensitively); returns the account id. WalletError `email_has_key` when it has one."""
+    email = normalise_email(email)
+    if store.email_has_key(conn, email):
+        raise WalletError("email_has_key", "an API key was already issued for this email", "email")
+    account_id = str(uuid.uuid4())
+    store.insert_account(conn, account_id, now)
+    store.insert_api_key(conn, key_hash, account_id, None, email, now)
+    return account_id
+
+
+def issue_key(
+    conn: apsw.Connection, key_hash: str, now: float, *, account_id: str | None = None, agent_uuid: str | None = None
+) -> tuple[str, str | None]:
+    """Store an operator-issued key scoped to an account (every agent of it) or to one agent;
+    returns (account id, agent uuid or None). Raises LookupError for an unknown id."""
+    if (account_id is None) == (agent_uuid is None):
+        raise ValueError("give exactly one of account_id, agent_uuid")
+    if agent_uuid is not None:
+        agent = store.agent_by_uuid(conn, agent_uuid)
+        if agent is None:
+            raise LookupError(f"no agent {agent_uuid}")
+        account_id = agent.account_id
+    elif account_id is None or not store.account_exists(conn, account_id):
+        raise LookupError(f"no account {account_id}")
+    store.insert_api_key(conn, key_hash, account_id, agent_uuid, None, now)
+    return account_id, agent_uuid
+
+
+# ---- memory ---------------------------------------------------------------------------------
+
+#: Memory limits: a key is 1-256 characters of printable ASCII (0x20-0x7E); a value is any JSON
+#: whose compact serialisation is at most 16 KiB (UTF-8 bytes); an agent holds at most 10,000
+#: keys of its own (the service's brain: and run: keys are not counted against it).
+MAX_KEY_LEN = 256
+MAX_VALUE_BYTES = 16 * 1024
+MAX_KEYS_PER_AGENT = 10_000
+RESERVED_PREFIXES = store.RESERVED_PREFIXES
+
+
+def check_key(key: str, param: str = "key") -> None:
+    if not 1 <= len(key) <= MAX_KEY_LEN or any(not 0x20 <= ord(c) <= 0x7E for c in key):
+        raise WalletError(
+            "invalid_key", f"key must be 1-{MAX_KEY_LEN} characters of printable ASCII (0x20-0x7E)", param
+        )
+
+
+def put_memory(conn: apsw.Connection, agent: AgentRow, key: str, value_json: str, now: float) -> store.MemoryRow:
+    """Upsert one of the agent's own keys (`value_json`: compact JSON text)."""
+    check_key(key)
+    if key.startswith(RESERVED_PREFIXES):
+        raise WalletError(
+            "reserved_key", f"keys starting with {' or '.join(RESERVED_PREFIXES)} are written by the service", "key"
+        )
+    if len(value_json.encode()) > MAX_VALUE_BYTES:
+        raise WalletError("value_too_large", f"value is larger than {MAX_VALUE_BYTES} bytes as compact JSON", "value")
+    if (
+        store.get_memory(conn, agent.uuid, key) is None
+        and store.count_memories(conn, agent.uuid, user_only=True) >= MAX_KEYS_PER_AGENT
+    ):
+        raise WalletError("memory_full", f"an agent holds at most {MAX_KEYS_PER_AGENT} memory keys", "key")
+    return store.put_memory(conn, agent.uuid, key, value_json, now)
+
+
+# ---- runs -----------------------------------------------------------------------------------
+
+
+def run_key(now: float, niche: str | None) -> str:
+    day = datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%d")
+    return f"run:{day}:{niche or 'general'}"
+
+
+def record_run(
+    conn: apsw.Connection, agent: AgentRow, success: bool, niche: str | None, now: float
+) -> tuple[str, int, int]:
+    """Count one run under `run:YYYY-MM-DD:<niche or general>` (UTC day of `now`), value
+    {"success": n, "failure": m}. Read-modify-write inside the caller's BEGIN IMMEDIATE
+    transaction, so concurrent records (even from other processes) never lose a count."""
+    if niche is not None:
+        check_niche(niche)
+    key = run_key(now, niche)
+    row = store.get_memory(conn, agent.uuid, key)
+    counts = {"success": 0, "failure": 0} if row is None else json.loads(row.value)
+    counts["success" if success else "failure"] += 1
+    store.put_memory(conn, agent.uuid, key, json.dumps(counts, separators=(",", ":")), now)
+    return key, int(counts["success"]), int(counts["failure"])
+
+
+# ---- brain ----------------------------------------------------------------------------------
+
+BRAIN_KEY = "brain:v1"
+NICHE_RE = re.compile(r"[a-z0-9_]{1,40}")
+TOP_PRODUCTS = 5
+
+
+def check_niche(niche: str, param: str = "niche") -> None:
+    if not NICHE_RE.fullmatch(niche):
+        raise WalletError("invalid_niche", "niche must be a specialty slug or 1-40 of [a-z0-9_]", param)
+
+
+@dataclass(frozen=True)
+class Brain:
+    """An agent's brain. Stored as memory key brain:v1 with the value
+    {"version": 1, "niches": {niche: {"listed", "sold", "revenueMicros", "soldPriceMicros"}},
+    "lastUpdated": <epoch seconds>} (integers; money in micro-USDC)."""
+
+    niches: dict[str, store.NicheStats]
+    last_updated: float | None
+
+
+def load_brain(conn: apsw.Connection, agent: AgentRow) -> Brain:
+    row = store.get_memory(conn, agent.uuid, BRAIN_KEY)
+    if row is None:
+        return Brain({}, None)
+    data = json.loads(row.value)
+    niches = {
+        n: store.NicheStats(int(s["listed"]), int(s["sold"]), int(s["revenueMicros"]), int(s["soldPriceMicros"]))
+        for n, s in data["niches"].items()
+    }
+    return Brain(niches, float(data["lastUpdated"]))
+
+
+def _brain_json(brain: Brain) -> str:
+    niches = {
+        n: {"listed": s.listed, "sold": s.sold, "revenueMicros": s.revenue, "soldPriceMicros": s.sold_price_total}
+        for n, s in sorted(brain.niches.items())
+    }
+    return json.dumps({"version": 1, "niches": niches, "lastUpdated": brain.last_updated}, separators=(",", ":"))
+
+
+def update_brain(
+    conn: apsw.Connection, agent: AgentRow, action: str, niche: str, price: int, revenue: int | None, now: float
+) -> Brain:
+    """Record a listing or a sale in the agent's brain (memory brain:v1) and in the network-wide
+    shared_brain table, in the caller's transaction. `revenue` only for a sale (default: the price)."""
+    if action not in ("listed", "sold"):
+        raise WalletError("invalid_action", "action must be 'listed' or 'sold'", "action")
+    check_niche(niche)
+    if action == "listed" and revenue is not None:
+        raise WalletError("invalid_field", "revenue is only given with action 'sold'", "revenue")
+    if action == "listed":
+        delta = store.NicheStats(listed=1)
+    else:
+        delta = store.NicheStats(sold=1, revenue=price if revenue is None else revenue, sold_price_total=price)
+    brain = load_brain(conn, agent)
+    cur = brain.niches.get(niche, store.NicheStats())
+    new = store.NicheStats(
+        cur.listed + delta.listed,
+        cur.sold + delta.sold,
+        cur.revenue + delta.revenue,
+        cur.sold_price_total + delta.sold_price_total,
+    )
+    if max(new.revenue, new.sold_price_total) > MAX_TOTAL_UNITS:
+        raise WalletError("balance_limit", "this sale would exceed the largest total the brain can hold", "revenue")
+    brain = Brain({**brain.niches, niche: new}, now)
+    store.put_memory(conn, agent.uuid, BRAIN_KEY, _brain_json(brain), now)
+    store.add_shared_brain(conn, niche, delta, now)
+    return brain
+
+
+def win_rate(s: store.NicheStats) -> float:
+    """Sales per listing, capped at 1 (a sale reported without its listing counts as one); 0
+    without listings or sales."""
+    trials = max(s.listed, s.sold)
+    return s.sold / trials if trials else 0.0
+
+
+def weights(brain: Brain, network: dict[str, store.NicheStats]) -> dict[str, float]:
+    """Where to list next: for every specialty and every niche the agent or the network has seen,
+    the Laplace-smoothed win rate (sold + 1) / (trials + 2) over the agent's counts plus the
+    network's (which include the agent's own, so its own history weighs double), normalised to
+    sum to 1 (rounded to 6 decimals). An unseen niche scores 1/2 before normalising, never 0."""
+    names = sorted(set(SPECIALTIES) | set(brain.niches) | set(network))
+    scores: dict[str, float] = {}
+    for n in names:
+        a = brain.niches.get(n, store.NicheStats())
+        w = network.get(n, store.NicheStats())
+        sold = a.sold + w.sold
+        trials = max(a.listed, a.sold) + max(w.listed, w.sold)
+        scores[n] = (sold + 1) / (trials + 2)
+    total = sum(scores.values())
+    return {n: round(v / total, 6) for n, v in scores.items()}

@@ -227,4 +227,29 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
     """,
+    # 3: agent memory, the shared brain, the reinvested bucket
+    """
+    -- An agent's key-value memory (value: compact JSON text). Keys starting with brain: and run:
+    -- are written by the service only.
+    CREATE TABLE memories (
+        agent_uuid TEXT NOT NULL REFERENCES wallet_agents (uuid),
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        PRIMARY KEY (agent_uuid, key)
+    ) WITHOUT ROWID;
+    -- The network-wide aggregate of every agent's brain updates, per niche.
+    CREATE TABLE shared_brain (
+        niche TEXT PRIMARY KEY,
+        listed INTEGER NOT NULL,
+        sold INTEGER NOT NULL,
+        revenue INTEGER NOT NULL,            -- micro-USDC
+        sold_price_total INTEGER NOT NULL,   -- micro-USDC, sum of sale prices
+        updated_at REAL NOT NULL
+    );
+    -- compound moves part of the spendable balance into the reinvested bucket.
+    ALTER TABLE balances ADD COLUMN reinvested INTEGER NOT NULL DEFAULT 0 CHECK (reinvested >= 0);
+    ALTER TABLE ledger ADD COLUMN reinvested_delta INTEGER NOT NULL DEFAULT 0;
+    """,
 ]

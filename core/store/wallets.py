@@ -43,6 +43,7 @@ class BalanceRow:
     self_balance: int
     total_earned: int
     tx_count: int
+    reinvested: int = 0  # the reinvested bucket (compound); not part of the spendable balance
 
     @property
     def balance(self) -> int:
@@ -62,6 +63,7 @@ class LedgerEntry:
     service_cut: int | None = None
     referral_cut: int | None = None
     earned: int = 0  # what this row adds to total_earned
+    reinvested_delta: int = 0  # compound: what this row moves into the reinvested bucket
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,14 @@ def insert_api_key(
         "INSERT INTO api_keys (key_hash, account_id, agent_id, email, created_at) VALUES (?, ?, ?, ?, ?)",
         (key_hash, account_id, agent_id, email, now),
     )
+
+
+def account_exists(conn: apsw.Connection, account_id: str) -> bool:
+    return bool(conn.execute("SELECT 1 FROM accounts WHERE id = ?", (account_id,)).fetchall())
+
+
+def email_has_key(conn: apsw.Connection, email: str) -> bool:
+    return bool(conn.execute("SELECT 1 FROM api_keys WHERE email = ?", (email,)).fetchall())
 
 
 def get_api_key(conn: apsw.Connection, key_hash: str) -> ApiKeyRow | None:
@@ -166,13 +176,13 @@ def count_agents(conn: apsw.Connection) -> int:
 def get_balance(conn: apsw.Connection, agent_uuid: str) -> BalanceRow:
     rows = _rows(
         conn,
-        "SELECT owner_balance, self_balance, total_earned, tx_count FROM balances WHERE agent_uuid = ?",
+        "SELECT owner_balance, self_balance, total_earned, tx_count, reinvested FROM balances WHERE agent_uuid = ?",
         (agent_uuid,),
     )
     if not rows:
         return _ZERO
-    o, s, t, n = rows[0]
-    return BalanceRow(int(o), int(s), int(t), int(n))
+    o, s, t, n, r = rows[0]
+    return BalanceRow(int(o), int(s), int(t), int(n), int(r))
 
 
 def append_ledger(conn: apsw.Connection, e: LedgerEntry, now: float) -> tuple[int, BalanceRow]:
@@ -186,12 +196,14 @@ def append_ledger(conn: apsw.Connection, e: LedgerEntry, now: float) -> tuple[in
         cur.self_balance + e.self_delta,
         cur.total_earned + e.earned,
         cur.tx_count + 1,
+        cur.reinvested + e.reinvested_delta,
     )
-    if new.owner_balance < 0 or new.self_balance < 0:
+    if new.owner_balance < 0 or new.self_balance < 0 or new.reinvested < 0:
         raise Overdraft(f"balance {cur.balance} cannot cover {-(e.owner_delta + e.self_delta)}")
     conn.execute(
         "INSERT INTO ledger (agent_uuid, kind, amount, owner_delta, self_delta, balance_after, gross, owner_cut,"
-        " agent_cut, service_cut, referral_cut, source, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " agent_cut, service_cut, referral_cut, source, created_at, reinvested_delta)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             e.agent_uuid,
             e.kind,
@@ -206,13 +218,14 @@ def append_ledger(conn: apsw.Connection, e: LedgerEntry, now: float) -> tuple[in
             e.referral_cut,
             e.source,
             now,
+            e.reinvested_delta,
         ),
     )
     ledger_id = conn.last_insert_rowid()
     conn.execute(
-        "UPDATE balances SET owner_balance = ?, self_balance = ?, total_earned = ?, tx_count = ?, updated_at = ?"
-        " WHERE agent_uuid = ?",
-        (new.owner_balance, new.self_balance, new.total_earned, new.tx_count, now, e.agent_uuid),
+        "UPDATE balances SET owner_balance = ?, self_balance = ?, total_earned = ?, tx_count = ?, reinvested = ?,"
+        " updated_at = ? WHERE agent_uuid = ?",
+        (new.owner_balance, new.self_balance, new.total_earned, new.tx_count, new.reinvested, now, e.agent_uuid),
     )
     return int(ledger_id), new
 
@@ -230,9 +243,126 @@ def ledger_totals(conn: apsw.Connection, agent_uuid: str) -> tuple[int, int, int
 
 def count_rows(conn: apsw.Connection, table: str) -> int:
     """Row count of one of this module's tables (tests use it to prove nothing was written)."""
-    if table not in {"accounts", "api_keys", "wallet_agents", "ledger", "balances", "idempotency_keys"}:
+    if table not in {
+        "accounts",
+        "api_keys",
+        "wallet_agents",
+        "ledger",
+        "balances",
+        "idempotency_keys",
+        "memories",
+        "shared_brain",
+    }:
         raise ValueError(f"not a wallet table: {table}")
     return int(_rows(conn, f"SELECT COUNT(*) FROM {table}")[0][0])  # noqa: S608
+
+
+def network_totals(conn: apsw.Connection) -> tuple[int, int, int]:
+    """(agents registered, total earned, total tolls) over the whole service, micro-USDC.
+
+    Earned: the gross of every reported earning (ledger kind 'earn'; referral credits are part
+    of those grosses and are not added again) plus every settled on-chain payout the indexer
+    recorded. Tolls: the service cut (dust included) of both."""
+    agents = count_agents(conn)
+    earned, tolls = _rows(
+        conn,
+        "SELECT COALESCE(SUM(gross), 0), COALESCE(SUM(service_cut), 0) FROM ledger WHERE kind = 'earn'",
+    )[0]
+    p_earned, p_tolls = _rows(conn, "SELECT COALESCE(SUM(amount), 0), COALESCE(SUM(service_cut), 0) FROM payouts")[0]
+    return agents, int(earned) + int(p_earned), int(tolls) + int(p_tolls)
+
+
+# ---- memory --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    key: str
+    value: str  # compact JSON text
+    created_at: float
+    updated_at: float
+
+
+#: Keys under these prefixes belong to the service (brain, run records).
+RESERVED_PREFIXES = ("brain:", "run:")
+
+
+def get_memory(conn: apsw.Connection, agent_uuid: str, key: str) -> MemoryRow | None:
+    rows = _rows(
+        conn,
+        "SELECT key, value, created_at, updated_at FROM memories WHERE agent_uuid = ? AND key = ?",
+        (agent_uuid, key),
+    )
+    if not rows:
+        return None
+    k, v, c, u = rows[0]
+    return MemoryRow(str(k), str(v), float(c), float(u))
+
+
+def put_memory(conn: apsw.Connection, agent_uuid: str, key: str, value: str, now: float) -> MemoryRow:
+    """Insert or replace the value of `key` (created_at kept on update)."""
+    _require_tx(conn)
+    conn.execute(
+        "INSERT INTO memories (agent_uuid, key, value, created_at, updated_at) VALUES (?, ?, ?, ?, ?)"
+        " ON CONFLICT (agent_uuid, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+        (agent_uuid, key, value, now, now),
+    )
+    row = get_memory(conn, agent_uuid, key)
+    assert row is not None
+    return row
+
+
+def count_memories(conn: apsw.Connection, agent_uuid: str, *, user_only: bool = False) -> int:
+    """All memory entries of an agent, or (user_only) those outside the reserved prefixes."""
+    sql = "SELECT COUNT(*) FROM memories WHERE agent_uuid = ?"
+    if user_only:
+        sql += " AND substr(key, 1, 6) != 'brain:' AND substr(key, 1, 4) != 'run:'"
+    return int(_rows(conn, sql, (agent_uuid,))[0][0])
+
+
+def list_memories(
+    conn: apsw.Connection, agent_uuid: str, query: str | None, after: str | None, limit: int
+) -> list[MemoryRow]:
+    """Entries ordered by key (binary: byte order), whose key contains `query` (case-sensitive),
+    strictly after the key `after`; at most `limit` rows."""
+    sql = "SELECT key, value, created_at, updated_at FROM memories WHERE agent_uuid = ?"
+    params: list[Any] = [agent_uuid]
+    if query:
+        sql += " AND instr(key, ?) > 0"
+        params.append(query)
+    if after is not None:
+        sql += " AND key > ?"
+        params.append(after)
+    sql += " ORDER BY key LIMIT ?"
+    params.append(limit)
+    return [MemoryRow(str(k), str(v), float(c), float(u)) for k, v, c, u in _rows(conn, sql, tuple(params))]
+
+
+# ---- shared brain --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NicheStats:
+    listed: int = 0
+    sold: int = 0
+    revenue: int = 0  # micro-USDC
+    sold_price_total: int = 0  # micro-USDC
+
+
+def add_shared_brain(conn: apsw.Connection, niche: str, delta: NicheStats, now: float) -> None:
+    _require_tx(conn)
+    conn.execute(
+        "INSERT INTO shared_brain (niche, listed, sold, revenue, sold_price_total, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (niche) DO UPDATE SET listed = listed + excluded.listed,"
+        " sold = sold + excluded.sold, revenue = revenue + excluded.revenue,"
+        " sold_price_total = sold_price_total + excluded.sold_price_total, updated_at = excluded.updated_at",
+        (niche, delta.listed, delta.sold, delta.revenue, delta.sold_price_total, now),
+    )
+
+
+def shared_brain(conn: apsw.Connection) -> dict[str, NicheStats]:
+    rows = _rows(conn, "SELECT niche, listed, sold, revenue, sold_price_total FROM shared_brain")
+    return {str(n): NicheStats(int(a), int(b), int(c), int(d)) for n, a, b, c, d in rows}
 
 
 # ---- idempotency keys ----------------------------------------------------------------------

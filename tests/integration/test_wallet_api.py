@@ -412,6 +412,7 @@ def test_balance_and_identity_failures(api_run: Any) -> None:
             "balance": 0,
             "ownerBalance": 0,
             "agentSelfBalance": 0,
+            "reinvested": 0,
             "totalEarned": 0,
             "totalTransactions": 0,
             "memoryEntries": 0,

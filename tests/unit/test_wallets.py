@@ -125,3 +125,98 @@ def test_balance_always_equals_the_ledger(
         assert store.ledger_totals(conn, agent.uuid) == (bal.balance, bal.owner_balance, bal.self_balance)
     assert store.get_balance(conn, referrer.uuid).balance == referral_total
     conn.close()
+
+
+# ---- second slice: compound, weights, run records ------------------------------------------
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    ops=st.lists(
+        st.one_of(
+            st.tuples(st.just("earn"), st.integers(min_value=1, max_value=10**9)),
+            st.tuples(st.just("spend"), st.integers(min_value=1, max_value=10**9)),
+            st.tuples(st.just("compound"), st.integers(min_value=1, max_value=100)),
+        ),
+        max_size=30,
+    )
+)
+def test_compound_keeps_balance_plus_reinvested_equal_to_the_ledger(
+    tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, int]]
+) -> None:
+    db = tmp_path_factory.mktemp("compound") / "w.db"
+    agent = _agent(db)
+    conn = connect(db)
+    moved_total = 0
+    for op, n in ops:
+        try:
+            with transaction(conn):
+                if op == "earn":
+                    wallets.earn(conn, agent, n, None, 0)
+                elif op == "spend":
+                    wallets.spend(conn, agent, n, "x", 0)
+                else:
+                    before = store.get_balance(conn, agent.uuid)
+                    r = wallets.compound(conn, agent, n, 0)
+                    assert r.moved == before.owner_balance * n // 100 + before.self_balance * n // 100
+                    assert r.balance.balance == before.balance - r.moved
+                    moved_total += r.moved
+        except wallets.WalletError as exc:
+            assert exc.code == "insufficient_balance"
+        bal = store.get_balance(conn, agent.uuid)
+        assert bal.reinvested == moved_total
+        assert store.ledger_totals(conn, agent.uuid) == (bal.balance, bal.owner_balance, bal.self_balance)
+    conn.close()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    mine=st.dictionaries(
+        st.sampled_from(["email", "podcast", "x_1"]), st.tuples(st.integers(0, 50), st.integers(0, 50)), max_size=3
+    ),
+    network=st.dictionaries(
+        st.sampled_from(["email", "youtube", "y_2"]), st.tuples(st.integers(0, 500), st.integers(0, 500)), max_size=3
+    ),
+)
+def test_weights_are_normalised_and_never_zero(
+    mine: dict[str, tuple[int, int]], network: dict[str, tuple[int, int]]
+) -> None:
+    brain = wallets.Brain({n: store.NicheStats(listed, sold) for n, (listed, sold) in mine.items()}, None)
+    net = {n: store.NicheStats(listed, sold) for n, (listed, sold) in network.items()}
+    w = wallets.weights(brain, net)
+    assert set(w) == set(wallets.SPECIALTIES) | set(mine) | set(network)
+    assert all(v > 0 for v in w.values())
+    assert abs(sum(w.values()) - 1) < 1e-4
+    for n, (listed, sold) in mine.items():
+        if n not in network and sold > listed // 2 + 1:  # better than an unseen niche's 1/2
+            assert w[n] > w["linkedin"]
+
+
+def test_weights_favour_better_win_rates() -> None:
+    brain = wallets.Brain({"email": store.NicheStats(10, 8), "podcast": store.NicheStats(10, 1)}, None)
+    w = wallets.weights(brain, {"email": store.NicheStats(10, 8), "podcast": store.NicheStats(10, 1)})
+    assert w["email"] > w["sales"] > w["podcast"] > 0
+
+
+def test_run_records_from_threads_on_separate_connections_lose_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "w.db"
+    agent = _agent(db)
+
+    def worker(i: int) -> None:
+        c = connect(db)
+        try:
+            for j in range(10):
+                with transaction(c):
+                    wallets.record_run(c, agent, (i + j) % 2 == 0, "email", 1_800_000_000)
+        finally:
+            c.close()
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    conn = connect(db)
+    row = store.get_memory(conn, agent.uuid, "run:2027-01-15:email")
+    assert row is not None and row.value == '{"success":40,"failure":40}'
+    assert wallets.run_key(1_800_000_000 - 8 * 3600 - 1, None) == "run:2027-01-14:general"

@@ -1,0 +1,207 @@
+"""The A2A 1.0 agent card of the service: `/.well-known/agent-card.json` (the A2A 1.0 path) and
+`/.well-known/agent.json` (the path the service has always published), the same card at both.
+
+The card is built from the pydantic models below, which follow the JSON form of A2A 1.0's
+AgentCard message (camelCase names, proto3 JSON); the tests parse the served JSON with the
+a2a-sdk's own AgentCard (protobuf, unknown fields refused). URLs are absolute: taken from the
+configured public URL (PUBLIC_URL on the app) or else from the request's scheme and host.
+
+The skills are served by the REST API that /api/schema documents (bearer `aglk_` keys); the
+interface is declared with the HTTP+JSON binding at /api.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+VERSION = "1.0.0"  # the API's version, as in the OpenAPI document
+A2A_PROTOCOL_VERSION = "1.0"
+PATH_LEGACY = "/.well-known/agent.json"
+PATH = "/.well-known/agent-card.json"
+AGENT_CARD_PATHS = (PATH_LEGACY, PATH)
+CACHE_CONTROL = "public, max-age=3600"
+SCHEMA_PATH = "/api/schema"
+BEARER = "bearer"
+JSON = "application/json"
+
+#: The public base URL (e.g. https://ledger.example.com) when the service sits behind a proxy.
+PUBLIC_URL: web.AppKey[str] = web.AppKey("public_url", str)
+
+
+class _Card(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+
+
+class AgentInterface(_Card):
+    url: str
+    protocol_binding: Annotated[str, Field(description="JSONRPC, GRPC or HTTP+JSON")]
+    protocol_version: str
+
+
+class AgentProvider(_Card):
+    organization: str
+    url: str
+
+
+class AgentCapabilities(_Card):
+    streaming: bool = False
+    push_notifications: bool = False
+    extended_agent_card: bool = False
+
+
+class HTTPAuthSecurityScheme(_Card):
+    scheme: str
+    bearer_format: str | None = None
+    description: str | None = None
+
+
+class SecurityScheme(_Card):
+    http_auth_security_scheme: HTTPAuthSecurityScheme
+
+
+class StringList(_Card):
+    items: Annotated[list[str], Field(alias="list")] = Field(default_factory=list)
+
+
+class SecurityRequirement(_Card):
+    schemes: dict[str, StringList]
+
+
+class AgentSkill(_Card):
+    id: str
+    name: str
+    description: str
+    tags: Annotated[list[str], Field(min_length=1)]
+    examples: list[str] = Field(default_factory=list)
+    input_modes: list[str] | None = None
+    output_modes: list[str] | None = None
+
+
+class AgentCard(_Card):
+    """A2A 1.0 AgentCard (the subset this service fills in)."""
+
+    name: str
+    description: str
+    supported_interfaces: Annotated[list[AgentInterface], Field(min_length=1)]
+    provider: AgentProvider
+    version: str
+    documentation_url: str
+    capabilities: AgentCapabilities
+    security_schemes: dict[str, SecurityScheme]
+    security_requirements: list[SecurityRequirement]
+    default_input_modes: list[str]
+    default_output_modes: list[str]
+    skills: Annotated[list[AgentSkill], Field(min_length=1)]
+
+
+SKILLS: tuple[AgentSkill, ...] = (
+    AgentSkill(
+        id="wallet-register",
+        name="Register an agent wallet",
+        description="Create an agent with its wallet (and, for a new account, its aglk_ API key) via "
+        "POST /api/agents/register {name, specialty, referralCode?}.",
+        tags=["wallet", "accounts", "onboarding"],
+        examples=["Register a newsletter agent named Scout", "Open a wallet for my content_seo agent"],
+    ),
+    AgentSkill(
+        id="wallet-earn",
+        name="Record earnings",
+        description="Report revenue an agent earned; the split (owner cut, agent cut, service toll, referral cut) "
+        "is applied and credited atomically. POST /api/agents/earn {agentId, amount, source?}, idempotent.",
+        tags=["wallet", "earn", "usdc", "payments"],
+        examples=["My agent agl_0123456789ab earned 12.5 USDC from a Gumroad sale", "Credit 250 USDC to my wallet"],
+    ),
+    AgentSkill(
+        id="wallet-spend",
+        name="Spend from a wallet",
+        description="Pay out of an agent's balance; refused when the balance cannot cover it, never below zero. "
+        "POST /api/agents/spend {agentId, amount, destination}, idempotent.",
+        tags=["wallet", "spend", "usdc", "payments"],
+        examples=["Spend 5 USDC from agl_0123456789ab on ads", "Pay 20 USDC to 0xabc..."],
+    ),
+    AgentSkill(
+        id="wallet-balance",
+        name="Check a balance",
+        description="An agent's balance, owner and self parts, total earned and transaction count. "
+        "GET /api/agents/balance?agentId=.",
+        tags=["wallet", "balance", "reporting"],
+        examples=["What is the balance of agl_0123456789ab?", "How much has my agent earned in total?"],
+    ),
+    AgentSkill(
+        id="escrow-checkout",
+        name="Escrow checkout",
+        description="Buy a task or product from another agent with USDC held in escrow on-chain until delivery "
+        "is confirmed, then released to the seller (or refunded).",
+        tags=["escrow", "checkout", "usdc", "commerce"],
+        examples=["Open a 40 USDC escrow to buy a prompt pack from agent X", "Release the escrow for order 17"],
+    ),
+    AgentSkill(
+        id="decision-logging",
+        name="Decision logging",
+        description="Record an agent's decisions in a tamper-evident audit trail whose Merkle roots are anchored "
+        "on-chain, and prove later that an entry was logged.",
+        tags=["audit", "logging", "merkle", "compliance"],
+        examples=["Log that my agent chose niche 'notion_templates' at price 9 USDC", "Prove decision 42 was logged"],
+    ),
+    AgentSkill(
+        id="hiring",
+        name="Hire an agent",
+        description="Find and hire another agent for a job through the marketplace, paying it through escrow.",
+        tags=["marketplace", "hiring", "agents"],
+        examples=["Hire a ghostwriting agent for a 2,000-word article", "Find a lead_generation agent under 30 USDC"],
+    ),
+)
+
+
+def base_url(request: web.Request) -> str:
+    configured = request.app.get(PUBLIC_URL)
+    if configured:
+        return configured.rstrip("/")
+    return f"{request.scheme}://{request.host}"
+
+
+def build_card(base: str) -> AgentCard:
+    return AgentCard(
+        name="agentledger",
+        description="Financial backend for autonomous software agents: USDC wallets with earn/spend/balance and "
+        "automatic revenue splits, escrow checkout between agents, hiring, and an anchored decision audit trail. "
+        f"REST+JSON API described by the OpenAPI document at {base}{SCHEMA_PATH}.",
+        supported_interfaces=[
+            AgentInterface(url=f"{base}/api", protocol_binding="HTTP+JSON", protocol_version=A2A_PROTOCOL_VERSION)
+        ],
+        provider=AgentProvider(organization="agentledger", url=base),
+        version=VERSION,
+        documentation_url=f"{base}{SCHEMA_PATH}",
+        capabilities=AgentCapabilities(),
+        security_schemes={
+            BEARER: SecurityScheme(
+                http_auth_security_scheme=HTTPAuthSecurityScheme(
+                    scheme="Bearer",
+                    bearer_format="aglk_ followed by 32 lowercase hex",
+                    description="API key from POST /api/agents/register or POST /api/keys",
+                )
+            )
+        },
+        security_requirements=[SecurityRequirement(schemes={BEARER: StringList()})],
+        default_input_modes=[JSON],
+        default_output_modes=[JSON],
+        skills=list(SKILLS),
+    )
+
+
+async def agent_card_handler(request: web.Request) -> web.Response:
+    card = build_card(base_url(request))
+    resp = web.Response(text=card.model_dump_json(by_alias=True, exclude_none=True), content_type="application/json")
+    resp.headers["Cache-Control"] = CACHE_CONTROL
+    return resp
+
+
+def add_agent_card_routes(app: web.Application, public_url: str | None = None) -> None:
+    if public_url:
+        app[PUBLIC_URL] = public_url
+    for path in AGENT_CARD_PATHS:
+        app.router.add_get(path, agent_card_handler)

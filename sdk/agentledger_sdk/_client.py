@@ -1,0 +1,559 @@
+"""AgentLedger (sync) and AsyncAgentLedger (async): one API over httpx, same methods, same rules.
+
+Retries. Every call is retried at most ``retries`` times, with capped exponential backoff and
+jitter, or after the server's ``Retry-After`` when it gives one (a wait longer than
+``max_retry_wait`` is not slept through: the error is raised instead). What is retried:
+
+- connection failures before the request was sent (connect errors/timeouts), for every call;
+- 429, for every call (the server refused it before doing anything);
+- lost responses (reset, read timeout), 5xx and 409 ``idempotency_in_flight``, only for calls
+  that are safe to repeat: GETs, and POSTs sent with an ``Idempotency-Key``.
+
+Every value-moving POST (earn, earn_batch, spend, compound, record_run, remember,
+update_brain, and register on an account key) gets an ``Idempotency-Key`` (uuid4) generated once
+per logical call and reused on every retry, so the server applies it at most once and answers a
+retry with the stored response (``result.replayed`` is then True). Pass ``idempotency_key=`` to
+choose it yourself, e.g. to retry from another process after a crash. ``register`` without an
+API key and ``create_key`` return a secret once and are never replayed by the server, so they
+are retried only when the request certainly did not reach it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import httpx
+
+from agentledger_sdk import _errors as errors
+from agentledger_sdk._models import (
+    AgentBalance,
+    AmountLike,
+    ApiKey,
+    BatchEarnResult,
+    CompoundResult,
+    EarnResult,
+    Identity,
+    Memory,
+    MemoryPage,
+    NetworkStats,
+    Registration,
+    Result,
+    RunRecord,
+    SpendResult,
+    dumps,
+    loads,
+    parse_memory_write,
+    to_decimal,
+)
+
+__all__ = ["DEFAULT_BASE_URL", "AgentLedger", "AsyncAgentLedger"]
+
+__version__ = "0.1.0"
+DEFAULT_BASE_URL = "http://127.0.0.1:8080"
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+REPLAYED_HEADER = "Idempotent-Replayed"
+AGENTS = "/api/agents"
+
+R = TypeVar("R", bound=Result)
+
+
+@dataclass(frozen=True)
+class _Call:
+    method: str
+    path: str
+    parse: Callable[[Mapping[str, Any], bool], Result]
+    body: bytes | None = None
+    params: Mapping[str, str] | None = None
+    idempotency_key: str | None = None
+    #: True for POSTs the server does not deduplicate: retried only when certainly not sent.
+    unsafe: bool = False
+
+    @property
+    def repeatable(self) -> bool:
+        return not self.unsafe and (self.method == "GET" or self.idempotency_key is not None)
+
+
+def _key(given: str | None) -> str:
+    return given if given is not None else str(uuid.uuid4())
+
+
+def _payment(p: Any) -> dict[str, Any]:
+    if isinstance(p, Mapping):
+        wallet = p.get("agentId", p.get("wallet"))
+        amount, source = p.get("amount"), p.get("source")
+    else:  # (wallet, amount) or (wallet, amount, source)
+        wallet, amount, *rest = p
+        source = rest[0] if rest else None
+    if not isinstance(wallet, str):
+        raise TypeError("each payment needs a wallet ('agentId' or 'wallet')")
+    item: dict[str, Any] = {"agentId": wallet, "amount": to_decimal(amount)}
+    if source is not None:
+        item["source"] = source
+    return item
+
+
+class _Base:
+    """Request building, retry decisions and response interpretation shared by both clients."""
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_BASE_URL,
+        api_key: str | None = None,
+        *,
+        timeout: float = 10.0,
+        retries: int = 3,
+        backoff: float = 0.25,
+        max_backoff: float = 8.0,
+        max_retry_wait: float = 60.0,
+    ) -> None:
+        if retries < 0:
+            raise ValueError("retries must be >= 0")
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.max_retry_wait = max_retry_wait
+
+    # ---- the calls (shared by both clients) ------------------------------------------------
+
+    def _register(self, name: str, specialty: str, referral_code: str | None, idem: str | None) -> _Call:
+        body: dict[str, Any] = {"name": name, "specialty": specialty}
+        if referral_code is not None:
+            body["referralCode"] = referral_code
+        if self.api_key is None:  # a new account and key: the server refuses to replay it
+            if idem is not None:
+                raise ValueError("idempotency_key needs an API key: keyless registration cannot be replayed")
+            return _Call("POST", f"{AGENTS}/register", Registration.parse, dumps(body), unsafe=True)
+        return _Call("POST", f"{AGENTS}/register", Registration.parse, dumps(body), idempotency_key=_key(idem))
+
+    def _earn(self, wallet: str, amount: AmountLike, source: str | None, idem: str | None) -> _Call:
+        body: dict[str, Any] = {"agentId": wallet, "amount": to_decimal(amount)}
+        if source is not None:
+            body["source"] = source
+        return _Call("POST", f"{AGENTS}/earn", EarnResult.parse, dumps(body), idempotency_key=_key(idem))
+
+    def _earn_batch(self, payments: Iterable[Any], idem: str | None) -> _Call:
+        body = {"payments": [_payment(p) for p in payments]}
+        return _Call("POST", f"{AGENTS}/earn/batch", BatchEarnResult.parse, dumps(body), idempotency_key=_key(idem))
+
+    def _record_run(self, wallet: str, success: bool, niche: str | None, idem: str | None) -> _Call:
+        if not isinstance(success, bool):
+            raise TypeError("success must be a bool")
+        body: dict[str, Any] = {"agentId": wallet, "success": success}
+        if niche is not None:
+            body["niche"] = niche
+        return _Call("POST", f"{AGENTS}/runs", RunRecord.parse, dumps(body), idempotency_key=_key(idem))
+
+    def _get_agent(self, wallet: str) -> _Call:
+        return _Call("GET", f"{AGENTS}/balance", AgentBalance.parse, params={"agentId": wallet})
+
+    def _spend(self, wallet: str, amount: AmountLike, destination: str, idem: str | None) -> _Call:
+        body = {"agentId": wallet, "amount": to_decimal(amount), "destination": destination}
+        return _Call("POST", f"{AGENTS}/spend", SpendResult.parse, dumps(body), idempotency_key=_key(idem))
+
+    def _compound(self, wallet: str, reinvest_percent: int, idem: str | None) -> _Call:
+        if isinstance(reinvest_percent, bool) or not isinstance(reinvest_percent, int):
+            raise TypeError("reinvest_percent must be an int from 1 to 100")
+        body = {"agentId": wallet, "reinvestPercent": reinvest_percent}
+        return _Call("POST", f"{AGENTS}/compound", CompoundResult.parse, dumps(body), idempotency_key=_key(idem))
+
+    def _remember(self, wallet: str, key: str, value: Any, idem: str | None) -> _Call:
+        body = {"agentId": wallet, "key": key, "value": value}
+        return _Call("POST", f"{AGENTS}/memory", parse_memory_write, dumps(body), idempotency_key=_key(idem))
+
+    def _memories(self, wallet: str, query: str | None, limit: int | None, cursor: str | None) -> _Call:
+        params = {"agentId": wallet}
+        if query is not None:
+            params["query"] = query
+        if limit is not None:
+            params["limit"] = str(int(limit))
+        if cursor is not None:
+            params["cursor"] = cursor
+        return _Call("GET", f"{AGENTS}/memory", MemoryPage.parse, params=params)
+
+    def _brain(self, wallet: str) -> _Call:
+        return _Call("GET", f"{AGENTS}/brain", Result.parse, params={"agentId": wallet})
+
+    def _update_brain(
+        self, wallet: str, action: str, niche: str, price: AmountLike, revenue: AmountLike | None, idem: str | None
+    ) -> _Call:
+        body: dict[str, Any] = {"agentId": wallet, "action": action, "niche": niche}
+        body["price"] = to_decimal(price, "price")
+        if revenue is not None:
+            body["revenue"] = to_decimal(revenue, "revenue")
+        return _Call("POST", f"{AGENTS}/brain", Result.parse, dumps(body), idempotency_key=_key(idem))
+
+    def _network(self) -> _Call:
+        return _Call("GET", f"{AGENTS}/network", NetworkStats.parse)
+
+    def _identity(self, wallet: str) -> _Call:
+        return _Call("GET", f"{AGENTS}/identity", Identity.parse, params={"agentId": wallet})
+
+    def _create_key(self, email: str) -> _Call:
+        return _Call("POST", "/api/keys", ApiKey.parse, dumps({"email": email}), unsafe=True)
+
+    # ---- transport-independent pieces ------------------------------------------------------
+
+    def _headers(self, call: _Call) -> dict[str, str]:
+        h = {"Accept": "application/json", "User-Agent": f"agentledger-sdk-python/{__version__}"}
+        if call.body is not None:
+            h["Content-Type"] = "application/json"
+        if self.api_key is not None:
+            h["Authorization"] = f"Bearer {self.api_key}"
+        if call.idempotency_key is not None:
+            h[IDEMPOTENCY_HEADER] = call.idempotency_key
+        return h
+
+    def _backoff(self, attempt: int) -> float:
+        return min(self.max_backoff, self.backoff * 2.0**attempt) * random.uniform(0.5, 1.0)
+
+    def _delay_after_error(self, call: _Call, attempt: int, exc: Exception) -> float | None:
+        """Seconds to wait before retrying after `exc`, or None to raise it."""
+        if attempt >= self.retries:
+            return None
+        if isinstance(exc, errors.TransportError):
+            cause = exc.__cause__
+            not_sent = isinstance(cause, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout))
+            return self._backoff(attempt) if not_sent or call.repeatable else None
+        if not isinstance(exc, errors.AgentLedgerError) or exc.status is None:
+            return None
+        retryable = exc.status == 429 or (
+            call.repeatable and (exc.status >= 500 or (exc.status == 409 and exc.code == "idempotency_in_flight"))
+        )
+        if not retryable:
+            return None
+        wait = exc.retry_after
+        if wait is None:
+            return self._backoff(attempt)
+        return wait if wait <= self.max_retry_wait else None
+
+    def _transport_error(self, call: _Call, exc: httpx.TransportError) -> errors.TransportError:
+        cls = errors.TimeoutError if isinstance(exc, httpx.TimeoutException) else errors.ConnectionError
+        what = f"{call.method} {call.path}"
+        err = cls(
+            f"{what}: {type(exc).__name__}: {exc or 'no response'}",
+            type="transport_error",
+            code="timeout" if cls is errors.TimeoutError else "connection_error",
+            idempotency_key=call.idempotency_key,
+        )
+        err.__cause__ = exc
+        return err
+
+    def _interpret(self, call: _Call, response: httpx.Response) -> Result:
+        if response.status_code >= 400 or response.status_code < 200:
+            raise errors.error_from_response(
+                response.status_code, response.headers, response.content, call.idempotency_key
+            )
+        try:
+            data = loads(response.content) if response.content else {}
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            raise errors.AgentLedgerError(
+                "the server's response is not a JSON object",
+                status=response.status_code,
+                type="service_error",
+                code="invalid_response",
+                headers=response.headers,
+                idempotency_key=call.idempotency_key,
+            )
+        replayed = response.headers.get(REPLAYED_HEADER, "").lower() == "true"
+        return call.parse(data, replayed)
+
+
+class AgentLedger(_Base):
+    """Synchronous client. Use as a context manager, or call close().
+
+    >>> from decimal import Decimal
+    >>> with AgentLedger("http://127.0.0.1:8080", api_key="aglk_...") as al:   # doctest: +SKIP
+    ...     r = al.earn("agl_0123456789ab", Decimal("12.5"), source="gumroad")
+    ...     r.owner_cut, r.agent_cut, r.service_cut, al.get_agent("agl_0123456789ab").total_earned
+
+    Amounts are decimal.Decimal in results and Decimal, int or decimal strings in arguments;
+    floats are refused (TypeError). Failures raise agentledger_sdk.AgentLedgerError subclasses.
+    """
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_BASE_URL,
+        api_key: str | None = None,
+        *,
+        timeout: float = 10.0,
+        retries: int = 3,
+        backoff: float = 0.25,
+        max_backoff: float = 8.0,
+        max_retry_wait: float = 60.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        super().__init__(
+            base_url,
+            api_key,
+            timeout=timeout,
+            retries=retries,
+            backoff=backoff,
+            max_backoff=max_backoff,
+            max_retry_wait=max_retry_wait,
+        )
+        self._http = httpx.Client(base_url=self.base_url, timeout=timeout, transport=transport)
+        self._sleep: Callable[[float], None] = time.sleep
+
+    def __enter__(self) -> AgentLedger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _send(self, call: _Call) -> Any:
+        attempt = 0
+        while True:
+            try:
+                try:
+                    response = self._http.request(
+                        call.method, call.path, content=call.body, params=call.params, headers=self._headers(call)
+                    )
+                except httpx.TransportError as exc:
+                    raise self._transport_error(call, exc) from exc
+                return self._interpret(call, response)
+            except errors.AgentLedgerError as exc:
+                delay = self._delay_after_error(call, attempt, exc)
+                if delay is None:
+                    raise
+            self._sleep(delay)
+            attempt += 1
+
+    # ---- the wallet API --------------------------------------------------------------------
+
+    def register(
+        self, name: str, specialty: str, referral_code: str | None = None, *, idempotency_key: str | None = None
+    ) -> Registration:
+        """Register an agent. Without an API key this creates an account: the result's
+        ``api_key`` (shown once) is then also adopted by this client for its next calls."""
+        r: Registration = self._send(self._register(name, specialty, referral_code, idempotency_key))
+        if self.api_key is None and r.api_key:
+            self.api_key = r.api_key
+        return r
+
+    def earn(
+        self, wallet: str, amount: AmountLike, source: str | None = None, *, idempotency_key: str | None = None
+    ) -> EarnResult:
+        """Report an earning of ``amount`` USDC for ``wallet``; applied at most once however often retried."""
+        result: EarnResult = self._send(self._earn(wallet, amount, source, idempotency_key))
+        return result
+
+    def earn_batch(self, payments: Iterable[Any], *, idempotency_key: str | None = None) -> BatchEarnResult:
+        """Several earnings in one atomic call (all applied or none). Each payment is a mapping
+        ``{"agentId" | "wallet", "amount", "source"?}`` or a tuple ``(wallet, amount[, source])``."""
+        result: BatchEarnResult = self._send(self._earn_batch(payments, idempotency_key))
+        return result
+
+    def record_run(
+        self, wallet: str, success: bool, niche: str | None = None, *, idempotency_key: str | None = None
+    ) -> RunRecord:
+        """Count one run (success or failure) for the agent today, under ``run:YYYY-MM-DD:niche``."""
+        result: RunRecord = self._send(self._record_run(wallet, success, niche, idempotency_key))
+        return result
+
+    def get_agent(self, wallet: str) -> AgentBalance:
+        """The agent's balance, total_earned (totalEarned), total_transactions and memory_entries."""
+        result: AgentBalance = self._send(self._get_agent(wallet))
+        return result
+
+    def spend(
+        self, wallet: str, amount: AmountLike, destination: str, *, idempotency_key: str | None = None
+    ) -> SpendResult:
+        """Spend from the agent's balance; more than the balance raises InvalidRequest (422)."""
+        result: SpendResult = self._send(self._spend(wallet, amount, destination, idempotency_key))
+        return result
+
+    def compound(
+        self, wallet: str, reinvest_percent: int = 20, *, idempotency_key: str | None = None
+    ) -> CompoundResult:
+        """Move ``reinvest_percent`` % (int, 1-100) of the spendable balance into the reinvested bucket."""
+        result: CompoundResult = self._send(self._compound(wallet, reinvest_percent, idempotency_key))
+        return result
+
+    def remember(self, wallet: str, key: str, value: Any, *, idempotency_key: str | None = None) -> Memory:
+        """Store ``value`` (any JSON; Decimals are sent as numbers) under ``key`` in the agent's memory."""
+        result: Memory = self._send(self._remember(wallet, key, value, idempotency_key))
+        return result
+
+    def memories(
+        self, wallet: str, query: str | None = None, *, limit: int | None = None, cursor: str | None = None
+    ) -> MemoryPage:
+        result: MemoryPage = self._send(self._memories(wallet, query, limit, cursor))
+        return result
+
+    def brain(self, wallet: str) -> Result:
+        result: Result = self._send(self._brain(wallet))
+        return result
+
+    def update_brain(
+        self,
+        wallet: str,
+        action: str,
+        niche: str,
+        price: AmountLike,
+        revenue: AmountLike | None = None,
+        *,
+        idempotency_key: str | None = None,
+    ) -> Result:
+        """Record a product ``listed`` or ``sold`` in ``niche`` (POST /brain)."""
+        result: Result = self._send(self._update_brain(wallet, action, niche, price, revenue, idempotency_key))
+        return result
+
+    def network(self) -> NetworkStats:
+        result: NetworkStats = self._send(self._network())
+        return result
+
+    def identity(self, wallet: str) -> Identity:
+        result: Identity = self._send(self._identity(wallet))
+        return result
+
+    def create_key(self, email: str) -> ApiKey:
+        """Self-serve API key for ``email`` (one per email: 409 email_has_key after), shown once."""
+        result: ApiKey = self._send(self._create_key(email))
+        return result
+
+
+class AsyncAgentLedger(_Base):
+    """Asynchronous client with the same methods as AgentLedger (each a coroutine)."""
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_BASE_URL,
+        api_key: str | None = None,
+        *,
+        timeout: float = 10.0,
+        retries: int = 3,
+        backoff: float = 0.25,
+        max_backoff: float = 8.0,
+        max_retry_wait: float = 60.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        super().__init__(
+            base_url,
+            api_key,
+            timeout=timeout,
+            retries=retries,
+            backoff=backoff,
+            max_backoff=max_backoff,
+            max_retry_wait=max_retry_wait,
+        )
+        self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout, transport=transport)
+
+    async def __aenter__(self) -> AsyncAgentLedger:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def _send(self, call: _Call) -> Any:
+        attempt = 0
+        while True:
+            try:
+                try:
+                    response = await self._http.request(
+                        call.method, call.path, content=call.body, params=call.params, headers=self._headers(call)
+                    )
+                except httpx.TransportError as exc:
+                    raise self._transport_error(call, exc) from exc
+                return self._interpret(call, response)
+            except errors.AgentLedgerError as exc:
+                delay = self._delay_after_error(call, attempt, exc)
+                if delay is None:
+                    raise
+            await asyncio.sleep(delay)
+            attempt += 1
+
+    async def register(
+        self, name: str, specialty: str, referral_code: str | None = None, *, idempotency_key: str | None = None
+    ) -> Registration:
+        r: Registration = await self._send(self._register(name, specialty, referral_code, idempotency_key))
+        if self.api_key is None and r.api_key:
+            self.api_key = r.api_key
+        return r
+
+    async def earn(
+        self, wallet: str, amount: AmountLike, source: str | None = None, *, idempotency_key: str | None = None
+    ) -> EarnResult:
+        result: EarnResult = await self._send(self._earn(wallet, amount, source, idempotency_key))
+        return result
+
+    async def earn_batch(self, payments: Iterable[Any], *, idempotency_key: str | None = None) -> BatchEarnResult:
+        result: BatchEarnResult = await self._send(self._earn_batch(payments, idempotency_key))
+        return result
+
+    async def record_run(
+        self, wallet: str, success: bool, niche: str | None = None, *, idempotency_key: str | None = None
+    ) -> RunRecord:
+        result: RunRecord = await self._send(self._record_run(wallet, success, niche, idempotency_key))
+        return result
+
+    async def get_agent(self, wallet: str) -> AgentBalance:
+        result: AgentBalance = await self._send(self._get_agent(wallet))
+        return result
+
+    async def spend(
+        self, wallet: str, amount: AmountLike, destination: str, *, idempotency_key: str | None = None
+    ) -> SpendResult:
+        result: SpendResult = await self._send(self._spend(wallet, amount, destination, idempotency_key))
+        return result
+
+    async def compound(
+        self, wallet: str, reinvest_percent: int = 20, *, idempotency_key: str | None = None
+    ) -> CompoundResult:
+        result: CompoundResult = await self._send(self._compound(wallet, reinvest_percent, idempotency_key))
+        return result
+
+    async def remember(self, wallet: str, key: str, value: Any, *, idempotency_key: str | None = None) -> Memory:
+        result: Memory = await self._send(self._remember(wallet, key, value, idempotency_key))
+        return result
+
+    async def memories(
+        self, wallet: str, query: str | None = None, *, limit: int | None = None, cursor: str | None = None
+    ) -> MemoryPage:
+        result: MemoryPage = await self._send(self._memories(wallet, query, limit, cursor))
+        return result
+
+    async def brain(self, wallet: str) -> Result:
+        result: Result = await self._send(self._brain(wallet))
+        return result
+
+    async def update_brain(
+        self,
+        wallet: str,
+        action: str,
+        niche: str,
+        price: AmountLike,
+        revenue: AmountLike | None = None,
+        *,
+        idempotency_key: str | None = None,
+    ) -> Result:
+        result: Result = await self._send(self._update_brain(wallet, action, niche, price, revenue, idempotency_key))
+        return result
+
+    async def network(self) -> NetworkStats:
+        result: NetworkStats = await self._send(self._network())
+        return result
+
+    async def identity(self, wallet: str) -> Identity:
+        result: Identity = await self._send(self._identity(wallet))
+        return result
+
+    async def create_key(self, email: str) -> ApiKey:
+        result: ApiKey = await self._send(self._create_key(email))
+        return result

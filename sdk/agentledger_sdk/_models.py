@@ -1,0 +1,455 @@
+"""Amounts (decimal.Decimal, never float), the JSON codec, and the typed results.
+
+Every result keeps the whole response body in ``raw`` (numbers as Decimal/int), says whether the
+server replayed a stored response (``replayed``: the call had already been applied under its
+Idempotency-Key), exposes snake_case attributes, keeps the spec's camelCase names as aliases
+(``total_earned`` and ``totalEarned``) and supports ``result["field"]`` for anything else.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+__all__ = [
+    "Agent",
+    "AgentBalance",
+    "AmountLike",
+    "ApiKey",
+    "BatchEarnResult",
+    "CompoundResult",
+    "EarnResult",
+    "Identity",
+    "Memory",
+    "MemoryPage",
+    "NetworkStats",
+    "Registration",
+    "Result",
+    "RunRecord",
+    "SpendResult",
+    "to_decimal",
+]
+
+#: What the SDK accepts as an amount. float is deliberately absent (see to_decimal).
+AmountLike = Decimal | int | str
+
+
+def to_decimal(value: object, param: str = "amount") -> Decimal:
+    """An amount as Decimal: Decimal, int or a decimal string ("12.5").
+
+    float is refused with TypeError: a binary float such as 0.1 is not the decimal the caller
+    meant, and silently converting it is how ledgers drift. Write ``Decimal("0.1")`` or ``"0.1"``.
+    Non-finite values (NaN, Infinity) and unparsable strings raise ValueError. Range and
+    precision (positive, at most 6 decimals) are the server's rules; it answers 400 otherwise.
+    """
+    if isinstance(value, bool):
+        raise TypeError(f"{param} must be a Decimal, int or decimal string, not bool")
+    if isinstance(value, float):
+        raise TypeError(
+            f"{param} must be a Decimal, int or decimal string, not float ({value!r}): floats are "
+            f"inexact; pass Decimal({str(value)!r}) or {str(value)!r} instead"
+        )
+    if isinstance(value, Decimal):
+        d = value
+    elif isinstance(value, int):
+        d = Decimal(value)
+    elif isinstance(value, str):
+        try:
+            d = Decimal(value.strip())
+        except InvalidOperation as exc:
+            raise ValueError(f"{param} is not a decimal number: {value!r}") from exc
+    else:
+        raise TypeError(f"{param} must be a Decimal, int or decimal string, not {type(value).__name__}")
+    if not d.is_finite():
+        raise ValueError(f"{param} must be finite, got {value!r}")
+    return d
+
+
+def dumps(value: Any) -> bytes:
+    """Compact JSON in which Decimals are written as plain JSON numbers (fixed point, no float)."""
+    return _encode(value).encode("utf-8")
+
+
+def _encode(value: Any) -> str:
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, float):  # never produced by the SDK itself; refuse rather than round
+        raise TypeError("floats are not sent; use Decimal")
+    if isinstance(value, Mapping):
+        return "{" + ",".join(json.dumps(str(k)) + ":" + _encode(v) for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_encode(v) for v in value) + "]"
+    return json.dumps(value)
+
+
+def loads(content: bytes) -> Any:
+    """JSON with every number that has a fraction or exponent parsed as Decimal (ints stay int)."""
+    return json.loads(content, parse_float=Decimal)
+
+
+def _dec(value: Any) -> Decimal | None:
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (int, Decimal)):
+        return Decimal(value)
+    if isinstance(value, str):
+        try:
+            return Decimal(value)
+        except InvalidOperation:
+            return None
+    return None
+
+
+def _req_dec(data: Mapping[str, Any], name: str) -> Decimal:
+    d = _dec(data.get(name))
+    return Decimal(0) if d is None else d
+
+
+# ---- results ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Result(Mapping[str, Any]):
+    """A response body: ``raw`` is the parsed JSON object; mapping access reads it."""
+
+    raw: Mapping[str, Any] = field(repr=False)
+    replayed: bool = field(default=False, repr=False, kw_only=True)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.raw[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.raw)
+
+    def __len__(self) -> int:
+        return len(self.raw)
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> Result:
+        return cls(data, replayed=replayed)
+
+
+@dataclass(frozen=True)
+class Agent(Result):
+    id: str = ""
+    wallet: str = ""
+    name: str = ""
+    specialty: str = ""
+    balance: Decimal = Decimal(0)
+    referral_code: str | None = None
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> Agent:
+        return cls(
+            data,
+            replayed=replayed,
+            id=str(data.get("id", "")),
+            wallet=str(data.get("wallet", "")),
+            name=str(data.get("name", "")),
+            specialty=str(data.get("specialty", "")),
+            balance=_req_dec(data, "balance"),
+            referral_code=data.get("referral_code"),
+        )
+
+
+@dataclass(frozen=True)
+class Registration(Result):
+    """``api_key`` is set only when the call created a new account: it is shown this once."""
+
+    success: bool = True
+    agent: Agent = field(default_factory=lambda: Agent({}))
+    api_key: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> Registration:
+        return cls(
+            data,
+            replayed=replayed,
+            success=bool(data.get("success", True)),
+            agent=Agent.parse(data.get("agent") or {}),
+            api_key=data.get("api_key"),
+        )
+
+
+@dataclass(frozen=True)
+class EarnResult(Result):
+    """One earning. ``net`` = ``owner_cut`` + ``agent_cut`` is what the agent's balance gained;
+    ``service_cut`` (= ``toll``) and ``referral_cut`` went elsewhere; the parts sum to the amount."""
+
+    success: bool = True
+    balance: Decimal = Decimal(0)
+    toll: Decimal = Decimal(0)
+    net: Decimal = Decimal(0)
+    owner_cut: Decimal = Decimal(0)
+    agent_cut: Decimal = Decimal(0)
+    service_cut: Decimal = Decimal(0)
+    referral_cut: Decimal = Decimal(0)
+    owner_balance: Decimal = Decimal(0)
+    agent_self_balance: Decimal = Decimal(0)
+    message: str = ""
+    transaction_id: Any = None
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> EarnResult:
+        return cls(
+            data,
+            replayed=replayed,
+            success=bool(data.get("success", True)),
+            balance=_req_dec(data, "balance"),
+            toll=_req_dec(data, "toll"),
+            net=_req_dec(data, "net"),
+            owner_cut=_req_dec(data, "ownerCut"),
+            agent_cut=_req_dec(data, "agentCut"),
+            service_cut=_req_dec(data, "serviceCut"),
+            referral_cut=_req_dec(data, "referralCut"),
+            owner_balance=_req_dec(data, "ownerBalance"),
+            agent_self_balance=_req_dec(data, "agentSelfBalance"),
+            message=str(data.get("message", "")),
+            transaction_id=data.get("transactionId"),
+        )
+
+    @property
+    def ownerCut(self) -> Decimal:
+        return self.owner_cut
+
+    @property
+    def agentCut(self) -> Decimal:
+        return self.agent_cut
+
+    @property
+    def serviceCut(self) -> Decimal:
+        return self.service_cut
+
+    @property
+    def referralCut(self) -> Decimal:
+        return self.referral_cut
+
+    @property
+    def ownerBalance(self) -> Decimal:
+        return self.owner_balance
+
+    @property
+    def agentSelfBalance(self) -> Decimal:
+        return self.agent_self_balance
+
+    @property
+    def transactionId(self) -> Any:
+        return self.transaction_id
+
+
+@dataclass(frozen=True)
+class BatchEarnResult(Result):
+    """An atomic batch: every payment applied (``results`` in request order) or none."""
+
+    success: bool = True
+    count: int = 0
+    results: tuple[EarnResult, ...] = ()
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> BatchEarnResult:
+        results = tuple(EarnResult.parse(r, replayed) for r in data.get("results") or ())
+        return cls(
+            data,
+            replayed=replayed,
+            success=bool(data.get("success", True)),
+            count=int(data.get("count", len(results))),
+            results=results,
+        )
+
+
+@dataclass(frozen=True)
+class RunRecord(Result):
+    """A recorded run: ``key`` is the memory key (``run:YYYY-MM-DD:niche``) whose counters moved."""
+
+    success: bool = True
+    key: str = ""
+    successes: int = 0
+    failures: int = 0
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> RunRecord:
+        runs = data.get("runs") or {}
+        return cls(
+            data,
+            replayed=replayed,
+            success=bool(data.get("success", True)),
+            key=str(data.get("key", "")),
+            successes=int(runs.get("success", 0)),
+            failures=int(runs.get("failure", 0)),
+        )
+
+
+@dataclass(frozen=True)
+class AgentBalance(Result):
+    """GET /balance: ``balance`` (spendable), ``total_earned`` (reported + settled), counters."""
+
+    balance: Decimal = Decimal(0)
+    total_earned: Decimal = Decimal(0)
+    total_transactions: int = 0
+    memory_entries: int = 0
+    owner_balance: Decimal | None = None
+    agent_self_balance: Decimal | None = None
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> AgentBalance:
+        return cls(
+            data,
+            replayed=replayed,
+            balance=_req_dec(data, "balance"),
+            total_earned=_req_dec(data, "totalEarned"),
+            total_transactions=int(data.get("totalTransactions", 0)),
+            memory_entries=int(data.get("memoryEntries", 0)),
+            owner_balance=_dec(data.get("ownerBalance")),
+            agent_self_balance=_dec(data.get("agentSelfBalance")),
+        )
+
+    @property
+    def totalEarned(self) -> Decimal:
+        return self.total_earned
+
+    @property
+    def totalTransactions(self) -> int:
+        return self.total_transactions
+
+    @property
+    def memoryEntries(self) -> int:
+        return self.memory_entries
+
+
+@dataclass(frozen=True)
+class SpendResult(Result):
+    success: bool = True
+    spent: Decimal = Decimal(0)
+    destination: str = ""
+    balance: Decimal = Decimal(0)
+    transaction_id: Any = None
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> SpendResult:
+        return cls(
+            data,
+            replayed=replayed,
+            success=bool(data.get("success", True)),
+            spent=_req_dec(data, "spent"),
+            destination=str(data.get("destination", "")),
+            balance=_req_dec(data, "balance"),
+            transaction_id=data.get("transactionId"),
+        )
+
+
+@dataclass(frozen=True)
+class Identity(Result):
+    uuid: str = ""
+    wallet: str = ""
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> Identity:
+        return cls(data, replayed=replayed, uuid=str(data.get("uuid", "")), wallet=str(data.get("wallet", "")))
+
+
+@dataclass(frozen=True)
+class NetworkStats(Result):
+    total_agents: int = 0
+    total_earned: Decimal = Decimal(0)
+    total_tolls: Decimal = Decimal(0)
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> NetworkStats:
+        return cls(
+            data,
+            replayed=replayed,
+            total_agents=int(data.get("totalAgents", 0)),
+            total_earned=_req_dec(data, "totalEarned"),
+            total_tolls=_req_dec(data, "totalTolls"),
+        )
+
+
+@dataclass(frozen=True)
+class Memory(Result):
+    key: str = ""
+    value: Any = None
+    created_at: Any = None
+    updated_at: Any = None
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> Memory:
+        return cls(
+            data,
+            replayed=replayed,
+            key=str(data.get("key", "")),
+            value=data.get("value"),
+            created_at=data.get("createdAt"),
+            updated_at=data.get("updatedAt"),
+        )
+
+
+@dataclass(frozen=True)
+class MemoryPage(Result):
+    """One page of memories; pass ``next_cursor`` back as ``cursor`` for the next (None: last)."""
+
+    memories: tuple[Memory, ...] = ()
+    next_cursor: str | None = None
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> MemoryPage:
+        cursor = data.get("nextCursor", data.get("next_cursor", data.get("cursor")))
+        return cls(
+            data,
+            replayed=replayed,
+            memories=tuple(Memory.parse(m) for m in data.get("memories") or ()),
+            next_cursor=None if cursor is None else str(cursor),
+        )
+
+
+@dataclass(frozen=True)
+class CompoundResult(Result):
+    """``moved`` left the spendable ``balance`` for the ``reinvested`` bucket."""
+
+    success: bool = True
+    balance: Decimal = Decimal(0)
+    reinvested: Decimal = Decimal(0)
+    moved: Decimal = Decimal(0)
+    owner_balance: Decimal | None = None
+    agent_self_balance: Decimal | None = None
+    transaction_id: Any = None
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> CompoundResult:
+        return cls(
+            data,
+            replayed=replayed,
+            success=bool(data.get("success", True)),
+            balance=_req_dec(data, "balance"),
+            reinvested=_req_dec(data, "reinvested"),
+            moved=_req_dec(data, "moved"),
+            owner_balance=_dec(data.get("ownerBalance")),
+            agent_self_balance=_dec(data.get("agentSelfBalance")),
+            transaction_id=data.get("transactionId"),
+        )
+
+
+@dataclass(frozen=True)
+class ApiKey(Result):
+    """A new self-serve key: ``api_key`` is shown this once."""
+
+    api_key: str = field(default="", repr=False)
+    account_id: str | None = None
+    email: str | None = None
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> ApiKey:
+        return cls(
+            data,
+            replayed=replayed,
+            api_key=str(data.get("api_key", "")),
+            account_id=data.get("accountId"),
+            email=data.get("email"),
+        )
+
+
+def parse_memory_write(data: Mapping[str, Any], replayed: bool = False) -> Memory:
+    """POST /memory answers {success, memory{key, value, createdAt, updatedAt}}."""
+    return Memory.parse(data.get("memory") or {}, replayed)
