@@ -27,8 +27,8 @@ import apsw
 from aiohttp import web
 
 from api.errors import ApiError
-from core.store import transaction
 from core.store import wallets as store
+from core.store.committer import GroupCommitter
 
 HEADER = "Idempotency-Key"
 REPLAYED = "Idempotent-Replayed"
@@ -37,7 +37,8 @@ STALE_AFTER_SECONDS = 60.0
 RETRY_AFTER_SECONDS = 1
 MAX_KEY_LEN = 255
 
-#: The transactional part of a request: runs inside BEGIN IMMEDIATE, returns (status, body).
+#: The transactional part of a request: runs inside the writer's transaction (its own savepoint),
+#: returns (status, body).
 TxWork = Callable[[apsw.Connection], tuple[int, bytes]]
 
 
@@ -74,8 +75,8 @@ def request_key(request: web.Request) -> str | None:
     return key
 
 
-def _claim(db: apsw.Connection, scope: str, key: str, body_sha: str, now: float) -> Claim | web.Response:
-    with transaction(db):
+async def _claim(writer: GroupCommitter, scope: str, key: str, body_sha: str, now: float) -> Claim | web.Response:
+    def claim_tx(db: apsw.Connection) -> Claim | store.IdemRow:
         store.purge_idem(db, now - RETENTION_SECONDS)
         row = store.get_idem(db, scope, key)
         abandoned = row is not None and row.status == "in_flight" and row.created_at < now - STALE_AFTER_SECONDS
@@ -83,6 +84,11 @@ def _claim(db: apsw.Connection, scope: str, key: str, body_sha: str, now: float)
             claim = Claim(scope, key, secrets.token_hex(16))
             store.put_idem_in_flight(db, scope, key, body_sha, claim.attempt, now)
             return claim
+        return row
+
+    row = await writer.run(claim_tx)
+    if isinstance(row, Claim):
+        return row
     if row.body_sha256 != body_sha:
         raise ApiError(
             422,
@@ -99,17 +105,19 @@ def _claim(db: apsw.Connection, scope: str, key: str, body_sha: str, now: float)
     return resp
 
 
-def _store_error(db: apsw.Connection, claim: Claim, exc: ApiError) -> None:
-    with transaction(db):
+async def _store_error(writer: GroupCommitter, claim: Claim, exc: ApiError) -> None:
+    def store_tx(db: apsw.Connection) -> None:
         if exc.status >= 500 or isinstance(exc, InFlight):
             store.release_idem(db, claim.scope, claim.key, claim.attempt)
         else:
             store.finish_idem(db, claim.scope, claim.key, claim.attempt, exc.status, bytes(exc.response().body))  # type: ignore[arg-type]
 
+    await writer.run(store_tx)
+
 
 async def execute(
     request: web.Request,
-    db: apsw.Connection,
+    writer: GroupCommitter,
     *,
     owner: str,
     body: bytes,
@@ -117,39 +125,44 @@ async def execute(
     work: TxWork,
     before: Callable[[], Awaitable[None]] | None = None,
 ) -> web.Response:
-    """Run `work` in one transaction under the request's Idempotency-Key (if any); `owner` is the
-    caller's key hash. `before` is awaited after the key is claimed (tests hold requests there)."""
+    """Run `work` in the writer's next group commit under the request's Idempotency-Key (if any);
+    `owner` is the caller's key hash. `before` is awaited after the key is claimed (tests hold
+    requests there). The response is sent only once `work` and the stored response are committed."""
     key = request_key(request)
     claim: Claim | None = None
     try:
         if key is not None:
             scope = f"{owner} {request.method} {request.path}"
-            got = _claim(db, scope, key, hashlib.sha256(body).hexdigest(), now)
+            got = await _claim(writer, scope, key, hashlib.sha256(body).hexdigest(), now)
             if isinstance(got, web.Response):
                 return _echo(got, key)
             claim = got
-        resp = await _run(db, claim, work, before)
+        resp = await _run(writer, claim, work, before)
     except ApiError as exc:
         if claim is not None:
-            _store_error(db, claim, exc)
+            await _store_error(writer, claim, exc)
         return _echo(exc.response(), key)
     except BaseException:
         if claim is not None:
-            with transaction(db):
-                store.release_idem(db, claim.scope, claim.key, claim.attempt)
+            held = claim
+            await writer.run(lambda db: store.release_idem(db, held.scope, held.key, held.attempt))
         raise
     return _echo(resp, key)
 
 
 async def _run(
-    db: apsw.Connection, claim: Claim | None, work: TxWork, before: Callable[[], Awaitable[None]] | None
+    writer: GroupCommitter, claim: Claim | None, work: TxWork, before: Callable[[], Awaitable[None]] | None
 ) -> web.Response:
     if before is not None:
         await before()
-    with transaction(db):
+
+    def run_tx(db: apsw.Connection) -> tuple[int, bytes]:
         status, raw = work(db)
         if claim is not None and not store.finish_idem(db, claim.scope, claim.key, claim.attempt, status, raw):
             raise InFlight()  # another attempt took the key over: roll this one back
+        return status, raw
+
+    status, raw = await writer.run(run_tx)
     return web.Response(status=status, body=raw, content_type="application/json")
 
 

@@ -47,11 +47,14 @@ from api.models import (
 )
 from core import wallets
 from core.money import format_usdc
-from core.store import transaction
 from core.store import wallets as store
+from core.store.committer import GroupCommitter
 from core.store.wallets import AgentRow, BalanceRow, get_balance
 
+#: The reading connection (auth lookups, GETs): it sees committed data only.
 WALLET_DB: web.AppKey[apsw.Connection] = web.AppKey("wallet_db", apsw.Connection)
+#: Every write goes through the group committer (its own connection, synchronous=FULL).
+WRITER: web.AppKey[GroupCommitter] = web.AppKey("wallet_writer", GroupCommitter)
 #: The clock (seconds since the epoch); tests inject their own.
 CLOCK: web.AppKey[Callable[[], float]] = web.AppKey("wallet_clock", Callable[[], float])  # type: ignore[arg-type]
 #: Awaited by value-moving POSTs after the Idempotency-Key is claimed, before the transaction
@@ -137,7 +140,7 @@ async def _execute(request: web.Request, caller: Caller | None, body: bytes, wor
 
     owner = "anonymous" if caller is None else caller.key_hash
     return await idempotency.execute(
-        request, app[WALLET_DB], owner=owner, body=body, now=app[CLOCK](), work=guarded, before=before
+        request, app[WRITER], owner=owner, body=body, now=app[CLOCK](), work=guarded, before=before
     )
 
 
@@ -474,13 +477,14 @@ async def create_key(request: web.Request) -> web.Response:
             f"a new key is shown once and cannot be replayed; retry without {idempotency.HEADER}",
             param=idempotency.HEADER,
         )
-    db = request.app[WALLET_DB]
     body = await request.read()
     req = parse_body(KeyRequest, body)
     api_key = new_api_key()
+    now = request.app[CLOCK]()
     try:
-        with transaction(db):
-            account_id = wallets.create_email_key(db, req.email, hash_api_key(api_key), request.app[CLOCK]())
+        account_id = await request.app[WRITER].run(
+            lambda conn: wallets.create_email_key(conn, req.email, hash_api_key(api_key), now)
+        )
     except wallets.WalletError as exc:
         raise _wallet_error(exc) from exc
     payload = {"success": True, "api_key": api_key, "accountId": account_id, "email": req.email.lower()}
@@ -491,8 +495,15 @@ async def create_key(request: web.Request) -> web.Response:
 
 
 def add_wallet_routes(app: web.Application, db: apsw.Connection, clock: Callable[[], float] = time.time) -> None:
-    """Mount the wallet API on `app` over `db` (open it with core.store.connect(durable=True))."""
+    """Mount the wallet API on `app`: `db` (a file opened with core.store.connect) serves reads; a
+    GroupCommitter on the same file does every write and is closed with the app."""
     app[WALLET_DB] = db
+    app[WRITER] = GroupCommitter(db.filename)
+
+    async def close_writer(app: web.Application) -> None:
+        await app[WRITER].close()
+
+    app.on_cleanup.append(close_writer)
     app[CLOCK] = clock
     app[HOOK] = None
     app.router.add_post("/api/agents/register", register)
