@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from typing import Any
 
 import pytest
+from eth_abi.abi import decode as abi_decode
 from eth_utils import keccak
+from web3 import Web3
 from web3.exceptions import ContractCustomError, ContractLogicError
 
 from core.chain import CONTRACT_NAMES, load_artifact
@@ -14,16 +18,18 @@ from scripts.devchain import USDC, System, deploy_dev_system, dev_account
 test_account = dev_account
 test_account.__test__ = False  # type: ignore[attr-defined]  # a helper, not a test
 
-__all__ = ["USDC", "System", "assert_reverts", "deploy_dev_system", "revert_name", "test_account"]
+__all__ = ["USDC", "System", "assert_reverts", "deploy_dev_system", "revert_args", "revert_name", "test_account"]
 
 
-def _error_selectors() -> dict[str, str]:
-    table: dict[str, str] = {}
+@functools.cache
+def _error_table() -> dict[str, tuple[str, list[str]]]:
+    """Selector -> (custom error name, argument types), over every contract's ABI."""
+    table: dict[str, tuple[str, list[str]]] = {}
     for name in (*CONTRACT_NAMES, "CreditFallback"):
         for item in load_artifact(name)["abi"]:
             if item["type"] == "error":
-                sig = f"{item['name']}({','.join(i['type'] for i in item['inputs'])})"
-                table["0x" + keccak(text=sig)[:4].hex()] = item["name"]
+                types = [i["type"] for i in item["inputs"]]
+                table["0x" + keccak(text=f"{item['name']}({','.join(types)})")[:4].hex()] = (item["name"], types)
     return table
 
 
@@ -31,12 +37,28 @@ def revert_name(exc: BaseException) -> str:
     """The custom error name (or revert reason) of a failed call or transaction."""
     data = getattr(exc, "data", None)
     if isinstance(data, str) and data.startswith("0x") and len(data) >= 10:
-        return _error_selectors().get(data[:10], data[:10])
+        return _error_table().get(data[:10], (data[:10], []))[0]
     return str(getattr(exc, "message", exc))
 
 
-def assert_reverts(fn: Callable[[], object], error: str) -> None:
-    """Run `fn` (which sends or calls) and assert it reverts with custom error `error`."""
+def revert_args(fn: Callable[[], object], error: str) -> tuple[Any, ...]:
+    """Assert `fn` reverts with custom error `error`; return its decoded arguments (addresses checksummed)."""
     with pytest.raises((ContractCustomError, ContractLogicError)) as info:
         fn()
-    assert revert_name(info.value) == error, f"expected {error}, got {revert_name(info.value)}"
+    data = getattr(info.value, "data", None)
+    assert isinstance(data, str) and data.startswith("0x"), f"no revert data: {info.value!r}"
+    name, types = _error_table().get(data[:10], (data[:10], []))
+    assert name == error, f"expected {error}, got {name}"
+    decoded = abi_decode(types, bytes.fromhex(data[10:]))
+    return tuple(Web3.to_checksum_address(v) if t == "address" else v for t, v in zip(types, decoded, strict=True))
+
+
+def assert_reverts(fn: Callable[[], object], error: str, *args: Any) -> tuple[Any, ...]:
+    """Assert `fn` reverts with custom error `error` (and, when given, exactly these arguments)."""
+    got = revert_args(fn, error)
+    if args:
+        checksummed = tuple(
+            Web3.to_checksum_address(v) if Web3.is_address(v) and isinstance(v, str) else v for v in got
+        )
+        assert checksummed == args, f"{error} arguments: expected {args}, got {checksummed}"
+    return got

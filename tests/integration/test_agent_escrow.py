@@ -8,14 +8,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from eth_abi import decode as abi_decode
 from eth_account.signers.local import LocalAccount
 from eth_utils import keccak
-from web3.exceptions import ContractCustomError, ContractLogicError
 
 from core import money
-from core.chain import TransactionFailed, deploy, load_artifact, send
-from tests.integration.chainkit import USDC, System, assert_reverts, revert_name
+from core.chain import TransactionFailed, deploy, send
+from tests.integration.chainkit import USDC, System, assert_reverts, revert_args
 
 ZERO = "0x0000000000000000000000000000000000000000"
 PRICE = 123_456_789  # 123.456789 USDC: every cut of the split has rounding dust
@@ -35,21 +33,6 @@ NOT_FOUND, LOCKED, RELEASED, REFUNDED = 0, 1, 2, 3
 
 def job_id(label: str) -> bytes:
     return keccak(text=f"escrow-test-job:{label}")
-
-
-def revert_args(fn: Callable[[], object], error: str) -> tuple[Any, ...]:
-    """Assert `fn` reverts with custom error `error`; return the error's decoded arguments."""
-    with pytest.raises((ContractCustomError, ContractLogicError)) as info:
-        fn()
-    assert revert_name(info.value) == error, f"expected {error}, got {revert_name(info.value)}"
-    data = info.value.data
-    assert isinstance(data, str)
-    for name in ("AgentEscrow", "AgentRegistry", "MockUSDC"):
-        for item in load_artifact(name)["abi"]:
-            if item["type"] == "error" and item["name"] == error:
-                types = [i["type"] for i in item["inputs"]]
-                return tuple(abi_decode(types, bytes.fromhex(data[10:])))
-    raise AssertionError(f"error {error} not in any ABI")
 
 
 def set_next_timestamp(system: System, ts: int) -> None:
@@ -176,7 +159,7 @@ def test_role_administration(system: System) -> None:
     assert revert_args(
         lambda: system.tx(system.operator, e.functions.grantRole(oracle_role, newcomer.address)),
         "AccessControlUnauthorizedAccount",
-    ) == (system.operator.address.lower(), admin_role)
+    ) == (system.operator.address, admin_role)
 
     make_provider(system)
     a, _ = create_job(system, "new-oracle-a")
@@ -212,7 +195,7 @@ def test_set_price_by_owner_or_self_wallet_only(system: System) -> None:
         assert revert_args(
             lambda w=who: system.tx(w, e.functions.setPrice(p.token_id, 1)),  # type: ignore[misc]
             "NotProviderController",
-        ) == (p.token_id, who.address.lower())
+        ) == (p.token_id, who.address)
     assert e.functions.priceOf(p.token_id).call() == 7 * USDC
     assert e.functions.priceOf(other).call() == 0
     assert_reverts(lambda: system.tx(p.owner, e.functions.setPrice(999, 1)), "ERC721NonexistentToken")
@@ -317,12 +300,12 @@ def test_create_job_rejections(system: System) -> None:
     system.approve(poor, e.address, PRICE - 1)
     assert revert_args(
         lambda: system.tx(poor, e.functions.createJob(job_id("x"), WALLET_ID, PRICE)), "ERC20InsufficientAllowance"
-    ) == (e.address.lower(), PRICE - 1, PRICE)
+    ) == (e.address, PRICE - 1, PRICE)
     system.approve(poor, e.address, PRICE)
     system.mint_usdc(poor.address, PRICE - 1)
     assert revert_args(
         lambda: system.tx(poor, e.functions.createJob(job_id("x"), WALLET_ID, PRICE)), "ERC20InsufficientBalance"
-    ) == (poor.address.lower(), PRICE - 1, PRICE)
+    ) == (poor.address, PRICE - 1, PRICE)
     assert e.functions.totalLocked().call() == PRICE
     assert status(system, job_id("x"))[0] == "not_found"
     assert_solvent(system)
@@ -341,7 +324,7 @@ def test_release_by_oracle_pays_the_split(system: System, referred: bool) -> Non
         assert revert_args(
             lambda w=who: system.tx(w, e.functions.release(jid)),  # type: ignore[misc]
             "AccessControlUnauthorizedAccount",
-        ) == (who.address.lower(), oracle_role)
+        ) == (who.address, oracle_role)
     before = snapshot_parties(system, p)
     caller_before = system.balance(caller.address)
 
@@ -396,7 +379,7 @@ def test_refund_by_oracle(system: System) -> None:
         assert revert_args(
             lambda w=who: system.tx(w, e.functions.refund(jid)),  # type: ignore[misc]
             "AccessControlUnauthorizedAccount",
-        ) == (who.address.lower(), oracle_role)
+        ) == (who.address, oracle_role)
     before = system.balance(caller.address)
     parties = snapshot_parties(system, p)
     receipt = system.tx(system.operator, e.functions.refund(jid), "AgentEscrow.refund")
@@ -425,7 +408,7 @@ def test_reclaim_by_the_caller_after_expiry_only(system: System) -> None:
     assert revert_args(at_next_block(caller, e.functions.reclaim(jid)), "NotExpired") == (jid, expires)
     set_next_timestamp(system, expires + 1)
     for who in (system.users[6], system.operator, system.users[0]):
-        assert revert_args(at_next_block(who, e.functions.reclaim(jid)), "NotCaller") == (jid, who.address.lower())
+        assert revert_args(at_next_block(who, e.functions.reclaim(jid)), "NotCaller") == (jid, who.address)
     before = system.balance(caller.address)
     r = send(system.w3, caller, e.functions.reclaim(jid), gas=300_000)
     assert block_ts(system, r) == expires + 1
@@ -475,7 +458,7 @@ def test_set_job_ttl(system: System) -> None:
         assert revert_args(
             lambda w=who: system.tx(w, e.functions.setJobTtl(2 * HOUR)),  # type: ignore[misc]
             "AccessControlUnauthorizedAccount",
-        ) == (who.address.lower(), admin_role)
+        ) == (who.address, admin_role)
     for bad in (0, MIN_TTL - 1, MAX_TTL + 1, 2**64 - 1):
         assert revert_args(lambda t=bad: system.tx(system.deployer, e.functions.setJobTtl(t)), "BadTtl") == (bad,)  # type: ignore[misc]
     assert e.functions.jobTtl().call() == DEFAULT_TTL
@@ -568,7 +551,7 @@ def test_pause_blocks_hire_and_release_but_not_refunds(system: System) -> None:
     pauser_role = e.functions.PAUSER_ROLE().call()
     for who in (system.operator, caller):
         assert revert_args(lambda w=who: system.tx(w, e.functions.pause()), "AccessControlUnauthorizedAccount") == (  # type: ignore[misc]
-            who.address.lower(),
+            who.address,
             pauser_role,
         )
     assert_reverts(lambda: system.tx(system.deployer, e.functions.unpause()), "ExpectedPause")

@@ -11,16 +11,14 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from eth_abi import decode as abi_decode
 from eth_account import Account
 from eth_account.messages import _hash_eip191_message, encode_typed_data
 from eth_account.signers.local import LocalAccount
 from eth_utils import keccak
-from web3 import Web3
-from web3.exceptions import ContractCustomError, ContractLogicError
+from web3.exceptions import ContractCustomError
 
 from core.chain import CONTRACT_NAMES, deploy, load_artifact, send
-from tests.integration.chainkit import USDC, System, assert_reverts, revert_name
+from tests.integration.chainkit import USDC, System, assert_reverts, revert_args, revert_name
 
 DAY = 24 * 3600
 ZERO = "0x0000000000000000000000000000000000000000"
@@ -49,18 +47,6 @@ def _error_inputs(selector: str) -> list[str]:
                 if "0x" + keccak(text=f"{item['name']}({','.join(types)})")[:4].hex() == selector:
                     return types
     raise KeyError(selector)
-
-
-def revert_args(fn: Callable[[], object], error: str) -> tuple[Any, ...]:
-    """Assert `fn` reverts with custom error `error`; return the error's decoded arguments."""
-    with pytest.raises((ContractCustomError, ContractLogicError)) as info:
-        fn()
-    assert revert_name(info.value) == error, f"expected {error}, got {revert_name(info.value)}"
-    data = info.value.data
-    assert isinstance(data, str)
-    types = _error_inputs(data[:10])
-    values = abi_decode(types, bytes.fromhex(data[10:]))
-    return tuple(Web3.to_checksum_address(v) if t == "address" else v for t, v in zip(types, values, strict=True))
 
 
 def split98(price: int) -> tuple[int, int]:

@@ -3,20 +3,15 @@ EIP-2612 permit with real signatures from eth-account's typed-data signing."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-import pytest
-from eth_abi import decode, encode
+from eth_abi import encode
 from eth_account import Account
 from eth_account.messages import encode_typed_data
 from eth_account.signers.local import LocalAccount
 from eth_utils import keccak
-from web3 import Web3
-from web3.exceptions import ContractCustomError, ContractLogicError
 
-from core.chain import CONTRACT_NAMES, load_artifact
-from tests.integration.chainkit import USDC, System
+from tests.integration.chainkit import USDC, System, assert_reverts
 
 ZERO = "0x" + "00" * 20
 MAX_UINT = 2**256 - 1
@@ -26,31 +21,6 @@ SECP256K1_N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
 
 
 # ---- helpers ---------------------------------------------------------------------------------
-
-
-def _error_table() -> dict[str, tuple[str, list[str]]]:
-    table: dict[str, tuple[str, list[str]]] = {}
-    for name in (*CONTRACT_NAMES, "CreditFallback"):
-        for item in load_artifact(name)["abi"]:
-            if item["type"] == "error":
-                types = [i["type"] for i in item["inputs"]]
-                table["0x" + keccak(text=f"{item['name']}({','.join(types)})")[:4].hex()] = (item["name"], types)
-    return table
-
-
-def expect_revert(fn: Callable[[], object], error: str, *args: Any) -> tuple[Any, ...]:
-    """`fn` reverts with custom error `error` (with exactly `args` when given); returns the arguments."""
-    with pytest.raises((ContractCustomError, ContractLogicError)) as info:
-        fn()
-    data = getattr(info.value, "data", None)
-    assert isinstance(data, str) and data.startswith("0x"), f"no revert data: {info.value!r}"
-    name, types = _error_table().get(data[:10], (data[:10], []))
-    assert name == error, f"expected {error}, got {name}"
-    decoded = decode(types, bytes.fromhex(data[10:]))
-    got = tuple(Web3.to_checksum_address(v) if t == "address" else v for t, v in zip(types, decoded, strict=True))
-    if args:
-        assert got == args, f"{error} arguments: expected {args}, got {got}"
-    return got
 
 
 def permit_message(
@@ -152,7 +122,7 @@ def test_anyone_can_mint(system: System) -> None:
     assert system.balance(b.address) == 12 * USDC
     assert system.balance(a.address) == 0
     assert system.usdc.functions.totalSupply().call() == 12 * USDC
-    expect_revert(lambda: system.tx(a, system.usdc.functions.mint(ZERO, 1)), "ERC20InvalidReceiver", ZERO)
+    assert_reverts(lambda: system.tx(a, system.usdc.functions.mint(ZERO, 1)), "ERC20InvalidReceiver", ZERO)
 
 
 def test_transfer(system: System) -> None:
@@ -165,14 +135,14 @@ def test_transfer(system: System) -> None:
     assert dict(ev["args"]) == {"from": a.address, "to": b.address, "value": 4 * USDC}
     assert (system.balance(a.address), system.balance(b.address)) == (6 * USDC, 4 * USDC)
     assert u.totalSupply().call() == 10 * USDC
-    expect_revert(
+    assert_reverts(
         lambda: system.tx(a, u.transfer(b.address, 6 * USDC + 1)),
         "ERC20InsufficientBalance",
         a.address,
         6 * USDC,
         6 * USDC + 1,
     )
-    expect_revert(lambda: system.tx(a, u.transfer(ZERO, 1)), "ERC20InvalidReceiver", ZERO)
+    assert_reverts(lambda: system.tx(a, u.transfer(ZERO, 1)), "ERC20InvalidReceiver", ZERO)
     system.tx(a, u.transfer(b.address, 6 * USDC))  # the whole balance
     assert system.balance(a.address) == 0
 
@@ -185,7 +155,7 @@ def test_approve_allowance_and_transfer_from(system: System) -> None:
     (ev,) = system.events(receipt, "MockUSDC", "Approval")
     assert dict(ev["args"]) == {"owner": owner.address, "spender": spender.address, "value": 3 * USDC}
     assert u.allowance(owner.address, spender.address).call() == 3 * USDC
-    expect_revert(
+    assert_reverts(
         lambda: system.tx(spender, u.transferFrom(owner.address, dest.address, 3 * USDC + 1)),
         "ERC20InsufficientAllowance",
         spender.address,
@@ -202,7 +172,7 @@ def test_approve_allowance_and_transfer_from(system: System) -> None:
     system.tx(owner, u.approve(spender.address, MAX_UINT))
     system.tx(spender, u.transferFrom(owner.address, dest.address, 5 * USDC))
     assert u.allowance(owner.address, spender.address).call() == MAX_UINT
-    expect_revert(
+    assert_reverts(
         lambda: system.tx(spender, u.transferFrom(owner.address, dest.address, 3 * USDC + 1)),
         "ERC20InsufficientBalance",
         owner.address,
@@ -212,16 +182,16 @@ def test_approve_allowance_and_transfer_from(system: System) -> None:
     # re-approving overwrites (including to zero)
     system.tx(owner, u.approve(spender.address, 0))
     assert u.allowance(owner.address, spender.address).call() == 0
-    expect_revert(
+    assert_reverts(
         lambda: system.tx(spender, u.transferFrom(owner.address, dest.address, 1)), "ERC20InsufficientAllowance"
     )
 
-    expect_revert(lambda: system.tx(owner, u.approve(ZERO, 1)), "ERC20InvalidSpender", ZERO)
+    assert_reverts(lambda: system.tx(owner, u.approve(ZERO, 1)), "ERC20InvalidSpender", ZERO)
     # a zero-value transferFrom from the zero address passes the allowance comparison and is
     # refused when the (unchanged) allowance is written back (ERC20InvalidSender is unreachable:
     # the only path with from=0 goes through this check first)
-    expect_revert(lambda: system.tx(spender, u.transferFrom(ZERO, dest.address, 0)), "ERC20InvalidApprover", ZERO)
-    expect_revert(lambda: system.tx(owner, u.transferFrom(owner.address, ZERO, 0)), "ERC20InvalidReceiver", ZERO)
+    assert_reverts(lambda: system.tx(spender, u.transferFrom(ZERO, dest.address, 0)), "ERC20InvalidApprover", ZERO)
+    assert_reverts(lambda: system.tx(owner, u.transferFrom(owner.address, ZERO, 0)), "ERC20InvalidReceiver", ZERO)
 
 
 # ---- blacklist ----------------------------------------------------------------------------------------
@@ -241,15 +211,15 @@ def test_blacklist_blocks_sending_and_receiving(system: System) -> None:
     assert dict(ev["args"]) == {"account": bad.address, "blacklisted": True}
     assert u.isBlacklisted(bad.address).call() is True
 
-    expect_revert(lambda: system.tx(bad, u.transfer(good.address, 1)), "AccountBlacklisted", bad.address)
-    expect_revert(lambda: system.tx(good, u.transfer(bad.address, 1)), "AccountBlacklisted", bad.address)
-    expect_revert(
+    assert_reverts(lambda: system.tx(bad, u.transfer(good.address, 1)), "AccountBlacklisted", bad.address)
+    assert_reverts(lambda: system.tx(good, u.transfer(bad.address, 1)), "AccountBlacklisted", bad.address)
+    assert_reverts(
         lambda: system.tx(spender, u.transferFrom(bad.address, good.address, 1)), "AccountBlacklisted", bad.address
     )
-    expect_revert(
+    assert_reverts(
         lambda: system.tx(spender, u.transferFrom(good.address, bad.address, 1)), "AccountBlacklisted", bad.address
     )
-    expect_revert(lambda: system.tx(good, u.mint(bad.address, 1)), "AccountBlacklisted", bad.address)
+    assert_reverts(lambda: system.tx(good, u.mint(bad.address, 1)), "AccountBlacklisted", bad.address)
     # third parties are unaffected
     system.tx(spender, u.transferFrom(good.address, spender.address, USDC))
     assert (system.balance(bad.address), system.balance(good.address)) == (10 * USDC, 9 * USDC)
@@ -312,11 +282,11 @@ def test_permit_rejects_bad_signatures(system: System) -> None:
 
     # expired
     past = system.now() - 1
-    expect_revert(
+    assert_reverts(
         lambda: attempt(sign_permit(system, owner, o, sp, value, past), deadline=past), "ERC2612ExpiredSignature", past
     )
     # signed by someone else
-    expect_revert(
+    assert_reverts(
         lambda: attempt(sign_permit(system, mallory, o, sp, value, deadline)),
         "ERC2612InvalidSigner",
         mallory.address,
@@ -333,19 +303,19 @@ def test_permit_rejects_bad_signatures(system: System) -> None:
         lambda: attempt(sign_permit(system, owner, o, sp, value, deadline, version="2")),
         lambda: attempt(sign_permit(system, owner, o, sp, value, deadline, verifyingContract=system.payouts.address)),
     ):
-        recovered, claimed = expect_revert(bad, "ERC2612InvalidSigner")
+        recovered, claimed = assert_reverts(bad, "ERC2612InvalidSigner")
         assert claimed == o and recovered != o
     # malleated signature (high s, flipped v) is refused, not accepted as a second valid form
     v, r, s = good
     high_s = SECP256K1_N - int.from_bytes(s, "big")
-    expect_revert(
+    assert_reverts(
         lambda: attempt((55 - v, r, high_s.to_bytes(32, "big"))), "ECDSAInvalidSignatureS", high_s.to_bytes(32, "big")
     )
     # unrecoverable signatures
-    expect_revert(lambda: attempt((29, r, s)), "ECDSAInvalidSignature")
-    expect_revert(lambda: attempt((v, b"\x00" * 32, s)), "ECDSAInvalidSignature")
+    assert_reverts(lambda: attempt((29, r, s)), "ECDSAInvalidSignature")
+    assert_reverts(lambda: attempt((v, b"\x00" * 32, s)), "ECDSAInvalidSignature")
     # a correctly signed permit for the zero spender is refused by the ERC-20 itself
-    expect_revert(
+    assert_reverts(
         lambda: attempt(sign_permit(system, owner, o, ZERO, value, deadline), spender=ZERO), "ERC20InvalidSpender", ZERO
     )
     # none of that consumed the nonce or granted anything
@@ -355,7 +325,7 @@ def test_permit_rejects_bad_signatures(system: System) -> None:
     # the good one works once; a replay is refused (the nonce moved on)
     attempt(good)
     assert u.allowance(o, sp).call() == value
-    recovered, claimed = expect_revert(lambda: attempt(good), "ERC2612InvalidSigner")
+    recovered, claimed = assert_reverts(lambda: attempt(good), "ERC2612InvalidSigner")
     assert claimed == o and recovered != o
     assert u.nonces(o).call() == 1
 
@@ -365,7 +335,7 @@ def test_permit_signature_is_not_transferable_between_owners(system: System) -> 
     owner, victim, spender = system.users[0], Account.from_key(keccak(text="victim")), system.users[1]
     deadline = system.now() + 3600
     sig = sign_permit(system, owner, owner.address, spender.address, 1, deadline)
-    recovered, claimed = expect_revert(
+    recovered, claimed = assert_reverts(
         lambda: permit_tx(system, owner, victim.address, spender.address, 1, deadline, sig), "ERC2612InvalidSigner"
     )
     assert claimed == victim.address and recovered != victim.address

@@ -6,22 +6,20 @@ A test user (`payer`) is granted PAYER_ROLE and calls `pay` directly, as the esc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from eth_abi import decode
 from eth_account.signers.local import LocalAccount
 from eth_utils import keccak
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from web3 import Web3
-from web3.exceptions import ContractCustomError, ContractLogicError
+from web3.exceptions import ContractLogicError
 
 from core import money
-from core.chain import CONTRACT_NAMES, deploy, load_artifact
-from tests.integration.chainkit import USDC, System
+from core.chain import deploy
+from tests.integration.chainkit import USDC, System, assert_reverts
 
 ZERO = "0x" + "00" * 20
 ADMIN_ROLE = b"\x00" * 32
@@ -29,30 +27,6 @@ MAX_UINT = 2**256 - 1
 
 
 # ---- helpers ---------------------------------------------------------------------------------
-
-
-def _error_table() -> dict[str, tuple[str, list[str]]]:
-    table: dict[str, tuple[str, list[str]]] = {}
-    for name in (*CONTRACT_NAMES, "CreditFallback"):
-        for item in load_artifact(name)["abi"]:
-            if item["type"] == "error":
-                types = [i["type"] for i in item["inputs"]]
-                table["0x" + keccak(text=f"{item['name']}({','.join(types)})")[:4].hex()] = (item["name"], types)
-    return table
-
-
-def expect_revert(fn: Callable[[], object], error: str, *args: Any) -> None:
-    """`fn` reverts with custom error `error`; when `args` are given, with exactly those arguments."""
-    with pytest.raises((ContractCustomError, ContractLogicError)) as info:
-        fn()
-    data = getattr(info.value, "data", None)
-    assert isinstance(data, str) and data.startswith("0x"), f"no revert data: {info.value!r}"
-    name, types = _error_table().get(data[:10], (data[:10], []))
-    assert name == error, f"expected {error}, got {name}"
-    if args:
-        decoded = decode(types, bytes.fromhex(data[10:]))
-        got = tuple(Web3.to_checksum_address(v) if t == "address" else v for t, v in zip(types, decoded, strict=True))
-        assert got == args, f"{error} arguments: expected {args}, got {got}"
 
 
 def ref_of(n: int) -> bytes:
@@ -170,7 +144,7 @@ def test_deploy_wiring_and_constants(system: System) -> None:
 def test_constructor_rejects_zero_addresses(system: System, zero_at: int) -> None:
     args: list[str] = [system.usdc.address, system.registry.address, system.treasury.address, system.deployer.address]
     args[zero_at] = ZERO
-    expect_revert(lambda: deploy(system.w3, system.deployer, "AgentPayouts", *args), "ZeroAddress")
+    assert_reverts(lambda: deploy(system.w3, system.deployer, "AgentPayouts", *args), "ZeroAddress")
 
 
 # ---- the split, paid --------------------------------------------------------------------------
@@ -388,10 +362,10 @@ def test_blacklisted_owner_gets_a_credit_and_withdraws_it_elsewhere(system: Syst
     assert_solvent(system)
 
     # a blacklisted destination cannot take it: reverts, and the credit is intact
-    expect_revert(
+    assert_reverts(
         lambda: system.tx(w.owner, p.functions.withdrawCredit(w.owner.address)), "AccountBlacklisted", w.owner.address
     )
-    expect_revert(lambda: system.tx(w.owner, p.functions.withdrawCredit(ZERO)), "ZeroAddress")
+    assert_reverts(lambda: system.tx(w.owner, p.functions.withdrawCredit(ZERO)), "ZeroAddress")
     assert p.functions.creditOf(w.owner.address).call() == s.owner_cut
 
     # the blacklisted payee collects through another address
@@ -402,7 +376,7 @@ def test_blacklisted_owner_gets_a_credit_and_withdraws_it_elsewhere(system: Syst
     assert deltas(system, before) == {w.other.address: s.owner_cut, p.address: -s.owner_cut}
     assert p.functions.creditOf(w.owner.address).call() == 0
     assert p.functions.totalCredits().call() == 0
-    expect_revert(lambda: system.tx(w.owner, p.functions.withdrawCredit(w.other.address)), "NothingToWithdraw")
+    assert_reverts(lambda: system.tx(w.owner, p.functions.withdrawCredit(w.other.address)), "NothingToWithdraw")
     assert_solvent(system)
 
 
@@ -452,13 +426,13 @@ def test_every_payee_that_cannot_receive_is_credited(system: System, world: Worl
 def test_withdraw_credit_reverts_and_works_while_paused(system: System, world: World) -> None:
     w, p = world, system.payouts
     # never credited
-    expect_revert(lambda: system.tx(w.other, p.functions.withdrawCredit(w.other.address)), "NothingToWithdraw")
-    expect_revert(lambda: system.tx(w.other, p.functions.withdrawCredit(ZERO)), "ZeroAddress")
+    assert_reverts(lambda: system.tx(w.other, p.functions.withdrawCredit(w.other.address)), "NothingToWithdraw")
+    assert_reverts(lambda: system.tx(w.other, p.functions.withdrawCredit(ZERO)), "ZeroAddress")
     blacklist(system, system.treasury.address)
     pay(system, w, w.plain, 50 * USDC)
     credit = money.split(50 * USDC, False).service_cut
     # the credit is the payee's alone: nobody else can move it
-    expect_revert(lambda: system.tx(w.other, p.functions.withdrawCredit(w.other.address)), "NothingToWithdraw")
+    assert_reverts(lambda: system.tx(w.other, p.functions.withdrawCredit(w.other.address)), "NothingToWithdraw")
     # pausing payouts does not lock anyone's credit
     system.tx(system.deployer, p.functions.pause())
     before = balances(system, w.other.address)
@@ -470,7 +444,7 @@ def test_withdraw_credit_reverts_and_works_while_paused(system: System, world: W
 def test_blacklisted_payer_cannot_pay(system: System, world: World) -> None:
     w = world
     blacklist(system, w.payer.address)
-    expect_revert(lambda: pay(system, w, w.plain, USDC), "AccountBlacklisted", w.payer.address)
+    assert_reverts(lambda: pay(system, w, w.plain, USDC), "AccountBlacklisted", w.payer.address)
     assert system.registry.functions.lifetimeEarningsOf(w.plain).call() == 0
 
 
@@ -479,14 +453,14 @@ def test_blacklisted_payer_cannot_pay(system: System, world: World) -> None:
 
 def test_pay_reverts(system: System, world: World) -> None:
     w, p = world, system.payouts
-    expect_revert(lambda: pay(system, w, w.plain, 0), "ZeroAmount")
-    expect_revert(lambda: pay(system, w, 0, USDC), "ERC721NonexistentToken", 0)
-    expect_revert(lambda: pay(system, w, 99, USDC), "ERC721NonexistentToken", 99)
+    assert_reverts(lambda: pay(system, w, w.plain, 0), "ZeroAmount")
+    assert_reverts(lambda: pay(system, w, 0, USDC), "ERC721NonexistentToken", 0)
+    assert_reverts(lambda: pay(system, w, 99, USDC), "ERC721NonexistentToken", 99)
     # the payer's allowance and balance bound what it can pay
     system.approve(w.payer, p.address, 10)
-    expect_revert(lambda: pay(system, w, w.plain, 11), "ERC20InsufficientAllowance", p.address, 10, 11)
+    assert_reverts(lambda: pay(system, w, w.plain, 11), "ERC20InsufficientAllowance", p.address, 10, 11)
     system.approve(w.payer, p.address, MAX_UINT)
-    expect_revert(
+    assert_reverts(
         lambda: pay(system, w, w.plain, FUNDS + 1), "ERC20InsufficientBalance", w.payer.address, FUNDS, FUNDS + 1
     )
     # an amount whose split would overflow reverts (panic), it never wraps
@@ -502,14 +476,14 @@ def test_pay_requires_payer_role(system: System, world: World) -> None:
     system.mint_usdc(w.other.address, USDC)
     system.approve(w.other, p.address, USDC)
     for who in (w.other, system.deployer, system.operator):
-        expect_revert(
+        assert_reverts(
             lambda a=who: system.tx(a, p.functions.pay(w.plain, USDC, b"\x00" * 32)),
             "AccessControlUnauthorizedAccount",
             who.address,
             payer_role,
         )
     # only the admin grants or revokes it
-    expect_revert(
+    assert_reverts(
         lambda: system.tx(w.other, p.functions.grantRole(payer_role, w.other.address)),
         "AccessControlUnauthorizedAccount",
         w.other.address,
@@ -517,11 +491,11 @@ def test_pay_requires_payer_role(system: System, world: World) -> None:
     )
     receipt = system.tx(system.deployer, p.functions.revokeRole(payer_role, w.payer.address))
     assert len(system.events(receipt, "AgentPayouts", "RoleRevoked")) == 1
-    expect_revert(
+    assert_reverts(
         lambda: pay(system, w, w.plain, USDC), "AccessControlUnauthorizedAccount", w.payer.address, payer_role
     )
     # renouncing needs the caller's own address
-    expect_revert(
+    assert_reverts(
         lambda: system.tx(w.payer, p.functions.renounceRole(payer_role, w.other.address)),
         "AccessControlBadConfirmation",
     )
@@ -531,7 +505,7 @@ def test_pay_needs_the_registry_earnings_role(system: System, world: World) -> N
     w, reg = world, system.registry.functions
     earnings = reg.EARNINGS_ROLE().call()
     system.tx(system.deployer, reg.revokeRole(earnings, system.payouts.address))
-    expect_revert(
+    assert_reverts(
         lambda: pay(system, w, w.plain, USDC), "AccessControlUnauthorizedAccount", system.payouts.address, earnings
     )
     assert system.balance(w.payer.address) == FUNDS  # atomic: nothing moved
@@ -540,20 +514,20 @@ def test_pay_needs_the_registry_earnings_role(system: System, world: World) -> N
 def test_pause_and_unpause(system: System, world: World) -> None:
     w, p = world, system.payouts
     pauser = p.functions.PAUSER_ROLE().call()
-    expect_revert(
+    assert_reverts(
         lambda: system.tx(w.other, p.functions.pause()), "AccessControlUnauthorizedAccount", w.other.address, pauser
     )
-    expect_revert(
+    assert_reverts(
         lambda: system.tx(w.payer, p.functions.pause()), "AccessControlUnauthorizedAccount", w.payer.address, pauser
     )
-    expect_revert(lambda: system.tx(system.deployer, p.functions.unpause()), "ExpectedPause")
+    assert_reverts(lambda: system.tx(system.deployer, p.functions.unpause()), "ExpectedPause")
     receipt = system.tx(system.deployer, p.functions.pause())
     (ev,) = system.events(receipt, "AgentPayouts", "Paused")
     assert ev["args"]["account"] == system.deployer.address
     assert p.functions.paused().call() is True
-    expect_revert(lambda: system.tx(system.deployer, p.functions.pause()), "EnforcedPause")
-    expect_revert(lambda: pay(system, w, w.plain, USDC), "EnforcedPause")
-    expect_revert(
+    assert_reverts(lambda: system.tx(system.deployer, p.functions.pause()), "EnforcedPause")
+    assert_reverts(lambda: pay(system, w, w.plain, USDC), "EnforcedPause")
+    assert_reverts(
         lambda: system.tx(w.other, p.functions.unpause()), "AccessControlUnauthorizedAccount", w.other.address, pauser
     )
     receipt = system.tx(system.deployer, p.functions.unpause())
@@ -565,13 +539,13 @@ def test_pause_and_unpause(system: System, world: World) -> None:
 
 def test_set_treasury(system: System, world: World) -> None:
     w, p = world, system.payouts
-    expect_revert(
+    assert_reverts(
         lambda: system.tx(w.other, p.functions.setTreasury(w.other.address)),
         "AccessControlUnauthorizedAccount",
         w.other.address,
         ADMIN_ROLE,
     )
-    expect_revert(lambda: system.tx(system.deployer, p.functions.setTreasury(ZERO)), "ZeroAddress")
+    assert_reverts(lambda: system.tx(system.deployer, p.functions.setTreasury(ZERO)), "ZeroAddress")
     receipt = system.tx(system.deployer, p.functions.setTreasury(w.other.address))
     (ev,) = system.events(receipt, "AgentPayouts", "TreasuryChanged")
     assert dict(ev["args"]) == {"previous": system.treasury.address, "current": w.other.address}

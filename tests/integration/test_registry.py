@@ -6,16 +6,12 @@ test user granted MARKET_ROLE (standing in for the marketplace), `earner` one gr
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
-from eth_abi import decode
 from eth_utils import keccak
-from web3 import Web3
-from web3.exceptions import ContractCustomError, ContractLogicError
 
-from core.chain import CONTRACT_NAMES, deploy, load_artifact
+from core.chain import deploy
 from tests.integration.chainkit import System, assert_reverts
 
 ZERO = "0x" + "00" * 20
@@ -23,30 +19,6 @@ ADMIN_ROLE = b"\x00" * 32
 
 
 # ---- helpers ---------------------------------------------------------------------------------
-
-
-def _error_table() -> dict[str, tuple[str, list[str]]]:
-    table: dict[str, tuple[str, list[str]]] = {}
-    for name in (*CONTRACT_NAMES, "CreditFallback"):
-        for item in load_artifact(name)["abi"]:
-            if item["type"] == "error":
-                types = [i["type"] for i in item["inputs"]]
-                table["0x" + keccak(text=f"{item['name']}({','.join(types)})")[:4].hex()] = (item["name"], types)
-    return table
-
-
-def expect_revert(fn: Callable[[], object], error: str, *args: Any) -> None:
-    """`fn` reverts with custom error `error`; when `args` are given, with exactly those arguments."""
-    with pytest.raises((ContractCustomError, ContractLogicError)) as info:
-        fn()
-    data = getattr(info.value, "data", None)
-    assert isinstance(data, str) and data.startswith("0x"), f"no revert data: {info.value!r}"
-    name, types = _error_table().get(data[:10], (data[:10], []))
-    assert name == error, f"expected {error}, got {name}"
-    if args:
-        decoded = decode(types, bytes.fromhex(data[10:]))
-        got = tuple(Web3.to_checksum_address(v) if t == "address" else v for t, v in zip(types, decoded, strict=True))
-        assert got == args, f"{error} arguments: expected {args}, got {got}"
 
 
 def wid(i: int) -> str:
@@ -82,7 +54,7 @@ def mint_tx(system: System, owner: str, self_wallet: str, wallet_id: str, referr
 
 
 def test_constructor_rejects_zero_admin(system: System) -> None:
-    expect_revert(lambda: deploy(system.w3, system.deployer, "AgentRegistry", ZERO), "ZeroAddress")
+    assert_reverts(lambda: deploy(system.w3, system.deployer, "AgentRegistry", ZERO), "ZeroAddress")
 
 
 def test_metadata_interfaces_and_role_constants(system: System) -> None:
@@ -113,7 +85,7 @@ def test_access_control_grant_revoke_renounce(system: System, cast: Cast) -> Non
     reg = system.registry.functions
     registrar = role(system, "REGISTRAR_ROLE")
     # only the admin grants
-    expect_revert(
+    assert_reverts(
         lambda: system.tx(cast.alice, reg.grantRole(registrar, cast.alice.address)),
         "AccessControlUnauthorizedAccount",
         cast.alice.address,
@@ -124,24 +96,24 @@ def test_access_control_grant_revoke_renounce(system: System, cast: Cast) -> Non
     assert ev["args"]["role"] == registrar and ev["args"]["account"] == cast.carol.address
     system.tx(cast.carol, reg.mint(cast.alice.address, cast.alice_self.address, wid(1), 0))
     # renouncing needs the caller's own address as confirmation
-    expect_revert(
+    assert_reverts(
         lambda: system.tx(cast.carol, reg.renounceRole(registrar, cast.alice.address)), "AccessControlBadConfirmation"
     )
     system.tx(cast.carol, reg.renounceRole(registrar, cast.carol.address))
-    expect_revert(
+    assert_reverts(
         lambda: system.tx(cast.carol, reg.mint(cast.bob.address, cast.bob_self.address, wid(2), 0)),
         "AccessControlUnauthorizedAccount",
         cast.carol.address,
         registrar,
     )
     # revoking the operator's role stops its minting
-    expect_revert(
+    assert_reverts(
         lambda: system.tx(cast.alice, reg.revokeRole(registrar, system.operator.address)),
         "AccessControlUnauthorizedAccount",
     )
     receipt = system.tx(system.deployer, reg.revokeRole(registrar, system.operator.address))
     assert len(system.events(receipt, "AgentRegistry", "RoleRevoked")) == 1
-    expect_revert(
+    assert_reverts(
         lambda: mint_tx(system, cast.bob.address, cast.bob_self.address, wid(2)),
         "AccessControlUnauthorizedAccount",
         system.operator.address,
@@ -235,7 +207,7 @@ def test_mint_with_referrer(system: System, cast: Cast) -> None:
 )
 def test_mint_rejects_malformed_wallet_id(system: System, bad: str) -> None:
     u = system.users
-    expect_revert(lambda: mint_tx(system, u[0].address, u[1].address, bad), "InvalidWalletId", bad)
+    assert_reverts(lambda: mint_tx(system, u[0].address, u[1].address, bad), "InvalidWalletId", bad)
 
 
 @pytest.mark.parametrize("good", ["agl_000000000000", "agl_ffffffffffff", "agl_0123456789ab", "agl_9a9a9a9a9a9f"])
@@ -246,23 +218,23 @@ def test_mint_accepts_well_formed_wallet_id(system: System, good: str) -> None:
 
 def test_mint_rejects_taken_ids_wallets_unknown_referrer_and_zero_addresses(system: System, cast: Cast) -> None:
     system.register_agent(cast.alice.address, cast.alice_self.address, wid(1))
-    expect_revert(lambda: mint_tx(system, cast.bob.address, cast.bob_self.address, wid(1)), "WalletIdTaken", wid(1))
-    expect_revert(
+    assert_reverts(lambda: mint_tx(system, cast.bob.address, cast.bob_self.address, wid(1)), "WalletIdTaken", wid(1))
+    assert_reverts(
         lambda: mint_tx(system, cast.bob.address, cast.alice_self.address, wid(2)),
         "SelfWalletTaken",
         cast.alice_self.address,
     )
-    expect_revert(lambda: mint_tx(system, cast.bob.address, cast.bob_self.address, wid(2), 2), "UnknownAgent", 2)
-    expect_revert(lambda: mint_tx(system, cast.bob.address, cast.bob_self.address, wid(2), 99), "UnknownAgent", 99)
-    expect_revert(lambda: mint_tx(system, ZERO, cast.bob_self.address, wid(2)), "ZeroAddress")
-    expect_revert(lambda: mint_tx(system, cast.bob.address, ZERO, wid(2)), "ZeroAddress")
+    assert_reverts(lambda: mint_tx(system, cast.bob.address, cast.bob_self.address, wid(2), 2), "UnknownAgent", 2)
+    assert_reverts(lambda: mint_tx(system, cast.bob.address, cast.bob_self.address, wid(2), 99), "UnknownAgent", 99)
+    assert_reverts(lambda: mint_tx(system, ZERO, cast.bob_self.address, wid(2)), "ZeroAddress")
+    assert_reverts(lambda: mint_tx(system, cast.bob.address, ZERO, wid(2)), "ZeroAddress")
     # nothing of the failed attempts stuck: the same values still mint cleanly
     assert system.register_agent(cast.bob.address, cast.bob_self.address, wid(2), 1) == 2
     assert system.registry.functions.totalAgents().call() == 2
 
 
 def test_mint_requires_registrar_role(system: System, cast: Cast) -> None:
-    expect_revert(
+    assert_reverts(
         lambda: system.tx(
             cast.alice, system.registry.functions.mint(cast.alice.address, cast.alice_self.address, wid(1), 0)
         ),
@@ -279,24 +251,24 @@ def test_registry_pause_blocks_mint_and_self_wallet_changes(system: System, cast
     reg = system.registry.functions
     token = system.register_agent(cast.alice.address, cast.alice_self.address, wid(1))
     pauser = role(system, "PAUSER_ROLE")
-    expect_revert(
+    assert_reverts(
         lambda: system.tx(cast.alice, reg.pause()), "AccessControlUnauthorizedAccount", cast.alice.address, pauser
     )
-    expect_revert(lambda: system.tx(system.deployer, reg.unpause()), "ExpectedPause")
+    assert_reverts(lambda: system.tx(system.deployer, reg.unpause()), "ExpectedPause")
 
     receipt = system.tx(system.deployer, reg.pause())
     (ev,) = system.events(receipt, "AgentRegistry", "Paused")
     assert ev["args"]["account"] == system.deployer.address
     assert reg.paused().call() is True
-    expect_revert(lambda: system.tx(system.deployer, reg.pause()), "EnforcedPause")
-    expect_revert(lambda: mint_tx(system, cast.bob.address, cast.bob_self.address, wid(2)), "EnforcedPause")
-    expect_revert(lambda: system.tx(cast.alice, reg.setSelfWallet(token, cast.carol.address)), "EnforcedPause")
+    assert_reverts(lambda: system.tx(system.deployer, reg.pause()), "EnforcedPause")
+    assert_reverts(lambda: mint_tx(system, cast.bob.address, cast.bob_self.address, wid(2)), "EnforcedPause")
+    assert_reverts(lambda: system.tx(cast.alice, reg.setSelfWallet(token, cast.carol.address)), "EnforcedPause")
     # earnings keep being recorded (payouts must not stall), and views keep answering
     grant(system, "EARNINGS_ROLE", cast.earner.address)
     system.tx(cast.earner, reg.recordEarnings(token, 5))
     assert reg.lifetimeEarningsOf(token).call() == 5
 
-    expect_revert(
+    assert_reverts(
         lambda: system.tx(cast.alice, reg.unpause()), "AccessControlUnauthorizedAccount", cast.alice.address, pauser
     )
     receipt = system.tx(system.deployer, reg.unpause())
@@ -314,7 +286,7 @@ def test_token_of_wallet_id_unknown(system: System, cast: Cast) -> None:
     system.register_agent(cast.alice.address, cast.alice_self.address, "agl_0123456789ab")
     assert reg.tokenOfWalletId("agl_0123456789ab").call() == 1
     for unknown in ("agl_0123456789ac", "AGL_0123456789AB", "agl_0123456789AB", "", "nonsense"):
-        expect_revert(lambda u=unknown: reg.tokenOfWalletId(u).call(), "UnknownWalletId", unknown)
+        assert_reverts(lambda u=unknown: reg.tokenOfWalletId(u).call(), "UnknownWalletId", unknown)
 
 
 @pytest.mark.parametrize(
@@ -336,7 +308,7 @@ def test_views_of_a_nonexistent_token_revert(system: System, view: str) -> None:
     fn = getattr(system.registry.functions, view)
     fn(1).call()  # exists
     for missing in (0, 2, 2**256 - 1):
-        expect_revert(lambda m=missing: fn(m).call(), "ERC721NonexistentToken", missing)
+        assert_reverts(lambda m=missing: fn(m).call(), "ERC721NonexistentToken", missing)
 
 
 # ---- setSelfWallet -----------------------------------------------------------------------------------
@@ -364,20 +336,22 @@ def test_set_self_wallet_reverts(system: System, cast: Cast) -> None:
     system.tx(cast.alice, reg.approve(cast.dave.address, token))
     system.tx(cast.alice, reg.setApprovalForAll(cast.carol.address, True))
     for who in (cast.alice_self, cast.bob, cast.carol, cast.dave, system.operator, system.deployer):
-        expect_revert(
+        assert_reverts(
             lambda w=who: system.tx(w, reg.setSelfWallet(token, cast.earner.address)),
             "NotTokenOwner",
             token,
             who.address,
         )
-    expect_revert(lambda: system.tx(cast.alice, reg.setSelfWallet(7, cast.earner.address)), "ERC721NonexistentToken", 7)
-    expect_revert(lambda: system.tx(cast.alice, reg.setSelfWallet(token, ZERO)), "ZeroAddress")
-    expect_revert(
+    assert_reverts(
+        lambda: system.tx(cast.alice, reg.setSelfWallet(7, cast.earner.address)), "ERC721NonexistentToken", 7
+    )
+    assert_reverts(lambda: system.tx(cast.alice, reg.setSelfWallet(token, ZERO)), "ZeroAddress")
+    assert_reverts(
         lambda: system.tx(cast.alice, reg.setSelfWallet(token, cast.bob_self.address)),
         "SelfWalletTaken",
         cast.bob_self.address,
     )
-    expect_revert(
+    assert_reverts(
         lambda: system.tx(cast.alice, reg.setSelfWallet(token, cast.alice_self.address)),
         "SelfWalletTaken",
         cast.alice_self.address,
@@ -385,7 +359,7 @@ def test_set_self_wallet_reverts(system: System, cast: Cast) -> None:
     # sale-paused agent: owner cannot rotate
     grant(system, "MARKET_ROLE", cast.market.address)
     system.tx(cast.market, reg.setSalePause(token, True, cast.alice.address))
-    expect_revert(lambda: system.tx(cast.alice, reg.setSelfWallet(token, cast.earner.address)), "AgentIsPaused", token)
+    assert_reverts(lambda: system.tx(cast.alice, reg.setSelfWallet(token, cast.earner.address)), "AgentIsPaused", token)
     assert reg.selfWalletOf(token).call() == cast.alice_self.address
 
 
@@ -404,7 +378,7 @@ def test_new_owner_controls_self_wallet_after_transfer(system: System, cast: Cas
     assert reg.ownerOf(token).call() == cast.bob.address
     assert reg.ownerPayee(token).call() == cast.bob.address
     assert reg.selfWalletOf(token).call() == cast.alice_self.address  # unchanged until the buyer rotates it
-    expect_revert(
+    assert_reverts(
         lambda: system.tx(cast.alice, reg.setSelfWallet(token, cast.carol.address)),
         "NotTokenOwner",
         token,
@@ -422,18 +396,18 @@ def test_set_sale_pause_switches_owner_payee_to_the_seller(system: System, cast:
     token = system.register_agent(cast.alice.address, cast.alice_self.address, wid(1))
     referred = system.register_agent(cast.bob.address, cast.bob_self.address, wid(2), token)
     market_role = role(system, "MARKET_ROLE")
-    expect_revert(
+    assert_reverts(
         lambda: system.tx(cast.alice, reg.setSalePause(token, True, cast.alice.address)),
         "AccessControlUnauthorizedAccount",
         cast.alice.address,
         market_role,
     )
     grant(system, "MARKET_ROLE", cast.market.address)
-    expect_revert(
+    assert_reverts(
         lambda: system.tx(cast.market, reg.setSalePause(9, True, cast.alice.address)), "ERC721NonexistentToken", 9
     )
     # a pause needs a seller to pay (otherwise the owner share would be credited to address(0))
-    expect_revert(lambda: system.tx(cast.market, reg.setSalePause(token, True, ZERO)), "ZeroAddress")
+    assert_reverts(lambda: system.tx(cast.market, reg.setSalePause(token, True, ZERO)), "ZeroAddress")
 
     # the token moves into the "escrow" (market) and the seller keeps receiving the owner share
     system.tx(cast.alice, reg.approve(cast.market.address, token))
@@ -475,9 +449,9 @@ def test_transfers_blocked_while_sale_paused_except_by_market(system: System, ca
         (cast.carol, reg.transferFrom(a, b, token)),  # approved for the token
         (cast.dave, reg.transferFrom(a, b, token)),  # approved for all
     ]:
-        expect_revert(lambda w=who, f=fn: system.tx(w, f), "AgentIsPaused", token)
+        assert_reverts(lambda w=who, f=fn: system.tx(w, f), "AgentIsPaused", token)
     # the role does not replace ERC-721 authorisation
-    expect_revert(
+    assert_reverts(
         lambda: system.tx(cast.market, reg.transferFrom(a, cast.market.address, token)),
         "ERC721InsufficientApproval",
         cast.market.address,
@@ -491,7 +465,7 @@ def test_transfers_blocked_while_sale_paused_except_by_market(system: System, ca
     system.tx(cast.market, reg.transferFrom(cast.market.address, b, token))  # settle to a buyer while paused
     assert reg.ownerOf(token).call() == b
     assert reg.ownerPayee(token).call() == a  # still the seller until unpaused
-    expect_revert(lambda: system.tx(cast.bob, reg.transferFrom(b, a, token)), "AgentIsPaused", token)
+    assert_reverts(lambda: system.tx(cast.bob, reg.transferFrom(b, a, token)), "AgentIsPaused", token)
     system.tx(cast.market, reg.setSalePause(token, False, ZERO))
     assert reg.ownerPayee(token).call() == b
     system.tx(cast.bob, safe3(b, cast.carol.address, token))
@@ -518,14 +492,14 @@ def test_record_earnings(system: System, cast: Cast) -> None:
     other = system.register_agent(cast.bob.address, cast.bob_self.address, wid(2))
     earnings = role(system, "EARNINGS_ROLE")
     for who in (cast.alice, system.operator, system.deployer):
-        expect_revert(
+        assert_reverts(
             lambda w=who: system.tx(w, reg.recordEarnings(token, 1)),
             "AccessControlUnauthorizedAccount",
             who.address,
             earnings,
         )
     grant(system, "EARNINGS_ROLE", cast.earner.address)
-    expect_revert(lambda: system.tx(cast.earner, reg.recordEarnings(3, 1)), "ERC721NonexistentToken", 3)
+    assert_reverts(lambda: system.tx(cast.earner, reg.recordEarnings(3, 1)), "ERC721NonexistentToken", 3)
     receipt = system.tx(cast.earner, reg.recordEarnings(token, 5_000_000), "AgentRegistry.recordEarnings")
     (ev,) = system.events(receipt, "AgentRegistry", "EarningsRecorded")
     assert dict(ev["args"]) == {"tokenId": token, "amount": 5_000_000, "lifetimeEarnings": 5_000_000}
@@ -549,15 +523,15 @@ def test_erc721_approvals_and_transfer_reverts(system: System, cast: Cast) -> No
     token = system.register_agent(cast.alice.address, cast.alice_self.address, wid(1))
     a, b = cast.alice.address, cast.bob.address
 
-    expect_revert(lambda: reg.balanceOf(ZERO).call(), "ERC721InvalidOwner", ZERO)
-    expect_revert(lambda: system.tx(cast.bob, reg.approve(b, token)), "ERC721InvalidApprover", b)
-    expect_revert(lambda: system.tx(cast.alice, reg.setApprovalForAll(ZERO, True)), "ERC721InvalidOperator", ZERO)
-    expect_revert(lambda: system.tx(cast.bob, reg.transferFrom(a, b, token)), "ERC721InsufficientApproval", b, token)
-    expect_revert(lambda: system.tx(cast.alice, reg.transferFrom(a, ZERO, token)), "ERC721InvalidReceiver", ZERO)
-    expect_revert(lambda: system.tx(cast.alice, reg.transferFrom(b, a, token)), "ERC721IncorrectOwner", b, token, a)
-    expect_revert(lambda: system.tx(cast.alice, reg.transferFrom(a, b, 5)), "ERC721NonexistentToken", 5)
+    assert_reverts(lambda: reg.balanceOf(ZERO).call(), "ERC721InvalidOwner", ZERO)
+    assert_reverts(lambda: system.tx(cast.bob, reg.approve(b, token)), "ERC721InvalidApprover", b)
+    assert_reverts(lambda: system.tx(cast.alice, reg.setApprovalForAll(ZERO, True)), "ERC721InvalidOperator", ZERO)
+    assert_reverts(lambda: system.tx(cast.bob, reg.transferFrom(a, b, token)), "ERC721InsufficientApproval", b, token)
+    assert_reverts(lambda: system.tx(cast.alice, reg.transferFrom(a, ZERO, token)), "ERC721InvalidReceiver", ZERO)
+    assert_reverts(lambda: system.tx(cast.alice, reg.transferFrom(b, a, token)), "ERC721IncorrectOwner", b, token, a)
+    assert_reverts(lambda: system.tx(cast.alice, reg.transferFrom(a, b, 5)), "ERC721NonexistentToken", 5)
     # a contract that is no ERC-721 receiver cannot take it through safeTransferFrom
-    expect_revert(
+    assert_reverts(
         lambda: system.tx(cast.alice, safe3(a, system.usdc.address, token)),
         "ERC721InvalidReceiver",
         system.usdc.address,
@@ -574,7 +548,7 @@ def test_erc721_approvals_and_transfer_reverts(system: System, cast: Cast) -> No
     system.tx(cast.carol, reg.transferFrom(a, b, token))
     assert reg.ownerOf(token).call() == b and reg.balanceOf(a).call() == 0 and reg.balanceOf(b).call() == 1
     # the operator of the old owner has no power over the new owner's token
-    expect_revert(
+    assert_reverts(
         lambda: system.tx(cast.dave, reg.transferFrom(b, a, token)),
         "ERC721InsufficientApproval",
         cast.dave.address,
