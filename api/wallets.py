@@ -9,6 +9,7 @@ synchronous=FULL (the connection is opened durable) before the response is sent.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Awaitable, Callable
@@ -77,16 +78,33 @@ class RawJson(str):
 # ---- JSON with Decimal numbers ----------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=4096)
+def _key(k: str) -> str:
+    return json.dumps(k)
+
+
+_SCALARS: dict[type, Callable[[Any], str]] = {
+    Decimal: str,
+    int: str,
+    bool: lambda v: "true" if v else "false",
+    type(None): lambda v: "null",
+    RawJson: str,
+    str: json.dumps,
+}
+
+
 def encode(value: Any) -> str:
-    """JSON text in which Decimals are numbers (json.dumps would need floats)."""
-    if isinstance(value, RawJson):
-        return str(value)
-    if isinstance(value, Decimal):
-        return str(value)
+    """JSON text in which Decimals are numbers (json.dumps would need floats). On every response's
+    path: exact-type dispatch, cached key encodings."""
+    scalar = _SCALARS.get(type(value))
+    if scalar is not None:
+        return scalar(value)
     if isinstance(value, dict):
-        return "{" + ",".join(json.dumps(str(k)) + ":" + encode(v) for k, v in value.items()) + "}"
+        return "{" + ",".join(_key(str(k)) + ":" + encode(v) for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):
         return "[" + ",".join(encode(v) for v in value) + "]"
+    if isinstance(value, Decimal):  # a Decimal subclass
+        return str(value)
     return json.dumps(value)
 
 

@@ -46,7 +46,8 @@ class GroupCommitter:
         while self._pending:
             group, self._pending = self._pending[: self.max_group], self._pending[self.max_group :]
             try:
-                outcomes = await asyncio.to_thread(self._commit, [w for w, _ in group])
+                outcomes = self._apply([w for w, _ in group])  # on the loop: short, CPU-bound Python + SQLite
+                await asyncio.to_thread(self._commit)  # the fsync, off the loop (apsw releases the GIL)
             except BaseException as exc:  # the COMMIT itself failed: nothing of the group is durable
                 for _, future in group:
                     if not future.done():
@@ -60,7 +61,8 @@ class GroupCommitter:
                 else:
                     future.set_exception(value)
 
-    def _commit(self, works: list[Work]) -> list[tuple[bool, Any]]:
+    def _apply(self, works: list[Work]) -> list[tuple[bool, Any]]:
+        """BEGIN and run every item in its own savepoint; the transaction stays open for _commit."""
         conn = self.conn
         outcomes: list[tuple[bool, Any]] = []
         conn.execute("BEGIN IMMEDIATE")
@@ -76,14 +78,20 @@ class GroupCommitter:
                 else:
                     conn.execute("RELEASE item")
                     outcomes.append((True, value))
-            conn.execute("COMMIT")
         except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
+            conn.execute("ROLLBACK")
             raise
-        self.groups += 1
         self.items += len(works)
         return outcomes
+
+    def _commit(self) -> None:
+        try:
+            self.conn.execute("COMMIT")
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+        self.groups += 1
 
     async def close(self) -> None:
         if self._worker is not None:
