@@ -58,9 +58,13 @@ def parse_usdc(value: object, *, allow_zero: bool = False) -> int:
 
 
 def format_usdc(units: int) -> Decimal:
-    """Micro-USDC units as a Decimal of USDC, normalised (``250000000`` -> ``250``)."""
-    d = Decimal(units).scaleb(-USDC_DECIMALS)
-    return d.quantize(Decimal(1)) if d == d.to_integral_value() else d.normalize()
+    """Micro-USDC units as a Decimal of USDC, normalised (``250000000`` -> ``250``, ``12500000``
+    -> ``12.5``). Integer arithmetic only: it runs several times per API response."""
+    whole, frac = divmod(abs(units), UNITS_PER_USDC)
+    sign = "-" if units < 0 else ""
+    if frac == 0:
+        return Decimal(f"{sign}{whole}")
+    return Decimal(f"{sign}{whole}.{frac:06d}".rstrip("0"))
 
 
 @dataclass(frozen=True)
