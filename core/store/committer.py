@@ -46,9 +46,11 @@ class GroupCommitter:
         while self._pending:
             group, self._pending = self._pending[: self.max_group], self._pending[self.max_group :]
             try:
+                # BEGIN IMMEDIATE may wait for another process's write lock (the indexer): off the loop.
+                await asyncio.to_thread(self.conn.execute, "BEGIN IMMEDIATE")
                 outcomes = self._apply([w for w, _ in group])  # on the loop: short, CPU-bound Python + SQLite
                 await asyncio.to_thread(self._commit)  # the fsync, off the loop (apsw releases the GIL)
-            except BaseException as exc:  # the COMMIT itself failed: nothing of the group is durable
+            except BaseException as exc:  # BEGIN or COMMIT failed: nothing of the group is durable
                 for _, future in group:
                     if not future.done():
                         future.set_exception(exc)
@@ -62,10 +64,9 @@ class GroupCommitter:
                     future.set_exception(value)
 
     def _apply(self, works: list[Work]) -> list[tuple[bool, Any]]:
-        """BEGIN and run every item in its own savepoint; the transaction stays open for _commit."""
+        """Run every item in its own savepoint of the open transaction (committed by _commit)."""
         conn = self.conn
         outcomes: list[tuple[bool, Any]] = []
-        conn.execute("BEGIN IMMEDIATE")
         try:
             for work in works:
                 conn.execute("SAVEPOINT item")

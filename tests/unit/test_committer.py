@@ -144,3 +144,38 @@ def test_sequential_runs_each_commit(tmp_path: Path, n: int) -> None:
         return gc
 
     assert asyncio.run(scenario()).groups == n
+
+
+def test_waiting_for_another_writer_does_not_block_the_event_loop(tmp_path: Path) -> None:
+    """Another process (the indexer) holding the write lock makes the group wait, not the loop."""
+    db = tmp_path / "l.db"
+    _setup(db)
+    other = connect(db)
+
+    async def scenario() -> int:
+        gc = GroupCommitter(db)
+        other.execute("BEGIN IMMEDIATE")  # holds the write lock
+        ticks = 0
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0.01)
+
+        tick_task = asyncio.create_task(ticker())
+        write = asyncio.create_task(gc.run(lambda c: c.execute("INSERT INTO t (v) VALUES (5)") and 5))
+        await asyncio.sleep(0.3)
+        assert not write.done()  # still waiting for the lock...
+        assert ticks >= 10  # ...while the loop kept running
+        await asyncio.to_thread(other.execute, "COMMIT")
+        result = await write
+        tick_task.cancel()
+        await gc.close()
+        return result
+
+    assert asyncio.run(scenario()) == 5
+    other.close()
+    reader = connect(db)
+    assert reader.execute("SELECT v FROM t").fetchall() == [(5,)]
+    reader.close()
