@@ -24,6 +24,8 @@ from core.anvil import Anvil
 from core.chain import connect
 from core.config import Settings
 from core.store import connect as connect_db
+from core.store import transaction
+from core.store.projections import reset_chain_data
 from indexer.rpc import RpcClient
 from indexer.service import build_indexer
 from scripts.compile import compile_contracts
@@ -82,7 +84,11 @@ def main() -> int:
             log.info("anvil on %s (log: %s)", rpc_url, settings.data_dir / "anvil.log")
             w3 = connect(rpc_url)
             deployer = Account.from_key(ANVIL_DEV_KEY)
-            settings.database.unlink(missing_ok=True)  # a fresh chain: a fresh database
+            # A fresh chain: forget the old chain's indexed data; accounts, keys and ledgers stay.
+            db = connect_db(settings.database)
+            with transaction(db):
+                reset_chain_data(db)
+            db.close()
             dep = deploy_system(w3, deployer, Roles.from_env(deployer.address))
             path = deployments.save(dep, settings.deployments_dir)
             log.info("deployed %d contracts from block %d: %s", len(dep.contracts), dep.deploy_block, path)

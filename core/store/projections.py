@@ -384,6 +384,13 @@ def lowest_stored_block(conn: apsw.Connection, chain_id: int) -> int | None:
 PROJECTION_TABLES = ("agents", "payouts", "gateway_jobs", "escrow_jobs", "listings", "credits", "anchors", "events")
 
 
+def reset_chain_data(conn: apsw.Connection) -> None:
+    """Forget everything derived from the chain (a new local chain replaces the old one); the
+    off-chain tables (accounts, keys, ledger, memory) stay. Call inside a transaction."""
+    for table in (*PROJECTION_TABLES, "sync_state", "blocks", "reorg_undo"):
+        conn.execute(f"DELETE FROM {table}")  # noqa: S608 (constant table names)
+
+
 def dump(conn: apsw.Connection) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of every projection table, in primary-key order (rowids excluded)."""
     out: dict[str, list[tuple[Any, ...]]] = {}

@@ -207,3 +207,62 @@ def test_make_run_serves_healthz_and_ctrl_c_stops_everything(tmp_path: Path) -> 
     assert "anvil stopped" in log_path.read_text()
     assert not _port_open(api_port)
     assert not _port_open(anvil_port)  # the anvil it started is gone too
+
+
+def _start_run(tmp_path: Path, anvil_port: int, api_port: int, log_path: Path) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTLEDGER_")}
+    env.update(
+        AGENTLEDGER_ANVIL_PORT=str(anvil_port),
+        AGENTLEDGER_API_PORT=str(api_port),
+        AGENTLEDGER_DEPLOYMENTS_DIR=str(tmp_path / "deployments"),
+        AGENTLEDGER_DATA_DIR=str(tmp_path / "var"),
+    )
+    with open(log_path, "ab") as log:
+        return subprocess.Popen([sys.executable, "-m", "scripts.run"], cwd=ROOT, env=env, stdout=log, stderr=log)
+
+
+def _wait_synced(api_port: int, proc: subprocess.Popen[bytes], log_path: Path) -> dict[str, Any]:
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, log_path.read_text()
+        try:
+            body: dict[str, Any] = _get_json(f"http://127.0.0.1:{api_port}/healthz")
+            if body.get("indexer", {}).get("state") == "synced":
+                return body
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError("never synced: " + log_path.read_text()[-2000:])
+
+
+def test_make_run_again_keeps_accounts_and_reindexes_the_new_chain(tmp_path: Path) -> None:
+    """Each `make run` starts a fresh local chain: the indexed chain data is rebuilt for it, while
+    accounts, keys and ledgers in the same SQLite file survive the restart."""
+    anvil_port, api_port, log_path = free_port(), free_port(), tmp_path / "run.log"
+    base = f"http://127.0.0.1:{api_port}/api/agents"
+    proc = _start_run(tmp_path, anvil_port, api_port, log_path)
+    try:
+        first = _wait_synced(api_port, proc, log_path)
+        req = urllib.request.Request(  # noqa: S310 (loopback)
+            f"{base}/register",
+            json.dumps({"name": "keeper", "specialty": "email"}).encode(),
+            {"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(req, timeout=5) as resp:  # noqa: S310
+            reg = json.loads(resp.read())
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+    proc = _start_run(tmp_path, anvil_port, api_port, log_path)
+    try:
+        second = _wait_synced(api_port, proc, log_path)
+        assert second["contracts"] == first["contracts"]  # same deployer, same nonces, same addresses
+        assert second["indexer"]["seen"] >= second["deployBlock"]
+        req = urllib.request.Request(  # noqa: S310 (loopback)
+            f"{base}/balance?agentId={reg['agent']['wallet']}", headers={"Authorization": f"Bearer {reg['api_key']}"}
+        )
+        with urllib.request.urlopen(req, timeout=5) as resp:  # noqa: S310
+            assert json.loads(resp.read())["balance"] == 0  # the account, its key and agent survived
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
