@@ -287,3 +287,38 @@ def test_realtime_following_through_a_range_limited_provider(chain: System, clea
             conn.close()
 
     assert asyncio.run(scenario()) == clean
+
+
+def test_a_syncing_node_or_a_head_behind_us_is_waited_out_not_rolled_back(
+    chain: System, clean: Rows, tmp_path: Path
+) -> None:
+    head = chain.w3.eth.block_number
+
+    async def scenario() -> Rows:
+        conn = db_connect(tmp_path / "sync.db", durable=False)
+        try:
+            async with RpcProxy(url(chain)) as proxy, RpcClient(proxy.url, FAULTY) as rpc:
+                ix = make_indexer(conn, rpc, chain)
+                await ix.run_until(head)
+                before = dump(conn)
+                # The node says it is syncing and reports a head far behind ours (a node that
+                # restarted from an old snapshot): nothing may be rolled back.
+                proxy.overrides.update(
+                    eth_syncing={"startingBlock": "0x0", "currentBlock": "0x2", "highestBlock": hex(head + 10)},
+                    eth_blockNumber="0x2",
+                )
+                for _ in range(3):
+                    assert await ix.step() is False
+                assert ix.status.node_syncing and ix.status.reorgs == 0
+                assert dump(conn) == before
+                del proxy.overrides["eth_syncing"]  # synced again, but still behind us: wait as well
+                assert await ix.step() is False
+                assert ix.status.reorgs == 0 and dump(conn) == before
+                proxy.overrides.clear()
+                await ix.run_until(head)
+                assert not ix.status.node_syncing
+            return dump(conn)
+        finally:
+            conn.close()
+
+    assert asyncio.run(scenario()) == clean
