@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import apsw
 
-from core.store.db import connect
+from core.store.db import BUSY_TIMEOUT_MS, connect
 
 T = TypeVar("T")
 Work = Callable[[apsw.Connection], Any]
@@ -46,8 +46,7 @@ class GroupCommitter:
         while self._pending:
             group, self._pending = self._pending[: self.max_group], self._pending[self.max_group :]
             try:
-                # BEGIN IMMEDIATE may wait for another process's write lock (the indexer): off the loop.
-                await asyncio.to_thread(self.conn.execute, "BEGIN IMMEDIATE")
+                await self._begin()
                 outcomes = self._apply([w for w, _ in group])  # on the loop: short, CPU-bound Python + SQLite
                 await asyncio.to_thread(self._commit)  # the fsync, off the loop (apsw releases the GIL)
             except BaseException as exc:  # BEGIN or COMMIT failed: nothing of the group is durable
@@ -62,6 +61,19 @@ class GroupCommitter:
                     future.set_result(value)
                 else:
                     future.set_exception(value)
+
+    async def _begin(self) -> None:
+        """BEGIN IMMEDIATE: at once on the loop when the write lock is free; when another process
+        (the indexer) holds it, wait for it in a thread, never on the loop."""
+        self.conn.setbusytimeout(0)
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            return
+        except apsw.BusyError:
+            pass
+        finally:
+            self.conn.setbusytimeout(BUSY_TIMEOUT_MS)
+        await asyncio.to_thread(self.conn.execute, "BEGIN IMMEDIATE")
 
     def _apply(self, works: list[Work]) -> list[tuple[bool, Any]]:
         """Run every item in its own savepoint of the open transaction (committed by _commit)."""
