@@ -47,7 +47,7 @@ from api.models import (
     parse_query,
 )
 from core import wallets
-from core.money import format_usdc
+from core.money import usdc_text
 from core.store import wallets as store
 from core.store.committer import GroupCommitter
 from core.store.wallets import AgentRow, BalanceRow, get_balance
@@ -112,8 +112,9 @@ def _ok(payload: dict[str, Any], status: int = 200) -> tuple[int, bytes]:
     return status, encode(payload).encode()
 
 
-def _usdc(units: int) -> Decimal:
-    return format_usdc(units)
+def _usdc(units: int) -> RawJson:
+    """An amount for a response: written into the JSON as a number, exactly (no Decimal object)."""
+    return RawJson(usdc_text(units))
 
 
 def _iso(t: float) -> str:
@@ -226,8 +227,8 @@ def _earn_json(agent: AgentRow, r: wallets.EarnResult) -> dict[str, Any]:
         "ownerBalance": _usdc(r.balance.owner_balance),
         "agentSelfBalance": _usdc(r.balance.self_balance),
         "transactionId": r.ledger_id,
-        "message": f"{format_usdc(r.amount)} USDC earned: {format_usdc(r.net)} credited to {agent.wallet}, "
-        f"{format_usdc(r.service_cut)} toll" + (f", {format_usdc(r.referral_cut)} referral" if r.referral_cut else ""),
+        "message": f"{usdc_text(r.amount)} USDC earned: {usdc_text(r.net)} credited to {agent.wallet}, "
+        f"{usdc_text(r.service_cut)} toll" + (f", {usdc_text(r.referral_cut)} referral" if r.referral_cut else ""),
     }
 
 

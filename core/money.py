@@ -57,14 +57,19 @@ def parse_usdc(value: object, *, allow_zero: bool = False) -> int:
     return result
 
 
-def format_usdc(units: int) -> Decimal:
-    """Micro-USDC units as a Decimal of USDC, normalised (``250000000`` -> ``250``, ``12500000``
-    -> ``12.5``). Integer arithmetic only: it runs several times per API response."""
+def usdc_text(units: int) -> str:
+    """Micro-USDC units as the shortest decimal text of USDC (``12500000`` -> ``"12.5"``): what
+    the JSON API writes. Integer arithmetic only: it runs several times per API response."""
     whole, frac = divmod(abs(units), UNITS_PER_USDC)
     sign = "-" if units < 0 else ""
     if frac == 0:
-        return Decimal(f"{sign}{whole}")
-    return Decimal(f"{sign}{whole}.{frac:06d}".rstrip("0"))
+        return f"{sign}{whole}"
+    return f"{sign}{whole}.{frac:06d}".rstrip("0")
+
+
+def format_usdc(units: int) -> Decimal:
+    """Micro-USDC units as a Decimal of USDC, normalised (``250000000`` -> ``250``)."""
+    return Decimal(usdc_text(units))
 
 
 @dataclass(frozen=True)
