@@ -163,6 +163,20 @@ async def _execute(request: web.Request, caller: Caller | None, body: bytes, wor
     )
 
 
+#: The transactional part of an authenticated value-moving POST: (conn, caller, body, now) -> (status, body).
+WriteWork = Callable[[apsw.Connection, Caller, bytes, float], tuple[int, bytes]]
+
+
+async def _authenticated_write(request: web.Request, work: WriteWork) -> web.Response:
+    """The common path of an authenticated value-moving POST: authenticate on the reading
+    connection, then run `work` under the Idempotency-Key in the next group commit. The body is
+    parsed inside `work`, so a 4xx is stored under the key like any other answer."""
+    caller = authenticate(request.app[WALLET_DB], request)
+    body = await request.read()
+    now = request.app[CLOCK]()
+    return await _execute(request, caller, body, lambda conn: work(conn, caller, body, now))
+
+
 async def register(request: web.Request) -> web.Response:
     db = request.app[WALLET_DB]
     caller = authenticate_optional(db, request)
@@ -200,18 +214,13 @@ async def register(request: web.Request) -> web.Response:
 
 
 async def earn(request: web.Request) -> web.Response:
-    db = request.app[WALLET_DB]
-    caller = authenticate(db, request)
-    body = await request.read()
-    now = request.app[CLOCK]()
-
-    def work(conn: apsw.Connection) -> tuple[int, bytes]:
+    def work(conn: apsw.Connection, caller: Caller, body: bytes, now: float) -> tuple[int, bytes]:
         req = parse_body(EarnRequest, body)
         agent = agent_for(conn, caller, req.agentId)
         r = wallets.earn(conn, agent, req.amount, req.source, now)
         return _ok(_earn_json(agent, r))
 
-    return await _execute(request, caller, body, work)
+    return await _authenticated_write(request, work)
 
 
 def _earn_json(agent: AgentRow, r: wallets.EarnResult) -> dict[str, Any]:
@@ -237,12 +246,8 @@ async def earn_batch(request: web.Request) -> web.Response:
     any refused item (validation, an agent the key may not act for, a total limit) answers its
     error with `param` naming it (e.g. `payments[3].amount`) and nothing is written. Items are
     applied in order; `results[i]` is item i's earn body (balances as of that item)."""
-    db = request.app[WALLET_DB]
-    caller = authenticate(db, request)
-    body = await request.read()
-    now = request.app[CLOCK]()
 
-    def work(conn: apsw.Connection) -> tuple[int, bytes]:
+    def work(conn: apsw.Connection, caller: Caller, body: bytes, now: float) -> tuple[int, bytes]:
         req = parse_body(EarnBatchRequest, body)
         results = []
         for i, p in enumerate(req.payments):
@@ -259,18 +264,14 @@ async def earn_batch(request: web.Request) -> web.Response:
             results.append(_earn_json(agent, r))
         return _ok({"success": True, "count": len(results), "results": results})
 
-    return await _execute(request, caller, body, work)
+    return await _authenticated_write(request, work)
 
 
 async def compound(request: web.Request) -> web.Response:
     """POST /api/agents/compound: move reinvestPercent % (default 20) of the spendable balance into
     the reinvested bucket (see core.wallets.compound); `moved` is the amount moved."""
-    db = request.app[WALLET_DB]
-    caller = authenticate(db, request)
-    body = await request.read()
-    now = request.app[CLOCK]()
 
-    def work(conn: apsw.Connection) -> tuple[int, bytes]:
+    def work(conn: apsw.Connection, caller: Caller, body: bytes, now: float) -> tuple[int, bytes]:
         req = parse_body(CompoundRequest, body)
         agent = agent_for(conn, caller, req.agentId)
         r = wallets.compound(conn, agent, req.reinvestPercent, now)
@@ -286,16 +287,11 @@ async def compound(request: web.Request) -> web.Response:
             }
         )
 
-    return await _execute(request, caller, body, work)
+    return await _authenticated_write(request, work)
 
 
 async def spend(request: web.Request) -> web.Response:
-    db = request.app[WALLET_DB]
-    caller = authenticate(db, request)
-    body = await request.read()
-    now = request.app[CLOCK]()
-
-    def work(conn: apsw.Connection) -> tuple[int, bytes]:
+    def work(conn: apsw.Connection, caller: Caller, body: bytes, now: float) -> tuple[int, bytes]:
         req = parse_body(SpendRequest, body)
         agent = agent_for(conn, caller, req.agentId)
         r = wallets.spend(conn, agent, req.amount, req.destination, now)
@@ -311,7 +307,7 @@ async def spend(request: web.Request) -> web.Response:
             }
         )
 
-    return await _execute(request, caller, body, work)
+    return await _authenticated_write(request, work)
 
 
 def _balance_json(bal: BalanceRow, memory_entries: int) -> dict[str, Any]:
@@ -351,18 +347,14 @@ def _memory_json(m: store.MemoryRow) -> dict[str, Any]:
 
 async def memory_write(request: web.Request) -> web.Response:
     """POST /api/agents/memory: upsert {key: value}; limits in api.models.MemoryWriteRequest."""
-    db = request.app[WALLET_DB]
-    caller = authenticate(db, request)
-    body = await request.read()
-    now = request.app[CLOCK]()
 
-    def work(conn: apsw.Connection) -> tuple[int, bytes]:
+    def work(conn: apsw.Connection, caller: Caller, body: bytes, now: float) -> tuple[int, bytes]:
         req = parse_body(MemoryWriteRequest, body)
         agent = agent_for(conn, caller, req.agentId)
         m = wallets.put_memory(conn, agent, req.key, encode(req.value), now)
         return _ok({"success": True, "memory": _memory_json(m)})
 
-    return await _execute(request, caller, body, work)
+    return await _authenticated_write(request, work)
 
 
 async def memory_read(request: web.Request) -> web.Response:
@@ -444,18 +436,14 @@ async def brain_write(request: web.Request) -> web.Response:
     """POST /api/agents/brain {agentId, action listed|sold, niche, price, revenue?}: one listing or
     sale into the agent's brain (memory brain:v1) and the shared brain, in one transaction;
     answers the updated brain and weights."""
-    db = request.app[WALLET_DB]
-    caller = authenticate(db, request)
-    body = await request.read()
-    now = request.app[CLOCK]()
 
-    def work(conn: apsw.Connection) -> tuple[int, bytes]:
+    def work(conn: apsw.Connection, caller: Caller, body: bytes, now: float) -> tuple[int, bytes]:
         req = parse_body(BrainUpdateRequest, body)
         agent = agent_for(conn, caller, req.agentId)
         brain = wallets.update_brain(conn, agent, req.action, req.niche, req.price, req.revenue, now)
         return _ok({"success": True, **_brain_payload(brain, store.shared_brain(conn))})
 
-    return await _execute(request, caller, body, work)
+    return await _authenticated_write(request, work)
 
 
 # ---- runs, network, keys ------------------------------------------------------------------------
@@ -464,18 +452,14 @@ async def brain_write(request: web.Request) -> web.Response:
 async def record_run(request: web.Request) -> web.Response:
     """POST /api/agents/runs {agentId, success, niche?}: count one run of the agent under memory key
     run:YYYY-MM-DD:<niche or general> (UTC day) as {"success": n, "failure": m}."""
-    db = request.app[WALLET_DB]
-    caller = authenticate(db, request)
-    body = await request.read()
-    now = request.app[CLOCK]()
 
-    def work(conn: apsw.Connection) -> tuple[int, bytes]:
+    def work(conn: apsw.Connection, caller: Caller, body: bytes, now: float) -> tuple[int, bytes]:
         req = parse_body(RunRequest, body)
         agent = agent_for(conn, caller, req.agentId)
         key, ok, failed = wallets.record_run(conn, agent, req.success, req.niche, now)
         return _ok({"success": True, "key": key, "runs": {"success": ok, "failure": failed}})
 
-    return await _execute(request, caller, body, work)
+    return await _authenticated_write(request, work)
 
 
 async def network(request: web.Request) -> web.Response:
