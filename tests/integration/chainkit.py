@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from eth_abi.abi import decode as abi_decode
+from eth_account.signers.local import LocalAccount
 from eth_utils import keccak
 from web3 import Web3
 from web3.exceptions import ContractCustomError, ContractLogicError
@@ -18,7 +19,18 @@ from scripts.devchain import USDC, System, deploy_dev_system, dev_account
 test_account = dev_account
 test_account.__test__ = False  # type: ignore[attr-defined]  # a helper, not a test
 
-__all__ = ["USDC", "System", "assert_reverts", "deploy_dev_system", "revert_args", "revert_name", "test_account"]
+__all__ = [
+    "USDC",
+    "System",
+    "assert_reverts",
+    "at_next_block",
+    "block_ts",
+    "deploy_dev_system",
+    "revert_args",
+    "revert_name",
+    "set_next_timestamp",
+    "test_account",
+]
 
 
 @functools.cache
@@ -62,3 +74,23 @@ def assert_reverts(fn: Callable[[], object], error: str, *args: Any) -> tuple[An
         )
         assert checksummed == args, f"{error} arguments: expected {args}, got {checksummed}"
     return got
+
+
+# ---- time at exact boundaries ------------------------------------------------------------------
+
+
+def set_next_timestamp(system: System, ts: int) -> None:
+    """Fix the next block's timestamp. anvil's gas estimate ignores it (it runs on `latest`), so
+    boundary reverts are checked with `at_next_block` and boundary successes sent with a fixed gas."""
+    system.w3.provider.make_request("evm_setNextBlockTimestamp", [ts])  # type: ignore[arg-type]
+
+
+def at_next_block(account: LocalAccount, fn: Any) -> Callable[[], object]:
+    """An eth_call of `fn` from `account` against the pending block (which has the next timestamp)."""
+    return lambda: fn.call({"from": account.address}, block_identifier="pending")
+
+
+def block_ts(system: System, receipt: Any) -> int:
+    """The timestamp of the block that mined `receipt`."""
+    ts: int = system.w3.eth.get_block(receipt["blockNumber"])["timestamp"]
+    return ts

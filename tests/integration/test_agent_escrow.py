@@ -13,7 +13,15 @@ from eth_utils import keccak
 
 from core import money
 from core.chain import TransactionFailed, deploy, send
-from tests.integration.chainkit import USDC, System, assert_reverts, revert_args
+from tests.integration.chainkit import (
+    USDC,
+    System,
+    assert_reverts,
+    at_next_block,
+    block_ts,
+    revert_args,
+    set_next_timestamp,
+)
 
 ZERO = "0x0000000000000000000000000000000000000000"
 PRICE = 123_456_789  # 123.456789 USDC: every cut of the split has rounding dust
@@ -33,21 +41,6 @@ NOT_FOUND, LOCKED, RELEASED, REFUNDED = 0, 1, 2, 3
 
 def job_id(label: str) -> bytes:
     return keccak(text=f"escrow-test-job:{label}")
-
-
-def set_next_timestamp(system: System, ts: int) -> None:
-    """Fix the next block's timestamp. anvil's gas estimate ignores it (it runs on `latest`), so
-    boundary reverts are checked with `at_next_block` and boundary successes sent with a fixed gas."""
-    system.w3.provider.make_request("evm_setNextBlockTimestamp", [ts])  # type: ignore[arg-type]
-
-
-def at_next_block(account: LocalAccount, fn: Any) -> Callable[[], object]:
-    return lambda: fn.call({"from": account.address}, block_identifier="pending")
-
-
-def block_ts(system: System, receipt: Any) -> int:
-    ts: int = system.w3.eth.get_block(receipt["blockNumber"])["timestamp"]
-    return ts
 
 
 def assert_solvent(system: System) -> None:

@@ -18,7 +18,15 @@ from eth_utils import keccak
 
 from core import money
 from core.chain import TransactionFailed, deploy, send
-from tests.integration.chainkit import USDC, System, assert_reverts, revert_args
+from tests.integration.chainkit import (
+    USDC,
+    System,
+    assert_reverts,
+    at_next_block,
+    block_ts,
+    revert_args,
+    set_next_timestamp,
+)
 
 ZERO = "0x0000000000000000000000000000000000000000"
 SECP256K1_N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
@@ -52,24 +60,8 @@ def attest(signer: LocalAccount, jid: bytes, cid: str = CID, timestamp: int = 1_
     return sign_text(signer, attestation(jid, cid, timestamp))
 
 
-def set_next_timestamp(system: System, ts: int) -> None:
-    """Fix the next block's timestamp. anvil's gas estimate ignores it (it runs on `latest`), so
-    boundary reverts are checked with `at_next_block` and boundary successes sent with a fixed gas."""
-    system.w3.provider.make_request("evm_setNextBlockTimestamp", [ts])  # type: ignore[arg-type]
-
-
-def at_next_block(account: LocalAccount, fn: Any) -> Callable[[], object]:
-    """An eth_call of `fn` from `account` against the pending block (which has the next timestamp)."""
-    return lambda: fn.call({"from": account.address}, block_identifier="pending")
-
-
 def send_fixed_gas(system: System, account: LocalAccount, fn: Any) -> Any:
     return send(system.w3, account, fn, gas=600_000)
-
-
-def block_ts(system: System, receipt: Any) -> int:
-    ts: int = system.w3.eth.get_block(receipt["blockNumber"])["timestamp"]
-    return ts
 
 
 def assert_solvent(system: System) -> None:
