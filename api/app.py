@@ -2,19 +2,33 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
 import apsw
 from aiohttp import web
+from web3 import Web3
 
 from api.agent_card import add_agent_card_routes
+from api.audit_routes import add_audit_routes
+from api.checkout import add_checkout_routes
+from api.decisions import add_decision_routes
 from api.errors import ApiError, error_middleware
+from api.ipfs_gateway import add_ipfs_routes
 from api.openapi import add_schema_routes
+from api.provider_orders import add_provider_order_routes
+from api.providers import add_provider_routes
+from api.verification import add_verification_routes
 from api.wallets import add_wallet_routes
+from api.webhook_dispatcher import add_webhook_dispatcher
+from core.config import Settings
 from core.deployments import Deployment
 from core.networks import network_for
+from core.operator import Operator, operator_account
 from core.store.projections import get_tip
+from core.webhooks import allow_private_for
 
 DEPLOYMENT: web.AppKey[Deployment] = web.AppKey("deployment", Deployment)
 RPC_URL: web.AppKey[str] = web.AppKey("rpc_url", str)
@@ -92,18 +106,55 @@ async def _http_session(app: web.Application) -> Any:
 
 
 def create_app(
-    deployment: Deployment, rpc_url: str, db: apsw.Connection | None = None, *, public_url: str | None = None
+    deployment: Deployment,
+    rpc_url: str,
+    db: apsw.Connection | None = None,
+    *,
+    public_url: str | None = None,
+    settings: Settings | None = None,
+    clock: Callable[[], float] = time.time,
+    operator: Operator | None = None,
 ) -> web.Application:
-    """The service; `public_url` (e.g. https://ledger.example.com) makes the agent card's URLs absolute
-    behind a proxy (default: the request's own scheme and host)."""
+    """The service. Without `db`: health, schema and agent card only. With it: wallets, decision
+    logging and its verification, the audit log, escrow checkout and orders, deliverables, and the
+    webhook dispatcher. `public_url` (default: settings.public_url, else the request's own scheme and
+    host) makes published URLs absolute behind a proxy; `operator` defaults to one built from
+    settings.operator_key (anvil's development key on a local chain only)."""
+    settings = settings or Settings()
+    public_url = public_url or settings.public_url or None
     app = web.Application(middlewares=[error_middleware])
     app[DEPLOYMENT] = deployment
     app[RPC_URL] = rpc_url
-    if db is not None:
-        app[DB] = db
-        add_wallet_routes(app, db)
     app.cleanup_ctx.append(_http_session)
     app.router.add_get("/healthz", healthz)
     add_schema_routes(app)
     add_agent_card_routes(app, public_url)
+    if db is None:
+        return app
+    app[DB] = db
+    chain_id = deployment.chain_id
+    allow_private = allow_private_for(settings.webhook_allow_private, chain_id)
+    add_wallet_routes(app, db, clock)
+    add_webhook_dispatcher(app, db.filename, clock, allow_private)
+    add_decision_routes(app, allow_private_webhooks=allow_private)
+    add_audit_routes(app, chain_id, deployment.contracts.get("AuditAnchor"))
+    add_verification_routes(app)
+    add_ipfs_routes(app, settings.ipfs_api_url)
+    if operator is None:
+        operator = Operator(
+            # No connection check: the API starts while the node is down (healthz and 503s tell).
+            Web3(Web3.HTTPProvider(rpc_url, request_kwargs={"timeout": 30})),
+            operator_account(settings.operator_key, chain_id),
+            deployment.contracts,
+            deployment.usdc,
+        )
+    add_provider_routes(app, operator)
+    add_checkout_routes(
+        app,
+        operator,
+        chain_id=chain_id,
+        session_ttl=settings.checkout_session_ttl,
+        allow_private_webhooks=allow_private,
+    )
+    add_provider_order_routes(app)
     return app

@@ -129,7 +129,7 @@ M = TypeVar("M", bound=BaseModel)
 _CODES = {"extra_forbidden": "unknown_field", "missing": "missing_field"}
 
 
-def _validation_error(exc: ValidationError) -> ApiError:
+def validation_error(exc: ValidationError) -> ApiError:
     first = exc.errors(include_url=False)[0]
     param = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"]).lstrip(".") or None
     code = _CODES.get(first["type"], "invalid_amount" if first["type"] == "invalid_amount" else "invalid_field")
@@ -178,14 +178,14 @@ def parse_body(model: type[M], body: bytes) -> M:
     try:
         return model.model_validate(decode_json(body))
     except ValidationError as exc:
-        raise _validation_error(exc) from exc
+        raise validation_error(exc) from exc
 
 
 def parse_query(model: type[M], query: dict[str, str]) -> M:
     try:
         return model.model_validate(query)
     except ValidationError as exc:
-        raise _validation_error(exc) from exc
+        raise validation_error(exc) from exc
 
 
 class AgentQuery(_Strict):

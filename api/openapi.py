@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
@@ -22,7 +22,16 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 from pydantic.json_schema import JsonSchemaMode, SkipJsonSchema
 
-from api import idempotency
+from api import (
+    audit_routes,
+    checkout,
+    decisions,
+    idempotency,
+    ipfs_gateway,
+    provider_orders,
+    providers,
+    verification,
+)
 from api.agent_card import AGENT_CARD_PATHS, AgentCard
 from api.models import (
     WALLET_PATTERN,
@@ -38,6 +47,7 @@ from api.models import (
     RunRequest,
     SpendRequest,
 )
+from api.operation import Operation
 
 OPENAPI_VERSION = "3.1.0"
 API_VERSION = "1.0.0"  # also the agent card's version (api.agent_card.VERSION)
@@ -45,8 +55,6 @@ SCHEMA_PATH = "/api/schema"
 REF_TEMPLATE = "#/components/schemas/{model}"
 BEARER = "bearerAuth"
 KEY_PATTERN = r"^aglk_[0-9a-f]{32}$"
-
-Auth = Literal["required", "optional", "none"]
 
 # ---- response models (responses are built by the handlers; these only describe them) ----------
 
@@ -125,7 +133,11 @@ class BalanceResponse(_Response):
     ownerBalance: USDC
     agentSelfBalance: USDC
     reinvested: Annotated[USDC, Field(description="moved aside by POST /api/agents/compound")]
-    totalEarned: USDC
+    totalEarned: Annotated[USDC, Field(description="reportedEarned + settledEarned")]
+    reportedEarned: Annotated[USDC, Field(description="earnings reported with /earn, referral credits included")]
+    settledEarned: Annotated[
+        USDC, Field(description="escrow payouts settled on-chain to the agent as a provider (paid out, not in balance)")
+    ]
     totalTransactions: Annotated[int, Field(ge=0)]
     memoryEntries: Annotated[int, Field(ge=0)]
 
@@ -254,27 +266,6 @@ class OpenApiDocument(BaseModel):
 
 
 # ---- the operation table ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Operation:
-    method: str
-    path: str
-    operation_id: str
-    summary: str
-    response: type[BaseModel]
-    status: int = 200
-    request: type[BaseModel] | None = None
-    query: type[BaseModel] | None = None
-    auth: Auth = "required"
-    #: A value-moving POST that honours Idempotency-Key.
-    idempotent: bool = False
-    #: Errors particular to this operation (status -> codes); the ones implied by auth, body,
-    #: query and idempotency are added by the generator.
-    errors: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
-    tags: tuple[str, ...] = ()
-    description: str = ""
-    response_headers: Mapping[str, str] = field(default_factory=dict)
 
 
 _AGENT_ERRORS = {404: ("agent_not_found",)}
@@ -479,6 +470,17 @@ OPERATIONS: list[Operation] = [
     ),
 ]
 
+# Later route modules declare their rows beside their handlers.
+OPERATIONS += [
+    *decisions.OPERATIONS,
+    *audit_routes.OPERATIONS,
+    *checkout.OPERATIONS,
+    *providers.OPERATIONS,
+    *provider_orders.OPERATIONS,
+    *ipfs_gateway.OPERATIONS,
+    *verification.OPERATIONS,
+]
+
 
 # ---- generation ---------------------------------------------------------------------------------
 
@@ -608,13 +610,25 @@ def _error_response(status: int, codes: tuple[str, ...], idempotent: bool) -> di
     return resp
 
 
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
 def _operation(op: Operation, components: _Components) -> dict[str, Any]:
     out: dict[str, Any] = {"operationId": op.operation_id, "summary": op.summary}
     if op.description:
         out["description"] = op.description
     if op.tags:
         out["tags"] = list(op.tags)
-    params: list[dict[str, Any]] = []
+    params: list[dict[str, Any]] = [
+        {
+            "name": name,
+            "in": "path",
+            "required": True,
+            "description": op.path_params.get(name, name),
+            "schema": {"type": "string"},
+        }
+        for name in _PLACEHOLDER.findall(op.path)
+    ]
     if op.query is not None:
         params.extend(_query_parameters(op.query, components))
     if op.idempotent:
@@ -628,7 +642,7 @@ def _operation(op: Operation, components: _Components) -> dict[str, Any]:
         }
     ok: dict[str, Any] = {
         "description": "Success",
-        "content": {"application/json": {"schema": components.add(op.response, "serialization")}},
+        "content": {op.media_type: {"schema": components.add(op.response, "serialization")}},
     }
     headers: dict[str, Any] = {
         name: {"description": text, "schema": {"type": "string"}} for name, text in op.response_headers.items()
@@ -672,6 +686,11 @@ def document(routes: frozenset[tuple[str, str]] | None = None) -> dict[str, Any]
             {"name": "agents", "description": "Accounts, agents and identity"},
             {"name": "wallet", "description": "Earning, spending and balances"},
             {"name": "service", "description": "Health and machine-readable descriptions"},
+            {"name": "decisions", "description": "Decision logging (hashes only) and its public verification"},
+            {"name": "audit", "description": "The transparency log: checkpoints, inclusion and consistency proofs"},
+            {"name": "checkout", "description": "Providers, catalogue and buyer-funded escrow checkout (ACP)"},
+            {"name": "orders", "description": "Orders and the provider's signed calls"},
+            {"name": "ipfs", "description": "Deliverables by CID"},
         ],
         "paths": paths,
         "components": {

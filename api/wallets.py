@@ -310,13 +310,15 @@ async def spend(request: web.Request) -> web.Response:
     return await _authenticated_write(request, work)
 
 
-def _balance_json(bal: BalanceRow, memory_entries: int) -> dict[str, Any]:
+def _balance_json(bal: BalanceRow, memory_entries: int, settled: int) -> dict[str, Any]:
     return {
         "balance": _usdc(bal.balance),
         "ownerBalance": _usdc(bal.owner_balance),
         "agentSelfBalance": _usdc(bal.self_balance),
         "reinvested": _usdc(bal.reinvested),
-        "totalEarned": _usdc(bal.total_earned),
+        "totalEarned": _usdc(bal.total_earned + settled),
+        "reportedEarned": _usdc(bal.total_earned),
+        "settledEarned": _usdc(settled),
         "totalTransactions": bal.tx_count,
         "memoryEntries": memory_entries,  # every key, the service's brain: and run: keys included
     }
@@ -327,7 +329,10 @@ async def balance(request: web.Request) -> web.Response:
     caller = authenticate(db, request)
     q = parse_query(AgentQuery, dict(request.query))
     agent = agent_for(db, caller, q.agentId)
-    return _json_response(_balance_json(get_balance(db, agent.uuid), store.count_memories(db, agent.uuid)))
+    bal = get_balance(db, agent.uuid)
+    return _json_response(
+        _balance_json(bal, store.count_memories(db, agent.uuid), store.settled_earnings(db, agent.uuid))
+    )
 
 
 async def identity(request: web.Request) -> web.Response:

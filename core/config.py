@@ -39,6 +39,20 @@ class Settings:
     poll_interval: float = 0.1
     #: Run the indexer inside the API process (false: run `python -m indexer` separately).
     run_indexer: bool = True
+    #: Private key (0x hex) of the service's operator account: funds and releases gateway jobs,
+    #: mints provider NFTs, anchors the audit log. Empty: anvil's development key, on a local chain only.
+    operator_key: str = ""
+    #: Base URL the service is reached at (verification links, agent card); empty: the request's own.
+    public_url: str = ""
+    #: Webhook targets on private, loopback or link-local addresses: "auto" allows them on a local
+    #: chain only (make run, tests), "true" always, "false" never (production).
+    webhook_allow_private: str = "auto"
+    #: Kubo RPC API (e.g. http://127.0.0.1:5001) to pin deliverables to; empty: store locally only.
+    ipfs_api_url: str = ""
+    #: When the anchorer runs each day, UTC "HH:MM".
+    anchor_time_utc: str = "00:00"
+    #: Seconds an unpaid checkout session stays open before it expires.
+    checkout_session_ttl: float = 3600.0
 
     @property
     def database(self) -> Path:

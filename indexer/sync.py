@@ -21,7 +21,7 @@ from typing import Any
 import apsw
 
 from core.store import projections, reorg, transaction
-from core.store.projections import Subscriber
+from core.store.projections import FinalityHook, Subscriber
 from indexer.decode import Decoder, Event
 from indexer.rpc import RpcClient, RpcError, RpcUnavailable, is_range_error, suggested_range
 
@@ -118,6 +118,7 @@ class Indexer:
         realtime_batch: int = 200,
         poll_interval: float = 0.1,
         subscribers: dict[str, list[Subscriber]] | None = None,
+        finality_hooks: list[FinalityHook] | None = None,
         progress: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -131,6 +132,7 @@ class Indexer:
         self.realtime_batch = realtime_batch
         self.poll_interval = poll_interval
         self.subscribers = subscribers or {}
+        self.finality_hooks = finality_hooks or []
         self.progress = progress
         self.clock = clock
         self.sizer = RangeSizer()
@@ -312,6 +314,7 @@ class Indexer:
             )
             projections.set_tip(self.conn, self.chain_id, stop, block["hash"], head, min(final, stop), self.clock())
             reorg.prune(self.conn, self.chain_id, min(final, stop))
+            self._run_finality_hooks(min(final, stop))
         self.status.seen = stop
         self.status.final = min(final, stop)
         return len(events)
@@ -375,8 +378,19 @@ class Indexer:
             fin = min(final, end)
             projections.set_tip(self.conn, self.chain_id, end, last["hash"], head, fin, self.clock())
             reorg.prune(self.conn, self.chain_id, fin)
+            self._run_finality_hooks(fin)
         self.status.seen = end
         self.status.final = min(final, end)
+
+    def _run_finality_hooks(self, final: int) -> None:
+        """Readers of final events (e.g. the order follower) act in the same transaction as the tip
+        they see, outside the reorg journal: what they write is never rolled back, and it needs no
+        rollback, because final blocks never change."""
+        if not self.finality_hooks:
+            return
+        reorg.set_block(self.conn, None)
+        for hook in self.finality_hooks:
+            hook(self.conn, self.chain_id, final)
 
     # ---- reorgs --------------------------------------------------------------------------------
 

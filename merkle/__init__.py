@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 __all__ = [
     "EMPTY_ROOT",
     "HASH_SIZE",
+    "SubtreeHash",
+    "consistency_path",
     "consistency_proof",
+    "inclusion_path",
     "inclusion_proof",
     "leaf_hash",
     "node_hash",
@@ -34,6 +37,9 @@ HASH_SIZE = 32
 
 EMPTY_ROOT = hashlib.sha256(b"").digest()
 """MTH({}) = SHA-256 of the empty string (RFC 9162 section 2.1.1)."""
+
+#: MTH(D[lo:hi]) for 0 <= lo < hi <= size: how a store supplies the hashes a proof needs.
+SubtreeHash = Callable[[int, int], bytes]
 
 _LEAF_PREFIX = b"\x00"
 _NODE_PREFIX = b"\x01"
@@ -120,19 +126,7 @@ def inclusion_proof(leaf_hashes: Sequence[bytes], index: int) -> list[bytes]:
     hashes = _hash_list(leaf_hashes, "leaf_hashes")
     if not _is_size(index) or index >= len(hashes):
         raise ValueError(f"index {index!r} out of range for tree size {len(hashes)}")
-    # Walk from the root down to the leaf; PATH lists the siblings bottom-up.
-    siblings: list[bytes] = []
-    lo, hi = 0, len(hashes)
-    while hi - lo > 1:
-        mid = lo + _split(hi - lo)
-        if index < mid:
-            siblings.append(_mth(hashes[mid:hi]))
-            hi = mid
-        else:
-            siblings.append(_mth(hashes[lo:mid]))
-            lo = mid
-    siblings.reverse()
-    return siblings
+    return inclusion_path(lambda lo, hi: _mth(hashes[lo:hi]), index, len(hashes))
 
 
 def consistency_proof(leaf_hashes: Sequence[bytes], first: int) -> list[bytes]:
@@ -146,19 +140,44 @@ def consistency_proof(leaf_hashes: Sequence[bytes], first: int) -> list[bytes]:
         raise ValueError(f"first {first!r} out of range for tree size {len(hashes)}")
     if first == 0:
         return []
+    return consistency_path(lambda lo, hi: _mth(hashes[lo:hi]), first, len(hashes))
+
+
+def inclusion_path(subtree: SubtreeHash, index: int, size: int) -> list[bytes]:
+    """PATH(index, D[size]) from `subtree(lo, hi)` = MTH(D[lo:hi]): for a store that keeps subtree
+    hashes instead of the leaves. Asks for at most one subtree per level (arguments unchecked)."""
+    # Walk from the root down to the leaf; PATH lists the siblings bottom-up.
+    siblings: list[bytes] = []
+    lo, hi = 0, size
+    while hi - lo > 1:
+        mid = lo + _split(hi - lo)
+        if index < mid:
+            siblings.append(subtree(mid, hi))
+            hi = mid
+        else:
+            siblings.append(subtree(lo, mid))
+            lo = mid
+    siblings.reverse()
+    return siblings
+
+
+def consistency_path(subtree: SubtreeHash, first: int, size: int) -> list[bytes]:
+    """PROOF(first, D[size]) from a subtree-hash oracle, like inclusion_path (arguments unchecked)."""
+    if first == 0:
+        return []
     # Iterative SUBPROOF(m, D[lo:hi], b); nodes are found top-down, emitted bottom-up.
     nodes: list[bytes] = []
-    m, lo, hi, complete = first, 0, len(hashes), True
+    m, lo, hi, complete = first, 0, size, True
     while m != hi - lo:
         k = _split(hi - lo)
         if m <= k:
-            nodes.append(_mth(hashes[lo + k : hi]))
+            nodes.append(subtree(lo + k, hi))
             hi = lo + k
         else:
-            nodes.append(_mth(hashes[lo : lo + k]))
+            nodes.append(subtree(lo, lo + k))
             lo, m, complete = lo + k, m - k, False
     if not complete:
-        nodes.append(_mth(hashes[lo:hi]))
+        nodes.append(subtree(lo, hi))
     nodes.reverse()
     return nodes
 

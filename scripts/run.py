@@ -14,6 +14,7 @@ import asyncio
 import logging
 import signal
 import sys
+import time
 
 from aiohttp import web
 from eth_account import Account
@@ -25,9 +26,12 @@ from core.chain import connect
 from core.config import Settings
 from core.store import connect as connect_db
 from core.store import transaction
+from core.store.orders import reset_chain_bound_orders
 from core.store.projections import reset_chain_data
+from indexer.order_follower import OrderFollower
 from indexer.rpc import RpcClient
 from indexer.service import build_indexer
+from scripts.anchor import AnchorError, anchorer_for, run_anchorer
 from scripts.compile import compile_contracts
 from scripts.deploy import ANVIL_DEV_KEY, Roles, deploy_system
 
@@ -37,7 +41,7 @@ log = logging.getLogger("agentledger.run")
 async def serve(settings: Settings, dep: deployments.Deployment, rpc_url: str) -> None:
     """The API and (unless AGENTLEDGER_RUN_INDEXER=false) the indexer, as tasks of one loop."""
     api_db = connect_db(settings.database)
-    app = create_app(dep, rpc_url, api_db)
+    app = create_app(dep, rpc_url, api_db, settings=settings)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, settings.api_host, settings.api_port)
@@ -51,10 +55,27 @@ async def serve(settings: Settings, dep: deployments.Deployment, rpc_url: str) -
     async with RpcClient(rpc_url) as rpc:
         task: asyncio.Task[None] | None = None
         if settings.run_indexer:
-            ix = build_indexer(settings, dep, indexer_db, rpc, progress=lambda line: log.info("backfill %s", line))
+            ix = build_indexer(
+                settings,
+                dep,
+                indexer_db,
+                rpc,
+                finality_hooks=[OrderFollower(dep.contracts, time.time)],
+                progress=lambda line: log.info("backfill %s", line),
+            )
             task = asyncio.create_task(ix.run(stop), name="indexer")
             log.info(
                 "indexer following chain %d from block %d into %s", dep.chain_id, dep.deploy_block, settings.database
+            )
+        anchorer: asyncio.Task[None] | None = None
+        try:
+            anchor = anchorer_for(settings, dep, rpc_url, settings.database)
+        except AnchorError as exc:
+            log.warning("audit anchoring is off: %s", exc)
+        else:
+            anchorer = asyncio.create_task(run_anchorer(anchor, at_utc=settings.anchor_time_utc, stop=stop))
+            log.info(
+                "audit log anchored daily at %s UTC (now: python -m scripts.anchor --once)", settings.anchor_time_utc
             )
         try:
             await stop.wait()
@@ -62,6 +83,8 @@ async def serve(settings: Settings, dep: deployments.Deployment, rpc_url: str) -
             log.info("stopping")
             if task is not None:
                 await task
+            if anchorer is not None:
+                await anchorer
             await runner.cleanup()
             indexer_db.close()
             api_db.close()
@@ -84,10 +107,12 @@ def main() -> int:
             log.info("anvil on %s (log: %s)", rpc_url, settings.data_dir / "anvil.log")
             w3 = connect(rpc_url)
             deployer = Account.from_key(ANVIL_DEV_KEY)
-            # A fresh chain: forget the old chain's indexed data; accounts, keys and ledgers stay.
+            # A fresh chain: forget the old chain's indexed data and what points at its tokens and jobs
+            # (providers, catalogue, sessions, orders); accounts, keys, ledgers and the audit log stay.
             db = connect_db(settings.database)
             with transaction(db):
                 reset_chain_data(db)
+                reset_chain_bound_orders(db)
             db.close()
             dep = deploy_system(w3, deployer, Roles.from_env(deployer.address))
             path = deployments.save(dep, settings.deployments_dir)

@@ -38,6 +38,9 @@ class EventLike(Protocol):
 
 
 Subscriber = Callable[[apsw.Connection, int, EventLike], None]
+#: Called by the indexer inside each of its transactions with (conn, chain_id, final block): readers of
+#: final events act here, outside the reorg journal.
+FinalityHook = Callable[[apsw.Connection, int, int], None]
 #: A handler turns one event into one SQL statement and its parameters; consecutive statements
 #: with the same SQL are run as one executemany (the backfill's hot path).
 Statement = tuple[str, tuple[Any, ...]]
@@ -387,7 +390,7 @@ PROJECTION_TABLES = ("agents", "payouts", "gateway_jobs", "escrow_jobs", "listin
 def reset_chain_data(conn: apsw.Connection) -> None:
     """Forget everything derived from the chain (a new local chain replaces the old one); the
     off-chain tables (accounts, keys, ledger, memory) stay. Call inside a transaction."""
-    for table in (*PROJECTION_TABLES, "sync_state", "blocks", "reorg_undo"):
+    for table in (*PROJECTION_TABLES, "sync_state", "blocks", "reorg_undo", "event_cursors"):
         conn.execute(f"DELETE FROM {table}")  # noqa: S608 (constant table names)
 
 

@@ -252,4 +252,148 @@ MIGRATIONS: list[str] = [
     ALTER TABLE balances ADD COLUMN reinvested INTEGER NOT NULL DEFAULT 0 CHECK (reinvested >= 0);
     ALTER TABLE ledger ADD COLUMN reinvested_delta INTEGER NOT NULL DEFAULT 0;
     """,
+    # 4: the audit log and its Merkle tree, webhooks, decision-log rate limits, escrow checkout
+    """
+    -- One append-only audit log. id is the audit_id; the entry is leaf id - 1 of the RFC 9162 tree.
+    -- stream: 'agent:<uuid>' (decision log) or 'order:<order id>'; seq counts from 1 per stream.
+    CREATE TABLE audit_log (
+        id INTEGER PRIMARY KEY,
+        stream TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        kind TEXT NOT NULL,                  -- decision, order_transition
+        payload TEXT NOT NULL,               -- canonical JSON (RFC 8785) of the entry, as hashed
+        prev_hash TEXT NOT NULL,             -- 'genesis' for a stream's first entry
+        chain_hash TEXT NOT NULL,            -- lowercase hex
+        leaf_hash BLOB NOT NULL,             -- RFC 9162 leaf hash of the leaf data
+        created_at REAL NOT NULL,
+        UNIQUE (stream, seq)
+    );
+    -- Hashes of the complete (power-of-two, aligned) subtrees: level 0 = leaf hashes. Written once
+    -- per append, never rewritten; any root or proof reads O(log n) of these rows.
+    CREATE TABLE merkle_nodes (
+        level INTEGER NOT NULL,
+        idx INTEGER NOT NULL,
+        hash BLOB NOT NULL,
+        PRIMARY KEY (level, idx)
+    ) WITHOUT ROWID;
+    -- Transactional outbox of webhook deliveries (written with the change that caused them).
+    CREATE TABLE webhook_deliveries (
+        id INTEGER PRIMARY KEY,
+        event_id TEXT NOT NULL UNIQUE,       -- stable across retries (webhook-id header)
+        event TEXT NOT NULL,                 -- job.state_changed, decision_logged
+        source TEXT NOT NULL,                -- order:<id> or audit:<id>
+        url TEXT NOT NULL,
+        secret TEXT NOT NULL,                -- HMAC key; cleared once delivered
+        body BLOB NOT NULL,                  -- the exact bytes signed and sent
+        status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'dead_letter')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at REAL NOT NULL,
+        last_status INTEGER,
+        last_error TEXT,
+        created_at REAL NOT NULL,
+        delivered_at REAL
+    );
+    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at);
+    CREATE INDEX webhook_deliveries_source ON webhook_deliveries (source);
+    -- Decision-log rate limit: events per API key per fixed UTC-hour window.
+    CREATE TABLE rate_windows (
+        key_hash TEXT NOT NULL,
+        window_start INTEGER NOT NULL,       -- unix seconds of the top of the hour
+        count INTEGER NOT NULL,
+        PRIMARY KEY (key_hash, window_start)
+    ) WITHOUT ROWID;
+
+    -- Escrow checkout. A provider is a wallet agent linked to a self wallet and an agent NFT.
+    CREATE TABLE providers (
+        agent_uuid TEXT PRIMARY KEY REFERENCES wallet_agents (uuid),
+        self_wallet TEXT NOT NULL UNIQUE,    -- EIP-55; signs provider calls
+        owner_address TEXT NOT NULL,         -- receives the owner share on-chain
+        token_id INTEGER UNIQUE,             -- agent NFT id (set once the mint is mined)
+        mint_tx TEXT,
+        referrer_token_id INTEGER,
+        linked_at REAL NOT NULL
+    );
+    CREATE TABLE catalogue_items (
+        item_id TEXT PRIMARY KEY,
+        provider_uuid TEXT NOT NULL REFERENCES providers (agent_uuid),
+        title TEXT NOT NULL,
+        tier TEXT NOT NULL CHECK (tier IN ('standard', 'rush', 'deep')),
+        price INTEGER NOT NULL CHECK (price > 0),  -- micro-USDC per unit
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX catalogue_items_provider ON catalogue_items (provider_uuid);
+    CREATE TABLE checkout_sessions (
+        id TEXT PRIMARY KEY,
+        key_hash TEXT NOT NULL,              -- the buyer's API key (only it may act on the session)
+        status TEXT NOT NULL CHECK (status IN
+            ('incomplete', 'complete_in_progress', 'completed', 'cancelled', 'expired')),
+        line_items TEXT NOT NULL,            -- JSON
+        buyer TEXT NOT NULL,                 -- JSON {email, first_name?}
+        provider_uuid TEXT NOT NULL,
+        total INTEGER NOT NULL,              -- micro-USDC
+        webhook_url TEXT,
+        webhook_secret TEXT,
+        job_id TEXT UNIQUE,                  -- gateway job id (0x + 64 hex), fixed when completing starts
+        buyer_address TEXT,
+        funding_tx TEXT,
+        order_id TEXT,
+        expires_at REAL NOT NULL,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE INDEX checkout_sessions_expiry ON checkout_sessions (status, expires_at);
+    CREATE TABLE orders (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL UNIQUE REFERENCES checkout_sessions (id),
+        job_id TEXT NOT NULL UNIQUE,
+        provider_uuid TEXT NOT NULL REFERENCES providers (agent_uuid),
+        provider_token_id INTEGER NOT NULL,
+        buyer_address TEXT NOT NULL,
+        amount INTEGER NOT NULL,
+        status TEXT NOT NULL CHECK (status IN
+            ('created', 'acknowledged', 'in_progress', 'completed', 'released', 'failed', 'disputed')),
+        deadline INTEGER NOT NULL,           -- unix seconds, on-chain
+        funding_tx TEXT NOT NULL,
+        deliverable_cid TEXT,
+        attested_at INTEGER,
+        attestation TEXT,                    -- the provider's completion signature (0x hex)
+        release_submitted_tx TEXT,           -- our release transaction, once sent
+        release_tx TEXT,                     -- the JobReleased event's transaction, once final
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE TABLE order_history (
+        order_id TEXT NOT NULL REFERENCES orders (id),
+        seq INTEGER NOT NULL,
+        from_state TEXT,
+        to_state TEXT NOT NULL,
+        actor TEXT NOT NULL,                 -- buyer, provider, operator, chain
+        reason TEXT,
+        tx_hash TEXT,
+        audit_id INTEGER NOT NULL REFERENCES audit_log (id),
+        at REAL NOT NULL,
+        PRIMARY KEY (order_id, seq)
+    ) WITHOUT ROWID;
+    -- Replay guard for provider signatures: a signed message is accepted once.
+    CREATE TABLE used_signatures (
+        digest TEXT PRIMARY KEY,             -- keccak of the EIP-191 message
+        expires_at REAL NOT NULL
+    ) WITHOUT ROWID;
+    -- Stored deliverables, addressed by CID.
+    CREATE TABLE ipfs_objects (
+        cid TEXT PRIMARY KEY,
+        size INTEGER NOT NULL,
+        content BLOB NOT NULL,
+        pinned INTEGER NOT NULL DEFAULT 0,
+        created_at REAL NOT NULL
+    ) WITHOUT ROWID;
+    -- How far a reader of final chain events (e.g. the order follower) has got.
+    CREATE TABLE event_cursors (
+        name TEXT NOT NULL,
+        chain_id INTEGER NOT NULL,
+        block_number INTEGER NOT NULL,
+        log_index INTEGER NOT NULL,
+        PRIMARY KEY (name, chain_id)
+    );
+    """,
 ]

@@ -185,6 +185,19 @@ def get_balance(conn: apsw.Connection, agent_uuid: str) -> BalanceRow:
     return BalanceRow(int(o), int(s), int(t), int(n), int(r))
 
 
+def settled_earnings(conn: apsw.Connection, agent_uuid: str) -> int:
+    """Gross on-chain payouts (escrow releases) to the agent's NFT once it is a linked provider:
+    the USDC already went to its owner and self wallet, so it is never in the off-chain balance.
+    One database follows one chain, so payouts are not filtered by chain."""
+    rows = _rows(
+        conn,
+        "SELECT coalesce(sum(p.amount), 0) FROM payouts p JOIN providers pr ON p.token_id = pr.token_id"
+        " WHERE pr.agent_uuid = ?",
+        (agent_uuid,),
+    )
+    return int(rows[0][0])
+
+
 def append_ledger(conn: apsw.Connection, e: LedgerEntry, now: float) -> tuple[int, BalanceRow]:
     """Write one ledger row and the balance it produces, in the caller's transaction.
 

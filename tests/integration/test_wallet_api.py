@@ -414,6 +414,8 @@ def test_balance_and_identity_failures(api_run: Any) -> None:
             "agentSelfBalance": 0,
             "reinvested": 0,
             "totalEarned": 0,
+            "reportedEarned": 0,
+            "settledEarned": 0,
             "totalTransactions": 0,
             "memoryEntries": 0,
         }
@@ -653,7 +655,7 @@ def test_earn_parts_sum_to_the_amount_and_equal_split(tmp_path: Path) -> None:
 
 
 def test_create_app_mounts_the_wallet_api(tmp_path: Path) -> None:
-    dep = Deployment(31337, "anvil", 0, "0x0", "0x0", True, {})
+    dep = Deployment(31337, "anvil", 0, "0x0", "0x" + "00" * 20, True, {})
 
     async def main() -> None:
         db = connect(tmp_path / "app.db")

@@ -1,0 +1,235 @@
+"""The transparency log's public reads (no credentials): checkpoints, inclusion and consistency proofs.
+
+- GET /api/audit/checkpoints: the log's size and root now, and every checkpoint anchored on-chain
+  (as the indexer recorded the AuditAnchor.Anchored events), with block-explorer links on Base.
+- GET /api/audit/proof/{audit_id}?tree_size=: the RFC 9162 inclusion proof of entry audit_id (leaf
+  audit_id - 1). Without tree_size: against the latest anchored checkpoint containing the entry, or
+  the current tree when none does yet.
+- GET /api/audit/consistency?first=&second=: the RFC 9162 consistency proof between two tree sizes.
+
+Merkle values (leaf hashes, roots, proof nodes) are 0x-prefixed lowercase hex (bytes32, as on
+chain); chain and content hashes elsewhere are plain lowercase hex. Every proof is read from the
+stored complete subtrees in O(log n) point reads (core.store.audit), never rebuilt.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import apsw
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
+
+from api.errors import ApiError
+from api.models import parse_query
+from api.operation import Operation
+from api.wallets import WALLET_DB
+from core.networks import network_for
+from core.store import audit as audit_store
+
+#: The chain whose anchors the log is checked against, and the AuditAnchor address on it.
+CHAIN_ID: web.AppKey[int] = web.AppKey("audit_chain_id", int)
+ANCHOR_ADDRESS: web.AppKey[str] = web.AppKey("audit_anchor_address", str)
+
+Hash32 = Annotated[str, Field(pattern=r"^0x[0-9a-f]{64}$")]
+
+
+def hex32(b: bytes) -> str:
+    return "0x" + b.hex()
+
+
+def _absent(schema: dict[str, Any]) -> None:
+    """An optional query parameter that is absent rather than null: no `default` in its schema."""
+    schema.pop("default", None)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ProofQuery(_Model):
+    tree_size: Annotated[
+        Annotated[int, Field(ge=1, strict=False)] | SkipJsonSchema[None],
+        Field(description="default: the latest anchor holding the entry", json_schema_extra=_absent),
+    ] = None
+
+
+class ConsistencyQuery(_Model):
+    first: Annotated[int, Field(ge=1, strict=False)]
+    second: Annotated[int, Field(ge=1, strict=False)]
+
+
+class CheckpointView(_Model):
+    index: int
+    tree_size: int
+    root: Hash32
+    anchorer: str
+    block_number: int
+    tx_hash: str
+    explorer_url: str | None
+
+
+class CheckpointsResponse(_Model):
+    chain_id: int
+    network: str
+    contract: str | None
+    log_size: int
+    log_root: Hash32
+    checkpoints: list[CheckpointView]
+
+
+class ProofResponse(_Model):
+    audit_id: int
+    leaf_index: int
+    leaf_hash: Hash32
+    tree_size: int
+    root: Hash32
+    proof: list[Hash32]
+    anchored: Annotated[bool, Field(description="tree_size is an anchored checkpoint")]
+    anchor: CheckpointView | None
+
+
+class ConsistencyResponse(_Model):
+    first: int
+    second: int
+    first_root: Hash32
+    second_root: Hash32
+    proof: list[Hash32]
+
+
+def explorer_tx_url(chain_id: int, tx_hash: str) -> str | None:
+    explorer = network_for(chain_id).explorer
+    return f"{explorer}/tx/{tx_hash}" if explorer else None
+
+
+def checkpoint_json(chain_id: int, a: audit_store.Anchor) -> dict[str, Any]:
+    return {
+        "index": a.idx,
+        "tree_size": a.tree_size,
+        "root": a.root,
+        "anchorer": a.anchorer,
+        "block_number": a.block_number,
+        "tx_hash": a.tx_hash,
+        "explorer_url": explorer_tx_url(chain_id, a.tx_hash),
+    }
+
+
+def entry_or_404(conn: apsw.Connection, raw_id: str) -> audit_store.AuditEntry:
+    entry = audit_store.get(conn, int(raw_id)) if raw_id.isdigit() and len(raw_id) < 19 else None
+    if entry is None:
+        raise ApiError(404, "entry_not_found", f"no audit entry {raw_id}", param="audit_id")
+    return entry
+
+
+def proof_json(
+    conn: apsw.Connection, chain_id: int, entry: audit_store.AuditEntry, tree_size: int = 0
+) -> dict[str, Any]:
+    """The inclusion proof of `entry` at `tree_size` (0: the latest anchor holding it, else the
+    current tree). 400 invalid_tree_size when the tree is too small or larger than the log."""
+    anchored = {a.tree_size: a for a in audit_store.anchors(conn, chain_id)}
+    if tree_size == 0:
+        covering = audit_store.anchor_covering(conn, chain_id, entry.id)
+        tree_size = covering.tree_size if covering is not None else audit_store.size(conn)
+    try:
+        proof = audit_store.inclusion_proof(conn, entry.leaf_index, tree_size)
+    except ValueError as exc:
+        raise ApiError(400, "invalid_tree_size", str(exc), param="tree_size") from exc
+    anchor = anchored.get(tree_size)
+    return {
+        "audit_id": entry.id,
+        "leaf_index": entry.leaf_index,
+        "leaf_hash": hex32(entry.leaf_hash),
+        "tree_size": tree_size,
+        "root": hex32(audit_store.root(conn, tree_size)),
+        "proof": [hex32(p) for p in proof],
+        "anchored": anchor is not None,
+        "anchor": None if anchor is None else checkpoint_json(chain_id, anchor),
+    }
+
+
+async def checkpoints(request: web.Request) -> web.Response:
+    conn = request.app[WALLET_DB]
+    chain_id = request.app[CHAIN_ID]
+    size = audit_store.size(conn)
+    body = {
+        "chain_id": chain_id,
+        "network": network_for(chain_id).name,
+        "contract": request.app.get(ANCHOR_ADDRESS),
+        "log_size": size,
+        "log_root": hex32(audit_store.root(conn, size)),
+        "checkpoints": [checkpoint_json(chain_id, a) for a in audit_store.anchors(conn, chain_id)],
+    }
+    return web.json_response(body)
+
+
+async def proof(request: web.Request) -> web.Response:
+    conn = request.app[WALLET_DB]
+    entry = entry_or_404(conn, request.match_info["audit_id"])
+    q = parse_query(ProofQuery, dict(request.query))
+    return web.json_response(proof_json(conn, request.app[CHAIN_ID], entry, q.tree_size or 0))
+
+
+async def consistency(request: web.Request) -> web.Response:
+    conn = request.app[WALLET_DB]
+    q = parse_query(ConsistencyQuery, dict(request.query))
+    if q.first > q.second:
+        raise ApiError(400, "invalid_tree_size", "first must not be larger than second", param="first")
+    try:
+        nodes = audit_store.consistency_proof(conn, q.first, q.second)
+    except ValueError as exc:
+        raise ApiError(400, "invalid_tree_size", str(exc), param="second") from exc
+    body = {
+        "first": q.first,
+        "second": q.second,
+        "first_root": hex32(audit_store.root(conn, q.first)),
+        "second_root": hex32(audit_store.root(conn, q.second)),
+        "proof": [hex32(p) for p in nodes],
+    }
+    return web.json_response(body)
+
+
+def add_audit_routes(app: web.Application, chain_id: int, anchor_address: str | None = None) -> None:
+    """Mount the transparency-log reads on an app with the wallet routes (reads WALLET_DB).
+    `chain_id`: the chain the anchors are on; `anchor_address`: its AuditAnchor (shown to auditors)."""
+    app[CHAIN_ID] = chain_id
+    if anchor_address is not None:
+        app[ANCHOR_ADDRESS] = anchor_address
+    app.router.add_get("/api/audit/checkpoints", checkpoints)
+    app.router.add_get("/api/audit/proof/{audit_id}", proof)
+    app.router.add_get("/api/audit/consistency", consistency)
+
+
+OPERATIONS: list[Operation] = [
+    Operation(
+        "GET",
+        "/api/audit/checkpoints",
+        "auditCheckpoints",
+        "The log's size and root, and every checkpoint anchored on-chain",
+        CheckpointsResponse,
+        auth="none",
+        tags=("audit",),
+    ),
+    Operation(
+        "GET",
+        "/api/audit/proof/{audit_id}",
+        "auditInclusionProof",
+        "RFC 9162 inclusion proof of an audit entry",
+        ProofResponse,
+        query=ProofQuery,
+        auth="none",
+        errors={404: ("entry_not_found",), 400: ("invalid_tree_size",)},
+        tags=("audit",),
+    ),
+    Operation(
+        "GET",
+        "/api/audit/consistency",
+        "auditConsistencyProof",
+        "RFC 9162 consistency proof between two tree sizes",
+        ConsistencyResponse,
+        query=ConsistencyQuery,
+        auth="none",
+        errors={400: ("invalid_tree_size",)},
+        tags=("audit",),
+    ),
+]

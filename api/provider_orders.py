@@ -1,0 +1,396 @@
+"""The provider side of an order: acknowledge, start, fail, recover, upload the deliverable, complete.
+
+No Bearer key: each call carries an EIP-191 (personal_sign) signature of the provider's registered
+self wallet over a documented message with a unix timestamp (core.orders: `{action}:{order_id}:{ts}`,
+`deliver:{order_id}:{sha256}:{ts}`, `complete:{jobId}:{cid}:{ts}`). A timestamp more than
+SIGNATURE_WINDOW_SECONDS away from the server's clock is refused, and a signed message is accepted
+once (its EIP-191 hash is recorded until it could no longer pass the window): no replay.
+
+Completion sends the gateway release (the same attestation the contract checks) and records
+`completed` once the transaction is mined; `released` follows only from the final on-chain event
+(indexer.order_follower). If the process dies between the mined release and our commit, the
+follower records both moves from the chain.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import apsw
+from aiohttp import BodyPartReader, web
+from eth_account import Account
+from eth_account.messages import encode_defunct
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
+
+from api import webhook_dispatcher
+from api.checkout import OPERATOR
+from api.errors import ApiError
+from api.ipfs_gateway import IPFS_API_URL, MAX_DELIVERABLE_BYTES, pin, read_capped, too_large
+from api.operation import Operation
+from api.wallets import CLOCK, WALLET_DB, WRITER
+from core import ipfs, orders
+from core.audit import canonical
+from core.operator import ChainUnavailable, ContractReverted, SendUncertain, TransactionFailed, tx_hash_of
+from core.orders import InvalidTransition
+from core.store import ipfs as ipfs_store
+from core.store import orders as store
+
+SIGNATURE_PATTERN = r"^0x[0-9a-fA-F]{130}$"
+
+
+class Signed(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    timestamp: StrictInt = Field(description="unix seconds; within 300 s of the server's clock")
+    signature: Annotated[StrictStr, Field(pattern=SIGNATURE_PATTERN, description="EIP-191 signature, 65 bytes hex")]
+
+
+class FailRequest(Signed):
+    reason: Annotated[StrictStr, Field(min_length=1, max_length=500)] | None = None
+
+
+class CompleteRequest(Signed):
+    cid: Annotated[StrictStr, Field(min_length=1, max_length=200, description="the deliverable's CID")]
+
+
+class DeliverableJson(Signed):
+    content: dict[str, Any] = Field(description="stored as its RFC 8785 canonical JSON bytes")
+
+
+class OrderMove(BaseModel):
+    id: str
+    status: str
+    from_state: str
+    audit_id: int
+
+
+class DeliverableResponse(BaseModel):
+    cid: str
+    size: int
+    url: str
+
+
+class CompleteResponse(BaseModel):
+    txHash: str
+    jobId: str
+    status: str
+
+
+# ---- signatures ---------------------------------------------------------------------------------
+
+
+def _clock(request: web.Request) -> float:
+    clock: Callable[[], float] = request.app[CLOCK]
+    return clock()
+
+
+def _order(request: web.Request) -> store.OrderRow:
+    order = store.get_order(request.app[WALLET_DB], request.match_info["order_id"])
+    if order is None:
+        raise ApiError(404, "order_not_found", "no such order", param="order_id")
+    return order
+
+
+def _check_signature(request: web.Request, order: store.OrderRow, message: str, signed: Signed) -> str:
+    """A digest of the message if `signed` is the provider's fresh signature of it (401 otherwise)."""
+    now = _clock(request)
+    if abs(now - signed.timestamp) > orders.SIGNATURE_WINDOW_SECONDS:
+        raise ApiError(
+            401,
+            "signature_expired",
+            f"timestamp must be within {orders.SIGNATURE_WINDOW_SECONDS} s of the server's clock ({int(now)})",
+            param="timestamp",
+        )
+    provider = store.provider_of(request.app[WALLET_DB], order.provider_uuid)
+    if provider is None:
+        raise ApiError(409, "provider_not_linked", "the order's provider has no registered self wallet")
+    message_obj = encode_defunct(text=message)
+    try:
+        signer = Account.recover_message(message_obj, signature=signed.signature)
+    except Exception as exc:  # malformed signature bytes (bad v, s out of range, ...)
+        raise ApiError(401, "invalid_signature", "the signature does not recover", param="signature") from exc
+    if signer.lower() != provider[0].lower():
+        raise ApiError(401, "invalid_signature", "the signature is not the provider's self wallet's", param="signature")
+    return hashlib.sha256(message.encode()).hexdigest()  # the replay guard's key: one use per message
+
+
+def _parse(model: type[Signed], raw: bytes) -> Any:
+    try:
+        return model.model_validate_json(raw or b"{}")
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        param = ".".join(str(p) for p in err["loc"]) or None
+        raise ApiError(400, "invalid_request", f"{param}: {err['msg']}" if param else err["msg"], param=param) from exc
+
+
+def _invalid(exc: InvalidTransition) -> ApiError:
+    return ApiError(409, "invalid_transition", str(exc), param="status")
+
+
+async def _move(request: web.Request, order: store.OrderRow, digest: str, to_state: str, **kw: Any) -> web.Response:
+    now = _clock(request)
+
+    def work(conn: apsw.Connection) -> dict[str, Any]:
+        if not store.use_signature(conn, digest, now + 2 * orders.SIGNATURE_WINDOW_SECONDS, now):
+            raise ApiError(409, "signature_replayed", "this signed message was already used", param="signature")
+        before = store.get_order(conn, order.id)
+        moved = store.transition(conn, order.id, to_state, actor="provider", now=now, **kw)
+        last = store.history(conn, order.id)[-1]
+        assert before is not None
+        return {"id": moved.id, "status": moved.status, "from_state": before.status, "audit_id": last.audit_id}
+
+    try:
+        body = await request.app[WRITER].run(work)
+    except InvalidTransition as exc:
+        raise _invalid(exc) from exc
+    webhook_dispatcher.wake(request.app)
+    return web.json_response(body)
+
+
+# ---- handlers -----------------------------------------------------------------------------------
+
+
+def _action_handler(action: str) -> Callable[[web.Request], Any]:
+    to_state = orders.PROVIDER_ACTIONS[action]
+    model: type[Signed] = FailRequest if action == "fail" else Signed
+
+    async def handler(request: web.Request) -> web.Response:
+        signed = _parse(model, await request.read())
+        order = _order(request)
+        digest = _check_signature(request, order, orders.provider_message(action, order.id, signed.timestamp), signed)
+        reason = getattr(signed, "reason", None) or action
+        return await _move(request, order, digest, to_state, reason=reason)
+
+    return handler
+
+
+async def upload_deliverable(request: web.Request) -> web.Response:
+    """multipart/form-data (a `file` part plus `timestamp` and `signature` fields) or JSON
+    {content: {...}, timestamp, signature}; stores the bytes and answers their CID."""
+    order = _order(request)
+    if request.content_type == "multipart/form-data":
+        data, signed = await _read_multipart(request)
+    elif request.content_type == "application/json":
+        raw = await _read_body(request, MAX_DELIVERABLE_BYTES + 64 * 1024)  # content + the signature fields
+        parsed: DeliverableJson = _parse(DeliverableJson, raw)
+        data = canonical(parsed.content)
+        signed = Signed(timestamp=parsed.timestamp, signature=parsed.signature)
+    else:
+        raise ApiError(415, "unsupported_media_type", "send multipart/form-data or application/json")
+    if len(data) > MAX_DELIVERABLE_BYTES:
+        raise too_large(len(data), param="content")
+    sha = hashlib.sha256(data).hexdigest()
+    digest = _check_signature(request, order, orders.deliverable_message(order.id, sha, signed.timestamp), signed)
+    if order.status != "in_progress":
+        raise ApiError(409, "invalid_transition", f"deliverables are uploaded while in_progress, not {order.status}")
+    cid = await asyncio.to_thread(ipfs.cid_of, data) if len(data) > 1 << 20 else ipfs.cid_of(data)
+    now = _clock(request)
+
+    def work(conn: apsw.Connection) -> None:
+        if not store.use_signature(conn, digest, now + 2 * orders.SIGNATURE_WINDOW_SECONDS, now):
+            raise ApiError(409, "signature_replayed", "this signed message was already used", param="signature")
+        current = store.get_order(conn, order.id)
+        if current is None or current.status != "in_progress":
+            raise ApiError(409, "invalid_transition", "the order is no longer in_progress")
+        ipfs_store.put(conn, cid, data, now)
+        store.update_order(conn, order.id, now, deliverable_cid=cid)
+
+    await request.app[WRITER].run(work)
+    if request.app.get(IPFS_API_URL, ""):
+        await pin(request.app, cid, data)  # stored either way; a failed pin is a 502 and a retry pins it
+    return web.json_response({"cid": cid, "size": len(data), "url": f"/ipfs/{cid}"}, status=201)
+
+
+async def _read_body(request: web.Request, limit: int) -> bytes:
+    """The request body, refused with 413 past `limit` (streamed: aiohttp's 1 MiB client_max_size is
+    for every other route; only deliverables may be this large)."""
+    out = bytearray()
+    while chunk := await request.content.read(64 * 1024):
+        out += chunk
+        if len(out) > limit:
+            raise too_large(len(out), param="content")
+    return bytes(out)
+
+
+async def _read_multipart(request: web.Request) -> tuple[bytes, Signed]:
+    reader = await request.multipart()
+    fields: dict[str, str] = {}
+    data: bytes | None = None
+    while True:
+        part = await reader.next()
+        if part is None:
+            break
+        if not isinstance(part, BodyPartReader):
+            raise ApiError(400, "invalid_request", "nested multipart is not accepted")
+        if part.name == "file":
+            data = await read_capped(part)
+        elif part.name in ("timestamp", "signature"):
+            fields[part.name] = (await read_capped(part, 200)).decode(errors="replace")
+        else:
+            raise ApiError(400, "invalid_request", f"unexpected form field {part.name!r}", param=part.name)
+    if data is None:
+        raise ApiError(400, "invalid_request", "a 'file' part is required", param="file")
+    try:
+        timestamp = int(fields.get("timestamp", ""))
+    except ValueError as exc:
+        raise ApiError(400, "invalid_request", "timestamp must be an integer", param="timestamp") from exc
+    signed = _parse(Signed, json.dumps({"timestamp": timestamp, "signature": fields.get("signature", "")}).encode())
+    return data, signed
+
+
+async def complete(request: web.Request) -> web.Response:
+    body: CompleteRequest = _parse(CompleteRequest, await request.read())
+    order = _order(request)
+    cid = body.cid
+    if not ipfs.is_cid(cid):
+        raise ApiError(400, "invalid_cid", "cid is not a valid CID", param="cid")
+    message = orders.completion_message(order.job_id, cid, body.timestamp)
+    digest = _check_signature(request, order, message, body)
+    if order.status == "completed" and order.attestation == body.signature.lower() and order.release_tx is None:
+        # The same attestation again: our release may not have gone out; sending it again is safe
+        # (the gateway releases a job once).
+        return await _send_release(request, order, cid, body, resend=True)
+    if order.status != "in_progress":
+        raise ApiError(409, "invalid_transition", f"an order in state {order.status} cannot be completed")
+    if order.deliverable_cid != cid:
+        raise ApiError(409, "deliverable_mismatch", "cid is not the deliverable uploaded for this order", param="cid")
+    now = _clock(request)
+
+    def claim(conn: apsw.Connection) -> None:
+        if not store.use_signature(conn, digest, now + 2 * orders.SIGNATURE_WINDOW_SECONDS, now):
+            raise ApiError(409, "signature_replayed", "this signed message was already used", param="signature")
+
+    await request.app[WRITER].run(claim)
+    return await _send_release(request, order, cid, body, resend=False)
+
+
+async def _send_release(
+    request: web.Request, order: store.OrderRow, cid: str, body: CompleteRequest, *, resend: bool
+) -> web.Response:
+    operator = request.app[OPERATOR]
+    signature = bytes.fromhex(body.signature[2:])
+    try:
+        receipt = await operator.transact(
+            "PaymentGateway", "release", bytes.fromhex(order.job_id[2:]), cid, body.timestamp, signature
+        )
+    except ContractReverted as exc:
+        if exc.error_name == "WrongStatus" and resend:
+            raise ApiError(409, "already_released", "the gateway job is no longer funded") from exc
+        raise ApiError(
+            409 if exc.error_name in ("DeadlinePassed", "WrongStatus", "AgentPaused") else 422,
+            "release_refused",
+            f"the payment gateway refuses the release: {exc.error_name}",
+        ) from exc
+    except (ChainUnavailable, SendUncertain, TransactionFailed) as exc:
+        raise ApiError(
+            503, "chain_unavailable", f"the release could not be confirmed: {exc}", type_="service_error"
+        ) from exc
+    tx = tx_hash_of(receipt)
+    now = _clock(request)
+
+    def record(conn: apsw.Connection) -> None:
+        current = store.get_order(conn, order.id)
+        assert current is not None
+        if current.status == "in_progress":
+            store.transition(
+                conn,
+                order.id,
+                "completed",
+                actor="provider",
+                now=now,
+                reason="attested",
+                tx_hash=tx,
+                extra={"cid": cid, "attested_at": body.timestamp},
+                updates={
+                    "attested_at": body.timestamp,
+                    "attestation": body.signature.lower(),
+                    "release_submitted_tx": tx,
+                },
+            )
+        else:  # a resend, or the follower got there first
+            store.update_order(conn, order.id, now, release_submitted_tx=tx)
+
+    try:
+        await request.app[WRITER].run(record)
+    except Exception as exc:  # the chain moved; the follower records it from the final event
+        raise ApiError(
+            503,
+            "internal_step_failed",
+            "the release is on-chain but recording it failed; it will be reconciled",
+            type_="service_error",
+        ) from exc
+    webhook_dispatcher.wake(request.app)
+    return web.json_response({"txHash": tx, "jobId": order.job_id, "status": "completed"})
+
+
+# ---- wiring -------------------------------------------------------------------------------------
+
+_SIGNED_ERRORS = {
+    401: ("signature_expired", "invalid_signature"),
+    404: ("order_not_found",),
+    409: ("invalid_transition", "signature_replayed", "provider_not_linked"),
+}
+
+OPERATIONS: list[Operation] = [
+    *(
+        Operation(
+            "POST",
+            f"/api/acp/orders/{{order_id}}/{action}",
+            f"{action}Order",
+            f"Provider: {action} an order",
+            OrderMove,
+            request=FailRequest if action == "fail" else Signed,
+            auth="none",
+            errors=_SIGNED_ERRORS,
+            tags=("orders",),
+            description=f"Signed by the provider's self wallet (EIP-191) over '{action}:{{order_id}}:{{timestamp}}'.",
+        )
+        for action in orders.PROVIDER_ACTIONS
+    ),
+    Operation(
+        "POST",
+        "/api/acp/orders/{order_id}/deliverables",
+        "uploadDeliverable",
+        "Provider: upload the deliverable",
+        DeliverableResponse,
+        status=201,
+        request=DeliverableJson,
+        auth="none",
+        errors={**_SIGNED_ERRORS, 413: ("payload_too_large",), 415: ("unsupported_media_type",)},
+        tags=("orders",),
+        description="multipart/form-data (file, timestamp, signature) or JSON {content, timestamp, signature}; "
+        "signed over 'deliver:{order_id}:{sha256 of the bytes}:{timestamp}'. Answers the bytes' CID (Kubo's "
+        "`ipfs add --cid-version=1`), served at /ipfs/{cid}.",
+    ),
+    Operation(
+        "POST",
+        "/api/acp/orders/{order_id}/complete",
+        "completeOrder",
+        "Provider: attest completion and release the escrow",
+        CompleteResponse,
+        request=CompleteRequest,
+        auth="none",
+        errors={
+            **_SIGNED_ERRORS,
+            400: ("invalid_cid",),
+            409: (*_SIGNED_ERRORS[409], "deliverable_mismatch", "release_refused", "already_released"),
+            422: ("release_refused",),
+            503: ("chain_unavailable", "internal_step_failed"),
+        },
+        tags=("orders",),
+        description="Signed over 'complete:{jobId}:{cid}:{timestamp}' (the gateway's attestationMessage); sends the "
+        "gateway release and answers its transaction. The order becomes released when the release is final on-chain.",
+    ),
+]
+
+
+def add_provider_order_routes(app: web.Application, clock: Callable[[], float] = time.time) -> None:
+    """Mount the provider-side order calls (needs the wallet routes' DB/WRITER/CLOCK and an OPERATOR)."""
+    for action in orders.PROVIDER_ACTIONS:
+        app.router.add_post(f"/api/acp/orders/{{order_id}}/{action}", _action_handler(action))
+    app.router.add_post("/api/acp/orders/{order_id}/deliverables", upload_deliverable)
+    app.router.add_post("/api/acp/orders/{order_id}/complete", complete)

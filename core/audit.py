@@ -1,0 +1,71 @@
+"""The audit log's formulas: the two stream chain rules and the Merkle leaf (published at /methodology).
+
+Every audit entry belongs to a stream and carries that stream's chain hash:
+- a decision log (stream "agent:<uuid>"):
+  chain_hash = SHA-256(agent_id + ":" + seq + ":" + prev_hash + ":" + payload_hash),
+  payload_hash = SHA-256(canonical JSON of the stored entry);
+- an order (stream "order:<order id>"): chain_hash = SHA-256(prev_hash || canonical JSON of the action).
+prev_hash is the stream's previous chain hash (lowercase hex), or the literal "genesis" for its first
+entry; seq counts from 1 per stream; canonical JSON is RFC 8785 (JCS). All hashes are lowercase hex.
+
+Every entry is also leaf `audit_id - 1` of one RFC 9162 Merkle tree, whose leaf data is the ASCII string
+"<audit_id>:<stream>:<chain_hash>" (so a leaf binds the entry's position, stream and content).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import rfc8785
+
+import merkle
+
+GENESIS = "genesis"
+DECISION = "decision"
+ORDER_TRANSITION = "order_transition"
+
+
+def canonical(obj: Any) -> bytes:
+    """RFC 8785 canonical JSON. Floats are refused: amounts are integers or decimal strings."""
+    return rfc8785.dumps(_no_floats(obj))
+
+
+def _no_floats(obj: Any) -> Any:
+    if isinstance(obj, float):
+        raise TypeError("floats are not allowed in audit payloads (use integers or strings)")
+    if isinstance(obj, dict):
+        for v in obj.values():
+            _no_floats(v)
+    elif isinstance(obj, list | tuple):
+        for v in obj:
+            _no_floats(v)
+    return obj
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def decision_chain_hash(agent_id: str, seq: int, prev_hash: str, payload_hash: str) -> str:
+    return sha256_hex(f"{agent_id}:{seq}:{prev_hash}:{payload_hash}".encode())
+
+
+def order_chain_hash(prev_hash: str, payload: bytes) -> str:
+    return sha256_hex(prev_hash.encode("ascii") + payload)
+
+
+def agent_stream(agent_uuid: str) -> str:
+    return f"agent:{agent_uuid}"
+
+
+def order_stream(order_id: str) -> str:
+    return f"order:{order_id}"
+
+
+def leaf_data(audit_id: int, stream: str, chain_hash: str) -> bytes:
+    return f"{audit_id}:{stream}:{chain_hash}".encode()
+
+
+def leaf_hash(audit_id: int, stream: str, chain_hash: str) -> bytes:
+    return merkle.leaf_hash(leaf_data(audit_id, stream, chain_hash))

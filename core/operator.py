@@ -1,0 +1,230 @@
+"""The service's own transactions (fund and release gateway jobs, mint provider NFTs), sent with
+the operator key.
+
+One Operator per process: an asyncio.Lock serialises sends so nonces are assigned locally in
+order (no "nonce too low" races between requests); every web3 call runs in a thread so the event
+loop never blocks on the node. Each transaction's gas is estimated first: a call that would
+revert raises ContractReverted with the custom error decoded from the contracts' ABIs, and
+nothing is sent.
+
+Failure classes matter to callers that move money:
+- ContractReverted / ChainUnavailable: nothing was sent; the caller may undo its own state;
+- SendUncertain: the signed transaction may have reached the node; only the chain (or its
+  events) can tell whether it was mined.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from eth_abi.abi import decode as abi_decode
+from eth_account import Account
+from eth_account.signers.local import LocalAccount
+from web3 import Web3
+from web3.contract import Contract
+from web3.exceptions import ContractCustomError, ContractLogicError, Web3RPCError
+from web3.logs import DISCARD
+
+from core.chain import CONTRACT_NAMES, chain_id_of, contract_at, load_artifact
+from core.networks import LOCAL_CHAIN_ID
+from scripts.deploy import ANVIL_DEV_KEY
+
+log = logging.getLogger("agentledger.operator")
+
+#: Extra gas over the estimate (state can change between estimate and inclusion).
+GAS_MARGIN = 1.25
+RECEIPT_TIMEOUT = 120.0
+#: The USDC token is addressed by this name; its ABI is MockUSDC's (a plain ERC-20 surface).
+USDC = "USDC"
+
+
+class ContractReverted(Exception):
+    """The call reverts (found by the gas estimate: nothing was sent)."""
+
+    def __init__(self, error_name: str, args: tuple[Any, ...], message: str = "") -> None:
+        super().__init__(f"{error_name}{args}" + (f": {message}" if message else ""))
+        self.error_name = error_name
+        self.args_ = args
+
+
+class ChainUnavailable(Exception):
+    """The node did not answer before anything was sent."""
+
+
+class NonceRefused(ChainUnavailable):
+    """The node refused the nonce (another sender used the key): nothing was sent."""
+
+
+class SendUncertain(Exception):
+    """The transaction may have been sent (or mined) but its outcome is unknown."""
+
+    def __init__(self, message: str, tx_hash: str | None) -> None:
+        super().__init__(message)
+        self.tx_hash = tx_hash
+
+
+class _StaleNonce(Exception):
+    """The node refused our nonce (the account was used elsewhere): resync and retry."""
+
+
+class TransactionFailed(Exception):
+    """The transaction was mined and reverted (the chain changed between estimate and inclusion)."""
+
+    def __init__(self, tx_hash: str) -> None:
+        super().__init__(f"transaction {tx_hash} reverted")
+        self.tx_hash = tx_hash
+
+
+@functools.cache
+def _error_table() -> dict[str, tuple[str, list[str]]]:
+    """4-byte selector -> (custom error name, argument types) over every contract's ABI."""
+    table: dict[str, tuple[str, list[str]]] = {}
+    for name in (*CONTRACT_NAMES, "CreditFallback"):
+        for item in load_artifact(name)["abi"]:
+            if item["type"] == "error":
+                types = [i["type"] for i in item["inputs"]]
+                selector = "0x" + bytes(Web3.keccak(text=f"{item['name']}({','.join(types)})"))[:4].hex()
+                table[selector] = (item["name"], types)
+    return table
+
+
+def decode_revert(exc: BaseException) -> ContractReverted:
+    """A web3 revert exception as ContractReverted(error name, decoded args)."""
+    data = getattr(exc, "data", None)
+    if isinstance(data, str) and data.startswith("0x") and len(data) >= 10:
+        entry = _error_table().get(data[:10])
+        if entry is not None:
+            name, types = entry
+            try:
+                values = abi_decode(types, bytes.fromhex(data[10:]))
+            except Exception:  # malformed payload: keep the name
+                values = ()
+            args = tuple(
+                Web3.to_checksum_address(v) if t == "address" else ("0x" + v.hex() if isinstance(v, bytes) else v)
+                for t, v in zip(types, values, strict=False)
+            )
+            return ContractReverted(name, args)
+        return ContractReverted(data[:10], ())
+    message = str(getattr(exc, "message", None) or exc)
+    return ContractReverted("Error", (message,), message)
+
+
+def operator_account(key: str, chain_id: int) -> LocalAccount:
+    """The operator account: the configured key, or anvil's development key on a local chain only."""
+    if key:
+        acct: LocalAccount = Account.from_key(key)
+        return acct
+    if chain_id != LOCAL_CHAIN_ID:
+        raise ValueError(
+            f"AGENTLEDGER_OPERATOR_KEY is required on chain {chain_id} (no development key off a local chain)"
+        )
+    dev: LocalAccount = Account.from_key(ANVIL_DEV_KEY)
+    return dev
+
+
+class Operator:
+    def __init__(self, w3: Web3, account: LocalAccount, contracts: Mapping[str, str], usdc: str) -> None:
+        """`contracts`: name -> address (a deployment's); `usdc`: the token's address."""
+        self.w3 = w3
+        self.account = account
+        self.address = account.address
+        self._handles: dict[str, Contract] = {name: contract_at(w3, name, addr) for name, addr in contracts.items()}
+        self._handles[USDC] = w3.eth.contract(
+            address=Web3.to_checksum_address(usdc), abi=load_artifact("MockUSDC")["abi"]
+        )
+        self._lock = asyncio.Lock()
+        self._nonce: int | None = None
+        self.sent = 0  # transactions sent, for tests and benchmarks
+
+    def contract(self, name: str) -> Contract:
+        return self._handles[name]
+
+    async def call(self, contract_name: str, function_name: str, *args: Any) -> Any:
+        """A view call against the latest block; a revert raises ContractReverted."""
+        fn = getattr(self.contract(contract_name).functions, function_name)(*args)
+        try:
+            return await asyncio.to_thread(fn.call, {"from": self.address})
+        except (ContractCustomError, ContractLogicError) as exc:
+            raise decode_revert(exc) from exc
+        except (Web3RPCError, OSError) as exc:
+            raise ChainUnavailable(str(exc)) from exc
+
+    async def chain_id(self) -> int:
+        try:
+            return await asyncio.to_thread(chain_id_of, self.w3)
+        except (Web3RPCError, OSError) as exc:
+            raise ChainUnavailable(str(exc)) from exc
+
+    async def block_timestamp(self) -> int:
+        """The latest block's timestamp (on-chain deadlines are measured against chain time)."""
+        try:
+            block = await asyncio.to_thread(self.w3.eth.get_block, "latest")
+        except (Web3RPCError, OSError) as exc:
+            raise ChainUnavailable(str(exc)) from exc
+        return int(block["timestamp"])
+
+    async def transact(self, contract_name: str, function_name: str, *args: Any) -> dict[str, Any]:
+        """Estimate, sign, send and wait for the receipt of one operator transaction."""
+        fn = getattr(self.contract(contract_name).functions, function_name)(*args)
+        async with self._lock:
+            return await asyncio.to_thread(self._transact_sync, fn, f"{contract_name}.{function_name}")
+
+    def _transact_sync(self, fn: Any, label: str) -> dict[str, Any]:
+        for attempt in (1, 2):
+            try:
+                return self._send_once(fn, label)
+            except _StaleNonce as exc:  # someone else used the account's nonce: resync once
+                if attempt == 2:
+                    raise ChainUnavailable(f"{label}: node refused the transaction: {exc}") from exc
+        raise AssertionError("unreachable")
+
+    def _send_once(self, fn: Any, label: str) -> dict[str, Any]:
+        w3 = self.w3
+        try:
+            gas = fn.estimate_gas({"from": self.address})
+            if self._nonce is None:
+                self._nonce = w3.eth.get_transaction_count(self.address, "pending")
+            tx = fn.build_transaction(
+                {"from": self.address, "nonce": self._nonce, "gas": int(gas * GAS_MARGIN), "chainId": chain_id_of(w3)}
+            )
+        except (ContractCustomError, ContractLogicError) as exc:
+            raise decode_revert(exc) from exc
+        except (Web3RPCError, OSError) as exc:  # nothing was sent (ConnectionError, TimeoutError are OSErrors)
+            raise ChainUnavailable(f"{label}: {exc}") from exc
+        signed = self.account.sign_transaction(tx)
+        tx_hash = "0x" + bytes(signed.hash).hex()
+        try:
+            w3.eth.send_raw_transaction(signed.raw_transaction)
+        except Web3RPCError as exc:  # the node answered: refused, unless it already has this very transaction
+            if "already known" not in str(exc).lower():
+                self._nonce = None
+                if "nonce" in str(exc).lower():
+                    raise _StaleNonce(str(exc)) from exc
+                raise ChainUnavailable(f"{label}: node refused the transaction: {exc}") from exc
+        except Exception as exc:
+            self._nonce = None  # unknown: ask the node next time
+            raise SendUncertain(f"{label}: sending failed: {exc}", tx_hash) from exc
+        self._nonce += 1
+        self.sent += 1
+        try:
+            receipt = w3.eth.wait_for_transaction_receipt(signed.hash, timeout=RECEIPT_TIMEOUT)
+        except Exception as exc:
+            raise SendUncertain(f"{label}: no receipt for {tx_hash}: {exc}", tx_hash) from exc
+        if receipt["status"] != 1:
+            raise TransactionFailed(tx_hash)
+        log.info("%s mined in block %d: %s", label, receipt["blockNumber"], tx_hash)
+        return dict(receipt)
+
+    def events(self, receipt: Mapping[str, Any], contract_name: str, event_name: str) -> list[Any]:
+        """The decoded `event_name` logs of `contract_name` in a receipt."""
+        event = getattr(self.contract(contract_name).events, event_name)()
+        return list(event.process_receipt(receipt, errors=DISCARD))
+
+
+def tx_hash_of(receipt: Mapping[str, Any]) -> str:
+    h = receipt["transactionHash"]
+    return "0x" + bytes(h).hex() if not isinstance(h, str) else h

@@ -1,0 +1,299 @@
+"""SQL of escrow checkout's buyer side: providers (linked agents), catalogue items and checkout
+sessions. Orders and their history live in core.store.orders. Callers own the transaction."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import apsw
+
+
+@dataclass(frozen=True)
+class ProviderRow:
+    agent_uuid: str
+    wallet: str  # agl_ wallet id of the agent (from wallet_agents)
+    self_wallet: str
+    owner_address: str
+    token_id: int | None  # None until the mint is recorded
+    mint_tx: str | None
+    referrer_token_id: int | None
+    linked_at: float
+
+
+@dataclass(frozen=True)
+class ItemRow:
+    item_id: str
+    provider_uuid: str
+    title: str
+    tier: str
+    price: int
+    created_at: float
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    id: str
+    key_hash: str
+    status: str
+    line_items: list[dict[str, Any]]  # [{item_id, title, tier, quantity, unit_amount}]
+    buyer: dict[str, Any]
+    provider_uuid: str
+    total: int
+    webhook_url: str | None
+    webhook_secret: str | None
+    job_id: str | None
+    buyer_address: str | None
+    funding_tx: str | None
+    order_id: str | None
+    expires_at: float
+    created_at: float
+    updated_at: float
+
+
+# ---- providers ----------------------------------------------------------------------------------
+
+_PROVIDER_COLS = (
+    "p.agent_uuid, w.wallet, p.self_wallet, p.owner_address, p.token_id, p.mint_tx, p.referrer_token_id, p.linked_at"
+)
+_PROVIDER_FROM = "FROM providers p JOIN wallet_agents w ON w.uuid = p.agent_uuid"
+
+
+def _rows(conn: apsw.Connection, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
+    return conn.execute(sql, params).fetchall()
+
+
+def _provider(row: Any) -> ProviderRow:
+    return ProviderRow(*row)
+
+
+def _one_provider(conn: apsw.Connection, where: str, arg: object) -> ProviderRow | None:
+    rows = _rows(conn, f"SELECT {_PROVIDER_COLS} {_PROVIDER_FROM} WHERE {where}", (arg,))
+    return _provider(rows[0]) if rows else None
+
+
+def get_provider(conn: apsw.Connection, agent_uuid: str) -> ProviderRow | None:
+    return _one_provider(conn, "p.agent_uuid = ?", agent_uuid)
+
+
+def provider_by_wallet(conn: apsw.Connection, wallet: str) -> ProviderRow | None:
+    return _one_provider(conn, "w.wallet = ?", wallet)
+
+
+def provider_by_self_wallet(conn: apsw.Connection, self_wallet: str) -> ProviderRow | None:
+    return _one_provider(conn, "p.self_wallet = ?", self_wallet)
+
+
+def provider_by_token(conn: apsw.Connection, token_id: int) -> ProviderRow | None:
+    return _one_provider(conn, "p.token_id = ?", token_id)
+
+
+def insert_pending_provider(
+    conn: apsw.Connection,
+    *,
+    agent_uuid: str,
+    self_wallet: str,
+    owner_address: str,
+    referrer_token_id: int | None,
+    now: float,
+) -> None:
+    """The provider row before its NFT exists (token_id NULL): written first, so a crash between
+    the mint and its record leaves a row a retry can complete (by the registry's walletId lookup)."""
+    conn.execute(
+        "INSERT INTO providers (agent_uuid, self_wallet, owner_address, token_id, mint_tx, referrer_token_id,"
+        " linked_at) VALUES (?, ?, ?, NULL, NULL, ?, ?)",
+        (agent_uuid, self_wallet, owner_address, referrer_token_id, now),
+    )
+
+
+def delete_pending_provider(conn: apsw.Connection, agent_uuid: str) -> None:
+    conn.execute("DELETE FROM providers WHERE agent_uuid = ? AND token_id IS NULL", (agent_uuid,))
+
+
+def set_provider_token(
+    conn: apsw.Connection,
+    agent_uuid: str,
+    *,
+    token_id: int,
+    mint_tx: str | None,
+    self_wallet: str,
+    owner_address: str,
+    referrer_token_id: int | None,
+) -> None:
+    """Record the minted token (with what the chain recorded, which wins over the pending row)."""
+    conn.execute(
+        "UPDATE providers SET token_id = ?, mint_tx = ?, self_wallet = ?, owner_address = ?, referrer_token_id = ?"
+        " WHERE agent_uuid = ?",
+        (token_id, mint_tx, self_wallet, owner_address, referrer_token_id, agent_uuid),
+    )
+
+
+# ---- catalogue ----------------------------------------------------------------------------------
+
+_ITEM_COLS = "item_id, provider_uuid, title, tier, price, created_at"
+
+
+def insert_item(conn: apsw.Connection, item: ItemRow) -> None:
+    conn.execute(
+        f"INSERT INTO catalogue_items ({_ITEM_COLS}) VALUES (?, ?, ?, ?, ?, ?)",  # noqa: S608
+        (item.item_id, item.provider_uuid, item.title, item.tier, item.price, item.created_at),
+    )
+
+
+def get_item(conn: apsw.Connection, item_id: str) -> ItemRow | None:
+    rows = _rows(conn, f"SELECT {_ITEM_COLS} FROM catalogue_items WHERE item_id = ?", (item_id,))  # noqa: S608
+    return ItemRow(*rows[0]) if rows else None
+
+
+def list_items(
+    conn: apsw.Connection, *, provider_uuid: str | None = None, after: str | None = None, limit: int = 100
+) -> list[ItemRow]:
+    """Items in id order (keyset pagination: `after` is the last id of the previous page)."""
+    where, args = ["1 = 1"], []
+    if provider_uuid is not None:
+        where.append("provider_uuid = ?")
+        args.append(provider_uuid)
+    if after is not None:
+        where.append("item_id > ?")
+        args.append(after)
+    sql = f"SELECT {_ITEM_COLS} FROM catalogue_items WHERE {' AND '.join(where)} ORDER BY item_id LIMIT ?"  # noqa: S608
+    return [ItemRow(*r) for r in _rows(conn, sql, (*args, limit))]
+
+
+def items_by_ids(conn: apsw.Connection, item_ids: list[str]) -> dict[str, ItemRow]:
+    if not item_ids:
+        return {}
+    marks = ",".join("?" * len(item_ids))
+    rows = _rows(conn, f"SELECT {_ITEM_COLS} FROM catalogue_items WHERE item_id IN ({marks})", item_ids)  # noqa: S608
+    return {str(r[0]): ItemRow(*r) for r in rows}
+
+
+# ---- checkout sessions --------------------------------------------------------------------------
+
+_SESSION_COLS = (
+    "id, key_hash, status, line_items, buyer, provider_uuid, total, webhook_url, webhook_secret, job_id,"
+    " buyer_address, funding_tx, order_id, expires_at, created_at, updated_at"
+)
+
+
+def _session(row: Any) -> SessionRow:
+    values = list(row)
+    values[3] = json.loads(values[3])
+    values[4] = json.loads(values[4])
+    return SessionRow(*values)
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+def insert_session(conn: apsw.Connection, s: SessionRow) -> None:
+    conn.execute(
+        f"INSERT INTO checkout_sessions ({_SESSION_COLS}) VALUES ({', '.join('?' * 16)})",  # noqa: S608
+        (
+            s.id,
+            s.key_hash,
+            s.status,
+            _dump(s.line_items),
+            _dump(s.buyer),
+            s.provider_uuid,
+            s.total,
+            s.webhook_url,
+            s.webhook_secret,
+            s.job_id,
+            s.buyer_address,
+            s.funding_tx,
+            s.order_id,
+            s.expires_at,
+            s.created_at,
+            s.updated_at,
+        ),
+    )
+
+
+def get_session(conn: apsw.Connection, session_id: str) -> SessionRow | None:
+    rows = _rows(conn, f"SELECT {_SESSION_COLS} FROM checkout_sessions WHERE id = ?", (session_id,))  # noqa: S608
+    return _session(rows[0]) if rows else None
+
+
+def session_by_job(conn: apsw.Connection, job_id: str) -> SessionRow | None:
+    rows = _rows(conn, f"SELECT {_SESSION_COLS} FROM checkout_sessions WHERE job_id = ?", (job_id,))  # noqa: S608
+    return _session(rows[0]) if rows else None
+
+
+def update_session_contents(
+    conn: apsw.Connection,
+    session_id: str,
+    *,
+    line_items: list[dict[str, Any]],
+    buyer: dict[str, Any],
+    provider_uuid: str,
+    total: int,
+    now: float,
+) -> bool:
+    """Replace the cart of an incomplete session; False when it is no longer incomplete."""
+    conn.execute(
+        "UPDATE checkout_sessions SET line_items = ?, buyer = ?, provider_uuid = ?, total = ?, updated_at = ?"
+        " WHERE id = ? AND status = 'incomplete'",
+        (_dump(line_items), _dump(buyer), provider_uuid, total, now, session_id),
+    )
+    return bool(conn.changes())
+
+
+def transition(conn: apsw.Connection, session_id: str, from_status: str, to_status: str, now: float) -> bool:
+    """Compare-and-set the status; False when the session was not in `from_status`."""
+    conn.execute(
+        "UPDATE checkout_sessions SET status = ?, updated_at = ? WHERE id = ? AND status = ?",
+        (to_status, now, session_id, from_status),
+    )
+    return bool(conn.changes())
+
+
+def begin_complete(
+    conn: apsw.Connection, session_id: str, *, job_id: str, buyer_address: str, buyer: dict[str, Any], now: float
+) -> bool:
+    """incomplete -> complete_in_progress, fixing the job id and the paying address; False when
+    the session was not incomplete (a concurrent complete got there first)."""
+    conn.execute(
+        "UPDATE checkout_sessions SET status = 'complete_in_progress', job_id = ?, buyer_address = ?, buyer = ?,"
+        " updated_at = ? WHERE id = ? AND status = 'incomplete'",
+        (job_id, buyer_address, _dump(buyer), now, session_id),
+    )
+    return bool(conn.changes())
+
+
+def abort_complete(conn: apsw.Connection, session_id: str, now: float) -> bool:
+    """complete_in_progress -> incomplete (nothing was funded): the buyer may retry. The job id
+    stays (it is derived from the session id anyway)."""
+    return transition(conn, session_id, "complete_in_progress", "incomplete", now)
+
+
+def expire_session(conn: apsw.Connection, session_id: str, now: float) -> bool:
+    """Expire one session if it is incomplete and past its expiry (the lazy path)."""
+    conn.execute(
+        "UPDATE checkout_sessions SET status = 'expired', updated_at = ?"
+        " WHERE id = ? AND status = 'incomplete' AND expires_at <= ?",
+        (now, session_id, now),
+    )
+    return bool(conn.changes())
+
+
+def expire_due(conn: apsw.Connection, now: float, limit: int = 1000) -> int:
+    """Expire incomplete sessions past their expiry (the sweep); returns how many."""
+    conn.execute(
+        "UPDATE checkout_sessions SET status = 'expired', updated_at = ? WHERE id IN ("
+        " SELECT id FROM checkout_sessions WHERE status = 'incomplete' AND expires_at <= ? LIMIT ?)",
+        (now, now, limit),
+    )
+    return int(conn.changes())
+
+
+def stuck_completions(conn: apsw.Connection, older_than: float) -> list[SessionRow]:
+    """Sessions left complete_in_progress since before `older_than` (a crash or an unanswered node)."""
+    rows = conn.execute(
+        f"SELECT {_SESSION_COLS} FROM checkout_sessions"  # noqa: S608
+        " WHERE status = 'complete_in_progress' AND updated_at < ?",
+        (older_than,),
+    ).fetchall()
+    return [_session(r) for r in rows]

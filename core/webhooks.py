@@ -1,0 +1,267 @@
+"""Webhook signing, the retry schedule and target-URL safety (pure, no database).
+
+Every delivery carries two signatures over the same exact body bytes:
+
+- ``X-Service-Signature: sha256=<hex>``: HMAC-SHA256 of the body, keyed with the secret's UTF-8
+  bytes (the checkout spec's header).
+- Standard Webhooks (https://www.standardwebhooks.com): ``webhook-id`` (our event id, the same on
+  every retry), ``webhook-timestamp`` (unix seconds of this attempt) and ``webhook-signature:
+  v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">``. The spec serialises keys as
+  ``whsec_<base64>``; ours are arbitrary text (a 64-hex secret by default), and the HMAC key is
+  the secret's UTF-8 bytes, exactly as for X-Service-Signature. A receiver using a Standard
+  Webhooks library passes ``standard_secret(secret)`` (= "whsec_" + base64 of those bytes).
+
+Target URLs must be http(s) without credentials, and unless private targets are allowed every
+address the host resolves to must be globally routable (no loopback, private, link-local,
+multicast, reserved or unspecified address, also when embedded in IPv6). The check is repeated at
+delivery time by `PinnedResolver`, which resolves once, refuses, and hands aiohttp the checked
+addresses to connect to, so a DNS answer that changes between check and connect (rebinding)
+cannot reach a private address.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import hmac
+import ipaddress
+import secrets
+import socket
+from collections.abc import Mapping
+from urllib.parse import urlsplit
+
+from aiohttp.abc import AbstractResolver, ResolveResult
+
+from core.networks import network_for
+
+#: Delay before attempt n+1 after n failed attempts (seconds): immediately, +1 min, +5 min,
+#: +15 min, +1 h, +4 h; a failure of the last attempt makes the delivery a dead letter.
+RETRY_DELAYS: tuple[float, ...] = (0, 60, 300, 900, 3600, 14400)
+#: Standard Webhooks receivers refuse timestamps further than this from their clock (seconds).
+DEFAULT_TOLERANCE = 300
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+class WebhookURLError(ValueError):
+    """A webhook URL that may not be used as a target (scheme, credentials or address)."""
+
+
+def new_event_id() -> str:
+    return "evt_" + secrets.token_hex(16)
+
+
+def new_secret() -> str:
+    """32 random bytes, hex: the default webhook secret."""
+    return secrets.token_hex(32)
+
+
+def next_delay(failed_attempts: int) -> float | None:
+    """Seconds until the next attempt after `failed_attempts` failures; None: dead letter."""
+    return RETRY_DELAYS[failed_attempts] if failed_attempts < len(RETRY_DELAYS) else None
+
+
+# ---- signatures ---------------------------------------------------------------------------------
+
+
+def _hmac(secret: str, message: bytes) -> bytes:
+    return hmac.new(secret.encode("utf-8"), message, hashlib.sha256).digest()
+
+
+def sign_service(body: bytes, secret: str) -> str:
+    """The X-Service-Signature header value: "sha256=" + hex HMAC-SHA256 of the exact body."""
+    return "sha256=" + _hmac(secret, body).hex()
+
+
+def verify_service(body: bytes, secret: str, header: str) -> bool:
+    return hmac.compare_digest(sign_service(body, secret).encode(), header.encode("utf-8", "replace"))
+
+
+def standard_secret(secret: str) -> str:
+    """The same key in Standard Webhooks' "whsec_<base64>" form, for receivers using their libraries."""
+    return "whsec_" + base64.b64encode(secret.encode("utf-8")).decode()
+
+
+def standard_signature(event_id: str, timestamp: int, body: bytes, secret: str) -> str:
+    signed = f"{event_id}.{timestamp}.".encode() + body
+    return "v1," + base64.b64encode(_hmac(secret, signed)).decode()
+
+
+def standard_headers(event_id: str, timestamp: int, body: bytes, secret: str) -> dict[str, str]:
+    return {
+        "webhook-id": event_id,
+        "webhook-timestamp": str(timestamp),
+        "webhook-signature": standard_signature(event_id, timestamp, body, secret),
+    }
+
+
+def verify_standard(
+    body: bytes, secret: str, headers: Mapping[str, str], *, now: float, tolerance: float = DEFAULT_TOLERANCE
+) -> bool:
+    """A receiver's check: the three headers present, the timestamp within `tolerance` seconds of
+    `now` (replay protection), and one of the space-separated v1 signatures matching."""
+    lower = {k.lower(): v for k, v in headers.items()}
+    event_id, ts, sigs = lower.get("webhook-id"), lower.get("webhook-timestamp"), lower.get("webhook-signature")
+    if not event_id or not ts or not sigs or not ts.isdigit():
+        return False
+    if abs(now - int(ts)) > tolerance:
+        return False
+    expected = standard_signature(event_id, int(ts), body, secret).encode()
+    return any(hmac.compare_digest(expected, s.encode("utf-8", "replace")) for s in sigs.split(" ") if s)
+
+
+# ---- target URLs --------------------------------------------------------------------------------
+
+
+def allow_private_for(setting: str, chain_id: int) -> bool:
+    """Settings.webhook_allow_private: "true", "false", or "auto" (allowed only on a local chain,
+    i.e. one without a block explorer: make run and the tests, never Base)."""
+    value = setting.strip().lower()
+    if value in ("true", "1", "yes", "on"):
+        return True
+    if value in ("false", "0", "no", "off"):
+        return False
+    if value == "auto":
+        return network_for(chain_id).explorer is None
+    raise ValueError(f"webhook_allow_private must be auto, true or false, not {setting!r}")
+
+
+def forbidden_address(ip: IPAddress) -> bool:
+    """True for anything but a globally routable unicast address, including IPv4 addresses embedded
+    in IPv6 (mapped ::ffff:a.b.c.d, 6to4, Teredo, NAT64 64:ff9b::/96)."""
+    if isinstance(ip, ipaddress.IPv6Address):
+        embedded: list[ipaddress.IPv4Address] = []
+        if ip.ipv4_mapped is not None:
+            embedded.append(ip.ipv4_mapped)
+        if ip.sixtofour is not None:
+            embedded.append(ip.sixtofour)
+        if ip.teredo is not None:
+            embedded.extend(ip.teredo)
+        if ip in _NAT64:
+            embedded.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+        if any(forbidden_address(v4) for v4 in embedded):
+            return True
+        if ip.ipv4_mapped is not None or ip in _NAT64:
+            return False  # the embedded address decides (NAT64 is "reserved" in ipaddress's tables)
+        if ip.is_site_local:
+            return True
+    return (
+        not ip.is_global
+        or ip.is_private
+        or ip.is_loopback
+        or ip.is_link_local
+        or ip.is_multicast
+        or ip.is_reserved
+        or ip.is_unspecified
+    )
+
+
+def _ip_literal(host: str) -> IPAddress | None:
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        return None
+
+
+def check_url_static(url: str, allow_private: bool) -> str:
+    """The checks that need no DNS: http(s), a host, no credentials, a valid port, and an IP-literal
+    host's address. Returns the host name (lower case, no brackets)."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise WebhookURLError(f"webhook_url is not a valid URL: {exc}") from None
+    if parts.scheme.lower() not in ("http", "https"):
+        raise WebhookURLError("webhook_url must use http or https")
+    host = parts.hostname
+    if not host:
+        raise WebhookURLError("webhook_url has no host")
+    if parts.username is not None or parts.password is not None or "@" in parts.netloc:
+        raise WebhookURLError("webhook_url must not contain credentials (user:password@)")
+    if port == 0:
+        raise WebhookURLError("webhook_url has port 0")
+    ip = _ip_literal(host)
+    if ip is not None and not allow_private and forbidden_address(ip):
+        raise WebhookURLError(f"webhook_url points to a non-public address ({ip}); private targets are not allowed")
+    return host
+
+
+def _refuse_any(host: str, addresses: list[str]) -> None:
+    for text in addresses:
+        ip = ipaddress.ip_address(text.split("%", 1)[0])
+        if forbidden_address(ip):
+            raise WebhookURLError(
+                f"webhook_url host {host!r} resolves to a non-public address ({ip}); private targets are not allowed"
+            )
+
+
+def _port_of(url: str) -> int:
+    parts = urlsplit(url)
+    return parts.port or (443 if parts.scheme.lower() == "https" else 80)
+
+
+def check_url(url: str, allow_private: bool) -> None:
+    """Refuse (WebhookURLError) a URL that may not be a webhook target. Blocking (getaddrinfo):
+    handlers on the event loop use `check_url_async`."""
+    host = check_url_static(url, allow_private)
+    if allow_private or _ip_literal(host) is not None:
+        return
+    try:
+        infos = socket.getaddrinfo(host, _port_of(url), type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise WebhookURLError(f"webhook_url host {host!r} does not resolve: {exc}") from None
+    _refuse_any(host, [str(info[4][0]) for info in infos])
+
+
+async def check_url_async(url: str, allow_private: bool) -> None:
+    """`check_url` resolving on the running loop (its default executor), not blocking it."""
+    host = check_url_static(url, allow_private)
+    if allow_private or _ip_literal(host) is not None:
+        return
+    try:
+        infos = await asyncio.get_running_loop().getaddrinfo(host, _port_of(url), type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise WebhookURLError(f"webhook_url host {host!r} does not resolve: {exc}") from None
+    _refuse_any(host, [str(info[4][0]) for info in infos])
+
+
+class PinnedResolver(AbstractResolver):
+    """aiohttp resolver for deliveries: resolves once, refuses the host if ANY of its addresses is
+    non-public (unless allow_private), and returns exactly the checked addresses, which aiohttp
+    then connects to without resolving again. (aiohttp never asks a resolver about IP-literal
+    hosts: those are checked by `check_url_static` before the request.)"""
+
+    def __init__(self, allow_private: bool) -> None:
+        self.allow_private = allow_private
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM, family=family)
+        results: list[ResolveResult] = []
+        for fam, _type, proto, _canon, sockaddr in infos:
+            if fam == socket.AF_INET6 and len(sockaddr) >= 4 and sockaddr[3]:
+                address = f"{sockaddr[0]}%{sockaddr[3]}"  # keep the scope of a link-local address
+            else:
+                address = str(sockaddr[0])
+            results.append(
+                ResolveResult(
+                    hostname=host,
+                    host=address,
+                    port=int(sockaddr[1]),
+                    family=fam,
+                    proto=proto,
+                    flags=socket.AI_NUMERICHOST | socket.AI_NUMERICSERV,
+                )
+            )
+        if not self.allow_private:
+            _refuse_any(host, [r["host"] for r in results])
+        if not results:
+            raise OSError(f"{host} has no address")
+        return results
+
+    async def close(self) -> None:
+        return None

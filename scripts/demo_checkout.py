@@ -1,0 +1,207 @@
+"""Walk the buyer-funded escrow checkout against a running service (`make run` in another terminal):
+
+    python -m scripts.demo_checkout [--api http://127.0.0.1:8080] [--rpc http://127.0.0.1:8545]
+
+Set-up (printed, not counted): a provider agent links its self wallet (EIP-191 signature; the
+service mints its agent NFT) and publishes a standard-tier item (250 USDC); a buyer agent is
+registered and its chain account gets test USDC from MockUSDC.
+
+The five buyer steps:
+1. POST /api/acp/checkout_sessions (Idempotency-Key) -> session `incomplete`, totals;
+2. the buyer approves the PaymentGateway for the total on the USDC contract (its own wallet);
+3. POST /api/acp/checkout_sessions/{id}/complete -> `completed`, order `created`, funding tx;
+4. GET /api/acp/orders/{order_id} with the buyer's key -> the funder's view;
+5. the provider acknowledges, starts, uploads a deliverable and completes (signed by its self
+   wallet); the service submits the gateway release; the buyer waits for `released` and checks
+   the release transaction, the deliverable's bytes (refetched from /ipfs/{cid}) and the audit chain.
+
+Local chains only: the demo's accounts are deterministic development keys funded with anvil_setBalance.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import secrets
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from eth_account.messages import encode_defunct
+from eth_account.signers.local import LocalAccount
+from web3 import Web3
+
+from core import checkout as rules
+from core import deployments
+from core.audit import canonical, order_chain_hash
+from core.chain import connect, contract_at, send
+from core.networks import network_for
+from core.orders import completion_message, deliverable_message, provider_message
+from scripts.devchain import USDC, dev_account
+
+
+def _say(step: str, text: str) -> None:
+    print(f"[{step}] {text}", flush=True)
+
+
+def _check(resp: httpx.Response, status: int) -> Any:
+    if resp.status_code != status:
+        raise SystemExit(f"{resp.request.method} {resp.request.url} -> {resp.status_code}: {resp.text}")
+    return resp.json()
+
+
+def _sign(acct: LocalAccount, text: str) -> str:
+    return "0x" + bytes(acct.sign_message(encode_defunct(text=text)).signature).hex()
+
+
+def _signed(acct: LocalAccount, text_for: Any) -> dict[str, Any]:
+    ts = int(time.time())
+    return {"timestamp": ts, "signature": _sign(acct, text_for(ts))}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--api", default="http://127.0.0.1:8080")
+    parser.add_argument("--rpc", default="http://127.0.0.1:8545")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for `released`")
+    parser.add_argument("--deployments", type=Path, default=deployments.DEFAULT_DIR, help="deployments directory")
+    args = parser.parse_args(argv)
+
+    w3 = connect(args.rpc)
+    chain_id = w3.eth.chain_id
+    if network_for(chain_id).explorer is not None:
+        raise SystemExit(f"chain {chain_id} is not a local development chain: the demo only runs locally")
+    dep = deployments.load(chain_id, args.deployments)
+    usdc = contract_at(w3, "MockUSDC", dep.usdc)
+    run_tag = secrets.token_hex(2)
+    self_wallet, owner, buyer = (dev_account(9000 + i + 10 * int(run_tag, 16)) for i in range(3))
+    for acct in (self_wallet, owner, buyer):
+        w3.provider.make_request("anvil_setBalance", [acct.address, hex(10**18)])  # type: ignore[arg-type]
+    api = httpx.Client(base_url=args.api, timeout=30.0)
+
+    # ---- set-up: a provider with an item, a buyer with USDC --------------------------------------
+    reg = _check(api.post("/api/agents/register", json={"name": "demo-provider", "specialty": "content_seo"}), 201)
+    pkey, pwallet = reg["api_key"], reg["agent"]["wallet"]
+    ph = {"Authorization": f"Bearer {pkey}"}
+    ts = int(time.time())
+    link_msg = rules.provider_link_message(
+        chain_id=chain_id, agent_wallet=pwallet, self_wallet=self_wallet.address, owner=owner.address, timestamp=ts
+    )
+    link = {
+        "agent_id": pwallet,
+        "self_wallet": self_wallet.address,
+        "owner_address": owner.address,
+        "timestamp": ts,
+        "signature": _sign(self_wallet, link_msg),
+    }
+    provider = _check(api.post("/api/acp/providers", json=link, headers=ph), 201)
+    _say("setup", f"provider {pwallet} linked: agent NFT #{provider['token_id']} (mint tx {provider['mint_tx']})")
+    item = _check(
+        api.post(
+            "/api/acp/items", json={"title": "Market report", "tier": "standard", "agent_id": pwallet}, headers=ph
+        ),
+        201,
+    )
+    _say(
+        "setup",
+        f"item {item['id']}: {item['title']}, {item['tier']} ({item['delivery_hours']} h), {item['price']} USDC",
+    )
+    breg = _check(api.post("/api/agents/register", json={"name": "demo-buyer", "specialty": "content_seo"}), 201)
+    bh = {"Authorization": f"Bearer {breg['api_key']}", "API-Version": rules.SUPPORTED_API_VERSIONS[0]}
+    send(w3, buyer, usdc.functions.mint(buyer.address, 1000 * USDC))
+    _say("setup", f"buyer {buyer.address} holds {usdc.functions.balanceOf(buyer.address).call() / USDC} USDC")
+
+    # ---- 1. create the session ------------------------------------------------------------------
+    session = _check(
+        api.post(
+            "/api/acp/checkout_sessions",
+            json={"line_items": [{"item": {"id": item["id"]}, "quantity": 1}], "buyer": {"email": "buyer@example.com"}},
+            headers={**bh, "Idempotency-Key": f"demo-{run_tag}-create", "Request-Id": f"demo-{run_tag}"},
+        ),
+        201,
+    )
+    total = {t["type"]: t["amount"] for t in session["totals"]}["total"]
+    config = session["capabilities"]["payment"]["handlers"][0]["config"]
+    _say("1", f"session {session['id']}: {session['status']}, total {total} units ({total / USDC} USDC)")
+
+    # ---- 2. approve the gateway -----------------------------------------------------------------
+    receipt = send(w3, buyer, usdc.functions.approve(Web3.to_checksum_address(config["spender"]), total))
+    _say("2", f"approved {total} units to the gateway {config['spender']}: tx {receipt['transactionHash'].to_0x_hex()}")
+
+    # ---- 3. complete ----------------------------------------------------------------------------
+    done = _check(
+        api.post(
+            f"/api/acp/checkout_sessions/{session['id']}/complete",
+            json={
+                "buyer": {"email": "buyer@example.com"},
+                "payment_data": {
+                    "handler_id": rules.PAYMENT_HANDLER_ID,
+                    "instrument": {"type": "wallet", "credential": {"type": "address", "token": buyer.address}},
+                },
+            },
+            headers={**bh, "Idempotency-Key": f"demo-{run_tag}-complete"},
+        ),
+        200,
+    )
+    order = done["order"]
+    _say("3", f"session {done['status']}; order {order['id']} {order['status']}, job {order['service_job_id']}")
+    _say("3", f"funding tx {order['settlement_tx_hash']}")
+
+    # ---- 4. the funder's view of the order ------------------------------------------------------
+    view = _check(api.get(f"/api/acp/orders/{order['id']}", headers=bh), 200)
+    _say("4", f"order {view['status']}, buyer {view['buyer_details']['email']}, {len(view['history'])} history entry")
+
+    # ---- 5. the provider works; the chain releases; the buyer verifies --------------------------
+    oid, job_id = order["id"], order["service_job_id"]
+    for action in ("acknowledge", "start"):
+        body = _signed(self_wallet, lambda t, a=action: provider_message(a, oid, t))
+        moved = _check(api.post(f"/api/acp/orders/{oid}/{action}", json=body), 200)
+        _say("5", f"provider {action}: order {moved['status']}")
+    content = {"title": "Market report", "findings": ["demand is up", "prices are flat"]}
+    sha = hashlib.sha256(canonical(content)).hexdigest()
+    up = _check(
+        api.post(
+            f"/api/acp/orders/{oid}/deliverables",
+            json={"content": content, **_signed(self_wallet, lambda t: deliverable_message(oid, sha, t))},
+        ),
+        201,
+    )
+    cid = up["cid"]
+    _say("5", f"deliverable stored: {cid} ({up['size']} bytes)")
+    fin = _check(
+        api.post(
+            f"/api/acp/orders/{oid}/complete",
+            json={"cid": cid, **_signed(self_wallet, lambda t: completion_message(job_id, cid, t))},
+        ),
+        200,
+    )
+    _say("5", f"provider completed; release tx {fin['txHash']}")
+    deadline = time.monotonic() + args.timeout
+    while True:
+        view = _check(api.get(f"/api/acp/orders/{oid}", headers=bh), 200)
+        if view["status"] == "released" or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    if view["status"] != "released":
+        raise SystemExit(f"order still {view['status']} after {args.timeout} s (is the indexer running?)")
+    release = w3.eth.get_transaction_receipt(view["release"]["tx_hash"])
+    fetched = api.get(f"/ipfs/{cid}")
+    same = fetched.status_code == 200 and hashlib.sha256(fetched.content).hexdigest() == sha
+    prev, chain_ok = "genesis", True
+    for entry in view["audit_chain"]:
+        chain_ok &= (
+            entry["prev_hash"] == prev and order_chain_hash(prev, canonical(entry["payload"])) == entry["chain_hash"]
+        )
+        prev = entry["chain_hash"]
+    _say("5", f"order released in block {release['blockNumber']} (status {release['status']})")
+    _say("5", f"deliverable refetched from /ipfs/{cid}: bytes match: {same}")
+    _say("5", f"audit chain of {len(view['audit_chain'])} entries recomputed: {chain_ok}")
+    print(json.dumps({"session": session["id"], "order": oid, "cid": cid}, indent=2))
+    return 0 if same and chain_ok and release["status"] == 1 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

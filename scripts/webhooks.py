@@ -1,0 +1,75 @@
+"""Operator command for webhook dead letters (deliveries whose last retry failed).
+
+    python -m scripts.webhooks list-dead [--json] [--db PATH]
+    python -m scripts.webhooks reset (EVENT_ID | --all) [--db PATH]
+
+list-dead prints one dead letter a line (event id, event, source, attempts, last HTTP status,
+last error, URL; never the secret), or a JSON array with --json. reset puts the delivery (or
+every dead letter) back to pending with its attempt count at 0 and due now: a running service's
+dispatcher picks it up at its next poll (within a fraction of a second), with the same event id and
+the full retry schedule. --db defaults to the configured database (AGENTLEDGER_DB_PATH, else
+<data dir>/agentledger.db). Exit status 2 when the database is missing or the event id is not a
+dead letter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+
+import apsw
+
+from core.config import Settings
+from core.store import connect, transaction
+from core.store import webhooks as store
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m scripts.webhooks", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    list_dead = commands.add_parser("list-dead", help="list dead letters")
+    list_dead.add_argument("--json", action="store_true", help="print a JSON array")
+    reset = commands.add_parser("reset", help="retry a dead letter (or all of them) from the start")
+    which = reset.add_mutually_exclusive_group(required=True)
+    which.add_argument("event_id", nargs="?", metavar="EVENT_ID", help="the delivery's event id (evt_...)")
+    which.add_argument("--all", action="store_true", help="every dead letter")
+    for sub in (list_dead, reset):
+        sub.add_argument("--db", type=Path, help="SQLite file (default: the configured database)")
+    args = parser.parse_args(argv)
+    path = args.db if args.db is not None else Settings.load().database
+    if not path.exists():
+        print(f"error: no database at {path}", file=sys.stderr)
+        return 2
+    conn = connect(path, durable=True)
+    try:
+        if args.command == "list-dead":
+            return _list_dead(conn, as_json=args.json)
+        with transaction(conn):
+            count = store.reset_dead_letter(conn, None if args.all else args.event_id, time.time())
+    finally:
+        conn.close()
+    if count == 0 and not args.all:
+        print(f"error: {args.event_id} is not a dead letter", file=sys.stderr)
+        return 2
+    print(f"reset {count} dead letter(s) to pending", file=sys.stderr)
+    return 0
+
+
+def _list_dead(conn: apsw.Connection, *, as_json: bool) -> int:
+    rows = store.dead_letters(conn)
+    if as_json:
+        print(json.dumps([dataclasses.asdict(r) for r in rows], indent=2))
+    else:
+        for r in rows:
+            error = (r.last_error or "").replace("\t", " ").replace("\n", " ")
+            print(f"{r.event_id}\t{r.event}\t{r.source}\t{r.attempts}\t{r.last_status or '-'}\t{error}\t{r.url}")
+    print(f"{len(rows)} dead letter(s)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,429 @@
+"""The whole buyer sequence end to end, as a buyer and a provider see it from outside: the REAL
+service (api.app.create_app) over HTTP on loopback with a real SQLite file, the session anvil, the
+indexer following final PaymentGateway events (OrderFollower) as a task, and a webhook receiver on
+loopback that checks every delivery with its own HMAC code.
+
+Two orders run the five steps (session, approve, complete, the funder's view, the provider's work
+and the release): one uploads its deliverable as multipart/form-data, the other as JSON. Step 5
+then verifies, independently of the service's code, the release transaction and the payout split,
+the deliverable refetched from /ipfs/{cid} and rehashed, every audit chain hash recomputed, the
+order's history and the webhooks (one per move, signatures valid, no event id twice). Along the way
+the provider calls are refused when replayed, signed by another key, stale, or completing with a CID
+that is not the uploaded deliverable, and an anonymous GET /orders shows no buyer data."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import hmac
+import json
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import rfc8785
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+from eth_account.messages import encode_defunct
+from eth_account.signers.local import LocalAccount
+from eth_typing import HexStr
+
+from api.app import create_app
+from core import checkout as rules
+from core.config import Settings
+from core.ipfs import cid_of
+from core.money import split
+from core.operator import Operator
+from core.orders import completion_message, deliverable_message, provider_message
+from core.store import connect
+from indexer.order_follower import OrderFollower
+from indexer.rpc import RetryPolicy, RpcClient
+from tests.integration.chainkit import USDC, System, test_account
+from tests.integration.indexer_kit import make_indexer
+
+EXPECTED_MOVES = [
+    (None, "created"),
+    ("created", "acknowledged"),
+    ("acknowledged", "in_progress"),
+    ("in_progress", "completed"),
+    ("completed", "released"),
+]
+#: Standard Webhooks receivers refuse a webhook-timestamp further than this from their clock.
+TOLERANCE = 300
+
+
+# ---- the webhook receiver: its own verification code, not core.webhooks -------------------------
+
+
+def service_signature_ok(body: bytes, secret: str, header: str) -> bool:
+    expected = "sha256=" + hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected.encode(), header.encode("utf-8", "replace"))
+
+
+def standard_signature_ok(body: bytes, whsec: str, headers: dict[str, str], now: float) -> bool:
+    """Standard Webhooks: key = base64-decoded whsec_ secret; signed content "{id}.{timestamp}.{body}"."""
+    msg_id, ts, sigs = (headers.get(h, "") for h in ("webhook-id", "webhook-timestamp", "webhook-signature"))
+    if not (msg_id and ts.isdigit() and sigs) or abs(now - int(ts)) > TOLERANCE:
+        return False
+    key = base64.b64decode(whsec.removeprefix("whsec_"))
+    mac = base64.b64encode(hmac.new(key, f"{msg_id}.{ts}.".encode() + body, hashlib.sha256).digest())
+    return any(
+        v == "v1" and hmac.compare_digest(mac, s.encode("utf-8", "replace"))
+        for v, _, s in (part.partition(",") for part in sigs.split(" "))
+    )
+
+
+@dataclass
+class Delivery:
+    name: str
+    body: dict[str, Any]
+    event_id: str
+    service_ok: bool
+    standard_ok: bool
+
+
+@dataclass
+class Receiver:
+    secrets: dict[str, str] = field(default_factory=dict)
+    got: list[Delivery] = field(default_factory=list)
+    url: str = ""
+
+    async def handle(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        raw = await request.read()
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        secret = self.secrets[name]
+        whsec = "whsec_" + base64.b64encode(secret.encode("utf-8")).decode()  # the key as receivers configure it
+        d = Delivery(
+            name,
+            json.loads(raw),
+            headers.get("webhook-id", ""),
+            service_signature_ok(raw, secret, headers.get("x-service-signature", "")),
+            standard_signature_ok(raw, whsec, headers, time.time()),
+        )
+        self.got.append(d)
+        return web.Response(status=204 if d.service_ok and d.standard_ok else 400)
+
+    def of(self, name: str) -> list[Delivery]:
+        return [d for d in self.got if d.name == name]
+
+
+# ---- the service, the indexer and the receiver --------------------------------------------------
+
+
+@dataclass
+class World:
+    http: aiohttp.ClientSession
+    base: str
+    system: System
+    hooks: Receiver
+
+    async def call(
+        self, method: str, path: str, body: Any = None, *, key: str | None = None, idem: str | None = None
+    ) -> tuple[int, Any]:
+        headers = {}
+        if key is not None:
+            headers["Authorization"] = f"Bearer {key}"
+        if idem is not None:
+            headers["Idempotency-Key"] = idem
+        async with self.http.request(method, self.base + path, json=body, headers=headers) as resp:
+            raw = await resp.read()
+            return resp.status, json.loads(raw) if raw else None
+
+    async def ok(self, method: str, path: str, body: Any = None, status: int = 200, **kw: Any) -> Any:
+        got, reply = await self.call(method, path, body, **kw)
+        assert got == status, (method, path, got, reply)
+        return reply
+
+    async def error(self, path: str, body: Any, status: int, code: str) -> None:
+        got, reply = await self.call("POST", path, body)
+        assert (got, reply["code"]) == (status, code), reply
+
+
+@asynccontextmanager
+async def running(tmp_path: Path, system: System) -> AsyncIterator[World]:
+    dep = system.deployment
+    rpc_url: str = system.w3.provider.endpoint_uri  # type: ignore[attr-defined]
+    db_path = tmp_path / "ledger.db"
+    api_db = connect(db_path)
+    indexer_db = connect(db_path, durable=False)
+    operator = Operator(system.w3, system.operator, dep.contracts, dep.usdc)
+    app = create_app(dep, rpc_url, api_db, settings=Settings(webhook_allow_private="true"), operator=operator)
+    server = TestServer(app, host="127.0.0.1", port=0)
+    hooks = Receiver()
+    hook_app = web.Application()
+    hook_app.router.add_post("/hook/{name}", hooks.handle)
+    hook_server = TestServer(hook_app, host="127.0.0.1", port=0)
+    stop = asyncio.Event()
+    await server.start_server()
+    await hook_server.start_server()
+    hooks.url = str(hook_server.make_url("/hook"))
+    try:
+        async with RpcClient(rpc_url, RetryPolicy(attempts=3)) as rpc, aiohttp.ClientSession() as http:
+            follower = OrderFollower(dep.contracts, time.time)
+            ix = make_indexer(
+                indexer_db, rpc, system, use_finalized_tag=False, poll_interval=0.02, finality_hooks=[follower]
+            )
+            task = asyncio.create_task(ix.run(stop), name="indexer")
+            try:
+                yield World(http, str(server.make_url("")), system, hooks)
+            finally:
+                stop.set()
+                await task
+    finally:
+        await server.close()
+        await hook_server.close()
+        indexer_db.close()
+        api_db.close()
+
+
+# ---- the provider -------------------------------------------------------------------------------
+
+
+def sign(acct: LocalAccount, text: str) -> str:
+    return "0x" + bytes(acct.sign_message(encode_defunct(text=text)).signature).hex()
+
+
+def signed(acct: LocalAccount, message: Callable[[int], str], ts: int | None = None) -> dict[str, Any]:
+    ts = int(time.time()) if ts is None else ts
+    return {"timestamp": ts, "signature": sign(acct, message(ts))}
+
+
+@dataclass
+class Shop:
+    self_wallet: LocalAccount
+    owner: LocalAccount
+    token_id: int
+    item: str
+    buyer: LocalAccount
+    buyer_key: str
+
+
+async def open_shop(w: World) -> Shop:
+    s = w.system
+    self_wallet, owner, buyer = test_account(700), test_account(701), s.users[4]
+    reg = await w.ok("POST", "/api/agents/register", {"name": "seller", "specialty": "content_seo"}, 201)
+    pkey, pwallet = reg["api_key"], reg["agent"]["wallet"]
+    ts = int(time.time())
+    message = rules.provider_link_message(
+        chain_id=s.deployment.chain_id,
+        agent_wallet=pwallet,
+        self_wallet=self_wallet.address,
+        owner=owner.address,
+        timestamp=ts,
+    )
+    link = {
+        "agent_id": pwallet,
+        "self_wallet": self_wallet.address,
+        "owner_address": owner.address,
+        "timestamp": ts,
+        "signature": sign(self_wallet, message),
+    }
+    provider = await w.ok("POST", "/api/acp/providers", link, 201, key=pkey)
+    token_id = int(provider["token_id"])
+    assert s.registry.functions.selfWalletOf(token_id).call() == self_wallet.address
+    assert s.registry.functions.ownerOf(token_id).call() == owner.address
+    item = await w.ok(
+        "POST", "/api/acp/items", {"title": "Market report", "tier": "standard", "agent_id": pwallet}, 201, key=pkey
+    )
+    assert item["price"] == 250
+    breg = await w.ok("POST", "/api/agents/register", {"name": "buyer", "specialty": "content_seo"}, 201)
+    s.mint_usdc(buyer.address, 1_000 * USDC)
+    return Shop(self_wallet, owner, token_id, item["id"], buyer, breg["api_key"])
+
+
+# ---- one order through the five steps -----------------------------------------------------------
+
+
+@dataclass
+class Done:
+    order_id: str
+    job_id: str
+    total: int
+    cid: str
+    data: bytes
+    complete_tx: str
+    before: dict[str, int]
+
+
+def balances(s: System, shop: Shop) -> dict[str, int]:
+    who = {"owner": shop.owner.address, "self": shop.self_wallet.address, "treasury": s.treasury.address}
+    return {name: s.balance(addr) for name, addr in {**who, "gateway": s.gateway.address}.items()}
+
+
+async def buy(w: World, shop: Shop, name: str, *, multipart: bool, refusals: bool) -> Done:
+    s = w.system
+    # 1. the session, with a webhook
+    create = {
+        "line_items": [{"item": {"id": shop.item}, "quantity": 1}],
+        "buyer": {"email": f"{name}@example.com"},
+        "webhook_url": f"{w.hooks.url}/{name}",
+    }
+    session = await w.ok("POST", "/api/acp/checkout_sessions", create, 201, key=shop.buyer_key, idem=f"{name}-c")
+    w.hooks.secrets[name] = session["webhook_secret"]
+    total = {t["type"]: t["amount"] for t in session["totals"]}["total"]
+    assert session["status"] == "incomplete" and total == 250 * USDC
+    # 2. the buyer approves the gateway from its own account
+    s.approve(shop.buyer, s.gateway.address, total)
+    buyer_before = s.balance(shop.buyer.address)
+    # 3. complete: the service funds the gateway job
+    payment = {
+        "handler_id": rules.PAYMENT_HANDLER_ID,
+        "instrument": {"type": "wallet", "credential": {"type": "address", "token": shop.buyer.address}},
+    }
+    paid = await w.ok(
+        "POST",
+        f"/api/acp/checkout_sessions/{session['id']}/complete",
+        {"buyer": {"email": f"{name}@example.com"}, "payment_data": payment},
+        key=shop.buyer_key,
+        idem=f"{name}-p",
+    )
+    order = paid["order"]
+    oid, job_id = order["id"], order["service_job_id"]
+    assert paid["status"] == "completed" and order["status"] == "created"
+    assert s.w3.eth.get_transaction_receipt(order["settlement_tx_hash"])["status"] == 1
+    assert s.balance(shop.buyer.address) == buyer_before - total
+    # 4. the funder's view; an anonymous caller sees no buyer data
+    mine = await w.ok("GET", f"/api/acp/orders/{oid}", key=shop.buyer_key)
+    assert mine["buyer_details"]["address"] == shop.buyer.address and mine["line_items"]
+    anon = await w.ok("GET", f"/api/acp/orders/{oid}")
+    assert anon["status"] == "created" and anon["service_job_id"] == job_id
+    assert not {"buyer_details", "line_items", "totals", "webhook_delivery"} & set(anon)
+
+    # 5. the provider works (EIP-191 signatures of its self wallet)
+    me, path = shop.self_wallet, f"/api/acp/orders/{oid}"
+    ack = signed(me, lambda t: provider_message("acknowledge", oid, t))
+    assert (await w.ok("POST", f"{path}/acknowledge", ack))["status"] == "acknowledged"
+    if refusals:
+        await w.error(f"{path}/acknowledge", ack, 409, "signature_replayed")
+        stranger = test_account(702)
+        await w.error(
+            f"{path}/start", signed(stranger, lambda t: provider_message("start", oid, t)), 401, "invalid_signature"
+        )
+        stale = int(time.time()) - 1000
+        await w.error(
+            f"{path}/start", signed(me, lambda t: provider_message("start", oid, t), stale), 401, "signature_expired"
+        )
+    start = signed(me, lambda t: provider_message("start", oid, t))
+    assert (await w.ok("POST", f"{path}/start", start))["status"] == "in_progress"
+
+    if multipart:
+        data = bytes(range(256)) * 1200 + name.encode()  # > 256 KiB: two chunks and a parent node
+        form = aiohttp.FormData()
+        form.add_field("file", data, filename="report.bin", content_type="application/octet-stream")
+        for k, v in signed(me, lambda t: deliverable_message(oid, hashlib.sha256(data).hexdigest(), t)).items():
+            form.add_field(k, str(v))
+        async with w.http.post(f"{w.base}{path}/deliverables", data=form) as resp:
+            assert resp.status == 201, await resp.text()
+            up = await resp.json()
+    else:
+        content = {"title": "Market report", "order": oid, "findings": ["demand is up", "prices are flat"], "n": 3}
+        data = rfc8785.dumps(content)  # the service stores the canonical JSON bytes
+        sig = signed(me, lambda t: deliverable_message(oid, hashlib.sha256(data).hexdigest(), t))
+        up = await w.ok("POST", f"{path}/deliverables", {"content": content, **sig}, 201)
+    cid = up["cid"]
+    assert up["size"] == len(data) and cid == cid_of(data)
+
+    if refusals:
+        other = cid_of(b"not the deliverable")
+        wrong = signed(me, lambda t: completion_message(job_id, other, t))
+        await w.error(f"{path}/complete", {"cid": other, **wrong}, 409, "deliverable_mismatch")
+    before = balances(s, shop)
+    fin = await w.ok(
+        "POST", f"{path}/complete", {"cid": cid, **signed(me, lambda t: completion_message(job_id, cid, t))}
+    )
+    assert fin["jobId"] == job_id and fin["status"] == "completed"
+    return Done(oid, job_id, total, cid, data, fin["txHash"], before)
+
+
+async def until(what: str, ready: Callable[[], Awaitable[bool]], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not await ready():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.02)
+
+
+# ---- step 5: the buyer's checks, independent of the service's code ------------------------------
+
+
+async def verify(w: World, shop: Shop, name: str, done: Done) -> None:
+    s = w.system
+    view: dict[str, Any] = {}
+
+    async def released() -> bool:
+        view.update(await w.ok("GET", f"/api/acp/orders/{done.order_id}", key=shop.buyer_key))
+        return bool(view["status"] == "released")
+
+    await until(f"{name} released", released)
+
+    # the release transaction: mined, the JobReleased event names this job and CID, the split paid out
+    assert view["release"]["tx_hash"] == done.complete_tx
+    receipt = s.w3.eth.get_transaction_receipt(HexStr(done.complete_tx))
+    assert receipt["status"] == 1
+    (ev,) = s.events(receipt, "PaymentGateway", "JobReleased")
+    assert "0x" + bytes(ev["args"]["jobId"]).hex() == done.job_id and ev["args"]["cid"] == done.cid
+    assert ev["args"]["amount"] == done.total and ev["args"]["providerTokenId"] == shop.token_id
+    parts = split(done.total, referred=False)
+    on_chain = s.payouts.functions.split(done.total, False).call()
+    assert list(on_chain) == [parts.owner_cut, parts.agent_cut, parts.service_cut, parts.referral_cut]
+    after = balances(s, shop)
+    assert after["owner"] - done.before["owner"] == parts.owner_cut == done.total * 97 // 100
+    assert after["self"] - done.before["self"] == parts.agent_cut == done.total // 100
+    assert after["treasury"] - done.before["treasury"] == parts.service_cut
+    assert done.before["gateway"] - after["gateway"] == done.total
+
+    # the deliverable: refetched, same bytes, same CID
+    async with w.http.get(f"{w.base}/ipfs/{done.cid}") as resp:
+        assert resp.status == 200
+        fetched = await resp.read()
+    assert fetched == done.data and cid_of(fetched) == done.cid
+    assert view["deliverable_cid"] == done.cid
+
+    # the audit chain, recomputed: chain_hash = SHA-256(prev_hash || RFC 8785 canonical payload)
+    prev = "genesis"
+    for seq, entry in enumerate(view["audit_chain"], start=1):
+        assert entry["seq"] == seq and entry["prev_hash"] == prev
+        mine = hashlib.sha256(prev.encode("ascii") + rfc8785.dumps(entry["payload"])).hexdigest()
+        assert mine == entry["chain_hash"], entry
+        prev = mine
+    payloads = [e["payload"] for e in view["audit_chain"]]
+    assert [(p["from_state"], p["to_state"]) for p in payloads] == EXPECTED_MOVES
+    assert payloads[-1]["tx_hash"] == done.complete_tx and payloads[3]["cid"] == done.cid
+    assert [(h["from_state"], h["to_state"]) for h in view["history"]] == EXPECTED_MOVES
+    assert [h["audit_id"] for h in view["history"]] == [e["audit_id"] for e in view["audit_chain"]]
+
+    # the webhooks: one per move, both signatures valid
+    async def all_delivered() -> bool:
+        return len(w.hooks.of(name)) >= len(EXPECTED_MOVES)
+
+    await until(f"{name} webhooks", all_delivered)
+    got = w.hooks.of(name)
+    assert all(d.service_ok and d.standard_ok for d in got)
+    assert all(d.body["event"] == "job.state_changed" and d.body["job_id"] == done.order_id for d in got)
+    moves = sorted(
+        ((d.body["metadata"]["from_state"], d.body["metadata"]["to_state"]) for d in got),
+        key=EXPECTED_MOVES.index,
+    )
+    assert moves == EXPECTED_MOVES and all(d.body["status"] == d.body["metadata"]["to_state"] for d in got)
+
+
+def test_buyer_sequence_end_to_end(system: System, tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running(tmp_path, system) as w:
+            shop = await open_shop(w)
+            a = await buy(w, shop, "multipart", multipart=True, refusals=True)
+            await verify(w, shop, "multipart", a)
+            b = await buy(w, shop, "json", multipart=False, refusals=False)
+            await verify(w, shop, "json", b)
+            await asyncio.sleep(0.2)  # a duplicate delivery would show up here
+            ids = [d.event_id for d in w.hooks.got]
+            assert len(ids) == 2 * len(EXPECTED_MOVES) and len(set(ids)) == len(ids) and all(ids)
+            view = await w.ok("GET", f"/api/acp/orders/{b.order_id}", key=shop.buyer_key)
+            assert sorted(d["status"] for d in view["webhook_delivery"]) == ["delivered"] * len(EXPECTED_MOVES)
+
+    asyncio.run(main())

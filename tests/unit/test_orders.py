@@ -1,0 +1,205 @@
+"""The order state machine: the transition table, and what one move writes (order, history, audit
+entry, webhook) in one transaction."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from pathlib import Path
+
+import apsw
+import pytest
+
+from core import audit, orders
+from core.store import audit as audit_store
+from core.store import checkout as checkout_store
+from core.store import orders as store
+from core.store.db import connect, transaction
+
+NOW = 1_800_000_000.0
+JOB = "0x" + "ab" * 32
+
+
+@pytest.fixture()
+def conn(tmp_path: Path) -> apsw.Connection:
+    c = connect(tmp_path / "orders.db")
+    with transaction(c):
+        c.execute("INSERT INTO accounts (id, created_at) VALUES ('acc', 0)")
+        c.execute(
+            "INSERT INTO wallet_agents (uuid, wallet, account_id, name, specialty, referral_code, created_at)"
+            " VALUES ('prov', 'agl_000000000001', 'acc', 'p', 'content_seo', 'REFCODE1', 0)"
+        )
+        c.execute(
+            "INSERT INTO providers (agent_uuid, self_wallet, owner_address, token_id, linked_at)"
+            " VALUES ('prov', ?, ?, 7, 0)",
+            ("0x" + "11" * 20, "0x" + "22" * 20),
+        )
+    return c
+
+
+def _session(conn: apsw.Connection, sid: str, webhook: str | None) -> None:
+    with transaction(conn):
+        checkout_store.insert_session(
+            conn,
+            checkout_store.SessionRow(
+                sid,
+                "keyhash",
+                "complete_in_progress",
+                [{"item_id": "i", "quantity": 1}],
+                {"email": "b@x.io"},
+                "prov",
+                250_000_000,
+                webhook,
+                "s3cret" if webhook else None,
+                JOB if sid == "s1" else None,
+                "0x3333333333333333333333333333333333333333",
+                None,
+                None,
+                NOW + 3600,
+                NOW,
+                NOW,
+            ),
+        )
+
+
+def _create(conn: apsw.Connection, sid: str = "s1", job: str = JOB) -> store.OrderRow:
+    with transaction(conn):
+        return store.create_order(
+            conn,
+            session_id=sid,
+            job_id=job,
+            provider_uuid="prov",
+            provider_token_id=7,
+            buyer_address="0x3333333333333333333333333333333333333333",
+            amount=250_000_000,
+            deadline=int(NOW) + 48 * 3600,
+            funding_tx="0xf0",
+            now=NOW,
+        )
+
+
+def test_transition_table_is_closed_and_released_is_final() -> None:
+    for (a, b), actors in orders.TRANSITIONS.items():
+        assert a in orders.STATES and b in orders.STATES and a != b
+        assert actors <= set(orders.ACTORS)
+    assert not [k for k in orders.TRANSITIONS if k[0] == "released"]
+    # released only ever comes from the chain
+    assert all(actors == {"chain"} for (a, b), actors in orders.TRANSITIONS.items() if b == "released")
+    for a in orders.STATES:
+        for b in orders.STATES:
+            for actor in orders.ACTORS:
+                allowed = actor in orders.TRANSITIONS.get((a, b), frozenset())
+                if allowed:
+                    orders.check_transition(a, b, actor)
+                else:
+                    with pytest.raises(orders.InvalidTransition):
+                        orders.check_transition(a, b, actor)
+
+
+def test_create_order_is_once_per_session_and_writes_history_audit_and_webhook(conn: apsw.Connection) -> None:
+    _session(conn, "s1", "https://example.com/hook")
+    first = _create(conn)
+    again = _create(conn)
+    assert again == first and first.status == "created"
+    session = checkout_store.get_session(conn, "s1")
+    assert session is not None and session.status == "completed" and session.order_id == first.id
+    hist = store.history(conn, first.id)
+    assert [(h.from_state, h.to_state, h.actor) for h in hist] == [(None, "created", "service")]
+    entries = audit_store.stream_entries(conn, audit.order_stream(first.id))
+    assert len(entries) == 1 and entries[0].id == hist[0].audit_id
+    assert entries[0].chain_hash == hashlib.sha256(b"genesis" + entries[0].payload.encode()).hexdigest()
+    rows = conn.execute("SELECT event, source, body FROM webhook_deliveries").fetchall()
+    assert len(rows) == 1
+    event, source, body = rows[0]
+    assert (event, source) == ("job.state_changed", f"order:{first.id}")
+    sent = json.loads(body)
+    assert sent["job_id"] == first.id and sent["status"] == "created"
+    assert sent["metadata"] == {"from_state": None, "to_state": "created"}
+
+
+def test_a_move_is_checked_and_chained(conn: apsw.Connection) -> None:
+    _session(conn, "s1", None)
+    order = _create(conn)
+    with transaction(conn):
+        store.transition(conn, order.id, "acknowledged", actor="provider", now=NOW + 1)
+        store.transition(conn, order.id, "in_progress", actor="provider", now=NOW + 2)
+    with pytest.raises(orders.InvalidTransition), transaction(conn):
+        store.transition(conn, order.id, "released", actor="provider", now=NOW + 3)
+    got = store.get_order(conn, order.id)
+    assert got is not None and got.status == "in_progress"
+    entries = audit_store.stream_entries(conn, audit.order_stream(order.id))
+    assert [e.seq for e in entries] == [1, 2, 3]
+    for prev, cur in itertools.pairwise(entries):
+        assert cur.prev_hash == prev.chain_hash
+        assert cur.chain_hash == hashlib.sha256(prev.chain_hash.encode() + cur.payload.encode()).hexdigest()
+    assert json.loads(entries[2].payload)["to_state"] == "in_progress"
+    assert conn.execute("SELECT count(*) FROM webhook_deliveries").fetchall()[0][0] == 0  # no webhook_url
+
+
+def test_unknown_columns_are_refused(conn: apsw.Connection) -> None:
+    _session(conn, "s1", None)
+    order = _create(conn)
+    with pytest.raises(ValueError), transaction(conn):
+        store.transition(conn, order.id, "acknowledged", actor="provider", now=NOW, updates={"status; --": 1})
+    with pytest.raises(ValueError), transaction(conn):
+        store.update_order(conn, order.id, NOW, amount=1)
+
+
+def test_signatures_are_used_once_until_they_expire(conn: apsw.Connection) -> None:
+    with transaction(conn):
+        assert store.use_signature(conn, "d1", NOW + 600, NOW)
+        assert not store.use_signature(conn, "d1", NOW + 600, NOW + 1)
+        assert store.use_signature(conn, "d1", NOW + 1300, NOW + 601)  # expired entry pruned
+
+
+def test_views_by_visibility(conn: apsw.Connection) -> None:
+    _session(conn, "s1", "https://example.com/hook")
+    order = _create(conn)
+    public = store.order_view(conn, order.id, "public")
+    assert public is not None
+    assert "line_items" not in public and "buyer_details" not in public and "webhook_delivery" not in public
+    assert public["audit_chain"][0]["chain_hash"] and public["history"][0]["to_state"] == "created"
+    auth = store.order_view(conn, order.id, "authenticated")
+    assert auth is not None and "line_items" in auth and "buyer_details" not in auth
+    funder = store.order_view(conn, order.id, "funder")
+    assert funder is not None and funder["buyer_details"]["email"] == "b@x.io"
+    assert funder["webhook_delivery"][0]["status"] == "pending"
+    assert "secret" not in json.dumps(funder["webhook_delivery"])
+    assert store.order_view(conn, "ord_missing", "public") is None
+
+
+def test_operator_command_fails_and_recovers(
+    conn: apsw.Connection, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from scripts import orders as command
+
+    _session(conn, "s1", None)
+    order = _create(conn)
+    db = str(tmp_path / "orders.db")
+    assert command.main(["--db", db, "recover", order.id]) == 2  # created -> in_progress is not a recovery
+    assert command.main(["--db", db, "fail", order.id, "--reason", "provider vanished"]) == 0
+    assert command.main(["--db", db, "recover", order.id]) == 0
+    assert command.main(["--db", db, "fail", "ord_nope", "--reason", "x"]) == 1
+    assert command.main(["--db", db, "show", order.id]) == 0
+    shown = json.loads(capsys.readouterr().out.split("\n", 2)[-1])
+    assert shown["status"] == "in_progress"
+    assert [(h["to_state"], h["actor"]) for h in shown["history"]][-2:] == [
+        ("failed", "operator"),
+        ("in_progress", "operator"),
+    ]
+
+
+def test_settled_earnings_count_the_providers_payouts_only(conn: apsw.Connection) -> None:
+    from core.store import wallets as wallet_store
+
+    assert wallet_store.settled_earnings(conn, "prov") == 0
+    with transaction(conn):
+        for i, (token, amount) in enumerate([(7, 250_000_000), (7, 1), (8, 999)]):
+            conn.execute(
+                "INSERT INTO payouts (chain_id, tx_hash, log_index, block_number, ref, token_id, payer, amount,"
+                " owner_cut, agent_cut, service_cut, referral_cut, owner, self_wallet)"
+                " VALUES (31337, ?, 0, 1, 'r', ?, 'p', ?, 0, 0, 0, 0, 'o', 's')",
+                (f"0x{i}", token, amount),
+            )
+    assert wallet_store.settled_earnings(conn, "prov") == 250_000_001  # token 8 is another agent's
