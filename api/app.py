@@ -25,7 +25,7 @@ from api.wallets import add_wallet_routes
 from api.webhook_dispatcher import add_webhook_dispatcher
 from core.config import Settings
 from core.deployments import Deployment
-from core.networks import network_for
+from core.networks import LOCAL_CHAIN_ID, network_for
 from core.operator import Operator, operator_account
 from core.store.projections import get_tip
 from core.webhooks import allow_private_for
@@ -122,6 +122,10 @@ def create_app(
     settings.operator_key (anvil's development key on a local chain only)."""
     settings = settings or Settings()
     public_url = public_url or settings.public_url or None
+    if public_url is None and db is not None and deployment.chain_id != LOCAL_CHAIN_ID:
+        # Published links (verification_url, /verify, discovery documents cached for an hour) would
+        # otherwise come from the caller's Host header.
+        raise ValueError(f"set AGENTLEDGER_PUBLIC_URL: it is required on chain {deployment.chain_id}")
     app = web.Application(middlewares=[error_middleware])
     app[DEPLOYMENT] = deployment
     app[RPC_URL] = rpc_url

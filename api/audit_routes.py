@@ -116,7 +116,8 @@ def checkpoint_json(chain_id: int, a: audit_store.Anchor) -> dict[str, Any]:
 
 
 def entry_or_404(conn: apsw.Connection, raw_id: str) -> audit_store.AuditEntry:
-    entry = audit_store.get(conn, int(raw_id)) if raw_id.isdigit() and len(raw_id) < 19 else None
+    # isascii: "²".isdigit() is True but int("²") raises
+    entry = audit_store.get(conn, int(raw_id)) if raw_id.isascii() and raw_id.isdigit() and len(raw_id) < 19 else None
     if entry is None:
         raise ApiError(404, "entry_not_found", f"no audit entry {raw_id}", param="audit_id")
     return entry

@@ -14,12 +14,20 @@ gateway job pays one provider token). An unpaid session expires `Settings.checko
 seconds (default 1 h) after creation: applied when it is next read or written, and by a sweep.
 
 Complete, step by step (each step's failure leaves a state a retry or the follower can finish):
+0. proof of control of the paying address: payment_data.instrument.credential.signature must be
+   the token address's EIP-191 personal_sign of core.checkout.payment_message (chain id, gateway,
+   session id, total in micro-USDC, payer), else 400 missing/invalid_payment_signature or 401
+   payment_signature_mismatch, nothing written. Naming an address alone would let any buyer spend
+   another user's allowance to the gateway;
 1. one writer transaction: incomplete -> complete_in_progress, job id = core.checkout.job_id_for
    (a concurrent complete gets 409 session_in_progress);
 2. USDC balanceOf(buyer) and allowance(buyer, gateway) >= total, else 422 and the session goes
    back to incomplete;
 3. PaymentGateway.fund(jobId, buyer, providerToken, total, deadline) with the operator key,
-   deadline = latest block time + the longest tier's hours;
+   deadline = latest block time + the longest tier's hours; right before it one read re-checks that
+   the session is still complete_in_progress with this job id and payer (else 409 session_changed),
+   and from step 1 until the send's outcome is known the job id is in app[FUNDING], which the
+   stuck-session sweep skips;
 4. one writer transaction: core.store.orders.create_order (session completed, history, audit,
    webhook). If this fails after step 3 succeeded the answer is 503 order_pending and the order
    follower creates the order from the final JobFunded event (exactly once: the job id is unique).
@@ -76,6 +84,9 @@ log = logging.getLogger("agentledger.checkout")
 OPERATOR: web.AppKey[Operator] = web.AppKey("operator", Operator)
 SESSION_TTL: web.AppKey[float] = web.AppKey("checkout_session_ttl", float)
 ALLOW_PRIVATE_WEBHOOKS: web.AppKey[bool] = web.AppKey("checkout_allow_private_webhooks", bool)
+#: Job ids whose funding this process is sending (from complete_in_progress until the send's
+#: outcome is known): the stuck-session sweep never resets those.
+FUNDING: web.AppKey[set[str]] = web.AppKey("checkout_funding", set)
 _ACP_MOUNTED: web.AppKey[bool] = web.AppKey("acp_headers_mounted", bool)
 
 ACP_PREFIX = "/api/acp/"
@@ -86,6 +97,7 @@ SWEEP_INTERVAL = 30.0
 #: the chain: no job there -> back to incomplete (safe: a later fund of the same job id reverts).
 STUCK_AFTER = 600.0
 FAULT_ENV = "AGENTLEDGER_FAULT"
+SIGNATURE_PARAM = "$.payment_data.instrument.credential.signature"
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -190,7 +202,15 @@ class SessionUpdateRequest(_Strict):
 
 
 class Credential(BaseModel):
-    token: str
+    token: Annotated[str, Field(description="the paying 0x address (it approved the gateway for the total)")]
+    signature: Annotated[
+        str,
+        Field(
+            pattern=r"^0x[0-9a-fA-F]{130}$",
+            description="EIP-191 personal_sign by `token` of the payment message (core.checkout.payment_message; "
+            "the session's payment handler config gives it as payment_message_template)",
+        ),
+    ]
 
 
 class Instrument(BaseModel):
@@ -230,7 +250,8 @@ class OrderResponse(BaseModel):
 # ---- views --------------------------------------------------------------------------------------
 
 
-def _payment_config(op: Operator, total: int, chain_id: int) -> dict[str, Any]:
+def _payment_config(op: Operator, session_id: str, total: int, chain_id: int) -> dict[str, Any]:
+    gateway = op.contract("PaymentGateway").address
     return {
         "id": rules.PAYMENT_HANDLER_ID,
         "name": "dev.agentledger.usdc_escrow",
@@ -242,11 +263,16 @@ def _payment_config(op: Operator, total: int, chain_id: int) -> dict[str, Any]:
         "config": {
             "chain_id": chain_id,
             "token": op.contract(USDC).address,
-            "spender": op.contract("PaymentGateway").address,
+            "spender": gateway,
             "amount": total,
             "decimals": 6,
-            "instructions": "approve `amount` of `token` to `spender` from the paying address, then complete with "
-            "payment_data.instrument.credential.token = that address",
+            "signature_scheme": "eip191_personal_sign",
+            "payment_message_template": rules.PAYMENT_MESSAGE_FORMAT.format(
+                chain=chain_id, gateway=gateway, session=session_id, amount=total, payer="{payer}"
+            ),
+            "instructions": "approve `amount` of `token` to `spender` from the paying address, sign "
+            "payment_message_template with {payer} = that address (EIP-55) using personal_sign, then complete "
+            "with payment_data.instrument.credential.token = that address and .signature = the signature",
         },
     }
 
@@ -263,7 +289,7 @@ def session_json(
         "status": s.status,
         "currency": rules.CURRENCY,
         "protocol": {"version": rules.SUPPORTED_API_VERSIONS[0]},
-        "capabilities": {"payment": {"handlers": [_payment_config(op, s.total, chain_id)]}},
+        "capabilities": {"payment": {"handlers": [_payment_config(op, s.id, s.total, chain_id)]}},
         "line_items": s.line_items,
         "totals": rules.totals_json(s.total),
         "fulfillment_options": [],
@@ -531,8 +557,9 @@ async def _persist_expiry(request: web.Request, now: float) -> None:
 # ---- complete -----------------------------------------------------------------------------------
 
 
-def _complete_fields(body: bytes) -> tuple[dict[str, Any] | None, str]:
-    """(buyer fields given, buyer address) of a complete body; 400 with the spec's codes."""
+def _complete_fields(body: bytes) -> tuple[dict[str, Any] | None, str, str]:
+    """(buyer fields given, buyer address, payment signature) of a complete body; 400 with the
+    spec's codes (and ours for the signature)."""
     data = decode_json(body)
     buyer = data.get("buyer")
     if buyer is not None and not isinstance(buyer, dict):
@@ -558,6 +585,21 @@ def _complete_fields(body: bytes) -> tuple[dict[str, Any] | None, str]:
         )
     if not isinstance(token, str) or not rules.valid_address(token):
         raise ApiError(400, "invalid_address", "the credential token must be 0x followed by 40 hex digits", param=param)
+    signature = credential.get("signature") if isinstance(credential, dict) else None
+    if signature is None or signature == "":
+        raise ApiError(
+            400,
+            "missing_payment_signature",
+            "the payer's EIP-191 signature of the session's payment message is required",
+            param=SIGNATURE_PARAM,
+        )
+    if not isinstance(signature, str) or not rules.valid_signature(signature):
+        raise ApiError(
+            400,
+            "invalid_payment_signature",
+            "the payment signature must be 0x followed by 130 hex digits (65 bytes)",
+            param=SIGNATURE_PARAM,
+        )
     if buyer is not None:
         extra = set(buyer) - {"email", "first_name", "last_name"}
         if extra:
@@ -565,7 +607,32 @@ def _complete_fields(body: bytes) -> tuple[dict[str, Any] | None, str]:
         for k, v in buyer.items():
             if v is not None and (not isinstance(v, str) or len(v) > 254):
                 raise ApiError(400, "invalid_field", f"buyer.{k} must be a short string", param=f"$.buyer.{k}")
-    return buyer, Web3.to_checksum_address(token)
+    return buyer, Web3.to_checksum_address(token), signature
+
+
+def _check_payer(app: web.Application, s: SessionRow, address: str, signature: str) -> None:
+    """401 unless `address` signed this session's payment message for its current total: naming an
+    address is not enough, the service would otherwise pull USDC from anyone who approved the gateway."""
+    message = rules.payment_message(
+        chain_id=app[_CHAIN_ID],
+        gateway=app[OPERATOR].contract("PaymentGateway").address,
+        session_id=s.id,
+        amount=s.total,
+        payer=address,
+    )
+    signer = rules.recover_signer(message, signature)
+    if signer is None:
+        raise ApiError(
+            400, "invalid_payment_signature", "the payment signature cannot be recovered", param=SIGNATURE_PARAM
+        )
+    if signer != address:
+        raise ApiError(
+            401,
+            "payment_signature_mismatch",
+            "the signature is not the credential token's signature of this session's payment message "
+            "(chain, gateway, session id, total and payer; see the payment handler's config.message)",
+            param=SIGNATURE_PARAM,
+        )
 
 
 class _Funded:
@@ -589,10 +656,14 @@ async def complete_session(request: web.Request) -> web.Response:
     funded = _Funded()
     hook = app.get(COMPLETE_HOOK)
 
+    signed_total: list[int] = []  # the total the signature was checked against, before the transaction
+
     def begin(conn: apsw.Connection) -> tuple[SessionRow, ProviderRow]:
-        buyer_given, address = _complete_fields(body)
+        buyer_given, address, signature = _complete_fields(body)
         s = _owned_session(conn, caller, sid, now)
         _require_incomplete(s)
+        if signed_total != [s.total]:  # not checked yet, or the cart changed since: check here
+            _check_payer(app, s, address, signature)
         buyer = dict(s.buyer)
         buyer.update({k: v for k, v in (buyer_given or {}).items() if v is not None})
         email = buyer.get("email")
@@ -614,8 +685,29 @@ async def complete_session(request: web.Request) -> web.Response:
         return error
 
     async def fund() -> None:
+        # The signature check (a few ms of ECDSA recovery) runs here, outside the writer's
+        # transaction; begin re-checks only if the total it finds differs.
+        _, address, signature = _complete_fields(body)
+        pre = store.get_session(app[WALLET_DB], sid)
+        if (
+            pre is not None
+            and secrets.compare_digest(pre.key_hash, caller.key_hash)
+            and pre.status == "incomplete"
+            and not rules.is_expired(pre.status, pre.expires_at, now)
+        ):
+            _check_payer(app, pre, address, signature)
+            signed_total.append(pre.total)
         s, provider = await writer.run(begin)
         funded.session, funded.provider, funded.buyer_address = s, provider, s.buyer_address or ""
+        assert s.job_id is not None
+        funding = app[FUNDING]
+        funding.add(s.job_id)  # the sweep leaves this session alone until the send is over
+        try:
+            await _fund_job(s, provider)
+        finally:
+            funding.discard(s.job_id)
+
+    async def _fund_job(s: SessionRow, provider: ProviderRow) -> None:
         if hook is not None:
             await hook(request)
         assert s.job_id is not None and provider.token_id is not None
@@ -632,6 +724,13 @@ async def complete_session(request: web.Request) -> web.Response:
         if allowance < s.total:
             raise await abort(_short("insufficient_allowance", "allowance to the gateway", allowance, s.total))
         funded.deadline = rules.job_deadline([li["tier"] for li in s.line_items], chain_now)
+        current = store.get_session(app[WALLET_DB], sid)  # still ours? (a sweep elsewhere may have reset it)
+        if current is None or (current.status, current.job_id, current.buyer_address) != (
+            "complete_in_progress",
+            s.job_id,
+            s.buyer_address,
+        ):
+            raise ApiError(409, "session_changed", "the checkout session changed while being completed; GET it")
         try:
             receipt = await op.transact(
                 "PaymentGateway",
@@ -654,10 +753,11 @@ async def complete_session(request: web.Request) -> web.Response:
         except (ChainUnavailable, TransactionFailed) as exc:
             raise await abort(chain_unavailable(exc)) from exc
         except SendUncertain as exc:  # may be mined: stay in progress; the follower or the sweep settles it
+            log.warning("session %s: funding outcome unknown: %s", sid, exc)
             raise ApiError(
                 503,
                 "funding_unconfirmed",
-                f"the funding transaction's outcome is unknown: {exc}",
+                "the funding transaction's outcome is unknown; GET the session again shortly",
                 type_="service_error",
             ) from exc
         funded.funding_tx = tx_hash_of(receipt)
@@ -718,7 +818,10 @@ def _order_pending(tx: str | None) -> ApiError:
 
 
 def chain_unavailable(exc: BaseException) -> ApiError:
-    return ApiError(503, "chain_unavailable", f"the chain node does not answer: {exc}", type_="service_error")
+    """503 with a fixed message: the exception's text can carry the RPC URL (with its API key) or
+    internal host names, so it goes to the log only."""
+    log.warning("chain node unavailable: %s", exc)
+    return ApiError(503, "chain_unavailable", "the chain node does not answer; retry later", type_="service_error")
 
 
 def _short(code: str, what: str, have: int, need: int) -> ApiError:
@@ -734,10 +837,13 @@ def _short(code: str, what: str, have: int, need: int) -> ApiError:
 def _fund_error(exc: ContractReverted) -> ApiError:
     if exc.error_name in ("ERC20InsufficientAllowance", "ERC20InsufficientBalance"):
         code = "insufficient_allowance" if "Allowance" in exc.error_name else "insufficient_balance"
-        return ApiError(422, code, f"the gateway could not pull the USDC: {exc}", param="$.payment_data")
+        return ApiError(422, code, f"the gateway could not pull the USDC ({exc.error_name})", param="$.payment_data")
     if exc.error_name == "AgentPaused":
         return ApiError(409, "provider_paused", "the provider's agent is paused (listed for sale); try later")
-    return ApiError(502, "funding_failed", f"the gateway refused to fund the job: {exc}", type_="service_error")
+    log.warning("gateway refused fund: %s", exc)
+    return ApiError(
+        502, "funding_failed", f"the gateway refused to fund the job ({exc.error_name})", type_="service_error"
+    )
 
 
 # ---- orders -------------------------------------------------------------------------------------
@@ -770,14 +876,15 @@ async def sweep(app: web.Application) -> tuple[int, int]:
     now = app[CLOCK]()
     expired = await app[WRITER].run(lambda conn: store.expire_due(conn, now))
     recovered = 0
+    funding = app[FUNDING]
     for s in store.stuck_completions(app[WALLET_DB], now - STUCK_AFTER):
-        if s.job_id is None:
+        if s.job_id is None or s.job_id in funding:  # this process is still sending its funding
             continue
         try:
             job = await app[OPERATOR].call("PaymentGateway", "getJob", bytes.fromhex(s.job_id[2:]))
         except (ChainUnavailable, ContractReverted):
             continue
-        if int(job[2]) == 0:  # Status.None: never funded
+        if int(job[2]) == 0 and s.job_id not in funding:  # Status.None: never funded (and no send began meanwhile)
             recovered += int(await app[WRITER].run(_aborter(s.id, now)))
     return expired, recovered
 
@@ -883,12 +990,16 @@ OPERATIONS: list[Operation] = [
                 "invalid_address",
                 "unsupported_payment_handler",
                 "missing_payment_data",
+                "missing_payment_signature",
+                "invalid_payment_signature",
             ),
+            401: ("session_key_mismatch", "payment_signature_mismatch"),
             409: (
                 "session_completed",
                 "session_cancelled",
                 "session_expired",
                 "session_in_progress",
+                "session_changed",
                 "provider_paused",
             ),
             422: ("insufficient_allowance", "insufficient_balance"),
@@ -898,7 +1009,9 @@ OPERATIONS: list[Operation] = [
         tags=("checkout",),
         description=f"payment_data.handler_id must be {rules.PAYMENT_HANDLER_ID}; "
         "payment_data.instrument.credential.token is the buyer's 0x address, which must have approved the "
-        "PaymentGateway for the session total.",
+        "PaymentGateway for the session total; payment_data.instrument.credential.signature is that address's "
+        "EIP-191 personal_sign of the payment message (core.checkout.payment_message; the session's payment "
+        "handler config carries it as payment_message_template):\n" + rules.PAYMENT_MESSAGE_FORMAT,
     ),
     Operation(
         "GET",
@@ -930,6 +1043,7 @@ def add_checkout_routes(
     app[SESSION_TTL] = session_ttl
     app[ALLOW_PRIVATE_WEBHOOKS] = allow_private_webhooks
     app[COMPLETE_HOOK] = None
+    app[FUNDING] = set()
     add_acp_headers(app)
     if sweep_interval is not None:
         app.cleanup_ctx.append(_sweeper(sweep_interval))

@@ -26,6 +26,12 @@ Decisions taken where the issue is silent (published at /well-known/decisional-l
   content_hash, correlation_ref (null when absent), event_type, evidence_manifest ([] when
   absent), model_id, model_version, timestamp (ISO 8601 UTC, ms). The webhook URL and secret are not part of it and
   are stored nowhere but in the delivery itself.
+- When webhook_url comes without webhook_secret, the generated secret is returned once in the 201
+  as `webhook_secret` (else receivers could not verify the signature). It is not part of what an
+  Idempotency-Key stores, so a replay of that 201 omits it: callers that retry should send their
+  own webhook_secret.
+- The key's right to act for the agent is checked before the webhook URL is resolved: a stranger
+  gets 404 without the service resolving names of its choosing.
 """
 
 from __future__ import annotations
@@ -128,6 +134,16 @@ class DecisionLogResponse(_Strict):
     tier: Literal["routine", "high_stakes", "critical"]
     timestamp: Annotated[str, Field(json_schema_extra={"format": "date-time"})]
     verification_url: str
+    webhook_secret: (
+        Annotated[
+            str,
+            Field(
+                description="only when webhook_url was given without webhook_secret: the generated HMAC key, "
+                "shown this once (an Idempotency-Key replay omits it; it is kept only in the delivery)"
+            ),
+        ]
+        | None
+    ) = None
 
 
 class RateLimited(idempotency.InFlight):
@@ -299,10 +315,15 @@ async def log_decision(request: web.Request) -> web.Response:
     # which must never run inside the one writer's transaction.
     req = parse_decision(body)
     if req.webhook_url is not None:
+        # Ownership first (404 otherwise): resolving the URL for any caller would let a stranger
+        # probe which internal names exist. The transaction checks the agent again.
+        _agent(app[WALLET_DB], caller, agent_uuid)
         await app[URL_CHECK](req.webhook_url)
     now = app[CLOCK]()
     verify_base = base_url(request) + "/verify/"
     enqueued: list[str] = []
+    generated: list[str] = []  # a webhook secret made here: shown once in the 201, stored only in the delivery
+    answers: list[dict[str, Any]] = []
     limit = app[RATE_LIMIT]
 
     def work(conn: apsw.Connection) -> tuple[int, bytes]:
@@ -320,13 +341,17 @@ async def log_decision(request: web.Request) -> web.Response:
             now=now,
         )
         if req.webhook_url is not None:
+            secret = req.webhook_secret
+            if secret is None:
+                secret = webhooks.new_secret()
+                generated[:] = [secret]
             enqueued.append(
                 webhooks_store.enqueue(
                     conn,
                     event=EVENT,
                     source=f"audit:{entry.id}",
                     url=req.webhook_url,
-                    secret=req.webhook_secret or webhooks.new_secret(),
+                    secret=secret,
                     payload=webhook_payload(entry, agent.uuid, req.event_type, req.content_hash, ts),
                     now=now,
                 )
@@ -339,9 +364,12 @@ async def log_decision(request: web.Request) -> web.Response:
             "timestamp": ts,
             "verification_url": f"{verify_base}{entry.id}",
         }
-        return 201, encode(answer).encode()
+        answers[:] = [answer]
+        return 201, encode(answer).encode()  # what an Idempotency-Key stores: never the secret
 
     resp = await idempotency.execute(request, app[WRITER], owner=caller.key_hash, body=body, now=now, work=work)
+    if resp.status == 201 and generated and answers and idempotency.REPLAYED not in resp.headers:
+        resp.body = encode({**answers[0], "webhook_secret": generated[0]}).encode()
     if enqueued and resp.status == 201:
         webhook_dispatcher.wake(request)
     return resp

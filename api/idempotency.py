@@ -33,7 +33,9 @@ from core.store.committer import GroupCommitter
 HEADER = "Idempotency-Key"
 REPLAYED = "Idempotent-Replayed"
 RETENTION_SECONDS = 24 * 3600
-STALE_AFTER_SECONDS = 60.0
+#: A complete can wait on the operator lock and a receipt for well over a minute: a claim is
+#: presumed abandoned only after this long.
+STALE_AFTER_SECONDS = 300.0
 RETRY_AFTER_SECONDS = 1
 MAX_KEY_LEN = 255
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from typing import Any
 
 import aiohttp
@@ -32,6 +33,8 @@ from api.operation import Operation
 from api.wallets import CLOCK, WALLET_DB, WRITER
 from core import ipfs
 from core.store import ipfs as store
+
+log = logging.getLogger("agentledger.ipfs")
 
 #: The largest deliverable accepted (bytes): 32 MiB, so one stays a single SQLite BLOB read into
 #: memory and a Kubo add finishes well inside its timeout.
@@ -149,11 +152,15 @@ async def kubo_add(api_url: str, content: bytes) -> str:
             status = resp.status
             stream_error = resp.headers.get("X-Stream-Error", "")
     except (aiohttp.ClientError, TimeoutError) as exc:
-        raise _pin_failed(f"the IPFS node at {api_url} did not answer: {type(exc).__name__}") from exc
+        # The node's URL (it may hold credentials) and the error's text go to the log only.
+        log.warning("IPFS node at %s did not answer: %r", api_url, exc)
+        raise _pin_failed("the IPFS node did not answer") from exc
     if status != 200 or stream_error:
-        raise _pin_failed(f"the IPFS node refused the add ({status}): {(stream_error or body)[:200]}")
+        log.warning("IPFS node at %s refused the add (%s): %s", api_url, status, (stream_error or body)[:500])
+        raise _pin_failed(f"the IPFS node refused the add (HTTP {status})")
     root = _last_hash(body)
     if root is None:
+        log.warning("IPFS node at %s: add answer without a CID: %s", api_url, body[:500])
         raise _pin_failed("the IPFS node's add answer names no CID")
     return root
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import time
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -30,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 from api import webhook_dispatcher
 from api.checkout import OPERATOR
 from api.errors import ApiError
-from api.ipfs_gateway import IPFS_API_URL, MAX_DELIVERABLE_BYTES, pin, read_capped, too_large
+from api.ipfs_gateway import IPFS_API_URL, pin, read_capped
 from api.operation import Operation
 from api.wallets import CLOCK, WALLET_DB, WRITER
 from core import ipfs, orders
@@ -41,6 +40,8 @@ from core.store import ipfs as ipfs_store
 from core.store import orders as store
 
 SIGNATURE_PATTERN = r"^0x[0-9a-fA-F]{130}$"
+#: Deliverable uploads read at once (each up to MAX_DELIVERABLE_BYTES in memory).
+UPLOAD_SLOTS: web.AppKey[asyncio.Semaphore] = web.AppKey("upload_slots", asyncio.Semaphore)
 
 
 class Signed(BaseModel):
@@ -105,15 +106,15 @@ def _check_signature(request: web.Request, order: store.OrderRow, message: str, 
             f"timestamp must be within {orders.SIGNATURE_WINDOW_SECONDS} s of the server's clock ({int(now)})",
             param="timestamp",
         )
-    provider = store.provider_of(request.app[WALLET_DB], order.provider_uuid)
-    if provider is None:
+    expected = store.signer_for(request.app[WALLET_DB], order)
+    if expected is None:
         raise ApiError(409, "provider_not_linked", "the order's provider has no registered self wallet")
     message_obj = encode_defunct(text=message)
     try:
         signer = Account.recover_message(message_obj, signature=signed.signature)
     except Exception as exc:  # malformed signature bytes (bad v, s out of range, ...)
         raise ApiError(401, "invalid_signature", "the signature does not recover", param="signature") from exc
-    if signer.lower() != provider[0].lower():
+    if signer.lower() != expected.lower():
         raise ApiError(401, "invalid_signature", "the signature is not the provider's self wallet's", param="signature")
     return hashlib.sha256(message.encode()).hexdigest()  # the replay guard's key: one use per message
 
@@ -162,6 +163,8 @@ def _action_handler(action: str) -> Callable[[web.Request], Any]:
         signed = _parse(model, await request.read())
         order = _order(request)
         digest = _check_signature(request, order, orders.provider_message(action, order.id, signed.timestamp), signed)
+        if action == "recover" and store.escrow_status(request.app[WALLET_DB], order.job_id) not in (None, "funded"):
+            raise ApiError(409, "escrow_closed", "the order's escrow is no longer funded on-chain: nothing to recover")
         reason = getattr(signed, "reason", None) or action
         return await _move(request, order, digest, to_state, reason=reason)
 
@@ -169,25 +172,28 @@ def _action_handler(action: str) -> Callable[[web.Request], Any]:
 
 
 async def upload_deliverable(request: web.Request) -> web.Response:
-    """multipart/form-data (a `file` part plus `timestamp` and `signature` fields) or JSON
-    {content: {...}, timestamp, signature}; stores the bytes and answers their CID."""
+    """multipart/form-data (one `file` part plus `timestamp` and `signature` fields) or JSON
+    {content: {...}, timestamp, signature} (at most 1 MiB); stores the bytes and answers their CID.
+    The signature covers the bytes, so they are read first: only for an order that is in_progress,
+    and at most UPLOAD_SLOTS uploads at a time, which bounds the memory anonymous callers can tie up."""
     order = _order(request)
-    if request.content_type == "multipart/form-data":
-        data, signed = await _read_multipart(request)
-    elif request.content_type == "application/json":
-        raw = await _read_body(request, MAX_DELIVERABLE_BYTES + 64 * 1024)  # content + the signature fields
-        parsed: DeliverableJson = _parse(DeliverableJson, raw)
-        data = canonical(parsed.content)
-        signed = Signed(timestamp=parsed.timestamp, signature=parsed.signature)
-    else:
-        raise ApiError(415, "unsupported_media_type", "send multipart/form-data or application/json")
-    if len(data) > MAX_DELIVERABLE_BYTES:
-        raise too_large(len(data), param="content")
-    sha = hashlib.sha256(data).hexdigest()
-    digest = _check_signature(request, order, orders.deliverable_message(order.id, sha, signed.timestamp), signed)
     if order.status != "in_progress":
         raise ApiError(409, "invalid_transition", f"deliverables are uploaded while in_progress, not {order.status}")
-    cid = await asyncio.to_thread(ipfs.cid_of, data) if len(data) > 1 << 20 else ipfs.cid_of(data)
+    async with request.app[UPLOAD_SLOTS]:
+        if request.content_type == "multipart/form-data":
+            data, signed = await _read_multipart(request)
+        elif request.content_type == "application/json":
+            parsed: DeliverableJson = _parse(DeliverableJson, await request.read())  # client_max_size: 1 MiB
+            try:
+                data = canonical(parsed.content)
+            except (TypeError, ValueError) as exc:  # floats, integers beyond 2**53: no canonical form
+                raise ApiError(400, "invalid_content", f"content has no RFC 8785 form: {exc}", param="content") from exc
+            signed = Signed(timestamp=parsed.timestamp, signature=parsed.signature)
+        else:
+            raise ApiError(415, "unsupported_media_type", "send multipart/form-data or application/json")
+        sha = hashlib.sha256(data).hexdigest()
+        digest = _check_signature(request, order, orders.deliverable_message(order.id, sha, signed.timestamp), signed)
+        cid = await asyncio.to_thread(ipfs.cid_of, data) if len(data) > 1 << 20 else ipfs.cid_of(data)
     now = _clock(request)
 
     def work(conn: apsw.Connection) -> None:
@@ -205,17 +211,6 @@ async def upload_deliverable(request: web.Request) -> web.Response:
     return web.json_response({"cid": cid, "size": len(data), "url": f"/ipfs/{cid}"}, status=201)
 
 
-async def _read_body(request: web.Request, limit: int) -> bytes:
-    """The request body, refused with 413 past `limit` (streamed: aiohttp's 1 MiB client_max_size is
-    for every other route; only deliverables may be this large)."""
-    out = bytearray()
-    while chunk := await request.content.read(64 * 1024):
-        out += chunk
-        if len(out) > limit:
-            raise too_large(len(out), param="content")
-    return bytes(out)
-
-
 async def _read_multipart(request: web.Request) -> tuple[bytes, Signed]:
     reader = await request.multipart()
     fields: dict[str, str] = {}
@@ -227,6 +222,8 @@ async def _read_multipart(request: web.Request) -> tuple[bytes, Signed]:
         if not isinstance(part, BodyPartReader):
             raise ApiError(400, "invalid_request", "nested multipart is not accepted")
         if part.name == "file":
+            if data is not None:
+                raise ApiError(400, "invalid_request", "exactly one 'file' part", param="file")
             data = await read_capped(part)
         elif part.name in ("timestamp", "signature"):
             fields[part.name] = (await read_capped(part, 200)).decode(errors="replace")
@@ -250,7 +247,12 @@ async def complete(request: web.Request) -> web.Response:
         raise ApiError(400, "invalid_cid", "cid is not a valid CID", param="cid")
     message = orders.completion_message(order.job_id, cid, body.timestamp)
     digest = _check_signature(request, order, message, body)
-    if order.status == "completed" and order.attestation == body.signature.lower() and order.release_tx is None:
+    if (
+        order.status == "completed"
+        and order.attestation == body.signature.lower()
+        and order.release_tx is None
+        and order.release_submitted_tx is None
+    ):
         # The same attestation again: our release may not have gone out; sending it again is safe
         # (the gateway releases a job once).
         return await _send_release(request, order, cid, body, resend=True)
@@ -292,7 +294,7 @@ async def _send_release(
     tx = tx_hash_of(receipt)
     now = _clock(request)
 
-    def record(conn: apsw.Connection) -> None:
+    def record(conn: apsw.Connection) -> str:
         current = store.get_order(conn, order.id)
         assert current is not None
         if current.status == "in_progress":
@@ -313,9 +315,12 @@ async def _send_release(
             )
         else:  # a resend, or the follower got there first
             store.update_order(conn, order.id, now, release_submitted_tx=tx)
+        after = store.get_order(conn, order.id)
+        assert after is not None
+        return after.status
 
     try:
-        await request.app[WRITER].run(record)
+        status = await request.app[WRITER].run(record)
     except Exception as exc:  # the chain moved; the follower records it from the final event
         raise ApiError(
             503,
@@ -324,7 +329,7 @@ async def _send_release(
             type_="service_error",
         ) from exc
     webhook_dispatcher.wake(request.app)
-    return web.json_response({"txHash": tx, "jobId": order.job_id, "status": "completed"})
+    return web.json_response({"txHash": tx, "jobId": order.job_id, "status": status})
 
 
 # ---- wiring -------------------------------------------------------------------------------------
@@ -332,7 +337,7 @@ async def _send_release(
 _SIGNED_ERRORS = {
     401: ("signature_expired", "invalid_signature"),
     404: ("order_not_found",),
-    409: ("invalid_transition", "signature_replayed", "provider_not_linked"),
+    409: ("invalid_transition", "signature_replayed", "provider_not_linked", "escrow_closed"),
 }
 
 OPERATIONS: list[Operation] = [
@@ -360,7 +365,12 @@ OPERATIONS: list[Operation] = [
         status=201,
         request=DeliverableJson,
         auth="none",
-        errors={**_SIGNED_ERRORS, 413: ("payload_too_large",), 415: ("unsupported_media_type",)},
+        errors={
+            **_SIGNED_ERRORS,
+            400: ("invalid_content",),
+            413: ("payload_too_large",),
+            415: ("unsupported_media_type",),
+        },
         tags=("orders",),
         description="multipart/form-data (file, timestamp, signature) or JSON {content, timestamp, signature}; "
         "signed over 'deliver:{order_id}:{sha256 of the bytes}:{timestamp}'. Answers the bytes' CID (Kubo's "
@@ -388,8 +398,9 @@ OPERATIONS: list[Operation] = [
 ]
 
 
-def add_provider_order_routes(app: web.Application, clock: Callable[[], float] = time.time) -> None:
+def add_provider_order_routes(app: web.Application, upload_slots: int = 4) -> None:
     """Mount the provider-side order calls (needs the wallet routes' DB/WRITER/CLOCK and an OPERATOR)."""
+    app[UPLOAD_SLOTS] = asyncio.Semaphore(upload_slots)
     for action in orders.PROVIDER_ACTIONS:
         app.router.add_post(f"/api/acp/orders/{{order_id}}/{action}", _action_handler(action))
     app.router.add_post("/api/acp/orders/{order_id}/deliverables", upload_deliverable)

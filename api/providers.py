@@ -32,6 +32,7 @@ out (`price`), with `unit_amount` in micro-USDC as checkout sessions use.
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import secrets
 from typing import Annotated, Any
@@ -56,6 +57,8 @@ from core.operator import ChainUnavailable, ContractReverted, Operator, SendUnce
 from core.store import checkout as store
 from core.store.checkout import ItemRow, ProviderRow
 from core.store.orders import iso
+
+log = logging.getLogger("agentledger.providers")
 
 #: Serialises provider links in this process (rare calls; makes check-insert-mint-record race-free).
 LINK_LOCK: web.AppKey[asyncio.Lock] = web.AppKey("provider_link_lock", asyncio.Lock)
@@ -283,7 +286,8 @@ async def _existing_token(operator: Operator, wallet: str) -> tuple[int | None, 
     except ContractReverted as exc:
         if exc.error_name == "UnknownWalletId":
             return None, None
-        raise ApiError(502, "chain_error", f"registry lookup failed: {exc}", type_="service_error") from exc
+        log.warning("registry lookup for %s failed: %s", wallet, exc)
+        raise ApiError(502, "chain_error", f"registry lookup failed ({exc.error_name})", type_="service_error") from exc
     except ChainUnavailable as exc:
         raise chain_unavailable(exc) from exc
 
@@ -307,9 +311,15 @@ async def _mint(
         raise _mint_error(exc, self_wallet, referrer) from exc
     except (ChainUnavailable, TransactionFailed) as exc:
         await forget()
-        raise ApiError(503, "chain_unavailable", f"minting failed: {exc}", type_="service_error") from exc
+        log.warning("minting the agent token of %s failed: %s", wallet, exc)  # may carry the RPC URL: log only
+        raise ApiError(
+            503, "chain_unavailable", "minting failed: the chain node did not accept it", type_="service_error"
+        ) from exc
     except SendUncertain as exc:  # keep the pending row: a retry finds the token if it was minted
-        raise ApiError(503, "chain_unavailable", f"minting outcome unknown: {exc}", type_="service_error") from exc
+        log.warning("minting the agent token of %s: outcome unknown: %s", wallet, exc)
+        raise ApiError(
+            503, "chain_unavailable", "minting outcome unknown; retry the link shortly", type_="service_error"
+        ) from exc
     (event,) = operator.events(receipt, "AgentRegistry", "AgentRegistered")
     return int(event["args"]["tokenId"]), tx_hash_of(receipt)
 
@@ -319,7 +329,8 @@ def _mint_error(exc: ContractReverted, self_wallet: str, referrer: int | None) -
         return ApiError(409, "self_wallet_taken", f"{self_wallet} is already an agent's self wallet on-chain")
     if exc.error_name == "UnknownAgent":
         return ApiError(400, "unknown_referrer", f"no agent token {referrer}", param="$.referrer_token_id")
-    return ApiError(502, "mint_failed", f"the registry refused the mint: {exc}", type_="service_error")
+    log.warning("registry refused the mint: %s", exc)
+    return ApiError(502, "mint_failed", f"the registry refused the mint ({exc.error_name})", type_="service_error")
 
 
 async def get_provider(request: web.Request) -> web.Response:

@@ -342,6 +342,9 @@ def discovery(base: str) -> dict[str, Any]:
             "payload": "{event, job_id (audit_id), status (tier), timestamp, metadata{audit_id, agent_uuid, tier, "
             "chain_hash, content_hash}}",
             "stored": "only the delivery itself",
+            "secret": "when webhook_url is given without webhook_secret, the 201 returns the generated secret once "
+            "as webhook_secret; it is kept only in the delivery row, and an Idempotency-Key replay omits it (send your "
+            "own webhook_secret if you may retry)",
         },
         "verification": {
             "page": f"{base}/verify/{{audit_id}}",

@@ -248,10 +248,10 @@ class Shop:
         total = {x["type"]: x["amount"] for x in session["totals"]}["total"]
         send(self.w3, self.buyer, self.usdc.functions.approve(self.gateway, total))
         lap("approve")
-        payment = {
-            "handler_id": rules.PAYMENT_HANDLER_ID,
-            "instrument": {"type": "wallet", "credential": {"type": "address", "token": self.buyer.address}},
-        }
+        config = session["capabilities"]["payment"]["handlers"][0]["config"]
+        signature = _sign(self.buyer, config["payment_message_template"].format(payer=self.buyer.address))
+        credential = {"type": "address", "token": self.buyer.address, "signature": signature}
+        payment = {"handler_id": rules.PAYMENT_HANDLER_ID, "instrument": {"type": "wallet", "credential": credential}}
         done = _ok(
             api.post(
                 f"/api/acp/checkout_sessions/{session['id']}/complete",

@@ -1,5 +1,6 @@
 """Pure rules of escrow checkout: tiers and prices, session expiry, totals, the gateway job id
-and the provider-link message. No I/O: the store and the API build on these.
+the provider-link message and the payer's payment message. No I/O: the store and the API build on
+these.
 
 Amounts are integers of micro-USDC. Checkout sessions speak ACP 2026-04-17, whose amounts are
 integers in the currency's minor unit: for USDC that is exactly micro-USDC (6 decimals), so
@@ -12,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from eth_account import Account
+from eth_account.messages import encode_defunct
 from web3 import Web3
 
 from core.money import MAX_AMOUNT_UNITS, UNITS_PER_USDC
@@ -48,6 +51,8 @@ MAX_QUANTITY = 1000
 ADDRESS_RE = re.compile(r"0x[0-9a-fA-F]{40}")
 EMAIL_RE = re.compile(r"[^@\s]{1,64}@[^@\s]+\.[^@\s]+")
 ITEM_ID_RE = re.compile(r"[A-Za-z0-9_\-]{1,64}")
+#: An EIP-191 signature as personal_sign returns it: 65 bytes (r, s, v) in hex.
+SIGNATURE_RE = re.compile(r"0x[0-9a-fA-F]{130}")
 
 
 def tier(name: str) -> Tier:
@@ -155,3 +160,44 @@ def provider_link_message(*, chain_id: int, agent_wallet: str, self_wallet: str,
 
 def within_window(timestamp: int, now: float, window: int = LINK_WINDOW_SECONDS) -> bool:
     return abs(timestamp - now) <= window
+
+
+# ---- payer authorization ------------------------------------------------------------------------
+
+
+#: The payer's message (see payment_message); amount in micro-USDC, addresses EIP-55.
+PAYMENT_MESSAGE_FORMAT = (
+    "agentledger checkout payment\n"
+    "chain: {chain}\n"
+    "gateway: {gateway}\n"
+    "session: {session}\n"
+    "amount: {amount}\n"
+    "payer: {payer}"
+)
+
+
+def payment_message(*, chain_id: int, gateway: str, session_id: str, amount: int, payer: str) -> str:
+    """The exact text the paying address signs (EIP-191 personal_sign) to let the service pull
+    `amount` micro-USDC from it into the gateway for one checkout session. Addresses are EIP-55.
+    Binding the chain, the gateway, the session and the amount makes a signature useless for any
+    other session, any other cart (an update changes the amount) and any other deployment."""
+    return PAYMENT_MESSAGE_FORMAT.format(
+        chain=chain_id,
+        gateway=Web3.to_checksum_address(gateway),
+        session=session_id,
+        amount=amount,
+        payer=Web3.to_checksum_address(payer),
+    )
+
+
+def valid_signature(value: str) -> bool:
+    return SIGNATURE_RE.fullmatch(value) is not None
+
+
+def recover_signer(message: str, signature: str) -> str | None:
+    """The EIP-55 address whose personal_sign of `message` is `signature`; None when the signature
+    cannot be recovered (bad v, r or s out of range)."""
+    try:
+        return str(Account.recover_message(encode_defunct(text=message), signature=signature))
+    except Exception:  # eth_keys raises BadSignature / ValueError for malformed values
+        return None

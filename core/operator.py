@@ -168,12 +168,26 @@ class Operator:
         return int(block["timestamp"])
 
     async def transact(self, contract_name: str, function_name: str, *args: Any) -> dict[str, Any]:
-        """Estimate, sign, send and wait for the receipt of one operator transaction."""
+        """Estimate, sign, send and wait for the receipt of one operator transaction. The lock covers
+        the nonce (estimate to send) only: waiting for a receipt never holds up other sends."""
         fn = getattr(self.contract(contract_name).functions, function_name)(*args)
+        label = f"{contract_name}.{function_name}"
         async with self._lock:
-            return await asyncio.to_thread(self._transact_sync, fn, f"{contract_name}.{function_name}")
+            signed_hash = await asyncio.to_thread(self._transact_sync, fn, label)
+        return await asyncio.to_thread(self._receipt, signed_hash, label)
 
-    def _transact_sync(self, fn: Any, label: str) -> dict[str, Any]:
+    def _receipt(self, signed_hash: bytes, label: str) -> dict[str, Any]:
+        tx_hash = "0x" + signed_hash.hex()
+        try:
+            receipt = self.w3.eth.wait_for_transaction_receipt(signed_hash, timeout=RECEIPT_TIMEOUT)  # type: ignore[arg-type]
+        except Exception as exc:
+            raise SendUncertain(f"{label}: no receipt for {tx_hash}: {exc}", tx_hash) from exc
+        if receipt["status"] != 1:
+            raise TransactionFailed(tx_hash)
+        log.info("%s mined in block %d: %s", label, receipt["blockNumber"], tx_hash)
+        return dict(receipt)
+
+    def _transact_sync(self, fn: Any, label: str) -> bytes:
         for attempt in (1, 2):
             try:
                 return self._send_once(fn, label)
@@ -182,7 +196,7 @@ class Operator:
                     raise ChainUnavailable(f"{label}: node refused the transaction: {exc}") from exc
         raise AssertionError("unreachable")
 
-    def _send_once(self, fn: Any, label: str) -> dict[str, Any]:
+    def _send_once(self, fn: Any, label: str) -> bytes:
         w3 = self.w3
         try:
             gas = fn.estimate_gas({"from": self.address})
@@ -210,14 +224,7 @@ class Operator:
             raise SendUncertain(f"{label}: sending failed: {exc}", tx_hash) from exc
         self._nonce += 1
         self.sent += 1
-        try:
-            receipt = w3.eth.wait_for_transaction_receipt(signed.hash, timeout=RECEIPT_TIMEOUT)
-        except Exception as exc:
-            raise SendUncertain(f"{label}: no receipt for {tx_hash}: {exc}", tx_hash) from exc
-        if receipt["status"] != 1:
-            raise TransactionFailed(tx_hash)
-        log.info("%s mined in block %d: %s", label, receipt["blockNumber"], tx_hash)
-        return dict(receipt)
+        return bytes(signed.hash)
 
     def events(self, receipt: Mapping[str, Any], contract_name: str, event_name: str) -> list[Any]:
         """The decoded `event_name` logs of `contract_name` in a receipt."""

@@ -9,7 +9,8 @@ webhook) in one transaction.
     in_progress  -> completed (provider; chain after a crash), failed (provider, operator, chain), disputed (chain)
     completed    -> released (chain), failed (operator, chain), disputed (chain)
     failed       -> in_progress (provider, operator: recovery), failed -> disputed (chain)
-    disputed     -> released (chain: the arbiter's resolution), failed (chain: reclaimed)
+    disputed     -> released (chain: resolved with a provider share), failed (chain: refunded in full)
+    created, acknowledged, failed -> completed (chain: a release submitted by anyone, then released)
     released     -> (final)
 
 "chain" moves are made only by the indexer's order follower from final PaymentGateway events:
@@ -27,6 +28,11 @@ TRANSITIONS: dict[tuple[str, str], frozenset[str]] = {
     ("created", "acknowledged"): frozenset({"provider"}),
     ("created", "failed"): frozenset(_ANY_FAIL),
     ("created", "disputed"): frozenset({"chain"}),
+    # chain: the gateway releases on the provider's attestation whoever submits it, so a release
+    # may come straight from created, acknowledged or failed; the order follows the chain.
+    ("created", "completed"): frozenset({"chain"}),
+    ("acknowledged", "completed"): frozenset({"chain"}),
+    ("failed", "completed"): frozenset({"chain"}),
     ("acknowledged", "in_progress"): frozenset({"provider"}),
     ("acknowledged", "failed"): frozenset(_ANY_FAIL),
     ("acknowledged", "disputed"): frozenset({"chain"}),

@@ -26,6 +26,7 @@ import base64
 import hashlib
 import hmac
 import ipaddress
+import logging
 import secrets
 import socket
 from collections.abc import Mapping
@@ -33,7 +34,9 @@ from urllib.parse import urlsplit
 
 from aiohttp.abc import AbstractResolver, ResolveResult
 
-from core.networks import network_for
+from core.networks import LOCAL_CHAIN_ID
+
+log = logging.getLogger("agentledger.webhooks")
 
 #: Delay before attempt n+1 after n failed attempts (seconds): immediately, +1 min, +5 min,
 #: +15 min, +1 h, +4 h; a failure of the last attempt makes the delivery a dead letter.
@@ -117,15 +120,16 @@ def verify_standard(
 
 
 def allow_private_for(setting: str, chain_id: int) -> bool:
-    """Settings.webhook_allow_private: "true", "false", or "auto" (allowed only on a local chain,
-    i.e. one without a block explorer: make run and the tests, never Base)."""
+    """Settings.webhook_allow_private: "true", "false", or "auto" (allowed only on the local dev
+    chain, core.networks.LOCAL_CHAIN_ID 31337: make run and the tests. Any other chain, known or
+    not, is treated as production: an unknown chain id is not evidence of a dev machine)."""
     value = setting.strip().lower()
     if value in ("true", "1", "yes", "on"):
         return True
     if value in ("false", "0", "no", "off"):
         return False
     if value == "auto":
-        return network_for(chain_id).explorer is None
+        return chain_id == LOCAL_CHAIN_ID
     raise ValueError(f"webhook_allow_private must be auto, true or false, not {setting!r}")
 
 
@@ -173,7 +177,7 @@ def check_url_static(url: str, allow_private: bool) -> str:
         parts = urlsplit(url)
         port = parts.port
     except ValueError as exc:
-        raise WebhookURLError(f"webhook_url is not a valid URL: {exc}") from None
+        raise WebhookURLError(f"webhook_url is not a valid URL: {exc}") from None  # urlsplit's own words: no DNS
     if parts.scheme.lower() not in ("http", "https"):
         raise WebhookURLError("webhook_url must use http or https")
     host = parts.hostname
@@ -185,16 +189,19 @@ def check_url_static(url: str, allow_private: bool) -> str:
         raise WebhookURLError("webhook_url has port 0")
     ip = _ip_literal(host)
     if ip is not None and not allow_private and forbidden_address(ip):
-        raise WebhookURLError(f"webhook_url points to a non-public address ({ip}); private targets are not allowed")
+        raise WebhookURLError("webhook_url points to a non-public address; private targets are not allowed")
     return host
 
 
 def _refuse_any(host: str, addresses: list[str]) -> None:
+    """Refuse when any address is non-public. The message never names the address (what an internal
+    name resolves to is not the caller's business): it goes to the log."""
     for text in addresses:
         ip = ipaddress.ip_address(text.split("%", 1)[0])
         if forbidden_address(ip):
+            log.warning("webhook host %r refused: resolves to non-public %s", host, ip)
             raise WebhookURLError(
-                f"webhook_url host {host!r} resolves to a non-public address ({ip}); private targets are not allowed"
+                f"webhook_url host {host!r} resolves to a non-public address; private targets are not allowed"
             )
 
 
@@ -212,7 +219,8 @@ def check_url(url: str, allow_private: bool) -> None:
     try:
         infos = socket.getaddrinfo(host, _port_of(url), type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
-        raise WebhookURLError(f"webhook_url host {host!r} does not resolve: {exc}") from None
+        log.info("webhook host %r does not resolve: %s", host, exc)
+        raise WebhookURLError(f"webhook_url host {host!r} does not resolve") from None
     _refuse_any(host, [str(info[4][0]) for info in infos])
 
 
@@ -224,7 +232,8 @@ async def check_url_async(url: str, allow_private: bool) -> None:
     try:
         infos = await asyncio.get_running_loop().getaddrinfo(host, _port_of(url), type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
-        raise WebhookURLError(f"webhook_url host {host!r} does not resolve: {exc}") from None
+        log.info("webhook host %r does not resolve: %s", host, exc)
+        raise WebhookURLError(f"webhook_url host {host!r} does not resolve") from None
     _refuse_any(host, [str(info[4][0]) for info in infos])
 
 

@@ -106,9 +106,14 @@ class _EventSpec:
             for name, dec, offset in self.data_fast:
                 args[name] = dec(data[offset : offset + 64])
         else:
-            values = abi_decode(self.data_types, bytes.fromhex(data[2:]))
+            # A string is read as bytes (the same ABI encoding) and decoded leniently: anyone can
+            # emit invalid UTF-8 (e.g. a release's cid), and one such event must not stop the indexer.
+            types = ["bytes" if t == "string" else t for t in self.data_types]
+            values = abi_decode(types, bytes.fromhex(data[2:]))
             for name, typ, value in zip(self.data_names, self.data_types, values, strict=True):
-                if typ == "address":
+                if typ == "string":
+                    value = value.decode("utf-8", errors="replace")
+                elif typ == "address":
                     value = checksum(value[2:].lower())
                 elif typ.startswith("bytes"):
                     value = "0x" + value.hex()

@@ -9,7 +9,8 @@ registered and its chain account gets test USDC from MockUSDC.
 The five buyer steps:
 1. POST /api/acp/checkout_sessions (Idempotency-Key) -> session `incomplete`, totals;
 2. the buyer approves the PaymentGateway for the total on the USDC contract (its own wallet);
-3. POST /api/acp/checkout_sessions/{id}/complete -> `completed`, order `created`, funding tx;
+3. the buyer signs the payment message (EIP-191; the session gives it as payment_message_template)
+   and POSTs /api/acp/checkout_sessions/{id}/complete -> `completed`, order `created`, funding tx;
 4. GET /api/acp/orders/{order_id} with the buyer's key -> the funder's view;
 5. the provider acknowledges, starts, uploads a deliverable and completes (signed by its self
    wallet); the service submits the gateway release; the buyer waits for `released` and checks
@@ -132,6 +133,10 @@ def main(argv: list[str] | None = None) -> int:
     _say("2", f"approved {total} units to the gateway {config['spender']}: tx {receipt['transactionHash'].to_0x_hex()}")
 
     # ---- 3. complete ----------------------------------------------------------------------------
+    # The buyer proves it controls the paying address: it signs (EIP-191) the payment message the
+    # session's payment handler gives, which binds chain, gateway, session, amount and payer.
+    pay_message = config["payment_message_template"].format(payer=buyer.address)
+    credential = {"type": "address", "token": buyer.address, "signature": _sign(buyer, pay_message)}
     done = _check(
         api.post(
             f"/api/acp/checkout_sessions/{session['id']}/complete",
@@ -139,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
                 "buyer": {"email": "buyer@example.com"},
                 "payment_data": {
                     "handler_id": rules.PAYMENT_HANDLER_ID,
-                    "instrument": {"type": "wallet", "credential": {"type": "address", "token": buyer.address}},
+                    "instrument": {"type": "wallet", "credential": credential},
                 },
             },
             headers={**bh, "Idempotency-Key": f"demo-{run_tag}-complete"},

@@ -46,6 +46,12 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(view, indent=2))
             return 0
         to_state = "failed" if args.command == "fail" else "in_progress"
+        order = store.get_order(conn, args.order_id)
+        if order is not None and args.command == "recover":
+            escrow = store.escrow_status(conn, order.job_id)
+            if escrow not in (None, "funded"):
+                print(f"{order.id}: the escrow is {escrow} on-chain: nothing to recover", file=sys.stderr)
+                return 2
         try:
             with transaction(conn):
                 order = store.transition(

@@ -180,13 +180,49 @@ class Verifier:
                 address = json.loads(local.read_text())["contracts"]["AuditAnchor"]
                 self.out(f"AuditAnchor {address} from {local}")
             else:
-                address = self._get("/api/audit/checkpoints").get("contract")
-                if not isinstance(address, str):
-                    raise CannotVerify("no AuditAnchor address: pass --contract")
-                self.out(f"warning: AuditAnchor address {address} taken from the API; pin it with --contract")
+                # Never the API's word: a dishonest API could name a contract of its own.
+                raise CannotVerify(
+                    f"no AuditAnchor address for chain {chain_id}: pass --contract (from the deployment or a "
+                    "block explorer) or keep deployments/<chainId>.json beside the verifier"
+                )
         if not self.w3.eth.get_code(Web3.to_checksum_address(address)):
             raise VerifyFailed(f"no contract at {address} on chain {chain_id}")
         return self.w3.eth.contract(address=Web3.to_checksum_address(address), abi=ANCHOR_ABI)
+
+    def _included(self, anchor: Any, cp: Checkpoint, audit_id: int, stream: str, chain_hash: str) -> None:
+        """Entry `audit_id`'s leaf is in the anchored tree `cp`, by this verifier and by the contract."""
+        index = audit_id - 1
+        if cp.tree_size <= index:
+            raise VerifyFailed(f"entry {audit_id} is not anchored yet (latest anchored tree size {cp.tree_size})")
+        leaf = merkle.leaf_hash(audit.leaf_data(audit_id, stream, chain_hash))
+        got = self._get(f"/api/audit/proof/{audit_id}", {"tree_size": cp.tree_size})
+        proof = [_bytes32(p, "proof node") for p in got.get("proof", [])]
+        py_ok = merkle.verify_inclusion(leaf, index, cp.tree_size, proof, cp.root)
+        chain_ok = bool(anchor.functions.verifyInclusion(index, cp.tree_size, leaf, proof).call())
+        if py_ok != chain_ok:
+            raise VerifyFailed(f"the contract ({chain_ok}) and this verifier ({py_ok}) disagree on the inclusion proof")
+        if not py_ok:
+            raise VerifyFailed(
+                f"inclusion proof of leaf {index} does not lead to the root anchored at tree size "
+                f"{cp.tree_size} (0x{cp.root.hex()})"
+            )
+
+    def _predecessor(self, audit_id: int, entry: dict[str, Any], stream: str) -> int:
+        """The stream's previous entry: its chain hash recomputed must be this entry's prev_hash, and
+        its leaf must be anchored too (so the link does not rest on the API's word)."""
+        prev = entry.get("previous")
+        prev_id = prev.get("audit_id") if isinstance(prev, dict) else None
+        if not isinstance(prev_id, int) or not 1 <= prev_id < audit_id:
+            raise VerifyFailed(f"entry {audit_id} (seq {entry['seq']}) names no earlier entry as its predecessor")
+        before = self._get(f"/verify/{prev_id}")
+        prev_stream, prev_chain = check_entry(prev_id, before)
+        if prev_stream != stream or before.get("seq") != entry["seq"] - 1:
+            raise VerifyFailed(f"entry {prev_id} is not seq {entry['seq'] - 1} of {stream}")
+        if prev_chain != entry["prev_hash"]:
+            raise VerifyFailed(f"prev_hash {entry['prev_hash']} is not entry {prev_id}'s chain hash {prev_chain}")
+        anchor = self._anchor()
+        self._included(anchor, self.checkpoints(anchor)[-1], prev_id, prev_stream, prev_chain)
+        return prev_id
 
     def checkpoints(self, anchor: Any) -> list[Checkpoint]:
         count = int(anchor.functions.checkpointCount().call())
@@ -200,27 +236,16 @@ class Verifier:
         entry = self._get(f"/verify/{audit_id}")
         stream, chain_hash = check_entry(audit_id, entry)
         self.out(f"entry {audit_id}: chain hash {chain_hash} recomputed from its fields")
-        leaf = merkle.leaf_hash(audit.leaf_data(audit_id, stream, chain_hash))
-        index = audit_id - 1
         anchor = self._anchor()
         cps = self.checkpoints(anchor)
         if not cps:
             raise VerifyFailed("nothing is anchored on-chain yet")
         latest = cps[-1]
-        if latest.tree_size <= index:
-            raise VerifyFailed(f"entry {audit_id} is not anchored yet (latest anchored tree size {latest.tree_size})")
-        got = self._get(f"/api/audit/proof/{audit_id}", {"tree_size": latest.tree_size})
-        proof = [_bytes32(p, "proof node") for p in got.get("proof", [])]
-        py_ok = merkle.verify_inclusion(leaf, index, latest.tree_size, proof, latest.root)
-        chain_ok = bool(anchor.functions.verifyInclusion(index, latest.tree_size, leaf, proof).call())
-        if py_ok != chain_ok:
-            raise VerifyFailed(f"the contract ({chain_ok}) and this verifier ({py_ok}) disagree on the inclusion proof")
-        if not py_ok:
-            raise VerifyFailed(
-                f"inclusion proof of leaf {index} does not lead to the root anchored at tree size "
-                f"{latest.tree_size} (0x{latest.root.hex()})"
-            )
-        self.out(f"leaf {index} is in the tree of size {latest.tree_size} anchored as checkpoint {latest.index}")
+        self._included(anchor, latest, audit_id, stream, chain_hash)
+        self.out(f"leaf {audit_id - 1} is in the tree of size {latest.tree_size} anchored as checkpoint {latest.index}")
+        if entry["seq"] > 1:
+            prev_id = self._predecessor(audit_id, entry, stream)
+            self.out(f"its prev_hash is the chain hash of entry {prev_id}, recomputed and anchored too")
         for a, b in itertools.pairwise(cps):
             got = self._get("/api/audit/consistency", {"first": a.tree_size, "second": b.tree_size})
             nodes = [_bytes32(p, "consistency node") for p in got.get("proof", [])]

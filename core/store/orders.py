@@ -295,20 +295,21 @@ def use_signature(conn: apsw.Connection, digest: str, expires_at: float, now: fl
     return True
 
 
-def provider_of(conn: apsw.Connection, provider_uuid: str) -> tuple[str, int | None] | None:
-    """(self wallet, token id) of a linked provider."""
-    rows = _rows(conn, "SELECT self_wallet, token_id FROM providers WHERE agent_uuid = ?", (provider_uuid,))
-    return (str(rows[0][0]), rows[0][1]) if rows else None
+def signer_for(conn: apsw.Connection, order: OrderRow) -> str | None:
+    """The address that signs for the order's provider: the agent NFT's current self wallet as the
+    indexer last saw it on-chain (it changes with AgentRegistry.setSelfWallet, e.g. after a sale),
+    else the self wallet registered at link time."""
+    rows = _rows(conn, "SELECT self_wallet FROM agents WHERE token_id = ?", (order.provider_token_id,))
+    if rows:
+        return str(rows[0][0])
+    rows = _rows(conn, "SELECT self_wallet FROM providers WHERE agent_uuid = ?", (order.provider_uuid,))
+    return str(rows[0][0]) if rows else None
 
 
-def session_in_progress_for_job(conn: apsw.Connection, job_id: str) -> tuple[str, str] | None:
-    """(session id, provider uuid) of a session whose complete call funded `job_id` but never finished."""
-    rows = _rows(
-        conn,
-        "SELECT id, provider_uuid FROM checkout_sessions WHERE job_id = ? AND order_id IS NULL",
-        (job_id.lower(),),
-    )
-    return (str(rows[0][0]), str(rows[0][1])) if rows else None
+def escrow_status(conn: apsw.Connection, job_id: str) -> str | None:
+    """The gateway job's status as indexed (funded, disputed, released, resolved, refunded), if seen."""
+    rows = _rows(conn, "SELECT status FROM gateway_jobs WHERE job_id = ?", (job_id,))
+    return str(rows[0][0]) if rows else None
 
 
 # ---- final chain events (the order follower) -----------------------------------------------------

@@ -48,8 +48,9 @@ Handler = Callable[[int, EventLike, dict[str, Any]], Statement]
 
 
 def _n(value: int) -> int | str:
-    """An integer for SQLite: uint256 values beyond int64 (only user-chosen prices) as text."""
-    return value if value <= INT64_MAX else str(value)
+    """An integer for SQLite: uint256 values beyond int64 (user-chosen prices, timestamps) as 0x-hex
+    TEXT. Not decimal text: an INTEGER column converts a too-large decimal literal to a lossy REAL."""
+    return value if value <= INT64_MAX else hex(value)
 
 
 # ---- AgentRegistry ----------------------------------------------------------------------
@@ -159,11 +160,22 @@ def _gw_funded(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
 def _gw_close(status: str) -> Handler:
     def handler(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
         provider = a.get("providerAmount", a["amount"] if status == "released" else None)
+        attested = a.get("attestedAt")  # chosen by the provider: any uint256
         buyer = a.get("buyerAmount", a["amount"] if status == "refunded" else None)
         return (
             "UPDATE gateway_jobs SET status = ?, cid = coalesce(?, cid), attested_at = coalesce(?, attested_at),"
             " provider_amount = ?, buyer_amount = ?, closed_tx = ?, closed_block = ? WHERE chain_id = ? AND job_id = ?",
-            (status, a.get("cid"), a.get("attestedAt"), provider, buyer, e.tx_hash, e.block_number, chain, a["jobId"]),
+            (
+                status,
+                a.get("cid"),
+                None if attested is None else _n(attested),
+                provider,
+                buyer,
+                e.tx_hash,
+                e.block_number,
+                chain,
+                a["jobId"],
+            ),
         )
 
     return handler

@@ -1,9 +1,9 @@
 """Schema migrations, applied in order; PRAGMA user_version counts how many have run.
 
 Conventions: amounts are INTEGER micro-USDC (a user-chosen uint256 beyond int64, e.g. an absurd
-listing price, is stored as decimal TEXT); addresses are EIP-55 checksummed TEXT; hashes and
-ids are 0x-prefixed lowercase hex TEXT. Projection tables carry `chain_id` and are journaled
-for reorg rollback (see reorg.TRACKED_TABLES).
+listing price, is stored as 0x-hex TEXT: SQLite would turn a too-large decimal into a lossy
+REAL); addresses are EIP-55 checksummed TEXT; hashes and ids are 0x-prefixed lowercase hex TEXT.
+Projection tables carry `chain_id` and are journaled for reorg rollback (see reorg.TRACKED_TABLES).
 """
 
 from __future__ import annotations

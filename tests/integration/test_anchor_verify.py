@@ -195,6 +195,7 @@ def test_anchor_grow_anchor_again_is_consistent_and_verified(tmp_path: Path, sys
 
         lines = await log.verify(3)
         assert lines[-1] == "verified: entry 3"
+        assert any(line.startswith("its prev_hash is the chain hash of entry") for line in lines)
         assert (await log.verify(order_ids[1]))[-1] == f"verified: entry {order_ids[1]}"
 
         more = await log.decisions(6)
@@ -300,7 +301,24 @@ def test_inconsistent_anchors_make_the_verifier_fail(tmp_path: Path, system: Sys
         reason = await log.verify_fails(6)
         assert "are not consistent" in reason and "anchors 0 (size 4) and 1 (size 8)" in reason
         assert "are not consistent" in await log.verify_fails(2)
-        assert verify_main(["0", "--api", log.base, "--rpc", log.rpc_url]) == 1
+        assert verify_main(["0", "--api", log.base, "--rpc", log.rpc_url, "--contract", system.anchor.address]) == 1
+
+    run(tmp_path, system, anvil, body)
+
+
+def test_verifier_never_takes_the_contract_from_the_api(
+    tmp_path: Path, system: System, anvil: Anvil, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --contract and without deployments/<chainId>.json, the verifier cannot run (exit 2):
+    the address the API names could be a contract of the API's own."""
+    import scripts.verify
+
+    monkeypatch.setattr(scripts.verify, "DEFAULT_DIR", tmp_path / "no-deployments")
+
+    async def body(log: Log) -> None:
+        await log.decisions(1)
+        assert await asyncio.to_thread(verify_main, ["1", "--api", log.base, "--rpc", log.rpc_url]) == 2
+        assert "pass --contract" in capsys.readouterr().err
 
     run(tmp_path, system, anvil, body)
 
@@ -434,3 +452,27 @@ def test_rfc_9162_vectors_on_chain_and_in_python(system: System) -> None:
         for bi, bn, bleaf, bproof in mutations:
             py = bi < bn and merkle.verify_inclusion(bleaf, bi, bn, bproof, root)
             assert py is False and fn.verifyInclusion(bi, bn, bleaf, bproof).call() is False, (bi, bn)
+
+
+def test_verifier_refuses_a_predecessor_the_api_made_up(
+    tmp_path: Path, system: System, anvil: Anvil, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An API that serves a consistent entry but points at an unrelated 'previous' entry is caught."""
+    from scripts.verify import Verifier
+
+    async def body(log: Log) -> None:
+        await log.decisions(3)
+        await log.anchor()
+        real_get = Verifier._get
+
+        def lying_get(self: Verifier, path: str, params: dict[str, int] | None = None) -> dict[str, Any]:
+            got = real_get(self, path, params)
+            if path == "/verify/3":
+                got = {**got, "previous": {"audit_id": 1, "chain_hash": got["prev_hash"]}}
+            return got
+
+        monkeypatch.setattr(Verifier, "_get", lying_get)
+        reason = await log.verify_fails(3)
+        assert "is not seq 2 of" in reason
+
+    run(tmp_path, system, anvil, body)

@@ -23,9 +23,10 @@ import aiohttp
 import pytest
 from aiohttp import web
 from eth_account import Account
+from eth_account.messages import encode_defunct
 from eth_account.signers.local import LocalAccount
 
-from api.checkout import STUCK_AFTER, add_checkout_routes, sweep
+from api.checkout import FUNDING, STUCK_AFTER, add_checkout_routes, sweep
 from api.errors import error_middleware
 from api.providers import add_provider_routes
 from api.wallets import add_wallet_routes
@@ -35,7 +36,7 @@ from core.chain import connect as connect_chain
 from core.deployments import Deployment
 from core.operator import Operator
 from core.store import checkout as store
-from core.store import connect
+from core.store import connect, transaction
 from core.store import orders as order_store
 from core.webhooks import verify_service
 from indexer.order_follower import OrderFollower
@@ -50,10 +51,31 @@ STD = 250 * USDC
 FUNDED = 1  # PaymentGateway.Status.Funded
 
 
-def complete_body(address: str | None, *, email: str | None = "buyer@example.com", handler: str | None = None) -> Any:
+def pay_signature(system: System, signer: LocalAccount, sid: str, amount: int, payer: str | None = None) -> str:
+    """`signer`'s personal_sign of the payment message of session `sid` for `amount` paid by `payer`
+    (default: the signer itself)."""
+    message = rules.payment_message(
+        chain_id=system.deployment.chain_id,
+        gateway=system.gateway.address,
+        session_id=sid,
+        amount=amount,
+        payer=payer or signer.address,
+    )
+    return signer.sign_message(encode_defunct(text=message)).signature.to_0x_hex()
+
+
+def complete_body(
+    address: str | None,
+    *,
+    email: str | None = "buyer@example.com",
+    handler: str | None = None,
+    signature: str | None = None,
+) -> Any:
     credential: dict[str, Any] = {"type": "address"}
     if address is not None:
         credential["token"] = address
+    if signature is not None:
+        credential["signature"] = signature
     body: dict[str, Any] = {
         "payment_data": {
             "handler_id": handler or rules.PAYMENT_HANDLER_ID,
@@ -96,11 +118,19 @@ class Shop:
         assert r.status == 201, r.body
         return str(r.body["id"])
 
+    def signature(self, sid: str) -> str:
+        """The buyer's payment signature for the session's current total (0 for an unknown session)."""
+        s = store.get_session(self.h.db, sid)
+        return pay_signature(self.h.system, self.buyer, sid, s.total if s else 0)
+
+    def body(self, sid: str, **kw: Any) -> Any:
+        return complete_body(self.buyer.address, signature=self.signature(sid), **kw)
+
     async def complete(self, sid: str, body: Any = None, *, key: str | None = None, idem: str | None = None) -> Reply:
         return await self.h.call(
             "POST",
             f"/api/acp/checkout_sessions/{sid}/complete",
-            complete_body(self.buyer.address) if body is None else body,
+            self.body(sid) if body is None else body,
             key=self.key if key is None else key,
             idem=idem,
         )
@@ -260,7 +290,7 @@ def test_complete_401(system: System, tmp_path: Path, case: str, code: str, para
         if key:
             r = await shop.complete(sid, key=key)
         else:
-            r = await h.call("POST", f"/api/acp/checkout_sessions/{sid}/complete", complete_body(shop.buyer.address))
+            r = await h.call("POST", f"/api/acp/checkout_sessions/{sid}/complete", shop.body(sid))
         assert_error(r, 401, code, param)
         assert status_of(h, sid) == "incomplete" and job(system, sid)[2] == 0
 
@@ -268,6 +298,7 @@ def test_complete_401(system: System, tmp_path: Path, case: str, code: str, para
 
 
 _PARAM_TOKEN = "$.payment_data.instrument.credential.token"
+_PARAM_SIG = "$.payment_data.instrument.credential.signature"
 
 
 @pytest.mark.parametrize(
@@ -282,26 +313,40 @@ _PARAM_TOKEN = "$.payment_data.instrument.credential.token"
         ("address_not_string", "invalid_address", _PARAM_TOKEN),
         ("handler_unsupported", "unsupported_payment_handler", "$.payment_data.handler_id"),
         ("payment_missing", "missing_payment_data", "$.payment_data"),
+        ("signature_missing", "missing_payment_signature", _PARAM_SIG),
+        ("signature_empty", "missing_payment_signature", _PARAM_SIG),
+        ("signature_short", "invalid_payment_signature", _PARAM_SIG),
+        ("signature_not_hex", "invalid_payment_signature", _PARAM_SIG),
+        ("signature_not_string", "invalid_payment_signature", _PARAM_SIG),
+        ("signature_unrecoverable", "invalid_payment_signature", _PARAM_SIG),
     ],
 )
 def test_complete_400(system: System, tmp_path: Path, case: str, code: str, param: str) -> None:
     async def body(h: Harness) -> None:
         shop = await Shop(h, system.users[2]).open()
         sid = await shop.new()  # no buyer e-mail on the session
-        addr = shop.buyer.address
+        addr, sig = shop.buyer.address, shop.signature(sid)
         req: Any = {
-            "email_missing": complete_body(addr, email=None),
-            "email_invalid": complete_body(addr, email="not-an-email"),
-            "address_missing": complete_body(None),
-            "address_short": complete_body(addr[:-2]),
-            "address_no_0x": complete_body(addr[2:] + "ab"),
-            "address_not_hex": complete_body("0x" + "g" * 40),
-            "address_not_string": complete_body(None),
-            "handler_unsupported": complete_body(addr, handler="card-stripe"),
+            "email_missing": complete_body(addr, email=None, signature=sig),
+            "email_invalid": complete_body(addr, email="not-an-email", signature=sig),
+            "address_missing": complete_body(None, signature=sig),
+            "address_short": complete_body(addr[:-2], signature=sig),
+            "address_no_0x": complete_body(addr[2:] + "ab", signature=sig),
+            "address_not_hex": complete_body("0x" + "g" * 40, signature=sig),
+            "address_not_string": complete_body(None, signature=sig),
+            "handler_unsupported": complete_body(addr, handler="card-stripe", signature=sig),
             "payment_missing": {"buyer": {"email": "b@example.com"}},
+            "signature_missing": complete_body(addr),
+            "signature_empty": complete_body(addr, signature=""),
+            "signature_short": complete_body(addr, signature=sig[:-2]),
+            "signature_not_hex": complete_body(addr, signature="0x" + "z" * 130),
+            "signature_not_string": complete_body(addr, signature=sig),
+            "signature_unrecoverable": complete_body(addr, signature="0x" + "00" * 65),
         }[case]
         if case == "address_not_string":
             req["payment_data"]["instrument"]["credential"]["token"] = 1234
+        if case == "signature_not_string":
+            req["payment_data"]["instrument"]["credential"]["signature"] = 1234
         assert_error(await shop.complete(sid, req), 400, code, param)
         assert status_of(h, sid) == "incomplete" and job(system, sid)[2] == 0
         # the e-mail may come from the session instead of the complete body
@@ -310,6 +355,73 @@ def test_complete_400(system: System, tmp_path: Path, case: str, code: str, para
                 "POST", f"/api/acp/checkout_sessions/{sid}", {"buyer": {"email": "b@example.com"}}, key=shop.key
             )
             assert (await shop.complete(sid, req)).status == 200
+
+    run(tmp_path, system, body)
+
+
+def test_complete_refuses_another_users_allowance(system: System, tmp_path: Path) -> None:
+    """Naming an address is not proof of control: a buyer naming the victim (who approved the gateway)
+    with its own signature, or with the victim's signature of another session, pulls nothing."""
+
+    async def body(h: Harness) -> None:
+        shop = await Shop(h, system.users[2]).open()
+        victim = system.users[3]
+        system.mint_usdc(victim.address, 1_000 * USDC)
+        system.approve(victim, system.gateway.address, 1_000 * USDC)
+
+        def victim_funds() -> tuple[int, int]:
+            usdc = system.usdc.functions
+            return usdc.balanceOf(victim.address).call(), usdc.allowance(victim.address, system.gateway.address).call()
+
+        before = victim_funds()
+        sid = await shop.new(buyer={"email": "b@example.com"})
+        other = await shop.new(buyer={"email": "b@example.com"})
+        attempts = [
+            pay_signature(system, shop.buyer, sid, STD, payer=victim.address),  # the attacker's own key
+            pay_signature(system, victim, other, STD),  # the victim's signature, for another session
+            pay_signature(system, victim, sid, STD - 1),  # ... for another amount
+            pay_signature(system, victim, sid, STD, payer=shop.buyer.address),  # ... naming another payer
+        ]
+        for i, sig in enumerate(attempts):
+            r = await shop.complete(sid, complete_body(victim.address, signature=sig), idem=f"steal-{i}")
+            assert_error(r, 401, "payment_signature_mismatch", _PARAM_SIG)
+        assert victim_funds() == before
+        assert status_of(h, sid) == "incomplete" and job(system, sid)[2] == 0
+        s = store.get_session(h.db, sid)
+        assert s is not None and s.buyer_address is None and s.job_id is None  # nothing written
+        # the buyer's own, correctly signed complete still works and pays from the buyer
+        ok = await shop.complete(sid)
+        assert ok.status == 200, ok.body
+        assert job(system, sid)[2] == FUNDED and victim_funds() == before
+
+    run(tmp_path, system, body)
+
+
+def test_payment_signature_is_bound_to_the_cart(system: System, tmp_path: Path) -> None:
+    """A cart update changes the amount: the signature made before it no longer completes."""
+
+    async def body(h: Harness) -> None:
+        shop = await Shop(h, system.users[2]).open()
+        sid = await shop.new(buyer={"email": "b@example.com"})
+        old = shop.body(sid)
+        upd = {"line_items": [{"item": {"id": shop.item}, "quantity": 2}]}
+        assert (await h.call("POST", f"/api/acp/checkout_sessions/{sid}", upd, key=shop.key)).status == 200
+        assert_error(await shop.complete(sid, old), 401, "payment_signature_mismatch", _PARAM_SIG)
+        assert status_of(h, sid) == "incomplete" and job(system, sid)[2] == 0
+        got = await h.call("GET", f"/api/acp/checkout_sessions/{sid}", key=shop.key)
+        config = got.body["capabilities"]["payment"]["handlers"][0]["config"]
+        template = config["payment_message_template"]
+        assert template.format(payer=shop.buyer.address) == rules.payment_message(
+            chain_id=system.deployment.chain_id,
+            gateway=system.gateway.address,
+            session_id=sid,
+            amount=2 * STD,
+            payer=shop.buyer.address,
+        )
+        sig = shop.buyer.sign_message(encode_defunct(text=template.format(payer=shop.buyer.address)))
+        ok = await shop.complete(sid, complete_body(shop.buyer.address, signature=sig.signature.to_0x_hex()))
+        assert ok.status == 200, ok.body
+        assert job(system, sid)[4] == 2 * STD
 
     run(tmp_path, system, body)
 
@@ -535,6 +647,91 @@ def test_sweep_settles_completions_stuck_without_a_job(
     run(tmp_path, system, body, ttl=10 * STUCK_AFTER)
 
 
+def _held(h: Harness) -> tuple[asyncio.Event, asyncio.Event]:
+    """Hold the next complete right after it moved the session to complete_in_progress."""
+    entered, release = asyncio.Event(), asyncio.Event()
+
+    async def hold(_request: web.Request) -> None:
+        entered.set()
+        await release.wait()
+
+    h.complete_hooks.append(hold)
+    return entered, release
+
+
+def test_sweep_skips_a_session_whose_funding_is_in_flight(system: System, tmp_path: Path) -> None:
+    """A complete that waits longer than STUCK_AFTER (operator lock, slow receipt) must not be sent
+    back to incomplete by this process's sweep while its funding is on the way."""
+
+    async def body(h: Harness) -> None:
+        shop = await Shop(h, system.users[2]).open()
+        sid = await shop.new(buyer={"email": "b@example.com"})
+        entered, release = _held(h)
+        first = asyncio.create_task(shop.complete(sid))
+        await entered.wait()
+        h.complete_hooks.clear()
+        h.clock.now += STUCK_AFTER + 1
+        assert rules.job_id_for(sid) in h.app[FUNDING]
+        assert await sweep(h.app) == (0, 0)
+        assert status_of(h, sid) == "complete_in_progress"
+        release.set()
+        r = await first
+        assert r.status == 200, r.body
+        assert job(system, sid)[2] == FUNDED and status_of(h, sid) == "completed"
+        assert h.app[FUNDING] == set()
+
+    run(tmp_path, system, body, ttl=10 * STUCK_AFTER)
+
+
+def test_complete_rechecks_the_session_before_funding(system: System, tmp_path: Path) -> None:
+    """If the session stopped being this complete's (another process's sweep reset it) between the
+    start and the send, nothing is sent: 409 session_changed."""
+
+    async def body(h: Harness) -> None:
+        shop = await Shop(h, system.users[2]).open()
+        sid = await shop.new(buyer={"email": "b@example.com"})
+        entered, release = _held(h)
+        first = asyncio.create_task(shop.complete(sid))
+        await entered.wait()
+        h.complete_hooks.clear()
+        with transaction(h.db):
+            assert store.abort_complete(h.db, sid, h.clock.now)  # what a sweep elsewhere would do
+        release.set()
+        assert_error(await first, 409, "session_changed")
+        assert job(system, sid)[2] == 0 and status_of(h, sid) == "incomplete"
+        assert (await shop.complete(sid)).status == 200
+        assert job(system, sid)[2] == FUNDED
+
+    run(tmp_path, system, body)
+
+
+def test_503_bodies_never_carry_the_rpc_url(system: System, tmp_path: Path) -> None:
+    """An RPC URL can hold an API key: chain errors reach the client as fixed messages only."""
+    state: dict[str, Any] = {}
+
+    async def prepare(h: Harness) -> None:
+        shop = await Shop(h, system.users[2]).open()
+        state["sid"] = await shop.new(buyer={"email": "b@example.com"})
+        state["key"], state["body"] = shop.key, shop.body(state["sid"])
+        key, wallet, _ = await h.register()
+        state["link"] = (key, h.link_body(wallet, system.users[4], system.users[5].address))
+
+    run(tmp_path, system, prepare)
+
+    async def down(h: Harness) -> None:
+        sid = state["sid"]
+        r = await h.call("POST", f"/api/acp/checkout_sessions/{sid}/complete", state["body"], key=state["key"])
+        assert_error(r, 503, "chain_unavailable")
+        key, link = state["link"]
+        r2 = await h.call("POST", "/api/acp/providers", link, key=key)
+        assert r2.status == 503 and r2.body["code"] == "chain_unavailable", r2.body
+        for reply in (r, r2):
+            assert "SECRET" not in reply.raw.decode() and "127.0.0.1" not in reply.raw.decode(), reply.body
+        assert status_of(h, sid) == "incomplete"
+
+    run(tmp_path, system, down, rpc_url="http://127.0.0.1:9/v2/SECRET")
+
+
 def test_create_and_update_validation(system: System, tmp_path: Path) -> None:
     async def body(h: Harness) -> None:
         shop = await Shop(h, system.users[2]).open()
@@ -586,6 +783,7 @@ def test_crash_after_funding_heals_exactly_once(system: System, tmp_path: Path, 
         state["sid"] = await shop.new(buyer={"email": "b@example.com"})
         state["key"] = shop.key
         state["buyer"] = shop.buyer.address
+        state["body"] = shop.body(state["sid"])
 
     run(tmp_path, system, prepare)
     sid = state["sid"]
@@ -618,7 +816,7 @@ def test_crash_after_funding_heals_exactly_once(system: System, tmp_path: Path, 
                 with pytest.raises(aiohttp.ClientError):
                     await session.post(
                         f"{base}/api/acp/checkout_sessions/{sid}/complete",
-                        json=complete_body(state["buyer"]),
+                        json=state["body"],
                         headers={"Authorization": f"Bearer {state['key']}"},
                     )
 
@@ -651,9 +849,7 @@ def test_crash_after_funding_heals_exactly_once(system: System, tmp_path: Path, 
     async def after(h: Harness) -> None:  # the restarted API answers from the healed state
         got = await h.call("GET", f"/api/acp/checkout_sessions/{sid}", key=state["key"])
         assert got.body["status"] == "completed" and got.body["order"]["status"] == "created"
-        r = await h.call(
-            "POST", f"/api/acp/checkout_sessions/{sid}/complete", complete_body(state["buyer"]), key=state["key"]
-        )
+        r = await h.call("POST", f"/api/acp/checkout_sessions/{sid}/complete", state["body"], key=state["key"])
         assert_error(r, 409, "session_completed")
 
     run(tmp_path, system, after)

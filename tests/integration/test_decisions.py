@@ -9,6 +9,7 @@ import asyncio
 import hashlib
 import hmac
 import json
+import re
 import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -254,6 +255,65 @@ def test_private_webhook_target_refused_when_not_allowed(tmp_path: Path) -> None
         assert api.count("audit_log") == api.count("webhook_deliveries") == 0
 
     run(tmp_path, body, allow_private=False)
+
+
+def test_webhook_url_is_not_resolved_for_an_agent_the_key_may_not_act_for(tmp_path: Path) -> None:
+    """A stranger's webhook_url is never checked (no DNS probing of internal names through us): 404
+    before the URL check, whichever answer the check would give."""
+
+    async def body(api: Api) -> None:
+        _, agent = await api.agent()
+        stranger, _ = await api.agent()
+        for url in ("http://localhost:8080/x", "http://10.0.0.1/x", "https://no-such-host.invalid/x"):
+            r = await api.log(stranger, agent, webhook_url=url)
+            assert (r.status, r.body["code"], r.body["param"]) == (404, "agent_not_found", "agent_uuid"), r.body
+            assert "resolve" not in r.body["message"] and "non-public" not in r.body["message"]
+        assert api.count("audit_log") == api.count("webhook_deliveries") == 0
+
+    run(tmp_path, body, allow_private=False)
+
+
+def test_generated_webhook_secret_is_returned_once(tmp_path: Path) -> None:
+    async def body(api: Api) -> None:
+        key, agent = await api.agent()
+        url = "http://127.0.0.1:1/refused"  # no dispatcher here: the delivery row stays as queued
+
+        def delivery_secret(audit_id: int) -> str:
+            row = api.db.execute(
+                "SELECT secret FROM webhook_deliveries WHERE source = ?", (f"audit:{audit_id}",)
+            ).fetchone()
+            assert row is not None
+            return str(row[0])
+
+        r = await api.log(key, agent, webhook_url=url)
+        assert r.status == 201 and re.fullmatch(r"[0-9a-f]{64}", r.body["webhook_secret"])
+        assert r.body["webhook_secret"] == delivery_secret(r.body["audit_id"])  # receivers can verify
+        given = await api.log(key, agent, webhook_url=url, webhook_secret="mine-0123456789abcdef")
+        assert given.status == 201 and "webhook_secret" not in given.body  # the caller knows it
+        assert "webhook_secret" not in (await api.log(key, agent)).body  # no webhook, no secret
+        # under an Idempotency-Key: shown in the first 201; the stored (replayed) answer never holds it
+        first = await api.log(key, agent, idem="w1", webhook_url=url)
+        secret = first.body["webhook_secret"]
+        assert secret == delivery_secret(first.body["audit_id"])
+        replay = await api.log(key, agent, idem="w1", webhook_url=url)
+        assert replay.headers.get("Idempotent-Replayed") == "true"
+        assert replay.status == 201 and "webhook_secret" not in replay.body
+        assert {k: v for k, v in first.body.items() if k != "webhook_secret"} == replay.body
+        stored = api.db.execute("SELECT response_body FROM idempotency_keys").fetchall()
+        assert stored and all(secret not in str(row[0]) for row in stored)
+
+    run(tmp_path, body)
+
+
+def test_non_ascii_digit_ids_are_404_not_500(tmp_path: Path) -> None:
+    async def body(api: Api) -> None:
+        key, agent = await api.agent()
+        assert (await api.log(key, agent)).status == 201
+        for path in ("/verify/²", "/api/audit/proof/²", "/verify/١", "/api/audit/proof/１"):
+            r = await api.call("GET", path, headers={"Accept": "application/json"})
+            assert (r.status, r.body["code"]) == (404, "entry_not_found"), (path, r.status, r.text)
+
+    run(tmp_path, body)
 
 
 # ---- the rate limit ---------------------------------------------------------------------------------

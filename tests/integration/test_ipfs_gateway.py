@@ -333,14 +333,16 @@ def test_an_unreachable_or_failing_node_is_an_error(tmp_path: Path) -> None:
     async def body() -> None:
         with socket.socket() as s:  # a loopback port nobody listens on
             s.bind(("127.0.0.1", 0))
-            dead = f"http://127.0.0.1:{s.getsockname()[1]}"
+            dead = f"http://127.0.0.1:{s.getsockname()[1]}/SECRET"  # a URL may carry a key: never shown
         async with serve(tmp_path, dead) as g:
             status, reply = await g.upload(b"deliverable")
             assert status == 502 and reply["code"] == "ipfs_pin_failed"
+            assert "SECRET" not in json.dumps(reply) and "127.0.0.1" not in json.dumps(reply)
         async with fake_kubo() as (kubo, url), serve(tmp_path, url) as g:
             kubo.fail = True
             status, reply = await g.upload(b"deliverable")
-            assert status == 502 and reply["code"] == "ipfs_pin_failed" and "disk full" in reply["message"]
+            assert status == 502 and reply["code"] == "ipfs_pin_failed"
+            assert "disk full" not in reply["message"]  # the node's own text goes to the log only
             assert store.unpinned(g.db) == [ipfs.cid_of(b"deliverable")]
 
     run(body)

@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
+from typing import Any
 
 import apsw
+from eth_abi import encode as abi_encode
 from eth_account import Account
 from eth_account.messages import encode_defunct
 
@@ -141,3 +143,66 @@ def test_dispute_opened_and_resolved_are_reflected(system: System, tmp_path: Pat
     assert got is not None and got.status == "released" and got.release_tx
     last = store.history(conn, order.id)[-1]
     assert (last.from_state, last.to_state, last.reason) == ("disputed", "released", "dispute resolved by the arbiter")
+
+
+def _release(system: System, provider: Any, job: str, cid: bytes, ts: int) -> str:
+    """The gateway release with the provider's attestation over raw cid bytes (any bytes: anyone may)."""
+    message = b"complete:" + job.encode() + b":" + cid + b":" + str(ts).encode()
+    sig = Account.sign_message(encode_defunct(primitive=message), provider.key).signature
+    # web3 encodes a str as UTF-8: build the calldata by hand (string and bytes share one encoding).
+    selector = bytes(system.w3.keccak(text="release(bytes32,string,uint256,bytes)"))[:4]
+    calldata = selector + abi_encode(["bytes32", "bytes", "uint256", "bytes"], [bytes.fromhex(job[2:]), cid, ts, sig])
+    payer = system.users[5]
+    tx = {
+        "to": system.gateway.address,
+        "data": calldata,
+        "from": payer.address,
+        "nonce": system.w3.eth.get_transaction_count(payer.address),
+        "gas": 400_000,
+        "gasPrice": system.w3.eth.gas_price,
+        "chainId": system.w3.eth.chain_id,
+    }
+    h = system.w3.eth.send_raw_transaction(payer.sign_transaction(tx).raw_transaction)
+    receipt = system.w3.eth.wait_for_transaction_receipt(h)
+    assert receipt["status"] == 1
+    return "0x" + bytes(h).hex()
+
+
+def test_hostile_releases_do_not_stop_the_indexer_and_still_settle(system: System, tmp_path: Path) -> None:
+    """Anyone can release with the provider's signature over any cid bytes and any timestamp: an
+    invalid-UTF-8 cid and a 2**70 timestamp are applied (leniently), never crash the indexer; a release
+    straight from `created` walks the order through completed to released."""
+    rpc_url = system.w3.provider.endpoint_uri  # type: ignore[attr-defined]
+    conn = connect(tmp_path / "h.db", durable=False)
+    token, provider = _setup(conn, system, "agl_00000000f003")
+    job1 = _pending_session(conn, "cs_h1", "agl_00000000f003", system.users[2].address)
+    _fund(system, job1, token)
+    job2 = _pending_session(conn, "cs_h2", "agl_00000000f003", system.users[2].address)
+    _fund(system, job2, token)
+    asyncio.run(_index(conn, system, rpc_url))
+    _release(system, provider, job1, b"\xff\xfe-not-utf8", system.now())
+    _release(system, provider, job2, b"bafy-ok", 2**70)
+    asyncio.run(_index(conn, system, rpc_url))
+    for job in (job1, job2):
+        order = store.order_by_job(conn, job)
+        assert order is not None and order.status == "released", order
+        moves = [(h.from_state, h.to_state) for h in store.history(conn, order.id)]
+        assert moves == [(None, "created"), ("created", "completed"), ("completed", "released")]
+    assert store.order_by_job(conn, job2).attested_at is None  # type: ignore[union-attr]  # beyond int64
+    rows = conn.execute("SELECT cid, attested_at FROM gateway_jobs WHERE job_id = ?", (job2,)).fetchall()
+    assert rows == [("bafy-ok", hex(2**70))]  # exact, not a lossy REAL
+
+
+def test_a_full_refund_by_the_arbiter_fails_the_order(system: System, tmp_path: Path) -> None:
+    rpc_url = system.w3.provider.endpoint_uri  # type: ignore[attr-defined]
+    conn = connect(tmp_path / "r.db", durable=False)
+    token, _provider = _setup(conn, system, "agl_00000000f004")
+    job = _pending_session(conn, "cs_r", "agl_00000000f004", system.users[2].address)
+    _fund(system, job, token)
+    system.tx(system.users[2], system.gateway.functions.openDispute(bytes.fromhex(job[2:])))
+    system.tx(system.arbiter, system.gateway.functions.resolveDispute(bytes.fromhex(job[2:]), 0))
+    asyncio.run(_index(conn, system, rpc_url))
+    order = store.order_by_job(conn, job)
+    assert order is not None and order.status == "failed" and order.release_tx is None
+    last = store.history(conn, order.id)[-1]
+    assert (last.from_state, last.reason) == ("disputed", "dispute resolved: refunded to the buyer in full")

@@ -31,10 +31,12 @@ from api.providers import add_provider_routes
 from api.wallets import add_wallet_routes
 from api.webhook_dispatcher import add_webhook_dispatcher
 from core import checkout as rules
+from core.anvil import Anvil
 from core.operator import ContractReverted, Operator, operator_account
 from core.store import checkout as store
 from core.store import connect
 from tests.integration.chainkit import USDC, System
+from tests.integration.rpc_proxy import RpcProxy
 
 
 @dataclass
@@ -487,3 +489,20 @@ def test_operator_account_rules() -> None:
     assert operator_account(key, 8453).key.hex().endswith("11" * 32)
     with pytest.raises(ValueError, match="OPERATOR_KEY"):
         operator_account("", 8453)
+
+
+def test_mint_errors_never_show_the_rpc_url(system: System, tmp_path: Path, anvil: Anvil) -> None:
+    """The node answers reads but fails the mint's send: the 503 says so in fixed words; the RPC URL
+    (here with a key-like path) and the node's own error text go to the log only."""
+
+    async def main() -> None:
+        async with RpcProxy(anvil.rpc_url) as proxy, serve(tmp_path, system, rpc_url=proxy.url + "/v2/SECRET") as h:
+            key, wallet, _ = await h.register()
+            proxy.fail_next("503", 50, method="eth_estimateGas")
+            body = h.link_body(wallet, system.users[4], system.users[5].address)
+            r = await h.call("POST", "/api/acp/providers", body, key=key)
+            assert_error(r, 503, "chain_unavailable")
+            assert "SECRET" not in r.raw.decode() and "127.0.0.1" not in r.raw.decode(), r.body
+            assert store.provider_by_self_wallet(h.db, system.users[4].address) is None  # a retry may run
+
+    asyncio.run(main())

@@ -126,3 +126,27 @@ def test_link_window() -> None:
     assert rules.within_window(1300, 1000.0)
     assert not rules.within_window(1000, 1300.5)
     assert not rules.within_window(1301, 1000.0)
+
+
+def test_payment_message_is_exact_and_binds_every_field() -> None:
+    payer = Account.from_key(b"\x22" * 32)
+    gateway = "0x" + "ab" * 20
+    fields = {"chain_id": 8453, "gateway": gateway, "session_id": "cs_1", "amount": 250_000_000}
+    msg = rules.payment_message(**fields, payer=payer.address.lower())  # type: ignore[arg-type]
+    assert msg == (
+        "agentledger checkout payment\nchain: 8453\n"
+        f"gateway: {Web3.to_checksum_address(gateway)}\nsession: cs_1\namount: 250000000\npayer: {payer.address}"
+    )
+    sig = payer.sign_message(encode_defunct(text=msg)).signature.to_0x_hex()
+    assert rules.valid_signature(sig) and rules.recover_signer(msg, sig) == payer.address
+    for name, other in (("chain_id", 84532), ("gateway", "0x" + "cd" * 20), ("session_id", "cs_2"), ("amount", 1)):
+        changed = rules.payment_message(**{**fields, name: other}, payer=payer.address)  # type: ignore[arg-type]
+        assert changed != msg and rules.recover_signer(changed, sig) != payer.address
+
+
+def test_signature_shape_and_unrecoverable_signatures() -> None:
+    good = "0x" + "1b" * 65
+    assert rules.valid_signature(good) and rules.valid_signature(good.upper().replace("0X", "0x"))
+    for bad in ("", "0x", good[:-2], good + "00", good[2:] + "00", "0x" + "zz" * 65):
+        assert not rules.valid_signature(bad)
+    assert rules.recover_signer("m", "0x" + "00" * 65) is None  # r = s = 0: no public key

@@ -142,7 +142,9 @@ def test_ids_secrets_and_retry_schedule() -> None:
 
 def test_allow_private_for() -> None:
     assert webhooks.allow_private_for("auto", 31337) is True  # anvil
-    assert webhooks.allow_private_for("auto", 999_999) is True  # unknown chains are local dev chains
+    # an unknown chain is not evidence of a dev machine (a private L2, a fork): private targets refused
+    assert webhooks.allow_private_for("auto", 999_999) is False
+    assert webhooks.allow_private_for("auto", 1) is False
     assert webhooks.allow_private_for("auto", 8453) is False  # Base
     assert webhooks.allow_private_for("AUTO", 84532) is False  # Base Sepolia
     assert webhooks.allow_private_for("true", 8453) is True
@@ -192,6 +194,24 @@ def test_check_url_refuses(url: str, why: str) -> None:
     assert isinstance(err.value, ValueError)
     with pytest.raises(WebhookURLError, match=why):
         asyncio.run(webhooks.check_url_async(url, allow_private=False))
+
+
+def test_refusals_never_say_what_a_name_resolves_to(caplog: pytest.LogCaptureFixture) -> None:
+    """localhost resolves to 127.0.0.1 and/or ::1: the caller learns only "non-public"; the log has it."""
+    url = "http://localhost:8080/hook"
+    for asynchronous in (False, True):
+        caplog.clear()
+        with caplog.at_level("WARNING", logger="agentledger.webhooks"), pytest.raises(WebhookURLError) as err:
+            if asynchronous:
+                asyncio.run(webhooks.check_url_async(url, allow_private=False))
+            else:
+                webhooks.check_url(url, allow_private=False)
+        assert "non-public" in str(err.value)
+        assert "127.0.0.1" not in str(err.value) and "::1" not in str(err.value)
+        assert "127.0.0.1" in caplog.text or "::1" in caplog.text
+    with pytest.raises(WebhookURLError) as err:
+        webhooks.check_url("http://10.1.2.3/hook", allow_private=False)
+    assert "10.1.2.3" not in str(err.value)
 
 
 @pytest.mark.parametrize(

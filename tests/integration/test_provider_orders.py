@@ -1,0 +1,156 @@
+"""Provider-side order calls against the real app: the signer is the agent NFT's CURRENT self wallet,
+hostile uploads are refused before work, a reclaimed escrow cannot be recovered."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import apsw
+from aiohttp.test_utils import TestServer
+from eth_account import Account
+from eth_account.messages import encode_defunct
+from eth_account.signers.local import LocalAccount
+
+from api.app import create_app
+from core.config import Settings
+from core.ipfs import cid_of
+from core.operator import Operator
+from core.orders import deliverable_message, provider_message
+from core.store import connect
+from core.store import orders as store
+from indexer.order_follower import OrderFollower
+from indexer.rpc import RetryPolicy, RpcClient
+from scripts.devchain import System, dev_account
+from tests.integration.indexer_kit import make_indexer
+from tests.integration.test_order_follower import _fund, _pending_session, _setup
+
+
+@dataclass
+class Harness:
+    system: System
+    db: apsw.Connection
+    base: str
+    http: aiohttp.ClientSession
+
+    async def index(self) -> None:
+        async with RpcClient(self.system.w3.provider.endpoint_uri, RetryPolicy(attempts=3)) as rpc:  # type: ignore[attr-defined]
+            ix = make_indexer(
+                self.db,
+                rpc,
+                self.system,
+                use_finalized_tag=False,
+                finality_hooks=[OrderFollower(self.system.deployment.contracts, time.time)],
+            )
+            await ix.run_until(self.system.w3.eth.block_number)
+
+    async def signed(self, order_id: str, action: str, who: LocalAccount, ts: int | None = None) -> tuple[int, Any]:
+        ts = int(time.time()) if ts is None else ts
+        sig = Account.sign_message(encode_defunct(text=provider_message(action, order_id, ts)), who.key).signature
+        body = {"timestamp": ts, "signature": "0x" + bytes(sig).hex()}
+        async with self.http.post(f"{self.base}/api/acp/orders/{order_id}/{action}", json=body) as r:
+            return r.status, await r.json()
+
+
+@asynccontextmanager
+async def harness(system: System, tmp_path: Path) -> AsyncIterator[Harness]:
+    db = connect(tmp_path / "p.db")
+    dep = system.deployment
+    op = Operator(system.w3, system.operator, dep.contracts, dep.usdc)
+    app = create_app(dep, "http://127.0.0.1:9", db, settings=Settings(webhook_allow_private="true"), operator=op)
+    server = TestServer(app, host="127.0.0.1", port=0)
+    await server.start_server()
+    try:
+        async with aiohttp.ClientSession() as http:
+            yield Harness(system, db, str(server.make_url("")), http)
+    finally:
+        await server.close()
+        db.close()
+
+
+async def _order(h: Harness, wallet_id: str, sid: str) -> tuple[str, int, LocalAccount]:
+    token, provider = _setup(h.db, h.system, wallet_id)
+    job = _pending_session(h.db, sid, wallet_id, h.system.users[2].address)
+    _fund(h.system, job, token)
+    await h.index()
+    order = store.order_by_job(h.db, job)
+    assert order is not None
+    return order.id, token, provider  # type: ignore[return-value]
+
+
+def test_signatures_follow_the_self_wallet_rotated_on_chain(system: System, tmp_path: Path) -> None:
+    async def main() -> None:
+        async with harness(system, tmp_path) as h:
+            order_id, token, old = await _order(h, "agl_00000000e001", "cs_rot")
+            assert (await h.signed(order_id, "acknowledge", old))[0] == 200
+            new = dev_account(301)
+            owner = system.users[1]  # _setup made users[1] the NFT's owner
+            system.tx(owner, system.registry.functions.setSelfWallet(token, new.address))
+            await h.index()
+            status, body = await h.signed(order_id, "start", old)
+            assert (status, body["code"]) == (401, "invalid_signature")
+            status, body = await h.signed(order_id, "start", new)
+            assert (status, body["status"]) == (200, "in_progress")
+
+    asyncio.run(main())
+
+
+def test_uploads_are_refused_before_reading_when_not_in_progress_and_floats_are_400(
+    system: System, tmp_path: Path
+) -> None:
+    async def main() -> None:
+        async with harness(system, tmp_path) as h:
+            order_id, _token, provider = await _order(h, "agl_00000000e002", "cs_up")
+            url = f"{h.base}/api/acp/orders/{order_id}/deliverables"
+            async with h.http.post(url, json={"content": {"a": 1}, "timestamp": 1, "signature": "0x" + "00" * 65}) as r:
+                assert (r.status, (await r.json())["code"]) == (409, "invalid_transition")  # still `created`
+            for action in ("acknowledge", "start"):
+                assert (await h.signed(order_id, action, provider))[0] == 200
+            ts = int(time.time())
+            sig = "0x" + "11" * 65
+            async with h.http.post(url, json={"content": {"x": 1.5}, "timestamp": ts, "signature": sig}) as r:
+                assert (r.status, (await r.json())["code"]) == (400, "invalid_content")
+            form = aiohttp.FormData()
+            form.add_field("timestamp", str(ts))
+            form.add_field("signature", sig)
+            form.add_field("file", b"one", filename="a")
+            form.add_field("file", b"two", filename="b")
+            async with h.http.post(url, data=form) as r:
+                assert (r.status, (await r.json())["param"]) == (400, "file")
+            # the real thing still works
+            data = b"report"
+            msg = deliverable_message(order_id, hashlib.sha256(data).hexdigest(), ts)
+            good = "0x" + bytes(Account.sign_message(encode_defunct(text=msg), provider.key).signature).hex()
+            form = aiohttp.FormData()
+            form.add_field("timestamp", str(ts))
+            form.add_field("signature", good)
+            form.add_field("file", data, filename="r.txt")
+            async with h.http.post(url, data=form) as r:
+                assert r.status == 201, await r.text()
+                assert (await r.json())["cid"] == cid_of(data)
+            assert store.get_order(h.db, order_id).deliverable_cid == cid_of(data)  # type: ignore[union-attr]
+
+    asyncio.run(main())
+
+
+def test_a_reclaimed_escrow_cannot_be_recovered(system: System, tmp_path: Path) -> None:
+    async def main() -> None:
+        async with harness(system, tmp_path) as h:
+            order_id, _token, provider = await _order(h, "agl_00000000e003", "cs_rec")
+            order = store.get_order(h.db, order_id)
+            assert order is not None
+            system.advance(49 * 3600)  # past the job's deadline
+            system.tx(system.users[2], system.gateway.functions.reclaim(bytes.fromhex(order.job_id[2:])))
+            await h.index()
+            assert store.get_order(h.db, order_id).status == "failed"  # type: ignore[union-attr]
+            status, body = await h.signed(order_id, "recover", provider, ts=int(time.time()))
+            assert (status, body["code"]) == (409, "escrow_closed")
+
+    asyncio.run(main())
