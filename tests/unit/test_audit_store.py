@@ -7,6 +7,9 @@ from pathlib import Path
 
 import apsw
 import pytest
+import rfc8785
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import merkle
 from core import audit
@@ -94,3 +97,35 @@ def test_a_missing_node_is_reported_not_guessed(conn: apsw.Connection) -> None:
     conn.execute("DELETE FROM merkle_nodes WHERE level = 2 AND idx = 0")
     with pytest.raises(LookupError):
         store.root(conn, 4)
+
+
+_json_leaf = st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | st.text()
+_json = st.recursive(
+    _json_leaf,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(_json)
+@settings(max_examples=400, deadline=None)
+def test_canonical_fast_path_equals_rfc8785(value: object) -> None:
+    try:
+        expected = rfc8785.dumps(value)
+    except Exception as exc:  # e.g. lone surrogates: the fast path must refuse them too
+        with pytest.raises(type(exc)):
+            audit.canonical(value)
+        return
+    assert audit.canonical(value) == expected
+
+
+def test_canonical_edge_cases() -> None:
+    cases: list[object] = [
+        {"b": 1, "a": '\u001f"\\\u2028\u00e9\U0001f600\x7f'},
+        {"\u00e9": 1, "z": 2, "\U0001f600": 3, "\uff61": 4},  # non-ASCII keys: the library's UTF-16 order
+        [2**53 - 1, -(2**53) + 1, True, None, "", [], {}],
+    ]
+    for value in cases:
+        assert audit.canonical(value) == rfc8785.dumps(value)
+    with pytest.raises(rfc8785.IntegerDomainError):
+        audit.canonical({"x": 2**53})
