@@ -62,7 +62,7 @@ def _plain(obj: Any) -> bool:
     if t is str or t is bool or obj is None:
         return True
     if t is int:
-        return -_MAX_SAFE <= obj <= _MAX_SAFE
+        return bool(-_MAX_SAFE <= obj <= _MAX_SAFE)
     if t is dict:
         return all(type(k) is str and k.isascii() and _plain(v) for k, v in obj.items())
     if t is list:
