@@ -134,7 +134,7 @@ async def fetch_only(rpc_url: str, addresses: list[str], start: int, end: int) -
             logs = await rpc.call(
                 "eth_getLogs", [{"fromBlock": hex(block), "toBlock": hex(stop), "address": addresses}]
             )
-            sizer.success(len(logs))
+            sizer.observe(logs, block, stop)  # the indexer's own sizing, so the same ranges
             n += len(logs)
             block = stop + 1
     return time.perf_counter() - t0, n

@@ -6,6 +6,7 @@ import asyncio
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,9 +14,10 @@ from core.anvil import Anvil
 from core.chain import connect
 from core.money import split
 from core.store import connect as db_connect
-from core.store.projections import dump
+from core.store.projections import HANDLERS, dump
 from core.store.reorg import track
 from indexer.rpc import RpcClient
+from indexer.sync import RangeSizer
 from scripts.devchain import USDC, System, deploy_dev_system, run_scenario
 from tests.integration.indexer_kit import index_to_head, make_indexer, mine, reorg, signed_tx
 
@@ -240,5 +242,45 @@ def test_head_going_backwards_is_waited_out_then_a_real_fork_is_rolled_back(snap
         conn.close()
         assert rows == await index_to_head(tmp_path / "clean.db", url(s), s)
         assert {r[1]: r[9] for r in rows["agents"]}[2] == 32 * USDC
+
+    asyncio.run(scenario())
+
+
+def test_a_backfill_failing_part_way_keeps_whole_ranges_and_resumes(snap: System, tmp_path: Path) -> None:
+    """The backfill commits one range while it decodes the next: a failure in a later range (here a
+    subscriber raising) rolls that range back whole, keeps the committed ones, and a restart
+    finishes the history exactly like a clean index."""
+    s = snap
+    dep = s.deployment
+    ours: Any = [a for n, a in dep.contracts.items() if n != "MockUSDC"]
+    blocks = sorted(
+        {int(lg["blockNumber"]) for lg in s.w3.eth.get_logs({"fromBlock": dep.deploy_block, "address": ours})}
+    )
+    breaking = blocks[len(blocks) // 2]  # a block with our events, half-way through the history
+
+    def explode(conn: object, chain_id: int, event: object) -> None:
+        if event.block_number >= breaking:  # type: ignore[attr-defined]
+            raise RuntimeError("subscriber failed")
+
+    async def scenario() -> None:
+        db = tmp_path / "partial.db"
+        conn = db_connect(db, durable=False)
+        async with RpcClient(url(s)) as rpc:
+            subscribers = {key: [explode] for key in HANDLERS}
+            ix = make_indexer(conn, rpc, s, use_finalized_tag=False, subscribers=subscribers)
+            ix.sizer = RangeSizer(size=2, maximum=2)  # many ranges: commits overlap the next decode
+            with pytest.raises(RuntimeError, match="subscriber failed"):
+                await ix.run_until(s.w3.eth.block_number)
+        tip_row = conn.execute("SELECT block_number FROM sync_state").fetchone()
+        assert tip_row is not None
+        tip = int(tip_row[0])
+        assert dep.deploy_block < tip < breaking  # earlier ranges committed, the failing one not
+        assert ix.status.seen == tip
+        stored: Any = conn.execute("SELECT count(*), max(block_number) FROM events").fetchone()
+        expected = s.w3.eth.get_logs({"fromBlock": dep.deploy_block, "toBlock": tip, "address": ours})
+        assert stored[0] == len(expected) and stored[1] <= tip  # every event up to the checkpoint, none after
+        conn.close()
+        rows = await index_to_head(db, url(s), s)  # restarted without the failing subscriber
+        assert rows == await index_to_head(tmp_path / "clean.db", url(s), s)
 
     asyncio.run(scenario())

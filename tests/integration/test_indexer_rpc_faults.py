@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import ClientSession, web
 from web3 import Web3
 
 from core.anvil import Anvil
@@ -34,6 +35,7 @@ Rows = dict[str, list[tuple[Any, ...]]]
 # The backoff stays well below the pacer's first interval (0.05 s), so a gap after a 429 shows the pacer.
 FAULTY = RetryPolicy(attempts=12, base_delay=0.005, max_delay=0.01, timeout=10.0)
 MAX_RANGE = 3
+_JSON = {"Content-Type": "application/json"}
 
 
 @pytest.fixture(scope="module")
@@ -322,3 +324,42 @@ def test_a_syncing_node_or_a_head_behind_us_is_waited_out_not_rolled_back(
             conn.close()
 
     assert asyncio.run(scenario()) == clean
+
+
+# ---- eth_getLogs replies cut short -----------------------------------------------------------------
+
+
+def test_a_getlogs_reply_cut_short_is_fetched_again(chain: System, clean: Rows, tmp_path: Path) -> None:
+    """The backfill reads eth_getLogs replies unparsed and parses them in its worker thread: a body
+    cut short there (a proxy giving up mid-reply, after a 200) is fetched again, within the step."""
+    cut: list[int] = []
+
+    async def forward(request: web.Request) -> web.Response:
+        body = await request.read()
+        async with ClientSession() as http, http.post(url(chain), data=body, headers=_JSON) as resp:
+            reply = await resp.read()
+        if b'"eth_getLogs"' in body and len(cut) < 3 and len(reply) > 100:
+            cut.append(len(reply))
+            reply = reply[: len(reply) // 2]
+        return web.Response(body=reply, content_type="application/json")
+
+    async def scenario() -> Rows:
+        app = web.Application()
+        app.router.add_post("/", forward)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        conn = db_connect(tmp_path / "cut.db", durable=False)
+        try:
+            async with RpcClient(f"http://127.0.0.1:{runner.addresses[0][1]}/", FAULTY) as rpc:
+                ix = make_indexer(conn, rpc, chain, use_finalized_tag=False)
+                ix.sizer = RangeSizer(size=4, maximum=4)  # many ranges, so several replies are cut
+                await ix.run_until(chain.w3.eth.block_number, timeout=45)  # raises if a step failed
+            return dump(conn)
+        finally:
+            conn.close()
+            await runner.cleanup()
+
+    assert asyncio.run(scenario()) == clean
+    assert len(cut) == 3

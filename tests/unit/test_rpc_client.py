@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import random
 from collections.abc import Callable
 from types import TracebackType
@@ -13,7 +14,8 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from indexer.rpc import RetryPolicy, RpcClient, RpcError, RpcUnavailable, is_range_error, suggested_range
+from indexer.decode import log_rows
+from indexer.rpc import RetryPolicy, RpcClient, RpcError, RpcUnavailable, is_range_error, parse_reply, suggested_range
 from indexer.sync import RangeSizer
 
 # ---- provider range errors ----------------------------------------------------------------------
@@ -450,3 +452,102 @@ def test_range_sizer_halves_down_to_the_minimum_and_takes_a_suggestion() -> None
     assert s.size == 37  # the provider's suggested span
     s.too_large(0)
     assert s.size == 18  # no usable suggestion: halve
+
+
+def test_range_sizer_aims_by_the_denser_tail_of_a_range() -> None:
+    # 40 blocks: quiet for 30, then 1,000 logs a block. The average (10,000 logs in 40 blocks) says
+    # "hold at 40"; the last quarter (10 blocks, 10,000 logs) says the chain is now 1,000 a block.
+    logs = [{"blockNumber": hex(130 + i // 1000)} for i in range(10_000)]
+    s = RangeSizer(size=40, target_logs=5_000)
+    s.observe(logs, 100, 139)
+    assert s.size == 5
+    s = RangeSizer(size=40, target_logs=5_000)
+    s.observe([{"blockNumber": hex(100)}] * 2_500, 100, 139)  # dense head, quiet tail: the average rules
+    assert s.size == 80
+    s = RangeSizer(size=40, target_logs=5_000)
+    s.observe([], 100, 139)
+    assert s.size == 80
+
+
+def test_parse_reply_returns_the_result_or_raises_the_error() -> None:
+    assert parse_reply(b'{"jsonrpc":"2.0","id":1,"result":[1,2]}') == [1, 2]
+    assert parse_reply(b'[{"jsonrpc":"2.0","id":1,"result":"0x1"}]') == "0x1"
+    with pytest.raises(RpcError) as err:
+        parse_reply(b'{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"query returned more than 10000"}}')
+    assert err.value.code == -32005 and is_range_error(err.value)
+    with pytest.raises(RpcUnavailable):
+        parse_reply(b'{"jsonrpc":"2.0","id":1,"resu')
+    with pytest.raises(RpcError):
+        parse_reply(b'"just a string"')
+
+
+# ---- eth_getLogs replies read as rows (indexer.decode.log_rows) -----------------------------------
+
+
+def _log(i: int, order: tuple[str, ...]) -> dict[str, Any]:
+    full = {
+        "address": "0x" + "ab" * 20,
+        "topics": ["0x" + f"{i:064x}", "0x" + "00" * 31 + "07"],
+        "data": "0x" + "00" * 31 + f"{i % 256:02x}",
+        "blockHash": "0x" + "cd" * 32,
+        "blockNumber": hex(100 + i // 3),
+        "blockTimestamp": "0x6b02ea39",
+        "transactionHash": "0x" + f"{i + 1:064x}",
+        "transactionIndex": hex(i % 3),
+        "logIndex": hex(i),
+        "removed": False,
+    }
+    return {k: full[k] for k in order}
+
+
+ANVIL_ORDER = ("address", "topics", "data", "blockHash", "blockNumber", "blockTimestamp", "transactionHash",
+               "transactionIndex", "logIndex", "removed")  # fmt: skip
+GETH_ORDER = ("address", "topics", "data", "blockNumber", "transactionHash", "transactionIndex", "blockHash",
+              "logIndex", "removed")  # fmt: skip
+
+
+def _reply(logs: Any, compact: bool = True, **envelope: Any) -> bytes:
+    body = {"jsonrpc": "2.0", "id": 5, "result": logs, **envelope}
+    return json.dumps(body, separators=(",", ":") if compact else None).encode()
+
+
+@pytest.mark.parametrize("order", [ANVIL_ORDER, GETH_ORDER])
+def test_log_rows_read_every_field_of_a_compact_reply_in_the_nodes_key_order(order: tuple[str, ...]) -> None:
+    logs = [_log(i, order) for i in range(7)]
+    rows = log_rows(_reply(logs))
+    assert rows == [
+        (
+            lg["address"],
+            ",".join(f'"{t}"' for t in lg["topics"]),
+            lg["data"],
+            lg["blockHash"],
+            lg["blockNumber"],
+            lg["transactionHash"],
+            lg["logIndex"],
+        )
+        for lg in logs
+    ]
+    assert log_rows(_reply([])) == [] and log_rows(b'[{"jsonrpc":"2.0","id":1,"result":[]}]') == []
+
+
+def test_log_rows_leave_anything_unusual_to_the_json_parser() -> None:
+    logs = [_log(i, ANVIL_ORDER) for i in range(5)]
+    assert log_rows(_reply(logs)) is not None
+    removed = [dict(lg) for lg in logs]
+    removed[2]["removed"] = True
+    mixed = [*logs[:2], _log(2, GETH_ORDER), *logs[3:]]
+    unknown = [dict(lg, extra="0x1") for lg in logs]
+    pending = [dict(lg, blockHash=None) for lg in logs]
+    for body in (
+        _reply(logs, compact=False),  # whitespace
+        _reply(removed),
+        _reply(mixed),  # key order changing within a reply
+        _reply(unknown),
+        _reply(pending),
+        _reply(logs)[:-40] + b"]}",  # cut in the middle of a log
+        _reply(logs)[:-1],  # not JSON
+        b'{"jsonrpc":"2.0","id":5,"error":{"code":-32005,"message":"query returned more than 10000 results"}}',
+        b'{"jsonrpc":"2.0","id":5,"result":[],"error":{"code":1,"message":"both"}}',
+        "é".encode() + _reply(logs),
+    ):
+        assert log_rows(body) is None, body[:80]
