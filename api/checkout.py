@@ -49,7 +49,7 @@ import logging
 import os
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import apsw
 from aiohttp import web
@@ -57,11 +57,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from web3 import Web3
 
 from api import idempotency
+from api.acp import OPERATOR, acp_body, add_acp_headers, json_response, ok
 from api.auth import Caller, authenticate, authenticate_optional
-from api.errors import ApiError, Handler
-from api.models import decode_json, parse_body, parse_query
+from api.errors import ApiError
+from api.models import decode_json
 from api.operation import Operation
-from api.wallets import CLOCK, WALLET_DB, WRITER, encode
+from api.wallets import CLOCK, WALLET_DB, WRITER
 from api.webhook_dispatcher import wake
 from core import checkout as rules
 from core.money import usdc_text
@@ -81,89 +82,18 @@ from core.webhooks import WebhookURLError, check_url_async, new_secret
 
 log = logging.getLogger("agentledger.checkout")
 
-OPERATOR: web.AppKey[Operator] = web.AppKey("operator", Operator)
 SESSION_TTL: web.AppKey[float] = web.AppKey("checkout_session_ttl", float)
 ALLOW_PRIVATE_WEBHOOKS: web.AppKey[bool] = web.AppKey("checkout_allow_private_webhooks", bool)
 #: Job ids whose funding this process is sending (from complete_in_progress until the send's
 #: outcome is known): the stuck-session sweep never resets those.
 FUNDING: web.AppKey[set[str]] = web.AppKey("checkout_funding", set)
-_ACP_MOUNTED: web.AppKey[bool] = web.AppKey("acp_headers_mounted", bool)
 
-ACP_PREFIX = "/api/acp/"
-API_VERSION_HEADER = "API-Version"
-REQUEST_ID_HEADER = "Request-Id"
 SWEEP_INTERVAL = 30.0
 #: A session left complete_in_progress this long (a crash, an unanswered node) is checked against
 #: the chain: no job there -> back to incomplete (safe: a later fund of the same job id reverts).
 STUCK_AFTER = 600.0
 FAULT_ENV = "AGENTLEDGER_FAULT"
 SIGNATURE_PARAM = "$.payment_data.instrument.credential.signature"
-
-M = TypeVar("M", bound=BaseModel)
-
-
-# ---- ACP plumbing (shared with api.providers) ----------------------------------------------------
-
-
-def ok(payload: dict[str, Any], status: int = 200) -> tuple[int, bytes]:
-    return status, encode(payload).encode()
-
-
-def json_response(payload: dict[str, Any], status: int = 200) -> web.Response:
-    return web.Response(status=status, body=encode(payload).encode(), content_type="application/json")
-
-
-def _jsonpath(exc: ApiError) -> ApiError:
-    if exc.param is not None and not exc.param.startswith("$"):
-        exc.param = "$." + exc.param if not exc.param.startswith("[") else "$" + exc.param
-    return exc
-
-
-def acp_body(model: type[M], body: bytes | None, *, query: dict[str, str] | None = None) -> M:
-    """Validate a JSON body (or a query) with `model`; 400 with `param` as an RFC 9535 JSONPath
-    (ACP's convention) for bodies, the parameter name for queries."""
-    if query is not None:
-        return parse_query(model, query)
-    try:
-        return parse_body(model, body or b"")
-    except ApiError as exc:
-        raise _jsonpath(exc) from None
-
-
-@web.middleware
-async def _acp_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    if request.path.startswith(ACP_PREFIX):
-        version = request.headers.get(API_VERSION_HEADER)
-        if version is not None and version.strip() not in rules.SUPPORTED_API_VERSIONS:
-            raise ApiError(
-                400,
-                "unsupported_api_version",
-                f"API-Version {version!r} is not supported; supported versions: "
-                + ", ".join(rules.SUPPORTED_API_VERSIONS),
-                param=API_VERSION_HEADER,
-            )
-    return await handler(request)
-
-
-async def _acp_headers(request: web.Request, response: web.StreamResponse) -> None:
-    if not request.path.startswith(ACP_PREFIX):
-        return
-    response.headers[API_VERSION_HEADER] = rules.SUPPORTED_API_VERSIONS[0]
-    for name in (REQUEST_ID_HEADER, idempotency.HEADER):
-        value = request.headers.get(name)
-        if value is not None and name not in response.headers and value.isprintable() and len(value) <= 255:
-            response.headers[name] = value
-
-
-def add_acp_headers(app: web.Application) -> None:
-    """API-Version check and Request-Id / Idempotency-Key echo on every /api/acp route (once per app;
-    the middleware runs inside the app's error middleware, so its 400 has the one error shape)."""
-    if app.get(_ACP_MOUNTED):
-        return
-    app[_ACP_MOUNTED] = True
-    app.middlewares.append(_acp_middleware)
-    app.on_response_prepare.append(_acp_headers)
-
 
 # ---- request models -----------------------------------------------------------------------------
 

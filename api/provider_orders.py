@@ -27,7 +27,7 @@ from eth_account.messages import encode_defunct
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from api import webhook_dispatcher
-from api.checkout import OPERATOR
+from api.acp import OPERATOR
 from api.errors import ApiError
 from api.ipfs_gateway import IPFS_API_URL, pin, read_capped
 from api.operation import Operation

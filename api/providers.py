@@ -45,8 +45,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from web3 import Web3
 
 from api import idempotency
+from api.acp import OPERATOR, acp_body, add_acp_headers, json_response, ok
 from api.auth import Caller, agent_for, authenticate
-from api.checkout import OPERATOR, acp_body, add_acp_headers, chain_unavailable, json_response, ok
+from api.checkout import chain_unavailable
 from api.errors import ApiError
 from api.models import Amount, Wallet
 from api.operation import Operation
