@@ -5,6 +5,19 @@ hashed, the row looked up by that hash, and the stored hash compared with hmac.c
 A key is scoped to an account (every agent of it) or to one agent. An agent the caller may not
 act for answers 404 `agent_not_found`, exactly like a wallet that does not exist, so a key never
 learns whether another account's wallet exists.
+
+Both lookups are on every request's path, so both are cached per connection:
+
+- valid keys (never unknown ones, so a new key works at once): at most CACHE_SIZE entries, each
+  trusted for KEY_CACHE_TTL seconds;
+- agents (never updated or deleted today), only as committed: agent_for notes what it read from
+  the database in `fresh`, and its caller hands that to remember_agents() once its transaction
+  has committed, so an agent whose registration rolled back is never served from the cache.
+
+Both drop everything when this process writes api_keys (or, in future, changes an agent; see
+core.store.wallets.auth_generation) and on clear_auth_caches(). A future revocation calls
+clear_auth_caches() once its transaction has committed (a lookup between its write and its
+commit still reads the old row); a key revoked by another process stops working within the TTL.
 """
 
 from __future__ import annotations
@@ -13,6 +26,8 @@ import hashlib
 import hmac
 import re
 import secrets
+import time
+import weakref
 from dataclasses import dataclass
 
 import apsw
@@ -61,16 +76,62 @@ def _bearer(request: web.Request) -> str | None:
     return token.strip()
 
 
+CACHE_SIZE = 4096
+KEY_CACHE_TTL = 30.0
+
+
+class _Cache:
+    """One connection's cached rows and the auth generation they were read at."""
+
+    __slots__ = ("agents", "generation", "keys")
+
+    def __init__(self) -> None:
+        self.keys: dict[str, tuple[Caller, float]] = {}  # key hash -> (caller, trusted until)
+        self.agents: dict[str, AgentRow] = {}  # wallet -> agent
+        self.generation = store.auth_generation()
+
+
+_caches: weakref.WeakKeyDictionary[apsw.Connection, _Cache] = weakref.WeakKeyDictionary()
+
+
+def _cache(db: apsw.Connection) -> _Cache:
+    cache = _caches.get(db)
+    if cache is None or cache.generation != store.auth_generation():
+        cache = _caches[db] = _Cache()
+    return cache
+
+
+def clear_auth_caches() -> None:
+    """Forget every cached key and agent (call after committing a change to an existing one)."""
+    _caches.clear()
+
+
+def _lookup(db: apsw.Connection, digest: str) -> Caller | None:
+    cache = _cache(db).keys
+    now = time.monotonic()
+    hit = cache.pop(digest, None)
+    if hit is not None and hit[1] > now:
+        cache[digest] = hit  # back in, as the newest: the oldest is evicted first
+        return hit[0]
+    row = store.get_api_key(db, digest)
+    if row is None or not hmac.compare_digest(row.key_hash, digest):
+        return None
+    caller = Caller(row.key_hash, row.account_id, row.agent_id)
+    if len(cache) >= CACHE_SIZE:
+        del cache[next(iter(cache))]  # the least recently used
+    cache[digest] = (caller, now + KEY_CACHE_TTL)
+    return caller
+
+
 def authenticate_optional(db: apsw.Connection, request: web.Request) -> Caller | None:
     """The caller of `request`, or None when it sent no Authorization header (a bad key is a 401)."""
     key = _bearer(request)
     if key is None:
         return None
-    digest = hash_api_key(key)
-    row = store.get_api_key(db, digest)
-    if row is None or not hmac.compare_digest(row.key_hash, digest):
+    caller = _lookup(db, hash_api_key(key))
+    if caller is None:
         raise AuthError("invalid_api_key", "the API key is not valid")
-    return Caller(row.key_hash, row.account_id, row.agent_id)
+    return caller
 
 
 def authenticate(db: apsw.Connection, request: web.Request) -> Caller:
@@ -81,9 +142,27 @@ def authenticate(db: apsw.Connection, request: web.Request) -> Caller:
     return caller
 
 
-def agent_for(db: apsw.Connection, caller: Caller, wallet: str, param: str = "agentId") -> AgentRow:
-    """The agent `wallet` if the caller may act for it; 404 otherwise (existence is not leaked)."""
-    agent = store.agent_by_wallet(db, wallet)
+class FreshAgents(list[AgentRow]):
+    """Agents agent_for read from the database in one transaction (for remember_agents), and the
+    auth generation when it began: a change to auth rows in between keeps them out of the cache."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.generation = store.auth_generation()
+
+
+def agent_for(
+    db: apsw.Connection, caller: Caller, wallet: str, param: str = "agentId", *, fresh: FreshAgents | None = None
+) -> AgentRow:
+    """The agent `wallet` if the caller may act for it; 404 otherwise (existence is not leaked).
+    Served from the cache of committed agents when it is there; otherwise read from `db` and, when
+    `fresh` is given, appended to it (for remember_agents() after the commit)."""
+    cache = _caches.get(db)
+    agent = None if cache is None or cache.generation != store.auth_generation() else cache.agents.get(wallet)
+    if agent is None:
+        agent = store.agent_by_wallet(db, wallet)
+        if agent is not None and fresh is not None:
+            fresh.append(agent)
     allowed = (
         agent is not None
         and agent.account_id == caller.account_id
@@ -92,6 +171,17 @@ def agent_for(db: apsw.Connection, caller: Caller, wallet: str, param: str = "ag
     if agent is None or not allowed:
         raise ApiError(404, "agent_not_found", f"no agent {wallet} for this API key", param=param)
     return agent
+
+
+def remember_agents(db: apsw.Connection, agents: FreshAgents) -> None:
+    """Cache `agents` for agent_for on `db`: only rows read in a transaction that has committed."""
+    if not agents or agents.generation != store.auth_generation():
+        return
+    cache = _cache(db).agents
+    for agent in agents:
+        if len(cache) >= CACHE_SIZE:
+            del cache[next(iter(cache))]  # the oldest
+        cache[agent.wallet] = agent
 
 
 def require_account_scope(caller: Caller) -> None:

@@ -126,19 +126,29 @@ async def execute(
     now: float,
     work: TxWork,
     before: Callable[[], Awaitable[None]] | None = None,
+    savepoint: bool = True,
 ) -> web.Response:
     """Run `work` in the writer's next group commit under the request's Idempotency-Key (if any);
     `owner` is the caller's key hash. `before` is awaited after the key is claimed (tests hold
-    requests there). The response is sent only once `work` and the stored response are committed."""
+    requests there). The response is sent only once `work` and the stored response are committed.
+    savepoint=False: `work` writes nothing when it raises (GroupCommitter.run); used without a
+    key only, since storing the response after `work` is a write that can still refuse."""
     key = request_key(request)
+    if key is None:  # no key, nothing to claim or store: the work alone, in the next group commit
+        try:
+            if before is not None:
+                await before()
+            status, raw = await writer.run(work, savepoint=savepoint)
+        except ApiError as exc:
+            return exc.response()
+        return web.Response(status=status, body=raw, content_type="application/json")
     claim: Claim | None = None
     try:
-        if key is not None:
-            scope = f"{owner} {request.method} {request.path}"
-            got = await _claim(writer, scope, key, hashlib.sha256(body).hexdigest(), now)
-            if isinstance(got, web.Response):
-                return _echo(got, key)
-            claim = got
+        scope = f"{owner} {request.method} {request.path}"
+        got = await _claim(writer, scope, key, hashlib.sha256(body).hexdigest(), now)
+        if isinstance(got, web.Response):
+            return _echo(got, key)
+        claim = got
         resp = await _run(writer, claim, work, before)
     except ApiError as exc:
         if claim is not None:

@@ -6,10 +6,10 @@ The split is the same rule the AgentPayouts contract applies on-chain (tests hol
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation, localcontext
+from decimal import Context, Decimal, Inexact, InvalidOperation, Rounded, localcontext
 
 USDC_DECIMALS = 6
-UNITS_PER_USDC = 10**USDC_DECIMALS
+UNITS_PER_USDC: int = 10**USDC_DECIMALS
 #: Upper bound for any single amount the API accepts: 10^12 USDC, far above any real payment,
 #: far below anything that could overflow a SQLite INTEGER when summed.
 MAX_AMOUNT_UNITS = 10**12 * UNITS_PER_USDC
@@ -24,12 +24,35 @@ class AmountError(ValueError):
     """An amount that is not a valid, positive, at-most-6-decimal USDC figure."""
 
 
+MAX_AMOUNT_WHOLE = MAX_AMOUNT_UNITS // UNITS_PER_USDC
+#: Exact arithmetic or an exception: 40 digits hold any amount the fast path lets through.
+_EXACT = Context(prec=40, traps=[Inexact, Rounded, InvalidOperation])
+
+
 def parse_usdc(value: object, *, allow_zero: bool = False) -> int:
     """Parse a decimal USDC amount (e.g. ``250`` or ``"12.5"``) into micro-USDC units.
 
     Floats are accepted only through their shortest repr (JSON numbers arrive as Decimal when
     the JSON is parsed with ``parse_float=Decimal``); never through binary arithmetic.
     """
+    # The API's every request: a positive int or a short Decimal in range, converted exactly;
+    # anything else (and every refusal) takes the general path below.
+    if type(value) is int:
+        if 0 < value <= MAX_AMOUNT_WHOLE:
+            return value * UNITS_PER_USDC
+    elif type(value) is Decimal:
+        try:
+            if value > 0 and value.adjusted() <= 12:
+                units = value.scaleb(USDC_DECIMALS, _EXACT)
+                n = int(units)
+                if n == units and n <= MAX_AMOUNT_UNITS:
+                    return n
+        except ArithmeticError:  # NaN, or more digits than _EXACT holds
+            pass
+    return _parse_usdc(value, allow_zero)
+
+
+def _parse_usdc(value: object, allow_zero: bool) -> int:
     if isinstance(value, bool):
         raise AmountError("amount must be a number")
     try:
@@ -60,11 +83,12 @@ def parse_usdc(value: object, *, allow_zero: bool = False) -> int:
 def usdc_text(units: int) -> str:
     """Micro-USDC units as the shortest decimal text of USDC (``12500000`` -> ``"12.5"``): what
     the JSON API writes. Integer arithmetic only: it runs several times per API response."""
-    whole, frac = divmod(abs(units), UNITS_PER_USDC)
-    sign = "-" if units < 0 else ""
-    if frac == 0:
-        return f"{sign}{whole}"
-    return f"{sign}{whole}.{frac:06d}".rstrip("0")
+    if units < 0:
+        return "-" + usdc_text(-units)
+    whole, frac = divmod(units, UNITS_PER_USDC)
+    if frac:
+        return f"{whole}.{frac:06d}".rstrip("0")
+    return str(whole)
 
 
 def format_usdc(units: int) -> Decimal:

@@ -56,7 +56,7 @@ REFERRAL_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 REFERRAL_CODE_LEN = 8
 _MAX_TRIES = 16
 #: Ceiling of any running total (SQLite INTEGER is int64); an earning that would pass it is refused.
-MAX_TOTAL_UNITS = 2**63 - 1
+MAX_TOTAL_UNITS = store.MAX_TOTAL_UNITS
 
 
 class WalletError(Exception):
@@ -156,11 +156,13 @@ def register(
 
 def earn(conn: apsw.Connection, agent: AgentRow, amount: int, source: str | None, now: float) -> EarnResult:
     """Credit a reported earning: net (ownerCut + agentCut) to the agent, the referral cut to the
-    referrer's owner part, the toll (2% plus rounding dust) to the treasury (recorded on the row)."""
-    s = split(amount, agent.referred_by is not None)
-    _check_room(conn, agent.uuid, amount)
-    if agent.referred_by is not None:
-        _check_room(conn, agent.referred_by, s.referral_cut)
+    referrer's owner part, the toll (2% plus rounding dust) to the treasury (recorded on the row).
+    The agent's own total is checked by the balance update itself (store.TotalLimit); a referrer's
+    is checked before anything is written."""
+    referrer = agent.referred_by
+    s = split(amount, referrer is not None)
+    if referrer is not None:
+        _check_room(conn, referrer, s.referral_cut)
     entry = LedgerEntry(
         agent_uuid=agent.uuid,
         kind="earn",
@@ -174,10 +176,13 @@ def earn(conn: apsw.Connection, agent: AgentRow, amount: int, source: str | None
         referral_cut=s.referral_cut,
         earned=amount,
     )
-    ledger_id, bal = store.append_ledger(conn, entry, now)
-    if agent.referred_by is not None and s.referral_cut > 0:
+    try:
+        ledger_id, bal = store.append_ledger(conn, entry, now)
+    except store.TotalLimit as exc:
+        raise _limit_error() from exc
+    if referrer is not None and s.referral_cut > 0:
         credit = LedgerEntry(
-            agent_uuid=agent.referred_by,
+            agent_uuid=referrer,
             kind="referral",
             owner_delta=s.referral_cut,
             self_delta=0,
@@ -188,9 +193,13 @@ def earn(conn: apsw.Connection, agent: AgentRow, amount: int, source: str | None
     return EarnResult(ledger_id, amount, s.owner_cut, s.agent_cut, s.service_cut, s.referral_cut, bal)
 
 
+def _limit_error() -> WalletError:
+    return WalletError("balance_limit", "this earning would exceed the largest total a wallet can hold", "amount")
+
+
 def _check_room(conn: apsw.Connection, agent_uuid: str, amount: int) -> None:
     if store.get_balance(conn, agent_uuid).total_earned + amount > MAX_TOTAL_UNITS:
-        raise WalletError("balance_limit", "this earning would exceed the largest total a wallet can hold", "amount")
+        raise _limit_error()
 
 
 def spend(conn: apsw.Connection, agent: AgentRow, amount: int, destination: str, now: float) -> SpendResult:

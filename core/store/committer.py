@@ -7,6 +7,11 @@ that raises rolls back alone, the others still commit), and only after COMMIT re
 callers get their results: an acknowledged write is on disk, and throughput comes from sharing
 the fsync, not from weaker settings. Items run one after another on one connection, so
 check-then-write logic inside an item (a balance check before a debit) is race-free.
+
+An item submitted with savepoint=False promises to write nothing when it raises (every check
+comes before its first write): it skips the SAVEPOINT/RELEASE pair, the largest fixed cost of a
+small item. The promise is checked (the connection's change count): an item that raises after
+writing rolls back its whole group, whose items all fail with GroupAborted.
 """
 
 from __future__ import annotations
@@ -24,20 +29,25 @@ T = TypeVar("T")
 Work = Callable[[apsw.Connection], Any]
 
 
+class GroupAborted(RuntimeError):
+    """An item given savepoint=False raised after writing: its group was rolled back whole."""
+
+
 class GroupCommitter:
     def __init__(self, path: Path | str, *, max_group: int = 512) -> None:
         self.conn = connect(path, durable=True)
         self.max_group = max_group
-        self._pending: list[tuple[Work, asyncio.Future[Any]]] = []
+        self._pending: list[tuple[Work, bool, asyncio.Future[Any]]] = []
         self._worker: asyncio.Task[None] | None = None
         self.groups = 0  # commits made, for tests and benchmarks
         self.items = 0
 
-    async def run(self, work: Callable[[apsw.Connection], T]) -> T:
+    async def run(self, work: Callable[[apsw.Connection], T], *, savepoint: bool = True) -> T:
         """Run `work(conn)` in the next group; return its result once the group is committed.
-        An exception from `work` is raised here (its writes rolled back, the group's others kept)."""
+        An exception from `work` is raised here (its writes rolled back, the group's others kept).
+        savepoint=False: `work` writes nothing when it raises (see the module docstring)."""
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._pending.append((work, future))
+        self._pending.append((work, savepoint, future))
         if self._worker is None or self._worker.done():
             self._worker = asyncio.create_task(self._drain())
         return await future
@@ -47,14 +57,14 @@ class GroupCommitter:
             group, self._pending = self._pending[: self.max_group], self._pending[self.max_group :]
             try:
                 await self._begin()
-                outcomes = self._apply([w for w, _ in group])  # on the loop: short, CPU-bound Python + SQLite
+                outcomes = self._apply(group)  # on the loop: short, CPU-bound Python + SQLite
                 await asyncio.to_thread(self._commit)  # the fsync, off the loop (apsw releases the GIL)
             except BaseException as exc:  # BEGIN or COMMIT failed: nothing of the group is durable
-                for _, future in group:
+                for _, _, future in group:
                     if not future.done():
                         future.set_exception(exc)
                 continue
-            for (_, future), (ok, value) in zip(group, outcomes, strict=True):
+            for (_, _, future), (ok, value) in zip(group, outcomes, strict=True):
                 if future.done():  # the caller went away (cancelled): its writes are committed anyway
                     continue
                 if ok:
@@ -75,26 +85,38 @@ class GroupCommitter:
             self.conn.setbusytimeout(BUSY_TIMEOUT_MS)
         await asyncio.to_thread(self.conn.execute, "BEGIN IMMEDIATE")
 
-    def _apply(self, works: list[Work]) -> list[tuple[bool, Any]]:
-        """Run every item in its own savepoint of the open transaction (committed by _commit)."""
+    def _apply(self, group: list[tuple[Work, bool, asyncio.Future[Any]]]) -> list[tuple[bool, Any]]:
+        """Run every item of the open transaction (committed by _commit), each in its own savepoint
+        unless it was submitted with savepoint=False."""
         conn = self.conn
         outcomes: list[tuple[bool, Any]] = []
         try:
-            for work in works:
-                conn.execute("SAVEPOINT item")
+            for work, savepoint, _ in group:
+                if savepoint:
+                    conn.execute("SAVEPOINT item")
+                    try:
+                        value = work(conn)
+                    except BaseException as exc:
+                        conn.execute("ROLLBACK TO item")
+                        conn.execute("RELEASE item")
+                        outcomes.append((False, exc))
+                    else:
+                        conn.execute("RELEASE item")
+                        outcomes.append((True, value))
+                    continue
+                changes = conn.total_changes()
                 try:
                     value = work(conn)
                 except BaseException as exc:
-                    conn.execute("ROLLBACK TO item")
-                    conn.execute("RELEASE item")
+                    if conn.total_changes() != changes:  # it broke its promise: nothing of the group may commit
+                        raise GroupAborted("an item failed after writing; its group was rolled back") from exc
                     outcomes.append((False, exc))
                 else:
-                    conn.execute("RELEASE item")
                     outcomes.append((True, value))
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        self.items += len(works)
+        self.items += len(group)
         return outcomes
 
     def _commit(self) -> None:

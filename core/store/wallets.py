@@ -96,9 +96,25 @@ def insert_account(conn: apsw.Connection, account_id: str, now: float) -> None:
     conn.execute("INSERT INTO accounts (id, created_at) VALUES (?, ?)", (account_id, now))
 
 
+#: Counts this process's writes that can change who may act for what: api_keys rows (insert now)
+#: and, should they ever be updated or deleted (nothing does today), wallet_agents rows. Such a
+#: write calls _auth_rows_changed(); caches of those rows (api.auth) drop everything when it moves.
+_auth_generation = 0
+
+
+def auth_generation() -> int:
+    return _auth_generation
+
+
+def _auth_rows_changed() -> None:
+    global _auth_generation
+    _auth_generation += 1
+
+
 def insert_api_key(
     conn: apsw.Connection, key_hash: str, account_id: str, agent_id: str | None, email: str | None, now: float
 ) -> None:
+    _auth_rows_changed()
     conn.execute(
         "INSERT INTO api_keys (key_hash, account_id, agent_id, email, created_at) VALUES (?, ?, ?, ?, ?)",
         (key_hash, account_id, agent_id, email, now),
@@ -136,14 +152,16 @@ def insert_agent(conn: apsw.Connection, a: AgentRow) -> None:
     )
 
 
+_AGENT_BY = {
+    column: f"SELECT {_AGENT_COLS} FROM wallet_agents WHERE {column} = ?"  # noqa: S608 (fixed names)
+    for column in ("wallet", "uuid", "referral_code")
+}
+
+
 def _agent(conn: apsw.Connection, column: str, value: str) -> AgentRow | None:
-    rows = _rows(conn, f"SELECT {_AGENT_COLS} FROM wallet_agents WHERE {column} = ?", (value,))  # noqa: S608
-    if not rows:
-        return None
-    u, w, acc, name, spec, code, ref, created = rows[0]
-    return AgentRow(
-        str(u), str(w), str(acc), str(name), str(spec), str(code), None if ref is None else str(ref), float(created)
-    )
+    rows = _rows(conn, _AGENT_BY[column], (value,))
+    # The columns come back in AgentRow's field order, typed by the schema (TEXT, REAL).
+    return AgentRow(*rows[0]) if rows else None
 
 
 def agent_by_wallet(conn: apsw.Connection, wallet: str) -> AgentRow | None:
@@ -198,32 +216,53 @@ def settled_earnings(conn: apsw.Connection, agent_uuid: str) -> int:
     return int(rows[0][0])
 
 
+class TotalLimit(ValueError):
+    """A ledger row would take a running total past MAX_TOTAL_UNITS."""
+
+
+#: Ceiling of any running total (SQLite INTEGER is int64: past it, SQLite's + silently turns REAL).
+MAX_TOTAL_UNITS = 2**63 - 1
+
+# One statement applies the deltas and returns the new balance. The WHERE refuses an overdraft
+# or a total past the int64 ceiling without writing (no row comes back); _refusal says which.
+_APPLY_DELTAS = (
+    "UPDATE balances SET owner_balance = owner_balance + ?1, self_balance = self_balance + ?2,"
+    " total_earned = total_earned + ?3, tx_count = tx_count + 1, reinvested = reinvested + ?4, updated_at = ?5"
+    " WHERE agent_uuid = ?6 AND owner_balance + ?1 >= 0 AND self_balance + ?2 >= 0 AND reinvested + ?4 >= 0"
+    " AND total_earned <= ?7"
+    " RETURNING owner_balance, self_balance, total_earned, tx_count, reinvested"
+)
+_INSERT_LEDGER = (
+    "INSERT INTO ledger (agent_uuid, kind, amount, owner_delta, self_delta, balance_after, gross, owner_cut,"
+    " agent_cut, service_cut, referral_cut, source, created_at, reinvested_delta)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
 def append_ledger(conn: apsw.Connection, e: LedgerEntry, now: float) -> tuple[int, BalanceRow]:
     """Write one ledger row and the balance it produces, in the caller's transaction.
 
-    Raises Overdraft (writing nothing) when either balance part would go below zero."""
+    Raises (writing nothing) Overdraft when a balance part or the reinvested bucket would go below
+    zero, TotalLimit when total_earned would pass MAX_TOTAL_UNITS, LookupError without a balances
+    row. Two statements: the balance update (returning the new balance), then the ledger row."""
     _require_tx(conn)
-    cur = get_balance(conn, e.agent_uuid)
-    new = BalanceRow(
-        cur.owner_balance + e.owner_delta,
-        cur.self_balance + e.self_delta,
-        cur.total_earned + e.earned,
-        cur.tx_count + 1,
-        cur.reinvested + e.reinvested_delta,
+    rows = _rows(
+        conn,
+        _APPLY_DELTAS,
+        (e.owner_delta, e.self_delta, e.earned, e.reinvested_delta, now, e.agent_uuid, MAX_TOTAL_UNITS - e.earned),
     )
-    if new.owner_balance < 0 or new.self_balance < 0 or new.reinvested < 0:
-        raise Overdraft(f"balance {cur.balance} cannot cover {-(e.owner_delta + e.self_delta)}")
+    if not rows:
+        raise _refusal(conn, e)
+    new = BalanceRow(*rows[0])
     conn.execute(
-        "INSERT INTO ledger (agent_uuid, kind, amount, owner_delta, self_delta, balance_after, gross, owner_cut,"
-        " agent_cut, service_cut, referral_cut, source, created_at, reinvested_delta)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        _INSERT_LEDGER,
         (
             e.agent_uuid,
             e.kind,
             e.owner_delta + e.self_delta,
             e.owner_delta,
             e.self_delta,
-            new.balance,
+            new.owner_balance + new.self_balance,
             e.gross,
             e.owner_cut,
             e.agent_cut,
@@ -234,13 +273,17 @@ def append_ledger(conn: apsw.Connection, e: LedgerEntry, now: float) -> tuple[in
             e.reinvested_delta,
         ),
     )
-    ledger_id = conn.last_insert_rowid()
-    conn.execute(
-        "UPDATE balances SET owner_balance = ?, self_balance = ?, total_earned = ?, tx_count = ?, reinvested = ?,"
-        " updated_at = ? WHERE agent_uuid = ?",
-        (new.owner_balance, new.self_balance, new.total_earned, new.tx_count, new.reinvested, now, e.agent_uuid),
-    )
-    return int(ledger_id), new
+    return conn.last_insert_rowid(), new
+
+
+def _refusal(conn: apsw.Connection, e: LedgerEntry) -> Exception:
+    """Why _APPLY_DELTAS matched no row."""
+    if not _rows(conn, "SELECT 1 FROM balances WHERE agent_uuid = ?", (e.agent_uuid,)):
+        return LookupError(f"no balances row for agent {e.agent_uuid}")
+    cur = get_balance(conn, e.agent_uuid)
+    if cur.total_earned > MAX_TOTAL_UNITS - e.earned:
+        return TotalLimit(f"total earned {cur.total_earned} cannot grow by {e.earned}")
+    return Overdraft(f"balance {cur.balance} cannot cover {-(e.owner_delta + e.self_delta)}")
 
 
 def ledger_totals(conn: apsw.Connection, agent_uuid: str) -> tuple[int, int, int]:

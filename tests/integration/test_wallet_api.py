@@ -25,12 +25,16 @@ from hypothesis import strategies as st
 
 from api import idempotency
 from api.app import create_app
-from api.auth import hash_api_key, new_api_key
-from api.wallets import HOOK, create_wallet_app
+from api.auth import Caller, FreshAgents, agent_for, clear_auth_caches, hash_api_key, new_api_key, remember_agents
+from api.errors import ApiError
+from api.models import EarnRequest, decode_json, parse_body, parse_earn
+from api.wallets import HOOK, RawJson, _earn_text, create_wallet_app, encode
+from core import wallets
 from core.deployments import Deployment
 from core.money import MAX_AMOUNT_UNITS, format_usdc, parse_usdc, split
 from core.store import connect, transaction
 from core.store import wallets as store
+from core.wallets import EarnResult
 
 WALLET_RE = re.compile(r"agl_[0-9a-f]{12}")
 KEY_RE = re.compile(r"aglk_[0-9a-f]{32}")
@@ -676,3 +680,186 @@ def test_create_app_mounts_the_wallet_api(tmp_path: Path) -> None:
             db.close()
 
     asyncio.run(main())
+
+
+# ---- the hot path of POST /earn: fast forms held equal to the reference ones ------------------
+
+_JSON_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**20), max_value=10**20),
+    st.decimals(allow_nan=False, allow_infinity=False, places=None).map(str),
+    st.sampled_from(["1.5", "0.0000001", "1e3", "1E-7", "2.50000000", "-0", "0", "1e13", "99999999999999.9"]),
+    st.text(max_size=3),
+    st.just("agl_0123456789ab"),
+).map(lambda v: v if (isinstance(v, str) and v[:1].isdigit()) or v in ("-0",) else json.dumps(v))
+
+
+def _mostly(good: st.SearchStrategy[Any], bad: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """`good` three times in four (one_of would weigh every leaf of `bad` like `good`)."""
+    return st.sampled_from([True, True, True, False]).flatmap(lambda g: good if g else bad)
+
+
+_AMOUNTS = st.one_of(
+    st.integers(min_value=0, max_value=10**14).map(str),
+    st.decimals(min_value=0, max_value=10**13, places=6).map(str),
+    st.decimals(min_value=0, max_value=10**6, places=8).map(str),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    wallet=_mostly(
+        st.just('"agl_0123456789ab"'), st.one_of(st.sampled_from(['"agl_0123456789AB"', '"agl_0"']), _JSON_VALUES)
+    ),
+    amount=_mostly(_AMOUNTS, _JSON_VALUES),
+    source=_mostly(
+        st.text(max_size=205).map(json.dumps),
+        st.one_of(st.sampled_from([json.dumps(c * n) for c in "xé" for n in (200, 201)]), _JSON_VALUES),
+    ),
+    drop=_mostly(st.just(set()), st.sets(st.sampled_from(["agentId", "amount", "source"]))),
+    extra=_mostly(st.just(False), st.just(True)),
+)
+def test_parse_earn_agrees_with_the_model(wallet: str, amount: str, source: str, drop: set[str], extra: bool) -> None:
+    fields = {"agentId": wallet, "amount": amount, "source": source, "other": "1"}
+    body = "{" + ",".join(f'"{k}": {v}' for k, v in fields.items() if k not in drop and (extra or k != "other")) + "}"
+
+    def outcome(fn: Callable[[], Any]) -> Any:
+        try:
+            return fn()
+        except ApiError as exc:
+            return (exc.status, exc.code, exc.message, exc.param)
+
+    def reference() -> tuple[str, int, str | None]:
+        req = parse_body(EarnRequest, body.encode())
+        return req.agentId, req.amount, req.source
+
+    assert outcome(lambda: parse_earn(body.encode())) == outcome(reference)
+
+
+def _earn_json(wallet: str, r: EarnResult) -> dict[str, Any]:
+    """The earn body as the generic encoder writes it: what _earn_text must equal."""
+
+    def u(units: int) -> RawJson:
+        return RawJson(str(format_usdc(units)))
+
+    referral = f", {u(r.referral_cut)} referral" if r.referral_cut else ""
+    return {
+        "success": True,
+        "balance": u(r.balance.balance),
+        "toll": u(r.service_cut),
+        "net": u(r.net),
+        "ownerCut": u(r.owner_cut),
+        "agentCut": u(r.agent_cut),
+        "serviceCut": u(r.service_cut),
+        "referralCut": u(r.referral_cut),
+        "ownerBalance": u(r.balance.owner_balance),
+        "agentSelfBalance": u(r.balance.self_balance),
+        "transactionId": r.ledger_id,
+        "message": f"{u(r.amount)} USDC earned: {u(r.net)} credited to {wallet}, {u(r.service_cut)} toll{referral}",
+    }
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    units=st.lists(st.integers(min_value=0, max_value=2**62), min_size=6, max_size=6),
+    ledger_id=st.integers(min_value=1, max_value=2**62),
+)
+def test_earn_body_is_the_encoded_earn_json(units: list[int], ledger_id: int) -> None:
+    amount, owner, agent_cut, service, referral, self_balance = units
+    bal = store.BalanceRow(owner + referral, self_balance, amount, 1)
+    r = EarnResult(ledger_id, amount, owner, agent_cut, service, referral, bal)
+    text = _earn_text("agl_0123456789ab", r)
+    assert text == encode(_earn_json("agl_0123456789ab", r))
+    assert json.loads(text, parse_float=Decimal)["ownerBalance"] == usdc(owner + referral)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"a": 1.50, "b": [1, 2e3, "é\\u00e9"], "c": null}'.encode(),
+        '{"a": 1.5}'.encode("utf-16"),  # with a BOM
+        '{"a": 1.5}'.encode("utf-16-le"),
+        '{"a": 1.5}'.encode("utf-32"),
+        '{"a": 1.5}'.encode("utf-8-sig"),
+    ],
+)
+def test_decode_json_reads_what_json_loads_reads(body: bytes) -> None:
+    assert decode_json(body) == json.loads(body, parse_float=Decimal)
+
+
+@pytest.mark.parametrize("body", [b'{"a": NaN}', b'{"a": Infinity}', b"\xff\xfe{", b'{"a": 1', b"[1]", b'"x"'])
+def test_decode_json_refusals(body: bytes) -> None:
+    with pytest.raises(ApiError) as info:
+        decode_json(body)
+    assert (info.value.status, info.value.code) == (400, "invalid_json")
+
+
+# ---- the caches of keys and agents ------------------------------------------------------------
+
+
+def test_key_cache_never_keeps_unknown_keys_and_drops_changed_ones(api_run: Any) -> None:
+    async def body(api: Api) -> None:
+        key, wallet, _ = await api.new_agent()
+        account = api.agent(wallet).account_id
+        late = new_api_key()
+        assert_error(await api.earn(late, wallet, 1), 401, "invalid_api_key", "Authorization")
+        with transaction(api.db):  # as another process would: no generation bump here... but this is
+            api.db.execute(  # the same process, so insert through the store like the API does
+                "INSERT INTO api_keys (key_hash, account_id, created_at) VALUES (?, ?, 0)",
+                (hash_api_key(late), account),
+            )
+        assert (await api.earn(late, wallet, 1)).status == 200  # a refusal was not cached
+        # A revocation (a future feature): once it commits, clear_auth_caches() makes it bite at once...
+        with transaction(api.db):
+            api.db.execute("DELETE FROM api_keys WHERE key_hash = ?", (hash_api_key(late),))
+        clear_auth_caches()
+        assert_error(await api.earn(late, wallet, 1), 401, "invalid_api_key", "Authorization")
+        # ...and so does any api_keys write of this process (the auth generation moves).
+        assert (await api.earn(key, wallet, 1)).status == 200  # cached now
+        with transaction(api.db):
+            api.db.execute("DELETE FROM api_keys WHERE key_hash = ?", (hash_api_key(key),))
+            store.insert_api_key(api.db, hash_api_key(new_api_key()), account, None, None, 0)
+        assert_error(await api.earn(key, wallet, 1), 401, "invalid_api_key", "Authorization")
+
+    api_run(body)
+
+
+def test_cached_agents_are_still_checked_against_the_key(api_run: Any) -> None:
+    async def body(api: Api) -> None:
+        key, wallet, agent = await api.new_agent()
+        other_key, other_wallet, _ = await api.new_agent()
+        assert (await api.earn(key, wallet, 10)).status == 200  # the agent is cached from here on
+        assert (await api.earn(key, wallet, 10)).status == 200
+        assert_error(await api.earn(other_key, wallet, 10), 404, "agent_not_found", "agentId")
+        agent_key = new_api_key()
+        with transaction(api.db):
+            store.insert_api_key(api.db, hash_api_key(agent_key), api.agent(wallet).account_id, agent["id"], None, 0)
+        sibling_key, sibling, _ = await api.new_agent(key)
+        assert (await api.earn(key, sibling, 10)).status == 200
+        assert_error(await api.earn(agent_key, sibling, 10), 404, "agent_not_found", "agentId")
+        assert (await api.earn(agent_key, wallet, 10)).status == 200
+        assert other_wallet and sibling_key
+
+    api_run(body)
+
+
+def test_only_committed_agents_are_remembered(tmp_path: Path) -> None:
+    db = connect(tmp_path / "a.db")
+    with transaction(db):
+        agent = wallets.register(
+            db, account_id=None, new_key_hash="33" * 32, name="a", specialty="email", referral_code=None, now=0
+        )
+    caller = Caller("33" * 32, agent.account_id, None)
+    fresh = FreshAgents()
+    assert agent_for(db, caller, agent.wallet, fresh=fresh) == agent and fresh == [agent]
+    with transaction(db):  # an auth row changes before the commit is known: nothing is remembered
+        store.insert_api_key(db, "44" * 32, agent.account_id, None, None, 0)
+    remember_agents(db, fresh)
+    again = FreshAgents()
+    agent_for(db, caller, agent.wallet, fresh=again)
+    assert again == [agent]  # read from the database again
+    remember_agents(db, again)
+    cached = FreshAgents()
+    assert agent_for(db, caller, agent.wallet, fresh=cached) == agent and cached == []  # from the cache
+    db.close()

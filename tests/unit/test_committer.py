@@ -9,7 +9,7 @@ import apsw
 import pytest
 
 from core.store import connect
-from core.store.committer import GroupCommitter
+from core.store.committer import GroupAborted, GroupCommitter
 
 
 def _setup(path: Path) -> None:
@@ -178,4 +178,60 @@ def test_waiting_for_another_writer_does_not_block_the_event_loop(tmp_path: Path
     other.close()
     reader = connect(db)
     assert reader.execute("SELECT v FROM t").fetchall() == [(5,)]
+    reader.close()
+
+
+def test_items_without_savepoint_that_refuse_before_writing_fail_alone(tmp_path: Path) -> None:
+    db = tmp_path / "n.db"
+    _setup(db)
+
+    def refuse(c: apsw.Connection) -> None:
+        c.execute("SELECT 1").fetchall()
+        raise ValueError("refused before writing")
+
+    async def scenario() -> GroupCommitter:
+        gc = GroupCommitter(db)
+        out = await asyncio.gather(
+            gc.run(lambda c: c.execute("INSERT INTO t (v) VALUES (1)") and 1, savepoint=False),
+            gc.run(refuse, savepoint=False),
+            gc.run(lambda c: c.execute("INSERT INTO t (v) VALUES (2)") and 2),
+            return_exceptions=True,
+        )
+        assert out[0] == 1 and out[2] == 2 and isinstance(out[1], ValueError)
+        await gc.close()
+        return gc
+
+    gc = asyncio.run(scenario())
+    assert gc.groups == 1
+    reader = connect(db)
+    assert sorted(v for (v,) in reader.execute("SELECT v FROM t")) == [1, 2]
+    reader.close()
+
+
+def test_an_item_without_savepoint_that_fails_after_writing_aborts_its_group(tmp_path: Path) -> None:
+    """The broken promise is caught: no partial write of it (nor anything of its group) commits."""
+    db = tmp_path / "a.db"
+    _setup(db)
+
+    def half(c: apsw.Connection) -> None:
+        c.execute("UPDATE acct SET balance = balance - 10 WHERE id = 1")
+        raise ValueError("failed after writing")
+
+    async def scenario() -> None:
+        gc = GroupCommitter(db)
+        out = await asyncio.gather(
+            gc.run(lambda c: c.execute("INSERT INTO t (v) VALUES (1)") and 1),
+            gc.run(half, savepoint=False),
+            gc.run(lambda c: c.execute("INSERT INTO t (v) VALUES (2)") and 2, savepoint=False),
+            return_exceptions=True,
+        )
+        assert all(isinstance(o, GroupAborted) for o in out), out
+        assert isinstance(out[1].__cause__, ValueError)  # type: ignore[union-attr]
+        assert await gc.run(lambda c: c.execute("INSERT INTO t (v) VALUES (3)") and 3, savepoint=False) == 3
+        await gc.close()
+
+    asyncio.run(scenario())
+    reader = connect(db)
+    assert reader.execute("SELECT v FROM t").fetchall() == [(3,)]
+    assert reader.execute("SELECT balance FROM acct").fetchall() == [(50,)]
     reader.close()

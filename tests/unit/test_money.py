@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from decimal import Decimal
 
 import pytest
@@ -227,3 +228,25 @@ def test_large_exponent_is_rejected_before_building_the_integer() -> None:
     # cheap request-body DoS through the API); with it, it is an immediate "too large".
     with pytest.raises(AmountError, match="too large"):
         parse_usdc("1e999999990")
+
+
+@settings(max_examples=500)
+@given(
+    value=st.one_of(
+        st.integers(min_value=-(10**14), max_value=10**14),
+        st.decimals(allow_nan=True, allow_infinity=True),
+        st.decimals(min_value=0, max_value=10**13, places=6),
+        st.decimals(min_value=0, max_value=10, places=7),
+        st.sampled_from([Decimal("1E+12"), Decimal("1000000000000.0000000"), Decimal("1." + "0" * 60 + "1")]),
+    )
+)
+def test_fast_path_agrees_with_the_general_one(value: object) -> None:
+    """parse_usdc's fast path for ints and short Decimals answers exactly as the general path."""
+
+    def outcome(fn: Callable[[], int]) -> object:
+        try:
+            return fn()
+        except AmountError as exc:
+            return str(exc)
+
+    assert outcome(lambda: parse_usdc(value)) == outcome(lambda: money._parse_usdc(value, False))

@@ -220,3 +220,58 @@ def test_run_records_from_threads_on_separate_connections_lose_nothing(tmp_path:
     row = store.get_memory(conn, agent.uuid, "run:2027-01-15:email")
     assert row is not None and row.value == '{"success":40,"failure":40}'
     assert wallets.run_key(1_800_000_000 - 8 * 3600 - 1, None) == "run:2027-01-14:general"
+
+
+# ---- the ledger's single-statement balance update ---------------------------------------------
+
+
+def test_append_ledger_refusals_write_nothing(tmp_path: Path) -> None:
+    """Overdraft of either part or of the reinvested bucket, a total past int64, an agent without
+    a balances row: each refused by the balance update itself, with no row written."""
+    agent = _agent(tmp_path / "w.db")
+    conn = connect(tmp_path / "w.db")
+    with transaction(conn):
+        wallets.earn(conn, agent, 100 * USDC, None, 0)  # owner 97, self 1
+    before = (store.get_balance(conn, agent.uuid), store.count_rows(conn, "ledger"))
+
+    def entry(owner_delta: int = 0, self_delta: int = 0, **kw: int) -> store.LedgerEntry:
+        return store.LedgerEntry(agent.uuid, "spend", owner_delta, self_delta, "x", **kw)
+
+    refusals: list[tuple[store.LedgerEntry, type[Exception]]] = [
+        (entry(owner_delta=-97 * USDC - 1), store.Overdraft),
+        (entry(self_delta=-USDC - 1), store.Overdraft),
+        (entry(reinvested_delta=-1), store.Overdraft),
+        (entry(earned=store.MAX_TOTAL_UNITS - 100 * USDC + 1), store.TotalLimit),
+        (store.LedgerEntry(agent_uuid="nobody", kind="spend", owner_delta=0, self_delta=0, source="x"), LookupError),
+    ]
+    for e, error in refusals:
+        with pytest.raises(error), transaction(conn):
+            store.append_ledger(conn, e, 1)
+        assert (store.get_balance(conn, agent.uuid), store.count_rows(conn, "ledger")) == before
+    with transaction(conn):  # exactly at the limits: accepted
+        ledger_id, bal = store.append_ledger(
+            conn, entry(owner_delta=-97 * USDC, self_delta=-USDC, earned=store.MAX_TOTAL_UNITS - 100 * USDC), 1
+        )
+    assert bal == store.get_balance(conn, agent.uuid) == store.BalanceRow(0, 0, store.MAX_TOTAL_UNITS, 2, 0)
+    row = conn.execute("SELECT amount, balance_after FROM ledger WHERE id = ?", (ledger_id,)).fetchall()
+    assert row == [(-98 * USDC, 0)]
+    conn.close()
+
+
+def test_earn_refuses_a_referrer_total_past_int64_before_writing(tmp_path: Path) -> None:
+    db = tmp_path / "w.db"
+    referrer = _agent(db)
+    agent = _agent(db, referrer.referral_code)
+    conn = connect(db)
+    with transaction(conn):  # the referrer's total one referral cut short of the ceiling
+        store.append_ledger(
+            conn,
+            store.LedgerEntry(referrer.uuid, "referral", 0, 0, "x", earned=store.MAX_TOTAL_UNITS - 49),
+            0,
+        )
+    rows = store.count_rows(conn, "ledger")
+    with pytest.raises(wallets.WalletError) as info, transaction(conn):
+        wallets.earn(conn, agent, 10_000, None, 0)  # referral cut 50
+    assert info.value.code == "balance_limit"
+    assert store.count_rows(conn, "ledger") == rows and store.get_balance(conn, agent.uuid).tx_count == 0
+    conn.close()
