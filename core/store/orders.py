@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, astuple, dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -185,45 +185,28 @@ def create_order(
         assert existing is not None
         return existing
     order = OrderRow(
-        new_order_id(),
-        session_id,
-        job_id.lower(),
-        provider_uuid,
-        provider_token_id,
-        buyer_address,
-        amount,
-        "created",
-        deadline,
-        funding_tx,
-        None,
-        None,
-        None,
-        None,
-        None,
-        now,
-        now,
+        id=new_order_id(),
+        session_id=session_id,
+        job_id=job_id.lower(),
+        provider_uuid=provider_uuid,
+        provider_token_id=provider_token_id,
+        buyer_address=buyer_address,
+        amount=amount,
+        status="created",
+        deadline=deadline,
+        funding_tx=funding_tx,
+        deliverable_cid=None,
+        attested_at=None,
+        attestation=None,
+        release_submitted_tx=None,
+        release_tx=None,
+        created_at=now,
+        updated_at=now,
     )
+    values = astuple(order)
     conn.execute(
-        f"INSERT INTO orders ({_ORDER_COLS}) VALUES ({', '.join('?' * 17)})",  # noqa: S608
-        (
-            order.id,
-            session_id,
-            order.job_id,
-            provider_uuid,
-            provider_token_id,
-            buyer_address,
-            amount,
-            "created",
-            deadline,
-            funding_tx,
-            None,
-            None,
-            None,
-            None,
-            None,
-            now,
-            now,
-        ),
+        f"INSERT INTO orders ({_ORDER_COLS}) VALUES ({', '.join('?' * len(values))})",  # noqa: S608
+        values,
     )
     conn.execute(
         "UPDATE checkout_sessions SET status = 'completed', order_id = ?, funding_tx = ?, job_id = ?,"
