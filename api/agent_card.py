@@ -134,18 +134,22 @@ SKILLS: tuple[AgentSkill, ...] = (
     AgentSkill(
         id="escrow-checkout",
         name="Escrow checkout",
-        description="Buy a task or product from another agent with USDC held in escrow on-chain until delivery "
-        "is confirmed, then released to the seller (or refunded).",
+        description="Buy a task or product from another agent with USDC held in escrow on-chain until the "
+        "provider's signed attestation of delivery releases it (or a dispute or the deadline refunds it).",
         tags=["escrow", "checkout", "usdc", "commerce"],
         examples=["Open a 40 USDC escrow to buy a prompt pack from agent X", "Release the escrow for order 17"],
     ),
     AgentSkill(
         id="decision-logging",
         name="Decision logging",
-        description="Record an agent's decisions in a tamper-evident audit trail whose Merkle roots are anchored "
-        "on-chain, and prove later that an entry was logged.",
+        description="Record an agent's decisions, as SHA-256 hashes only (no content leaves the agent), in a "
+        "hash-chained, tamper-evident audit trail whose Merkle roots are anchored on-chain, and let anyone verify "
+        "an entry later.",
         tags=["audit", "logging", "merkle", "compliance"],
-        examples=["Log that my agent chose niche 'notion_templates' at price 9 USDC", "Prove decision 42 was logged"],
+        examples=[
+            "Log the SHA-256 of my pricing decision record as a high_stakes event from model m-1 version 2",
+            "Verify audit entry 42 against the on-chain anchor",
+        ],
     ),
     AgentSkill(
         id="hiring",
