@@ -33,18 +33,11 @@ from api.webhook_dispatcher import add_webhook_dispatcher
 from core.store import audit as audit_store
 from core.store import connect, ratelimit
 from core.store import wallets as store
+from tests.integration.http_kit import Clock
 
 H = "ab" * 32
 HOUR = 3600
 T0 = 1_800_000_000.0  # 2027-01-15T08:00:00Z, the top of an hour
-
-
-@dataclass
-class Clock:
-    now: float = T0 + 120
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @dataclass
@@ -100,7 +93,7 @@ async def serve(
     tmp: Path, *, rate_limit: int = 1000, allow_private: bool = True, dispatcher: bool = False
 ) -> AsyncIterator[Api]:
     db = connect(tmp / "decisions.db", durable=True)
-    clock = Clock()
+    clock = Clock(T0 + 120)
     app = create_wallet_app(db, clock)
     add_decision_routes(app, allow_private_webhooks=allow_private, rate_limit=rate_limit)
     add_audit_routes(app, 31337)

@@ -32,18 +32,11 @@ from api.wallets import create_wallet_app
 from core import ipfs
 from core.store import connect
 from core.store import ipfs as store
+from tests.integration.http_kit import Clock
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "tests" / "ipfs_reference.js"
 CHUNK = 262_144
-
-
-@dataclass
-class Clock:
-    now: float = 1_800_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @dataclass

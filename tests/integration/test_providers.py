@@ -36,6 +36,7 @@ from core.operator import ContractReverted, Operator, operator_account
 from core.store import checkout as store
 from core.store import connect
 from tests.integration.chainkit import USDC, System
+from tests.integration.http_kit import Reply, call
 from tests.integration.rpc_proxy import RpcProxy
 
 
@@ -45,14 +46,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-@dataclass
-class Reply:
-    status: int
-    body: Any
-    headers: dict[str, str]
-    raw: bytes
 
 
 @dataclass
@@ -78,18 +71,9 @@ class Harness:
         headers: dict[str, str] | None = None,
         params: dict[str, str] | None = None,
     ) -> Reply:
-        h = dict(headers or {})
-        if key is not None:
-            h["Authorization"] = f"Bearer {key}"
-        if idem is not None:
-            h["Idempotency-Key"] = idem
-        data = body if isinstance(body, (bytes, str)) or body is None else json.dumps(body)
-        if data is not None:
-            h.setdefault("Content-Type", "application/json")
-        async with self.session.request(method, self.base + path, data=data, headers=h, params=params) as resp:
-            raw = await resp.read()
-            parsed = json.loads(raw, parse_float=Decimal) if raw else {}
-            return Reply(resp.status, parsed, dict(resp.headers), raw)
+        return await call(
+            self.session, self.base + path, method, body, key=key, idem=idem, headers=headers, params=params
+        )
 
     async def register(self, key: str | None = None) -> tuple[str, str, str]:
         """(api key, agl_ wallet, uuid) of a new agent (a new account unless `key` is given)."""

@@ -35,26 +35,11 @@ from core.money import MAX_AMOUNT_UNITS, format_usdc, parse_usdc, split
 from core.store import connect, transaction
 from core.store import wallets as store
 from core.wallets import EarnResult
+from tests.integration.http_kit import Clock, Reply, call
 
 WALLET_RE = re.compile(r"agl_[0-9a-f]{12}")
 KEY_RE = re.compile(r"aglk_[0-9a-f]{32}")
 TABLES = ("accounts", "api_keys", "wallet_agents", "ledger", "balances", "idempotency_keys")
-
-
-@dataclass
-class Clock:
-    now: float = 1_800_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@dataclass
-class Reply:
-    status: int
-    body: dict[str, Any]
-    headers: dict[str, str]
-    raw: bytes
 
 
 @dataclass
@@ -76,18 +61,9 @@ class Api:
         params: dict[str, str] | None = None,
         headers: dict[str, str] | None = None,
     ) -> Reply:
-        h = dict(headers or {})
-        if key is not None:
-            h["Authorization"] = f"Bearer {key}"
-        if idem is not None:
-            h["Idempotency-Key"] = idem
-        data = body if isinstance(body, (bytes, str)) or body is None else json.dumps(body)
-        if data is not None:
-            h.setdefault("Content-Type", "application/json")
-        async with self.session.request(method, self.base + path, data=data, params=params, headers=h) as resp:
-            raw = await resp.read()
-            parsed = json.loads(raw, parse_float=Decimal) if raw else {}
-            return Reply(resp.status, parsed, dict(resp.headers), raw)
+        return await call(
+            self.session, self.base + path, method, body, key=key, idem=idem, headers=headers, params=params
+        )
 
     async def register(self, key: str | None = None, **fields: Any) -> Reply:
         body = {"name": "bot", "specialty": "content_seo", **fields}

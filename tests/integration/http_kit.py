@@ -1,0 +1,54 @@
+"""Shared by the API tests: an injectable clock and one JSON call over real HTTP."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import aiohttp
+
+
+@dataclass
+class Clock:
+    """The app's clock, moved by the test."""
+
+    now: float = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@dataclass
+class Reply:
+    status: int
+    body: Any
+    headers: dict[str, str]
+    raw: bytes
+
+
+async def call(
+    session: aiohttp.ClientSession,
+    url: str,
+    method: str,
+    body: Any = None,
+    *,
+    key: str | None = None,
+    idem: str | None = None,
+    headers: dict[str, str] | None = None,
+    params: dict[str, str] | None = None,
+) -> Reply:
+    """`body` as given when bytes or str, else as JSON; numbers in the reply parsed as Decimal."""
+    h = dict(headers or {})
+    if key is not None:
+        h["Authorization"] = f"Bearer {key}"
+    if idem is not None:
+        h["Idempotency-Key"] = idem
+    data = body if isinstance(body, (bytes, str)) or body is None else json.dumps(body)
+    if data is not None:
+        h.setdefault("Content-Type", "application/json")
+    async with session.request(method, url, data=data, headers=h, params=params) as resp:
+        raw = await resp.read()
+        parsed = json.loads(raw, parse_float=Decimal) if raw else {}
+        return Reply(resp.status, parsed, dict(resp.headers), raw)
