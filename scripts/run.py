@@ -69,7 +69,7 @@ async def serve(settings: Settings, dep: deployments.Deployment, rpc_url: str) -
             )
         anchorer: asyncio.Task[None] | None = None
         try:
-            anchor = anchorer_for(settings, dep, rpc_url, settings.database)
+            anchor = await asyncio.to_thread(anchorer_for, settings, dep, rpc_url, settings.database)
         except AnchorError as exc:
             log.warning("audit anchoring is off: %s", exc)
         else:
