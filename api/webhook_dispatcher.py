@@ -19,6 +19,7 @@ import asyncio
 import collections
 import logging
 import time
+import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 
@@ -45,6 +46,7 @@ class WebhookDispatcher:
         allow_private: bool = False,
         timeout: float = 10.0,
         concurrency: int = 32,
+        per_host: int = 4,
         poll_interval: float = 0.05,
         stop_grace: float = 2.0,
     ) -> None:
@@ -53,6 +55,8 @@ class WebhookDispatcher:
         self.allow_private = allow_private
         self.timeout = timeout
         self.concurrency = concurrency
+        #: Attempts in flight to one host at most: one tenant's slow endpoint cannot take every slot.
+        self.per_host = per_host
         self.poll_interval = poll_interval
         self.stop_grace = stop_grace
         #: Seconds from a row's created_at to its first attempt (most recent 100,000), for benchmarks.
@@ -61,6 +65,7 @@ class WebhookDispatcher:
         self.delivered = 0
         self._wakeup = asyncio.Event()
         self._inflight: dict[int, asyncio.Task[None]] = {}
+        self._hosts: collections.Counter[str] = collections.Counter()
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
         self._read: apsw.Connection | None = None
@@ -128,17 +133,22 @@ class WebhookDispatcher:
         free = self.concurrency - len(self._inflight)
         if free <= 0 or self._read is None:
             return
-        rows = store.due(self._read, self.clock(), free + len(self._inflight))
+        # Read past the free slots: rows for a host at its cap are skipped, not allowed to hide others.
+        rows = store.due(self._read, self.clock(), len(self._inflight) + 8 * self.concurrency)
         for d in rows:
             if d.id in self._inflight:
                 continue
             if free == 0:
                 self._wakeup.set()  # more are due than slots: look again when one frees
                 break
+            host = _host(d.url)
+            if self._hosts[host] >= self.per_host:
+                continue
             free -= 1
-            self._inflight[d.id] = asyncio.create_task(self._attempt(d))
+            self._hosts[host] += 1
+            self._inflight[d.id] = asyncio.create_task(self._attempt(d, host))
 
-    async def _attempt(self, d: store.Delivery) -> None:
+    async def _attempt(self, d: store.Delivery, host: str) -> None:
         try:
             ok, status, error = await self._post(d)
             assert self._writer is not None
@@ -156,6 +166,9 @@ class WebhookDispatcher:
                 log.warning("webhook %s to %s is a dead letter: %s", d.event_id, d.url, error)
         finally:
             self._inflight.pop(d.id, None)
+            self._hosts[host] -= 1
+            if self._hosts[host] <= 0:
+                del self._hosts[host]
             self._wakeup.set()  # a slot is free
 
     async def _post(self, d: store.Delivery) -> tuple[bool, int | None, str | None]:
@@ -186,6 +199,10 @@ class WebhookDispatcher:
 
 #: The app's dispatcher, for route modules to wake after committing an enqueue.
 DISPATCHER: web.AppKey[WebhookDispatcher] = web.AppKey("webhook_dispatcher", WebhookDispatcher)
+
+
+def _host(url: str) -> str:
+    return (urllib.parse.urlsplit(url).hostname or "").lower()
 
 
 def add_webhook_dispatcher(

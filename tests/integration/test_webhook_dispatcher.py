@@ -370,3 +370,23 @@ def test_stop_right_after_a_wake_does_not_hang(tmp_path: Path) -> None:
             assert d._task is None
 
     run(body)
+
+
+def test_a_slow_host_cannot_take_every_slot(tmp_path: Path) -> None:
+    """Six deliveries to a host that answers after 2 s, queued first, and one to another host: with 4
+    slots and 2 per host, the other host's delivery goes out while the slow ones still hang."""
+
+    async def body() -> None:
+        clock, conn = Clock(), connect(tmp_path / "w.db")
+        async with receiver(clock) as slow, receiver(clock) as fast:
+            slow.delay = 2.0
+            slow_ids = [enqueue(conn, slow.url, clock(), source=f"order:ord_s{i}") for i in range(6)]
+            other = fast.url.replace("127.0.0.1", "localhost")  # another host name, same machine
+            fast_id = enqueue(conn, other, clock(), source="order:ord_f")
+            async with running(tmp_path / "w.db", clock, concurrency=4, per_host=2, timeout=5.0) as d:
+                d.wake()
+                await until(lambda: status_of(conn, fast_id).status == "delivered", timeout=1.5)
+                assert len(slow.hits) == 2  # never more than two at the slow host at once
+                assert all(status_of(conn, e).status == "pending" for e in slow_ids)
+
+    run(body)
