@@ -46,7 +46,7 @@ class WebhookDispatcher:
         allow_private: bool = False,
         timeout: float = 10.0,
         concurrency: int = 32,
-        per_host: int = 4,
+        per_host: int = 24,
         poll_interval: float = 0.05,
         stop_grace: float = 2.0,
     ) -> None:
@@ -55,7 +55,8 @@ class WebhookDispatcher:
         self.allow_private = allow_private
         self.timeout = timeout
         self.concurrency = concurrency
-        #: Attempts in flight to one host at most: one tenant's slow endpoint cannot take every slot.
+        #: Attempts in flight to one host at most (default: 3/4 of the slots): however slow one
+        #: tenant's endpoint, the other hosts keep at least `concurrency - per_host` slots.
         self.per_host = per_host
         self.poll_interval = poll_interval
         self.stop_grace = stop_grace
