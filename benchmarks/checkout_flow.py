@@ -49,6 +49,7 @@ from eth_account.signers.local import LocalAccount
 from web3 import Web3
 from web3.logs import DISCARD
 
+from benchmarks._kit import percentile
 from core import checkout as rules
 from core import deployments
 from core.anvil import Anvil, free_port
@@ -59,11 +60,6 @@ from scripts.deploy import ANVIL_DEV_KEY, Roles, deploy_system
 from scripts.devchain import USDC, dev_account
 
 STEPS = ("create", "approve", "complete", "ack", "start", "upload", "attest", "released")
-
-
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def _sign(acct: LocalAccount, text: str) -> str:
@@ -320,10 +316,10 @@ def main() -> int:
     print(f"  {'step':<34} {'p50':>8} {'p99':>8}")
     for step in STEPS:
         values = [r[step] for r in runs]
-        print(f"  {step:<34} {_pct(values, 0.5):8.3f} {_pct(values, 0.99):8.3f}")
-    print(f"  {'sequence (create -> released)':<34} {_pct(totals, 0.5):8.3f} {_pct(totals, 0.99):8.3f}")
-    print(f"  {'attest -> `released` webhook':<34} {_pct(webhook, 0.5):8.3f} {_pct(webhook, 0.99):8.3f}")
-    print(f"  {'baseline: approve+fund+release':<34} {_pct(floor, 0.5):8.3f} {_pct(floor, 0.99):8.3f}")
+        print(f"  {step:<34} {percentile(values, 0.5):8.3f} {percentile(values, 0.99):8.3f}")
+    print(f"  {'sequence (create -> released)':<34} {percentile(totals, 0.5):8.3f} {percentile(totals, 0.99):8.3f}")
+    print(f"  {'attest -> `released` webhook':<34} {percentile(webhook, 0.5):8.3f} {percentile(webhook, 0.99):8.3f}")
+    print(f"  {'baseline: approve+fund+release':<34} {percentile(floor, 0.5):8.3f} {percentile(floor, 0.99):8.3f}")
     print(f"sequence / baseline (medians): {statistics.median(totals) / statistics.median(floor):.1f}x")
     return 0
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -24,7 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.earn_throughput import TRIVIAL_SERVER, _ms, _post, _wait
+from benchmarks._kit import TRIVIAL_SERVER, post_json, run_wrk, wait_for_port
 from core.anvil import free_port
 from core.chain import ROOT
 
@@ -70,21 +69,6 @@ wrk.body = '{body}'
 """
 
 
-def _wrk(url: str, script: Path, seconds: int, connections: int) -> tuple[float, float, float, int, int]:
-    """(req/s, p50 ms, p99 ms, requests, non-2xx)."""
-    out = subprocess.run(
-        ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", str(script), url],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
-    lat = dict(re.findall(r"^\s+(50|99)%\s+([\d.]+\w+)", out, re.MULTILINE))
-    total = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
-    bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
-    return rps, _ms(lat["50"]), _ms(lat["99"]), total, int(bad.group(1)) if bad else 0
-
-
 def _log_size(db: Path) -> int:
     import apsw
 
@@ -117,12 +101,12 @@ def main() -> int:
                 subprocess.Popen([sys.executable, "-c", DECISION_SERVER, str(d_port), str(db)], env=env, cwd=ROOT),
             ]
             try:
-                _wait(t_port)
-                _wait(d_port)
+                wait_for_port(t_port)
+                wait_for_port(d_port)
                 base = f"http://127.0.0.1:{d_port}"
                 agents = []
                 for i in range(args.agents):
-                    reg = _post(f"{base}/api/agents/register", {"name": f"bench{i}", "specialty": "data_research"})
+                    reg = post_json(f"{base}/api/agents/register", {"name": f"bench{i}", "specialty": "data_research"})
                     agent = reg["agent"]["id"]  # type: ignore[index]
                     agents.append(f'{{"/api/agents/{agent}/log", "{reg["api_key"]}"}}')
                 script = tmpdir / "decisions.lua"
@@ -130,9 +114,9 @@ def main() -> int:
                 trivial = tmpdir / "trivial.lua"
                 trivial.write_text(TRIVIAL_LUA.format(body=BODY))
                 results["trivial"].append(
-                    _wrk(f"http://127.0.0.1:{t_port}/trivial", trivial, args.seconds, args.connections)
+                    run_wrk(f"http://127.0.0.1:{t_port}/trivial", trivial, args.seconds, args.connections)
                 )
-                row = _wrk(base, script, args.seconds, args.connections)
+                row = run_wrk(base, script, args.seconds, args.connections)
                 results["decisions"].append(row)
                 logged = _log_size(db)
                 print(

@@ -14,29 +14,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 from pathlib import Path
 
+from benchmarks._kit import TRIVIAL_SERVER, post_json, run_wrk, wait_for_port
 from core.anvil import free_port
 from core.chain import ROOT
-
-TRIVIAL_SERVER = """
-import sys
-from aiohttp import web
-async def handler(request):
-    body = await request.json()
-    return web.json_response({"success": True, "echo": len(body)})
-app = web.Application()
-app.router.add_post("/trivial", handler)
-web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), access_log=None, print=None)
-"""
 
 WALLET_SERVER = """
 import sys
@@ -55,45 +43,6 @@ wrk.body = '{body}'
 """
 
 
-def _wait(port: int) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1)
-        except urllib.error.HTTPError:
-            return  # it answers (404/405): up
-        except OSError:
-            time.sleep(0.1)
-    raise TimeoutError(f"server on {port} did not start")
-
-
-def _post(url: str, payload: dict[str, object], key: str | None = None) -> dict[str, object]:
-    headers = {"Content-Type": "application/json"}
-    if key:
-        headers["Authorization"] = f"Bearer {key}"
-    req = urllib.request.Request(url, json.dumps(payload).encode(), headers)  # noqa: S310 (loopback)
-    with urllib.request.urlopen(req, timeout=10) as resp:  # noqa: S310
-        result: dict[str, object] = json.loads(resp.read())
-        return result
-
-
-def _wrk(url: str, script: Path, seconds: int, connections: int) -> tuple[float, float, float]:
-    out = subprocess.run(
-        ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", str(script), url],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
-    lat = dict(re.findall(r"^\s+(50|99)%\s+([\d.]+\w+)", out, re.MULTILINE))
-    return rps, _ms(lat["50"]), _ms(lat["99"])
-
-
-def _ms(text: str) -> float:
-    value, unit = re.fullmatch(r"([\d.]+)(\w+)", text).groups()  # type: ignore[union-attr]
-    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
@@ -103,7 +52,7 @@ def main() -> int:
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is needed: apt-get install wrk")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    results: dict[str, list[tuple[float, float, float]]] = {"trivial": [], "earn": []}
+    results: dict[str, list[tuple[float, float, float, int, int]]] = {"trivial": [], "earn": []}
     with tempfile.TemporaryDirectory() as tmp:
         tmpdir = Path(tmp)
         for run in range(args.runs):
@@ -114,18 +63,18 @@ def main() -> int:
                 subprocess.Popen([sys.executable, "-c", WALLET_SERVER, str(w_port), str(db)], env=env, cwd=ROOT),
             ]
             try:
-                _wait(t_port)
-                _wait(w_port)
+                wait_for_port(t_port)
+                wait_for_port(w_port)
                 base = f"http://127.0.0.1:{w_port}/api/agents"
-                reg = _post(f"{base}/register", {"name": "bench", "specialty": "data_research"})
+                reg = post_json(f"{base}/register", {"name": "bench", "specialty": "data_research"})
                 key, wallet = str(reg["api_key"]), str(reg["agent"]["wallet"])  # type: ignore[index]
                 body = json.dumps({"agentId": wallet, "amount": 1.5, "source": "bench"})
                 script = tmpdir / "earn.lua"
                 script.write_text(WRK_SCRIPT.format(key=key, body=body))
                 results["trivial"].append(
-                    _wrk(f"http://127.0.0.1:{t_port}/trivial", script, args.seconds, args.connections)
+                    run_wrk(f"http://127.0.0.1:{t_port}/trivial", script, args.seconds, args.connections)
                 )
-                results["earn"].append(_wrk(f"{base}/earn", script, args.seconds, args.connections))
+                results["earn"].append(run_wrk(f"{base}/earn", script, args.seconds, args.connections))
                 auth = {"Authorization": f"Bearer {key}"}
                 req = urllib.request.Request(f"{base}/balance?agentId={wallet}", headers=auth)  # noqa: S310
                 with urllib.request.urlopen(req) as resp:  # noqa: S310 (loopback)

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import merkle
+from benchmarks._kit import percentile
 from core import audit
 from core.anvil import Anvil
 from core.chain import connect, deploy, send
@@ -39,11 +40,6 @@ def _rule(agent: str) -> audit_store.ChainRule:
         return audit.decision_chain_hash(agent, seq, prev, audit.sha256_hex(body))
 
     return rule
-
-
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def main() -> int:
@@ -95,7 +91,8 @@ def main() -> int:
             entry = audit_store.get(db, index + 1)
             assert entry is not None and merkle.verify_inclusion(entry.leaf_hash, index, n, proof, root)
         print(
-            f"inclusion proof at {n:,} leaves: median {statistics.median(inc):.3f} ms, p99 {_pct(inc, 0.99):.3f} ms "
+            f"inclusion proof at {n:,} leaves: median {statistics.median(inc):.3f} ms, "
+            f"p99 {percentile(inc, 0.99):.3f} ms "
             f"({len(proof)} nodes; goal < 5 ms)"
         )
         cons: list[float] = []
@@ -105,7 +102,9 @@ def main() -> int:
             nodes = audit_store.consistency_proof(db, first, n)
             cons.append((time.perf_counter() - t) * 1000)
             assert merkle.verify_consistency(first, n, audit_store.root(db, first), root, nodes)
-        print(f"consistency proof to {n:,}: median {statistics.median(cons):.3f} ms, p99 {_pct(cons, 0.99):.3f} ms")
+        print(
+            f"consistency proof to {n:,}: median {statistics.median(cons):.3f} ms, p99 {percentile(cons, 0.99):.3f} ms"
+        )
         leaf = audit_store.get(db, index + 1)
         assert leaf is not None
         db.close()

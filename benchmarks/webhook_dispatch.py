@@ -28,8 +28,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
@@ -37,6 +35,7 @@ import aiohttp
 import apsw
 
 from api.webhook_dispatcher import WebhookDispatcher
+from benchmarks._kit import percentile, wait_for_port
 from core.anvil import free_port
 from core.chain import ROOT
 from core.store import connect, transaction
@@ -62,23 +61,6 @@ PAYLOAD = {
     "timestamp": "2027-01-15T08:00:00Z",
     "metadata": {"from_state": "acknowledged", "to_state": "in_progress"},
 }
-
-
-def _wait(port: int) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1)
-        except urllib.error.HTTPError:
-            return  # it answers (404/405): up
-        except OSError:
-            time.sleep(0.05)
-    raise TimeoutError(f"receiver on {port} did not start")
-
-
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 async def _until(predicate: Callable[[], bool], timeout: float = 120.0) -> None:
@@ -141,7 +123,7 @@ async def _latency(db: Path, url: str, events: int, concurrency: int, *, wake: b
     await writer.close()
     await d.stop()
     ms = [v * 1000 for v in d.first_attempt_latency]
-    return _pct(ms, 0.50), _pct(ms, 0.99)
+    return percentile(ms, 0.50), percentile(ms, 0.99)
 
 
 async def _one_run(tmp: Path, run: int, url: str, args: argparse.Namespace) -> tuple[float, ...]:
@@ -165,7 +147,7 @@ def main() -> int:
     proc = subprocess.Popen([sys.executable, "-c", RECEIVER, str(port)], env=env)
     results: list[tuple[float, ...]] = []
     try:
-        _wait(port)
+        wait_for_port(port)
         url = f"http://127.0.0.1:{port}/hook"
         with tempfile.TemporaryDirectory() as tmp:
             for run in range(args.runs):

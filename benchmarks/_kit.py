@@ -1,0 +1,73 @@
+"""What the benchmark scripts share: a trivial baseline server, waiting for a server, one JSON POST,
+running wrk and reading its figures, percentiles."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+#: The baseline every HTTP benchmark compares with: parse a JSON body, answer a small JSON object.
+TRIVIAL_SERVER = """
+import sys
+from aiohttp import web
+async def handler(request):
+    body = await request.json()
+    return web.json_response({"success": True, "echo": len(body)})
+app = web.Application()
+app.router.add_post("/trivial", handler)
+web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), access_log=None, print=None)
+"""
+
+
+def wait_for_port(port: int, timeout: float = 30.0) -> None:
+    """Until a server on 127.0.0.1:`port` answers HTTP (any status)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1)
+        except urllib.error.HTTPError:
+            return  # it answers (404/405): up
+        except OSError:
+            time.sleep(0.05)
+    raise TimeoutError(f"server on {port} did not start")
+
+
+def post_json(url: str, payload: dict[str, object], key: str | None = None) -> dict[str, object]:
+    headers = {"Content-Type": "application/json"}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    req = urllib.request.Request(url, json.dumps(payload).encode(), headers)  # noqa: S310 (loopback)
+    with urllib.request.urlopen(req, timeout=10) as resp:  # noqa: S310
+        result: dict[str, object] = json.loads(resp.read())
+        return result
+
+
+def run_wrk(url: str, script: Path, seconds: int, connections: int) -> tuple[float, float, float, int, int]:
+    """`wrk -t1 -cN` with a Lua script: (req/s, p50 ms, p99 ms, requests, non-2xx responses)."""
+    out = subprocess.run(
+        ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", str(script), url],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    lat = dict(re.findall(r"^\s+(50|99)%\s+([\d.]+\w+)", out, re.MULTILINE))
+    total = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
+    bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    return rps, _ms(lat["50"]), _ms(lat["99"]), total, int(bad.group(1)) if bad else 0
+
+
+def _ms(text: str) -> float:
+    value, unit = re.fullmatch(r"([\d.]+)(\w+)", text).groups()  # type: ignore[union-attr]
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile (q in [0, 1]) of a non-empty list."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
