@@ -80,7 +80,7 @@ class TransactionFailed(Exception):
 
 
 @functools.cache
-def _error_table() -> dict[str, tuple[str, list[str]]]:
+def error_table() -> dict[str, tuple[str, list[str]]]:
     """4-byte selector -> (custom error name, argument types) over every contract's ABI."""
     table: dict[str, tuple[str, list[str]]] = {}
     for name in (*CONTRACT_NAMES, "CreditFallback"):
@@ -96,7 +96,7 @@ def decode_revert(exc: BaseException) -> ContractReverted:
     """A web3 revert exception as ContractReverted(error name, decoded args)."""
     data = getattr(exc, "data", None)
     if isinstance(data, str) and data.startswith("0x") and len(data) >= 10:
-        entry = _error_table().get(data[:10])
+        entry = error_table().get(data[:10])
         if entry is not None:
             name, types = entry
             try:

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from eth_abi.abi import decode as abi_decode
 from eth_account.signers.local import LocalAccount
-from eth_utils import keccak
 from web3 import Web3
 from web3.exceptions import ContractCustomError, ContractLogicError
 
-from core.chain import CONTRACT_NAMES, load_artifact
+from core.operator import error_table
 from scripts.devchain import USDC, System, deploy_dev_system, dev_account
 
 test_account = dev_account
@@ -33,23 +31,11 @@ __all__ = [
 ]
 
 
-@functools.cache
-def _error_table() -> dict[str, tuple[str, list[str]]]:
-    """Selector -> (custom error name, argument types), over every contract's ABI."""
-    table: dict[str, tuple[str, list[str]]] = {}
-    for name in (*CONTRACT_NAMES, "CreditFallback"):
-        for item in load_artifact(name)["abi"]:
-            if item["type"] == "error":
-                types = [i["type"] for i in item["inputs"]]
-                table["0x" + keccak(text=f"{item['name']}({','.join(types)})")[:4].hex()] = (item["name"], types)
-    return table
-
-
 def revert_name(exc: BaseException) -> str:
     """The custom error name (or revert reason) of a failed call or transaction."""
     data = getattr(exc, "data", None)
     if isinstance(data, str) and data.startswith("0x") and len(data) >= 10:
-        return _error_table().get(data[:10], (data[:10], []))[0]
+        return error_table().get(data[:10], (data[:10], []))[0]
     return str(getattr(exc, "message", exc))
 
 
@@ -59,7 +45,7 @@ def revert_args(fn: Callable[[], object], error: str) -> tuple[Any, ...]:
         fn()
     data = getattr(info.value, "data", None)
     assert isinstance(data, str) and data.startswith("0x"), f"no revert data: {info.value!r}"
-    name, types = _error_table().get(data[:10], (data[:10], []))
+    name, types = error_table().get(data[:10], (data[:10], []))
     assert name == error, f"expected {error}, got {name}"
     decoded = abi_decode(types, bytes.fromhex(data[10:]))
     return tuple(Web3.to_checksum_address(v) if t == "address" else v for t, v in zip(types, decoded, strict=True))
