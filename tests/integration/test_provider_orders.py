@@ -96,6 +96,8 @@ def test_signatures_follow_the_self_wallet_rotated_on_chain(system: System, tmp_
             await h.index()
             status, body = await h.signed(order_id, "start", old)
             assert (status, body["code"]) == (401, "invalid_signature")
+            assert set(body) == {"type", "code", "message", "param"}
+            assert store.get_order(h.db, order_id).status == "acknowledged"  # type: ignore[union-attr]
             status, body = await h.signed(order_id, "start", new)
             assert (status, body["status"]) == (200, "in_progress")
 
@@ -124,6 +126,9 @@ def test_uploads_are_refused_before_reading_when_not_in_progress_and_floats_are_
             form.add_field("file", b"two", filename="b")
             async with h.http.post(url, data=form) as r:
                 assert (r.status, (await r.json())["param"]) == (400, "file")
+            # refused uploads wrote nothing
+            assert store.get_order(h.db, order_id).deliverable_cid is None  # type: ignore[union-attr]
+            assert h.db.execute("SELECT count(*) FROM ipfs_objects").fetchall() == [(0,)]
             # the real thing still works
             data = b"report"
             msg = deliverable_message(order_id, hashlib.sha256(data).hexdigest(), ts)
@@ -152,5 +157,7 @@ def test_a_reclaimed_escrow_cannot_be_recovered(system: System, tmp_path: Path) 
             assert store.get_order(h.db, order_id).status == "failed"  # type: ignore[union-attr]
             status, body = await h.signed(order_id, "recover", provider, ts=int(time.time()))
             assert (status, body["code"]) == (409, "escrow_closed")
+            assert set(body) == {"type", "code", "message", "param"}  # the one error shape
+            assert store.get_order(h.db, order_id).status == "failed"  # type: ignore[union-attr]
 
     asyncio.run(main())
