@@ -396,4 +396,11 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (name, chain_id)
     );
     """,
+    # 5: lookups by token or job alone (one database follows one chain; the primary keys lead with
+    # chain_id): the provider's current self wallet, an order's escrow status, settled earnings
+    """
+    CREATE INDEX agents_token ON agents (token_id);
+    CREATE INDEX gateway_jobs_job ON gateway_jobs (job_id);
+    CREATE INDEX payouts_token_only ON payouts (token_id);
+    """,
 ]
