@@ -10,6 +10,7 @@ needs, without a dict per log; `Decoder.decode_rows` decodes those rows.
 from __future__ import annotations
 
 import json
+import operator
 import re
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple, cast
@@ -19,6 +20,7 @@ from eth_utils.address import to_checksum_address
 from web3 import Web3
 
 from core.chain import load_artifact
+from core.store.projections import Event
 
 #: Contracts whose events the indexer follows (MockUSDC is a local stand-in for USDC: not ours).
 INDEXED_CONTRACTS = (
@@ -29,25 +31,6 @@ INDEXED_CONTRACTS = (
     "AgentMarketplace",
     "AuditAnchor",
 )
-
-
-class Event(NamedTuple):
-    """One decoded log. A named tuple: the backfill builds 10,000s a second, and a tuple is the
-    cheapest immutable record to build (a frozen dataclass sets each field through object.__setattr__)."""
-
-    contract: str
-    name: str
-    args: dict[str, Any]
-    block_number: int
-    block_hash: str
-    tx_hash: str
-    log_index: int
-    topics: str  # as returned by the node, comma-separated
-    data: str
-
-    @property
-    def key(self) -> str:
-        return f"{self.contract}.{self.name}"
 
 
 _address_cache: dict[str, str] = {}
@@ -91,25 +74,41 @@ def _is_static_word(abi_type: str) -> bool:
     return abi_type in ("address", "bool", "bytes32") or abi_type.startswith(("uint", "int"))
 
 
-ArgsDecoder = Callable[[list[str], str], dict[str, Any]]
+#: (topics, data, blockHash, blockNumber, transactionHash, logIndex, topics joined by commas) -> Event:
+#: one per event of our ABIs, the hex fields as the node spelt them.
+Maker = Callable[[list[str], str, str, str, str, str, str], Event]
 
 
 def _compile(
-    indexed: list[tuple[str, str]], data: list[tuple[str, str]], slow: Callable[[str], dict[str, Any]] | None
-) -> ArgsDecoder:
-    """One straight-line function per event: (topics, data) -> args. Generated from the ABI (names
-    only as string literals) because a loop over field descriptors costs twice as much per event."""
-    items = [f"{name!r}: {_word_expr(typ, f't[{k + 1}]')}" for k, (name, typ) in enumerate(indexed)]
+    contract: str,
+    name: str,
+    indexed: list[tuple[str, str]],
+    data: list[tuple[str, str]],
+    slow: Callable[[str], dict[str, Any]] | None,
+) -> Maker:
+    """One straight-line function per event that builds its whole Event: generated from the ABI
+    (names only as string literals) because a loop over field descriptors costs twice as much."""
+    items = [f"{arg!r}: {_word_expr(typ, f't[{k + 1}]')}" for k, (arg, typ) in enumerate(indexed)]
     if slow is None:
         items += [
-            f"{name!r}: {_word_expr(typ, f'd[{2 + 64 * k}:{66 + 64 * k}]')}" for k, (name, typ) in enumerate(data)
+            f"{arg!r}: {_word_expr(typ, f'd[{2 + 64 * k}:{66 + 64 * k}]')}" for k, (arg, typ) in enumerate(data)
         ]
-        body = "{" + ", ".join(items) + "}"
+        args = "{" + ", ".join(items) + "}"
     else:
-        body = "{" + ", ".join(items) + (", " if items else "") + "**_slow(d)}"
-    namespace: dict[str, Any] = {"_address": _address, "_signed": _signed, "_slow": slow}
-    exec(f"def decode(t, d):\n    return {body}\n", namespace)  # noqa: S102 (source built from our ABI above)
-    fn: ArgsDecoder = namespace["decode"]
+        args = "{" + ", ".join(items) + (", " if items else "") + "**_slow(d)}"
+    namespace: dict[str, Any] = {
+        "_address": _address,
+        "_signed": _signed,
+        "_slow": slow,
+        "_new": tuple.__new__,
+        "_Event": Event,
+    }
+    source = (
+        "def make(t, d, bh, bn, th, li, joined):\n"
+        f"    return _new(_Event, (int(bn, 16), bh, th, int(li, 16), {contract!r}, {name!r}, joined, d, {args}))\n"
+    )
+    exec(source, namespace)  # noqa: S102 (source built from our ABI above)
+    fn: Maker = namespace["make"]
     return fn
 
 
@@ -135,21 +134,15 @@ def _abi_decoder(names: list[str], abi_types: list[str]) -> Callable[[str], dict
     return decode
 
 
-class _Spec(NamedTuple):
-    contract: str
-    name: str
-    decode: ArgsDecoder
-
-
 class Decoder:
     """topic0 + emitting address -> decoded Event, for every event in our contracts' ABIs."""
 
     def __init__(self, addresses: dict[str, str]) -> None:
-        self._by_address: dict[str, dict[str, _Spec]] = {}
+        self._by_address: dict[str, dict[str, Maker]] = {}
         for contract, address in addresses.items():
             if contract not in INDEXED_CONTRACTS:
                 continue
-            specs: dict[str, _Spec] = {}
+            specs: dict[str, Maker] = {}
             for item in load_artifact(contract)["abi"]:
                 if item["type"] != "event":
                     continue
@@ -162,7 +155,7 @@ class Decoder:
                     if all(_is_static_word(t) for _, t in data)
                     else _abi_decoder([n for n, _ in data], [t for _, t in data])
                 )
-                specs[topic0] = _Spec(contract, item["name"], _compile(indexed, data, slow))
+                specs[topic0] = _compile(contract, item["name"], indexed, data, slow)
             self._by_address[address.lower()] = specs
         self._lookup = dict(self._by_address)  # also under the checksummed spelling: no lower() per log
         for address, specs in self._by_address.items():
@@ -180,49 +173,33 @@ class Decoder:
         topics = log["topics"]
         if specs is None or not topics:
             return None
-        spec = specs.get(topics[0])
-        if spec is None:
+        make = specs.get(topics[0])
+        if make is None:
             return None
-        data = log["data"]
-        return Event(
-            spec.contract,
-            spec.name,
-            spec.decode(topics, data),
-            int(log["blockNumber"], 16),
+        return make(
+            topics,
+            log["data"],
             log["blockHash"],
+            log["blockNumber"],
             log["transactionHash"],
-            int(log["logIndex"], 16),
+            log["logIndex"],
             ",".join(topics),
-            data,
         )
 
     def decode_rows(self, rows: Iterable[LogRow]) -> list[Event]:
         """Decode the rows of `log_rows` (the same as `decode_all` on the parsed logs)."""
         lookup, by_address = self._lookup, self._by_address
-        out = []
+        out: list[Event] = []
+        append = out.append
         for address, quoted_topics, data, block_hash, block_number, tx_hash, log_index in rows:
             specs = lookup.get(address) or by_address.get(address.lower())
             if specs is None or not quoted_topics:
                 continue
             joined = quoted_topics.replace('"', "")
             topics = joined.split(",")
-            spec = specs.get(topics[0])
-            if spec is None:
-                continue
-            args = spec.decode(topics, data)
-            out.append(
-                Event(
-                    spec.contract,
-                    spec.name,
-                    args,
-                    int(block_number, 16),
-                    block_hash,
-                    tx_hash,
-                    int(log_index, 16),
-                    joined,
-                    data,
-                )
-            )
+            make = specs.get(topics[0])
+            if make is not None:
+                append(make(topics, data, block_hash, block_number, tx_hash, log_index, joined))
         return out
 
     def decode_all(self, logs: Iterable[dict[str, Any]]) -> list[Event]:
@@ -251,25 +228,41 @@ _FIELDS = {  # JSON value patterns; the seven fields of a LogRow are captured un
     "removed": "false",
 }
 _ROW_FIELDS = ("address", "topics", "data", "blockHash", "blockNumber", "transactionHash", "logIndex")
-_patterns: dict[tuple[str, ...], re.Pattern[str] | None] = {}
 
 
-def _pattern(keys: tuple[str, ...]) -> re.Pattern[str] | None:
-    """A regex for one compact log object with exactly these keys in this order (nodes differ in
+class _Shape(NamedTuple):
+    """How to read the logs of one key order: `log` finds each log's row fields, `reorder` puts
+    them in LogRow order (None: already in it)."""
+
+    log: re.Pattern[str]
+    reorder: Callable[[tuple[str, ...]], tuple[str, ...]] | None
+
+
+_shapes: dict[tuple[str, ...], _Shape | None] = {}
+
+
+def _shape(keys: tuple[str, ...]) -> _Shape | None:
+    """The pattern for compact log objects with exactly these keys in this order (nodes differ in
     order, and each keeps its own), or None if a key is unknown or a row field is missing."""
-    if keys not in _patterns:
-        ok = set(_ROW_FIELDS) <= set(keys) <= set(_FIELDS) and len(set(keys)) == len(keys)
-        body = ",".join(f'"{k}":{_FIELDS[k]}' for k in keys) if ok else ""
-        _patterns[keys] = re.compile("\\{" + body + "\\}") if ok else None
-    return _patterns[keys]
+    if keys not in _shapes:
+        shape = None
+        if set(_ROW_FIELDS) <= set(keys) <= set(_FIELDS) and len(set(keys)) == len(keys):
+            found = [k for k in keys if k in _ROW_FIELDS]
+            order = [found.index(k) for k in _ROW_FIELDS]
+            shape = _Shape(
+                re.compile("\\{" + ",".join(f'"{k}":{_FIELDS[k]}' for k in keys) + "\\}"),
+                None if order == sorted(order) else operator.itemgetter(*order),
+            )
+        _shapes[keys] = shape
+    return _shapes[keys]
 
 
 def log_rows(body: bytes) -> list[LogRow] | None:
-    """The logs of an eth_getLogs reply as rows, read with one regex per log instead of building a
-    dict per log (parsing the reply is most of a backfill's CPU besides SQLite): about half the cost
-    of json.loads. Only for the compact shape nodes send (no whitespace, hex values, no removed
-    logs); every byte of the result array must match, and the reply around it must parse as a
-    JSON-RPC result, else None and the caller parses the JSON."""
+    """The logs of an eth_getLogs reply as rows, found by one regex pass that runs in C instead of
+    building a dict per log: parsing the reply is much of a backfill's CPU besides SQLite. Only for
+    the compact shape nodes send (no whitespace, hex values, no removed logs, one key order); every
+    log of the result array must match, and the reply around it must parse as a JSON-RPC result,
+    else None and the caller parses the JSON."""
     try:
         text = body.decode("ascii")
     except UnicodeDecodeError:
@@ -278,30 +271,27 @@ def log_rows(body: bytes) -> list[LogRow] | None:
     start = text.find(marker)
     if start < 0:
         return None
-    pos = first = start + len(marker)
+    first = last = start + len(marker)
     rows: list[LogRow] = []
-    if text.startswith("{", pos):
+    if text.startswith("{", first):
         try:
-            sample, _ = json.JSONDecoder().raw_decode(text, pos)
+            sample, _ = json.JSONDecoder().raw_decode(text, first)
         except json.JSONDecodeError:
             return None
-        pattern = _pattern(tuple(sample)) if isinstance(sample, dict) else None
-        if pattern is None:
+        shape = _shape(tuple(sample)) if isinstance(sample, dict) else None
+        last = text.rfind("]")  # the array's end, or a "]" after it (the envelope check below fails)
+        if shape is None or last < first:
             return None
-        match = pattern.match
-        while True:
-            m = match(text, pos)
-            if m is None:
-                return None
-            rows.append(cast(LogRow, m.group(*_ROW_FIELDS)))
-            pos = m.end()
-            if not text.startswith(",", pos):
-                break
-            pos += 1
-    if not text.startswith("]", pos):
+        found = shape.log.findall(text, first, last)
+        # A log pattern matches from a "{" to its "}" and contains no other "{": when there are as
+        # many matches as "{"s, no log was left out (removed, pending, another key order, cut off).
+        if text.count("{", first, last) != len(found):
+            return None
+        rows = cast(list[LogRow], found if shape.reorder is None else [shape.reorder(r) for r in found])
+    if not text.startswith("]", last):
         return None
     try:  # the reply around the array: a JSON-RPC result (an error reply has no "result" array)
-        envelope = json.loads(text[:first] + text[pos:])
+        envelope = json.loads(text[:first] + text[last:])
     except json.JSONDecodeError:
         return None
     if isinstance(envelope, list) and len(envelope) == 1:

@@ -22,8 +22,8 @@ from typing import Any
 import apsw
 
 from core.store import projections, reorg, transaction
-from core.store.projections import FinalityHook, Subscriber
-from indexer.decode import Decoder, Event, LogRow, log_rows
+from core.store.projections import Event, FinalityHook, Subscriber
+from indexer.decode import Decoder, LogRow, log_rows
 from indexer.rpc import RpcClient, RpcError, RpcUnavailable, is_range_error, parse_reply, suggested_range
 
 log = logging.getLogger("agentledger.indexer")

@@ -9,42 +9,44 @@ transaction, and must write only to tracked tables too.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Protocol
+from typing import Any, NamedTuple
 
 import apsw
 
 INT64_MAX = 2**63 - 1
 
 
-class EventLike(Protocol):
+class Event(NamedTuple):
+    """One decoded log (built by indexer.decode). A named tuple: the backfill builds 10,000s a second,
+    and a tuple is the cheapest immutable record to build. The first eight fields are the columns of
+    its `events` row, in order: the row is `event[:EVENT_COLUMNS]`, no second tuple per event."""
+
+    block_number: int
+    block_hash: str
+    tx_hash: str
+    log_index: int
+    contract: str
+    name: str
+    topics: str  # as returned by the node, comma-separated
+    data: str
+    args: dict[str, Any]
+
     @property
-    def contract(self) -> str: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def args(self) -> dict[str, Any]: ...
-    @property
-    def block_number(self) -> int: ...
-    @property
-    def block_hash(self) -> str: ...
-    @property
-    def tx_hash(self) -> str: ...
-    @property
-    def log_index(self) -> int: ...
-    @property
-    def topics(self) -> str: ...
-    @property
-    def data(self) -> str: ...
+    def key(self) -> str:
+        return f"{self.contract}.{self.name}"
 
 
-Subscriber = Callable[[apsw.Connection, int, EventLike], None]
+EVENT_COLUMNS = 8
+
+
+Subscriber = Callable[[apsw.Connection, int, Event], None]
 #: Called by the indexer inside each of its transactions with (conn, chain_id, final block): readers of
 #: final events act here, outside the reorg journal.
 FinalityHook = Callable[[apsw.Connection, int, int], None]
 #: A handler turns one event into one SQL statement and its parameters; consecutive statements
 #: with the same SQL are run as one executemany (the backfill's hot path).
 Statement = tuple[str, tuple[Any, ...]]
-Handler = Callable[[int, EventLike, dict[str, Any]], Statement]
+Handler = Callable[[int, Event, dict[str, Any]], Statement]
 
 
 def _n(value: int) -> int | str:
@@ -53,10 +55,21 @@ def _n(value: int) -> int | str:
     return value if value <= INT64_MAX else hex(value)
 
 
+#: Handlers whose UPDATE only sets columns to values taken from the event, on the row named by its
+#: last two parameters (chain_id, key). Several such writes to one row in one batch collapse into the
+#: last of each kind (see apply_events): a price set 1,000 times in a range is written once.
+OVERWRITES: set[Handler] = set()
+
+
+def _overwrite(handler: Handler) -> Handler:
+    OVERWRITES.add(handler)
+    return handler
+
+
 # ---- AgentRegistry ----------------------------------------------------------------------
 
 
-def _agent_registered(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+def _agent_registered(chain: int, e: Event, a: dict[str, Any]) -> Statement:
     return (
         "INSERT INTO agents (chain_id, token_id, wallet_id, owner, self_wallet, referrer_token_id,"
         " registered_block, updated_block) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -73,21 +86,24 @@ def _agent_registered(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
     )
 
 
-def _agent_transfer(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+@_overwrite
+def _agent_transfer(chain: int, e: Event, a: dict[str, Any]) -> Statement:
     return (
         "UPDATE agents SET owner = ?, updated_block = ? WHERE chain_id = ? AND token_id = ?",
         (a["to"], e.block_number, chain, a["tokenId"]),
     )
 
 
-def _self_wallet_changed(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+@_overwrite
+def _self_wallet_changed(chain: int, e: Event, a: dict[str, Any]) -> Statement:
     return (
         "UPDATE agents SET self_wallet = ?, updated_block = ? WHERE chain_id = ? AND token_id = ?",
         (a["current"], e.block_number, chain, a["tokenId"]),
     )
 
 
-def _pause_changed(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+@_overwrite
+def _pause_changed(chain: int, e: Event, a: dict[str, Any]) -> Statement:
     seller = a["seller"] if a["paused"] else None
     return (
         "UPDATE agents SET paused = ?, seller_while_paused = ?, updated_block = ? WHERE chain_id = ? AND token_id = ?",
@@ -95,7 +111,8 @@ def _pause_changed(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
     )
 
 
-def _earnings_recorded(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+@_overwrite
+def _earnings_recorded(chain: int, e: Event, a: dict[str, Any]) -> Statement:
     return (
         "UPDATE agents SET lifetime_earnings = ?, updated_block = ? WHERE chain_id = ? AND token_id = ?",
         (_n(a["lifetimeEarnings"]), e.block_number, chain, a["tokenId"]),
@@ -105,7 +122,7 @@ def _earnings_recorded(chain: int, e: EventLike, a: dict[str, Any]) -> Statement
 # ---- AgentPayouts and credits -------------------------------------------------------------
 
 
-def _payout(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+def _payout(chain: int, e: Event, a: dict[str, Any]) -> Statement:
     referrer = a["referrer"] if int(a["referrer"], 16) else None
     return (
         "INSERT INTO payouts (chain_id, tx_hash, log_index, block_number, ref, token_id, payer, amount, owner_cut,"
@@ -131,7 +148,7 @@ def _payout(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
     )
 
 
-def _credited(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+def _credited(chain: int, e: Event, a: dict[str, Any]) -> Statement:
     return (
         "INSERT INTO credits (chain_id, contract, payee, amount) VALUES (?, ?, ?, ?)"
         " ON CONFLICT (chain_id, contract, payee) DO UPDATE SET amount = amount + excluded.amount",
@@ -139,7 +156,7 @@ def _credited(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
     )
 
 
-def _credit_withdrawn(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+def _credit_withdrawn(chain: int, e: Event, a: dict[str, Any]) -> Statement:
     return (
         "UPDATE credits SET amount = amount - ? WHERE chain_id = ? AND contract = ? AND payee = ?",
         (a["amount"], chain, e.contract, a["payee"]),
@@ -149,7 +166,7 @@ def _credit_withdrawn(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
 # ---- PaymentGateway -------------------------------------------------------------------------
 
 
-def _gw_funded(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+def _gw_funded(chain: int, e: Event, a: dict[str, Any]) -> Statement:
     return (
         "INSERT INTO gateway_jobs (chain_id, job_id, buyer, provider_token_id, amount, deadline, status, funded_tx,"
         " funded_block) VALUES (?, ?, ?, ?, ?, ?, 'funded', ?, ?)",
@@ -158,7 +175,7 @@ def _gw_funded(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
 
 
 def _gw_close(status: str) -> Handler:
-    def handler(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+    def handler(chain: int, e: Event, a: dict[str, Any]) -> Statement:
         provider = a.get("providerAmount", a["amount"] if status == "released" else None)
         attested = a.get("attestedAt")  # chosen by the provider: any uint256
         buyer = a.get("buyerAmount", a["amount"] if status == "refunded" else None)
@@ -181,21 +198,22 @@ def _gw_close(status: str) -> Handler:
     return handler
 
 
-def _gw_disputed(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+def _gw_disputed(chain: int, e: Event, a: dict[str, Any]) -> Statement:
     return ("UPDATE gateway_jobs SET status = 'disputed' WHERE chain_id = ? AND job_id = ?", (chain, a["jobId"]))
 
 
 # ---- AgentEscrow ------------------------------------------------------------------------------
 
 
-def _price_set(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+@_overwrite
+def _price_set(chain: int, e: Event, a: dict[str, Any]) -> Statement:
     return (
         "UPDATE agents SET hire_price = ?, updated_block = ? WHERE chain_id = ? AND token_id = ?",
         (_n(a["price"]), e.block_number, chain, a["tokenId"]),
     )
 
 
-def _esc_created(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+def _esc_created(chain: int, e: Event, a: dict[str, Any]) -> Statement:
     return (
         "INSERT INTO escrow_jobs (chain_id, job_id, caller, provider_token_id, amount, expires_at, status, created_tx,"
         " created_block) VALUES (?, ?, ?, ?, ?, ?, 'locked', ?, ?)",
@@ -204,7 +222,7 @@ def _esc_created(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
 
 
 def _esc_close(status: str) -> Handler:
-    def handler(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+    def handler(chain: int, e: Event, a: dict[str, Any]) -> Statement:
         return (
             "UPDATE escrow_jobs SET status = ?, closed_tx = ?, closed_block = ? WHERE chain_id = ? AND job_id = ?",
             (status, e.tx_hash, e.block_number, chain, a["jobId"]),
@@ -216,7 +234,7 @@ def _esc_close(status: str) -> Handler:
 # ---- AgentMarketplace ---------------------------------------------------------------------------
 
 
-def _listed(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+def _listed(chain: int, e: Event, a: dict[str, Any]) -> Statement:
     return (
         "INSERT INTO listings (chain_id, listing_id, token_id, seller, asking_price, floor_price, earnings_at_listing,"
         " expires_at, status, listed_block, updated_block) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'listed', ?, ?)",
@@ -235,7 +253,7 @@ def _listed(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
     )
 
 
-def _committed(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+def _committed(chain: int, e: Event, a: dict[str, Any]) -> Statement:
     return (
         "UPDATE listings SET status = 'committed', buyer = ?, price = ?, notice_ends_at = ?, via_offer = ?,"
         " offer_nonce = ?, updated_block = ? WHERE chain_id = ? AND listing_id = ?",
@@ -252,7 +270,7 @@ def _committed(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
     )
 
 
-def _settled(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+def _settled(chain: int, e: Event, a: dict[str, Any]) -> Statement:
     return (
         "UPDATE listings SET status = 'settled', seller_amount = ?, fee = ?, updated_block = ?"
         " WHERE chain_id = ? AND listing_id = ?",
@@ -261,7 +279,7 @@ def _settled(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
 
 
 def _listing_status(status: str) -> Handler:
-    def handler(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+    def handler(chain: int, e: Event, a: dict[str, Any]) -> Statement:
         return (
             "UPDATE listings SET status = ?, updated_block = ? WHERE chain_id = ? AND listing_id = ?",
             (status, e.block_number, chain, a["listingId"]),
@@ -273,7 +291,7 @@ def _listing_status(status: str) -> Handler:
 # ---- AuditAnchor ----------------------------------------------------------------------------------
 
 
-def _anchored(chain: int, e: EventLike, a: dict[str, Any]) -> Statement:
+def _anchored(chain: int, e: Event, a: dict[str, Any]) -> Statement:
     return (
         "INSERT INTO anchors (chain_id, idx, tree_size, root, anchorer, block_number, tx_hash)"
         " VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -307,48 +325,95 @@ HANDLERS: dict[str, Handler] = {
 for _contract in ("AgentPayouts", "PaymentGateway", "AgentEscrow", "AgentMarketplace"):
     HANDLERS[f"{_contract}.PaymentCredited"] = _credited
     HANDLERS[f"{_contract}.CreditWithdrawn"] = _credit_withdrawn
+#: (handler, is an overwrite) by (contract, event name): the decoder's Event fields, no key string per event.
+_HANDLER_OF: dict[tuple[str, str], tuple[Handler, bool]] = {
+    (k.split(".")[0], k.split(".")[1]): (h, h in OVERWRITES) for k, h in HANDLERS.items()
+}
 
 
 def apply_events(
     conn: apsw.Connection,
     chain_id: int,
-    events: Sequence[EventLike],
+    events: Sequence[Event],
     subscribers: dict[str, list[Subscriber]] | None = None,
 ) -> None:
     """Record `events` (in chain order) and update the projections; call inside a transaction.
     Each event's topics and data are stored verbatim as the node returned them: the audit copy,
     decodable with the contract ABI (indexer.decode)."""
+    # the chain id as a literal (an int): each row is then the event's own first fields
     conn.executemany(
-        "INSERT INTO events (chain_id, block_number, block_hash, tx_hash, log_index, contract, event, topics, data)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (chain_id, tx_hash, log_index) DO NOTHING",
-        [
-            (chain_id, e.block_number, e.block_hash, e.tx_hash, e.log_index, e.contract, e.name, e.topics, e.data)
-            for e in events
-        ],
+        "INSERT INTO events (chain_id, block_number, block_hash, tx_hash, log_index, contract, event, topics, data)"  # noqa: S608
+        f" VALUES ({int(chain_id)}, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (chain_id, block_number, log_index) DO NOTHING",
+        [e[:EVENT_COLUMNS] for e in events],
     )
-    batch_sql = ""
-    batch: list[tuple[Any, ...]] = []
-
-    def flush() -> None:
-        if batch:
-            conn.executemany(batch_sql, batch)
-            batch.clear()
-
+    pending = _Pending()
     for e in events:
-        key = f"{e.contract}.{e.name}"
-        handler = HANDLERS.get(key)
-        if handler is not None:
-            sql, params = handler(chain_id, e, e.args)
-            if sql != batch_sql:
-                flush()
-                batch_sql = sql
-            batch.append(params)
-        subs = subscribers.get(key) if subscribers else None
+        route = _HANDLER_OF.get((e.contract, e.name))
+        if route is not None:
+            sql, params = route[0](chain_id, e, e.args)
+            pending.add(sql, params, route[1])
+        subs = subscribers.get(e.key) if subscribers else None
         if subs:
-            flush()  # a subscriber sees the projections as of its own event
+            pending.flush(conn)  # a subscriber sees the projections as of its own event
             for sub in subs:
                 sub(conn, chain_id, e)
-    flush()
+    pending.flush(conn)
+
+
+class _Pending:
+    """Statements not yet run, in order; consecutive ones with the same SQL run as one executemany.
+
+    An overwrite (see OVERWRITES) replaces the earlier overwrite of the same kind on the same row and
+    moves to the end: running each kind's last write, in the order of those last writes, leaves every
+    column as running them all would (each column's last writer stays last). Any other statement on a
+    table pins the overwrites queued for that table before it (an INSERT must precede the UPDATEs of
+    its row; a statement reading a column must see the writes before it)."""
+
+    def __init__(self) -> None:
+        self.statements: list[Statement | None] = []  # None: replaced by a later overwrite
+        self.overwrites: dict[tuple[str, tuple[Any, ...], int], int] = {}  # -> index in statements
+        self.generation: dict[str, int] = {}  # table -> statements that pinned its overwrites so far
+
+    def add(self, sql: str, params: tuple[Any, ...], overwrite: bool) -> None:
+        if overwrite:
+            key = (sql, params[-2:], self.generation.get(_table_of(sql), 0))
+            replaced = self.overwrites.get(key)
+            if replaced is not None:
+                self.statements[replaced] = None
+            self.overwrites[key] = len(self.statements)
+        elif self.overwrites:  # later overwrites of this table get keys that no earlier one has
+            table = _table_of(sql)
+            self.generation[table] = self.generation.get(table, 0) + 1
+        self.statements.append((sql, params))
+
+    def flush(self, conn: apsw.Connection) -> None:
+        batch_sql = ""
+        batch: list[tuple[Any, ...]] = []
+        for statement in self.statements:
+            if statement is None:
+                continue
+            sql, params = statement
+            if sql != batch_sql:
+                if batch:
+                    conn.executemany(batch_sql, batch)
+                batch_sql, batch = sql, []
+            batch.append(params)
+        if batch:
+            conn.executemany(batch_sql, batch)
+        self.statements.clear()
+        self.overwrites.clear()
+
+
+_tables: dict[str, str] = {}
+
+
+def _table_of(sql: str) -> str:
+    """The table an INSERT INTO / UPDATE statement writes (handlers' SQL is a few constants)."""
+    table = _tables.get(sql)
+    if table is None:
+        words = sql.split(None, 3)
+        table = _tables[sql] = words[2] if words[0] == "INSERT" else words[1]
+    return table
 
 
 # ---- sync state and block window (used by the indexer) -----------------------------------------

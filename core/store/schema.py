@@ -403,4 +403,49 @@ MIGRATIONS: list[str] = [
     CREATE INDEX gateway_jobs_job ON gateway_jobs (job_id);
     CREATE INDEX payouts_token_only ON payouts (token_id);
     """,
+    # 6: events and payouts keyed by their place in the chain, (chain, block, log index): a backfilled
+    # row appends at the end of that index, where the old unique key led with the random tx hash and
+    # put each insert on a random page (about two thirds of a backfill's SQLite time). A table holds
+    # one canonical chain (a reorg deletes what was above the common ancestor before the new branch is
+    # written) and a log index counts within its block, so (chain, tx hash, log index) stays unique
+    # without an index of its own. payouts_token (chain, token) gave way to payouts_token_only.
+    """
+    CREATE TABLE events_v6 (
+        chain_id INTEGER NOT NULL,
+        block_number INTEGER NOT NULL,
+        block_hash TEXT NOT NULL,
+        tx_hash TEXT NOT NULL,
+        log_index INTEGER NOT NULL,
+        contract TEXT NOT NULL,
+        event TEXT NOT NULL,
+        topics TEXT NOT NULL,                -- the log's topics as returned, comma-separated 0x-hex
+        data TEXT NOT NULL,                  -- the log's data, 0x-hex
+        UNIQUE (chain_id, block_number, log_index)
+    );
+    INSERT INTO events_v6 SELECT * FROM events;
+    DROP TABLE events;
+    ALTER TABLE events_v6 RENAME TO events;
+    CREATE TABLE payouts_v6 (
+        chain_id INTEGER NOT NULL,
+        tx_hash TEXT NOT NULL,
+        log_index INTEGER NOT NULL,
+        block_number INTEGER NOT NULL,
+        ref TEXT NOT NULL,
+        token_id INTEGER NOT NULL,
+        payer TEXT NOT NULL,
+        amount INTEGER NOT NULL,
+        owner_cut INTEGER NOT NULL,
+        agent_cut INTEGER NOT NULL,
+        service_cut INTEGER NOT NULL,
+        referral_cut INTEGER NOT NULL,
+        owner TEXT NOT NULL,
+        self_wallet TEXT NOT NULL,
+        referrer TEXT,
+        UNIQUE (chain_id, block_number, log_index)
+    );
+    INSERT INTO payouts_v6 SELECT * FROM payouts;
+    DROP TABLE payouts;
+    ALTER TABLE payouts_v6 RENAME TO payouts;
+    CREATE INDEX payouts_token_only ON payouts (token_id);
+    """,
 ]

@@ -199,7 +199,7 @@ def test_settled_earnings_count_the_providers_payouts_only(conn: apsw.Connection
             conn.execute(
                 "INSERT INTO payouts (chain_id, tx_hash, log_index, block_number, ref, token_id, payer, amount,"
                 " owner_cut, agent_cut, service_cut, referral_cut, owner, self_wallet)"
-                " VALUES (31337, ?, 0, 1, 'r', ?, 'p', ?, 0, 0, 0, 0, 'o', 's')",
-                (f"0x{i}", token, amount),
+                " VALUES (31337, ?, ?, 1, 'r', ?, 'p', ?, 0, 0, 0, 0, 'o', 's')",
+                (f"0x{i}", i, token, amount),
             )
     assert wallet_store.settled_earnings(conn, "prov") == 250_000_001  # token 8 is another agent's
