@@ -90,9 +90,7 @@ def _compile(
     (names only as string literals) because a loop over field descriptors costs twice as much."""
     items = [f"{arg!r}: {_word_expr(typ, f't[{k + 1}]')}" for k, (arg, typ) in enumerate(indexed)]
     if slow is None:
-        items += [
-            f"{arg!r}: {_word_expr(typ, f'd[{2 + 64 * k}:{66 + 64 * k}]')}" for k, (arg, typ) in enumerate(data)
-        ]
+        items += [f"{arg!r}: {_word_expr(typ, f'd[{2 + 64 * k}:{66 + 64 * k}]')}" for k, (arg, typ) in enumerate(data)]
         args = "{" + ", ".join(items) + "}"
     else:
         args = "{" + ", ".join(items) + (", " if items else "") + "**_slow(d)}"

@@ -29,9 +29,14 @@ def _event(i: int, op: tuple[str, int, int]) -> Event:
     contract, args = {
         "AgentRegistered": (
             "AgentRegistry",
-            {"tokenId": token, "walletId": f"agl_{token}", "owner": _addr(value), "selfWallet": _addr(token),
-             "referrerTokenId": 0},
-        ),  # fmt: skip
+            {
+                "tokenId": token,
+                "walletId": f"agl_{token}",
+                "owner": _addr(value),
+                "selfWallet": _addr(token),
+                "referrerTokenId": 0,
+            },
+        ),
         "Transfer": ("AgentRegistry", {"from": _addr(0), "to": _addr(value), "tokenId": token}),
         "SelfWalletChanged": ("AgentRegistry", {"tokenId": token, "current": _addr(1000 + value)}),
         "AgentPauseChanged": ("AgentRegistry", {"tokenId": token, "paused": value % 2 == 1, "seller": _addr(value)}),
@@ -42,12 +47,10 @@ def _event(i: int, op: tuple[str, int, int]) -> Event:
     return Event(i + 1, "0x" + "bb" * 32, "0x" + f"{i:064x}", 0, contract, name, "0x01", "0x", args)
 
 
+KINDS = ("AgentRegistered", "Transfer", "SelfWalletChanged", "AgentPauseChanged", "EarningsRecorded", "PriceSet")
 OPS = st.lists(
     st.tuples(
-        st.sampled_from(
-            ["AgentRegistered", "Transfer", "SelfWalletChanged", "AgentPauseChanged", "EarningsRecorded", "PriceSet",
-             "PaymentCredited"]  # fmt: skip
-        ),
+        st.sampled_from([*KINDS, "PaymentCredited"]),
         st.sampled_from(TOKENS),
         st.integers(min_value=1, max_value=50),
     ),
@@ -145,13 +148,15 @@ def test_schema_6_keeps_the_events_and_payouts_of_a_version_5_file(tmp_path: Pat
         )
     old.close()
     conn = connect(path)
-    assert int(conn.execute("PRAGMA user_version").fetchall()[0][0]) == len(schema.MIGRATIONS)  # type: ignore[arg-type]
+    version = conn.execute("PRAGMA user_version").fetchall()[0][0]
+    assert version == len(schema.MIGRATIONS)
     rows: dict[str, Any] = dump(conn)
     assert rows["events"] == [(1, 7, "0xb", "0xt", 3, "AgentEscrow", "PriceSet", "0x01", "0x")]
     assert [r[:8] for r in rows["payouts"]] == [(1, "0xt", 4, 7, "r", 9, "p", 100)]
     # the same log again is ignored; another log of the block is kept
     with transaction(conn):
-        apply_events(conn, 1, [Event(7, "0xb", "0xt", 3, "AgentEscrow", "PriceSet", "0x01", "0x", {"tokenId": 9, "price": 1})])
+        again = Event(7, "0xb", "0xt", 3, "AgentEscrow", "PriceSet", "0x01", "0x", {"tokenId": 9, "price": 1})
+        apply_events(conn, 1, [again])
         apply_events(conn, 1, [Event(7, "0xb", "0xt", 5, "AgentEscrow", "Other", "0x02", "0x", {})])
     assert [r[4] for r in dump(conn)["events"]] == [3, 5]
     # payouts are journaled for reorgs again after the rebuild (its triggers were dropped with it)
