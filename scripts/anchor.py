@@ -18,10 +18,11 @@ import asyncio
 import logging
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import apsw
 from eth_account.signers.local import LocalAccount
@@ -31,6 +32,7 @@ from web3.contract import Contract
 from core import deployments
 from core.chain import connect, contract_at, send
 from core.config import Settings
+from core.operator import Operator, tx_hash_of
 from core.operator import operator_account as core_operator_account
 from core.store import audit as audit_store
 from core.store import connect as connect_db
@@ -71,8 +73,26 @@ def _log_head(db: apsw.Connection, last_size: int) -> tuple[int, bytes, bytes | 
     return size, root, at_last
 
 
-def anchor_once(w3: Web3, contract: Contract, account: LocalAccount, db: apsw.Connection) -> Anchored | None:
-    """Anchor the log's current (size, root) unless the chain already has that size; None: nothing new."""
+#: Sends anchor(size, root) and returns its receipt once mined (raises if it reverted).
+Submit = Callable[[int, bytes], Mapping[str, Any]]
+
+
+def submit_via(operator: Operator, loop: asyncio.AbstractEventLoop) -> Submit:
+    """Anchor through the process's Operator (from the anchoring thread): when the anchorer and the
+    service share the operator key, one nonce sequence serves both, so a daily anchor can never
+    race a checkout's transaction for the same nonce (and lose a day)."""
+
+    def submit(size: int, root: bytes) -> Mapping[str, Any]:
+        return asyncio.run_coroutine_threadsafe(operator.transact("AuditAnchor", "anchor", size, root), loop).result()
+
+    return submit
+
+
+def anchor_once(
+    w3: Web3, contract: Contract, account: LocalAccount, db: apsw.Connection, submit: Submit | None = None
+) -> Anchored | None:
+    """Anchor the log's current (size, root) unless the chain already has that size; None: nothing new.
+    `submit` sends the transaction (default: signed with `account` here)."""
     last_size = int(contract.functions.latestTreeSize().call())
     size, root, at_last = _log_head(db, last_size)
     if size <= last_size:
@@ -86,8 +106,11 @@ def anchor_once(w3: Web3, contract: Contract, account: LocalAccount, db: apsw.Co
                 f"the log's root at the anchored size {last_size} is 0x{(at_last or b'').hex()}, the chain has "
                 f"0x{onchain.hex()}: the log was rewritten (or is another log); refusing to anchor"
             )
-    receipt = send(w3, account, contract.functions.anchor(size, root))
-    result = Anchored(size, root, receipt["transactionHash"].to_0x_hex(), receipt["blockNumber"], receipt["gasUsed"])
+    if submit is None:
+        receipt: Mapping[str, Any] = send(w3, account, contract.functions.anchor(size, root))
+    else:
+        receipt = submit(size, root)
+    result = Anchored(size, root, tx_hash_of(receipt), receipt["blockNumber"], receipt["gasUsed"])
     log.info("anchored tree size %d root 0x%s in %s (gas %d)", size, root.hex(), result.tx_hash, result.gas_used)
     return result
 
@@ -137,10 +160,10 @@ async def run_anchorer(
 
 
 def anchorer_for(
-    settings: Settings, dep: deployments.Deployment, rpc_url: str, db_path: Path | str
+    settings: Settings, dep: deployments.Deployment, rpc_url: str, db_path: Path | str, submit: Submit | None = None
 ) -> Callable[[], Anchored | None]:
     """A zero-argument anchor_once bound to this service's chain, contract, key and database (for
-    run_anchorer inside `make run`)."""
+    run_anchorer inside `make run`, which passes `submit_via` its Operator)."""
     w3 = connect(rpc_url)
     contract = contract_at(w3, "AuditAnchor", dep.address("AuditAnchor"))
     account = operator_account(settings, dep.chain_id)
@@ -148,7 +171,7 @@ def anchorer_for(
     def run() -> Anchored | None:
         db = connect_db(db_path, durable=False)
         try:
-            return anchor_once(w3, contract, account, db)
+            return anchor_once(w3, contract, account, db, submit)
         finally:
             db.close()
 

@@ -19,6 +19,7 @@ import time
 from aiohttp import web
 from eth_account import Account
 
+from api.acp import OPERATOR
 from api.app import create_app
 from core import deployments
 from core.anvil import Anvil
@@ -31,7 +32,7 @@ from core.store.projections import reset_chain_data
 from indexer.order_follower import OrderFollower
 from indexer.rpc import RpcClient
 from indexer.service import build_indexer
-from scripts.anchor import AnchorError, anchorer_for, run_anchorer
+from scripts.anchor import AnchorError, anchorer_for, run_anchorer, submit_via
 from scripts.compile import compile_contracts
 from scripts.deploy import ANVIL_DEV_KEY, Roles, deploy_system
 
@@ -69,7 +70,8 @@ async def serve(settings: Settings, dep: deployments.Deployment, rpc_url: str) -
             )
         anchorer: asyncio.Task[None] | None = None
         try:
-            anchor = await asyncio.to_thread(anchorer_for, settings, dep, rpc_url, settings.database)
+            submit = submit_via(app[OPERATOR], loop)  # the API's Operator: one nonce sequence for the key
+            anchor = await asyncio.to_thread(anchorer_for, settings, dep, rpc_url, settings.database, submit)
         except AnchorError as exc:
             log.warning("audit anchoring is off: %s", exc)
         else:

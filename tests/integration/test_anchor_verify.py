@@ -32,10 +32,19 @@ from core import audit, deployments
 from core.anvil import Anvil
 from core.chain import ROOT
 from core.config import Settings
+from core.operator import Operator, tx_hash_of
 from core.store import audit as audit_store
 from core.store import connect, transaction
 from scripts import anchor as anchor_cli
-from scripts.anchor import Anchored, AnchorError, anchor_once, next_run, operator_account, run_anchorer
+from scripts.anchor import (
+    Anchored,
+    AnchorError,
+    anchor_once,
+    next_run,
+    operator_account,
+    run_anchorer,
+    submit_via,
+)
 from scripts.verify import Verifier, VerifyFailed
 from scripts.verify import main as verify_main
 from tests.integration.chainkit import System
@@ -236,6 +245,51 @@ def test_anchor_grow_anchor_again_is_consistent_and_verified(tmp_path: Path, sys
 
 
 # ---- tampering -----------------------------------------------------------------------------------------
+
+
+def test_the_anchorer_shares_the_services_operator_and_its_nonces(tmp_path: Path, system: System) -> None:
+    """In `make run` the anchor goes out through the API's Operator (submit_via): sent while other
+    operator transactions are in flight, every transaction gets its own nonce and all are mined."""
+    path = tmp_path / "shared.db"
+    db = connect(path, durable=True)
+    with transaction(db):
+        for i in range(3):
+            audit_store.append(
+                db,
+                stream=audit.order_stream("ord_x"),
+                kind=audit.ORDER_TRANSITION,
+                payload={"n": i},
+                chain=lambda _seq, prev, body: audit.order_chain_hash(prev, body),
+                now=1.0,
+            )
+    dep = system.deployment
+    operator = Operator(system.w3, system.anchorer, dep.contracts, dep.usdc)
+    spender = system.users[0].address
+
+    async def main() -> tuple[Anchored | None, list[dict[str, Any]]]:
+        submit = submit_via(operator, asyncio.get_running_loop())
+
+        def anchor() -> Anchored | None:
+            conn = connect(path, durable=False)
+            try:
+                return anchor_once(system.w3, system.anchor, system.anchorer, conn, submit)
+            finally:
+                conn.close()
+
+        anchored, *receipts = await asyncio.gather(
+            asyncio.to_thread(anchor), *(operator.transact("USDC", "approve", spender, i + 1) for i in range(6))
+        )
+        return anchored, receipts
+
+    anchored, receipts = asyncio.run(main())
+    assert anchored is not None and anchored.tree_size == 3
+    assert bytes(system.anchor.functions.rootAt(3).call()) == anchored.root
+    assert operator.sent == 7  # the anchor was one of the Operator's own transactions
+    hashes = [anchored.tx_hash, *(tx_hash_of(r) for r in receipts)]
+    nonces = sorted(system.w3.eth.get_transaction(h)["nonce"] for h in hashes)
+    assert nonces == list(range(nonces[0], nonces[0] + 7))  # one sequence, no gap, no reuse
+    assert system.usdc.functions.allowance(system.anchorer.address, spender).call() in range(1, 7)
+    db.close()
 
 
 def test_tampered_rows_make_the_verifier_fail(tmp_path: Path, system: System, anvil: Anvil) -> None:
