@@ -11,6 +11,20 @@ with X-Service-Signature and the Standard Webhooks headers; success is a 2xx ans
 dispatcher's own group committer (synchronous=FULL); until then the row stays pending, so a
 crash or restart only ever repeats a delivery (at least once, same event id), never loses one.
 Run one dispatcher per database file.
+
+Per-host circuit breaker (a host is `store.host_of(url)`, "hostname:port"): `failure_threshold`
+consecutive failed attempts to a host (no answer in time, connection refused or reset, DNS or
+address refusal, 5xx, 408, 429) open its breaker for `cool_down` seconds, doubling on each failed
+probe up to `max_cool_down`. Any other answer (2xx, and also 3xx/4xx: the receiver is up and
+answered) resets the count. While open, the host's pending rows are held in the database (their
+next attempt moved to the cool-down's end, attempts unchanged), so they neither take slots nor fill
+the due query's window. At the end one probe goes out (half-open; the host's other rows are held for
+the probe's length); an answer closes the breaker and releases the held rows at once, a failure
+re-opens it. A host not known to be healthy (new, or failing) gets at most `failure_threshold`
+minus its consecutive failures attempts in flight, so a dead host sees at most `failure_threshold`
+attempts before its breaker opens. The state lives in memory: a restart forgets it and attempts the
+held rows when their hold ends. A row is never held longer than `max_hold` (the retry schedule's
+length): if its host is still open then, it becomes a dead letter (an operator can reset it).
 """
 
 from __future__ import annotations
@@ -19,9 +33,10 @@ import asyncio
 import collections
 import logging
 import time
-import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import apsw
@@ -36,6 +51,33 @@ log = logging.getLogger(__name__)
 
 USER_AGENT = "agentledger-webhooks/1"
 
+#: The longest a row is held back by the breaker: the retry schedule's own length (6 h 21 min), so a
+#: dead host's rows become dead letters on about the timeline they would have without the breaker.
+MAX_HOLD = sum(webhooks.RETRY_DELAYS)
+
+
+def host_failure(ok: bool, status: int | None) -> bool:
+    """Does this attempt's outcome count against its host? No answer (timeout, refused, reset, DNS),
+    5xx, 408 and 429 do. 2xx does not, nor does any other answer: a 3xx or 4xx is the receiver's own
+    answer about that URL (a shared host may answer 404 for one tenant and 200 for the rest), the
+    row still retries on its own schedule, but the host is up and no slot is held."""
+    if ok:
+        return False
+    return status is None or status >= 500 or status in (408, 429)
+
+
+@dataclass
+class Breaker:
+    """One host's breaker state (in memory)."""
+
+    failures: int = 0  # consecutive failed attempts
+    healthy: bool = False  # answered since its last failure: the full per-host cap applies
+    opens: int = 0  # consecutive opens without an answer in between (the cool-down doubles)
+    open_until: float | None = None  # set while open or half-open
+    probe: int | None = None  # the row id of the half-open probe in flight
+    held_until: float = 0.0  # the latest hold written for this host (released when it closes)
+    holding: bool = False  # a hold write is queued
+
 
 class WebhookDispatcher:
     def __init__(
@@ -49,6 +91,10 @@ class WebhookDispatcher:
         per_host: int = 24,
         poll_interval: float = 0.05,
         stop_grace: float = 2.0,
+        failure_threshold: int = 5,
+        cool_down: float = 30.0,
+        max_cool_down: float = 600.0,
+        max_hold: float = MAX_HOLD,
     ) -> None:
         self.db_path = db_path
         self.clock = clock
@@ -60,6 +106,13 @@ class WebhookDispatcher:
         self.per_host = per_host
         self.poll_interval = poll_interval
         self.stop_grace = stop_grace
+        self.failure_threshold = failure_threshold
+        self.cool_down = cool_down
+        self.max_cool_down = max_cool_down
+        self.max_hold = max_hold
+        self.extra_pages = 3  # due-query pages read past the first while slots stay free
+        #: Breaker state of hosts that failed recently or are in use (healthy idle hosts are dropped).
+        self.breakers: dict[str, Breaker] = {}
         #: Seconds from a row's created_at to its first attempt (most recent 100,000), for benchmarks.
         self.first_attempt_latency: collections.deque[float] = collections.deque(maxlen=100_000)
         self.attempts = 0  # attempts made since start
@@ -67,6 +120,7 @@ class WebhookDispatcher:
         self._wakeup = asyncio.Event()
         self._inflight: dict[int, asyncio.Task[None]] = {}
         self._hosts: collections.Counter[str] = collections.Counter()
+        self._background: set[asyncio.Task[None]] = set()  # hold and release writes
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
         self._read: apsw.Connection | None = None
@@ -104,6 +158,8 @@ class WebhookDispatcher:
             for t in late:
                 t.cancel()
             await asyncio.gather(*late, return_exceptions=True)
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
         if self._http is not None:
             await self._http.close()
             self._http = None
@@ -134,24 +190,138 @@ class WebhookDispatcher:
         free = self.concurrency - len(self._inflight)
         if free <= 0 or self._read is None:
             return
+        now = self.clock()
         # Read past the free slots: rows for a host at its cap are skipped, not allowed to hide others.
-        rows = store.due(self._read, self.clock(), len(self._inflight) + 8 * self.concurrency)
+        # While slots stay free and rows were skipped for a host not known healthy (a dead one, in the
+        # seconds before its circuit opens), a few more pages: its backlog must not hide other hosts.
+        limit = len(self._inflight) + 8 * self.concurrency
+        rows = store.due(self._read, now, limit)
+        for _page in range(self.extra_pages + 1):
+            free, suspect_skipped = self._launch(rows, now, free)
+            if free <= 0 or len(rows) < limit or not suspect_skipped:
+                return
+            rows = store.due(self._read, now, limit, after=(rows[-1].next_attempt_at, rows[-1].id))
+
+    def _launch(self, rows: list[store.Delivery], now: float, free: int) -> tuple[int, bool]:
+        """Start attempts for `rows` as slots, caps and breakers allow; returns the slots left (0: full)
+        and whether rows were skipped at the cap of a host not known to be healthy."""
+        suspect_skipped = False
         for d in rows:
             if d.id in self._inflight:
                 continue
+            host = store.host_of(d.url)
+            b = self.breakers.get(host)
+            if b is not None and b.open_until is not None and (now < b.open_until or b.probe is not None):
+                self._hold(host, b, b.open_until if now < b.open_until else now + self.timeout + 1.0)
+                continue
             if free == 0:
                 self._wakeup.set()  # more are due than slots: look again when one frees
-                break
-            host = _host(d.url)
-            if self._hosts[host] >= self.per_host:
+                return 0, suspect_skipped
+            if self._hosts[host] >= self._cap(b):
+                if b is not None and b.open_until is not None:  # half-open, attempts from before still out
+                    self._hold(host, b, now + self.timeout + 1.0)
+                suspect_skipped = suspect_skipped or b is None or not b.healthy or b.failures > 0
                 continue
+            if b is None:
+                b = self.breakers[host] = Breaker()
+            elif b.open_until is not None:  # half-open: this row is the probe; hold the rest meanwhile
+                b.probe = d.id
+                self._hold(host, b, now + self.timeout + 1.0)
             free -= 1
             self._hosts[host] += 1
             self._inflight[d.id] = asyncio.create_task(self._attempt(d, host))
+        return free, suspect_skipped
+
+    def _cap(self, b: Breaker | None) -> int:
+        """Attempts allowed in flight to a host: the full per-host cap once it answered; until then
+        only as many as it may still fail before its breaker opens."""
+        if b is not None and b.healthy and b.failures == 0:
+            return self.per_host
+        return max(1, min(self.per_host, self.failure_threshold - (b.failures if b is not None else 0)))
+
+    def _hold(self, host: str, b: Breaker, until: float) -> None:
+        """Hold the host's due rows in the database until `until`, out of the due query (one write
+        queued per host at a time; a later target or rows that came due meanwhile get another)."""
+        b.held_until = max(b.held_until, until)
+        if not b.holding:
+            b.holding = True
+            self._background_write(self._write_hold(host, b))
+
+    async def _write_hold(self, host: str, b: Breaker) -> None:
+        assert self._writer is not None
+        error = f"not attempted: host {host} still unavailable after {self.max_hold:g} s held by the circuit breaker"
+        try:
+            while b.open_until is not None:
+                until, now = b.held_until, self.clock()
+
+                def work(c: apsw.Connection, until: float = until, now: float = now) -> tuple[int, int]:
+                    return store.hold_host(c, host, until=until, now=now, max_hold=self.max_hold, error=error)
+
+                _held, dead = await self._writer.run(work)
+                if dead:
+                    log.warning("webhook host %s: %d held deliveries are dead letters (held too long)", host, dead)
+                if b.held_until <= until:
+                    break
+        except apsw.Error:  # the rows stay as they were: at worst attempted early, never lost
+            log.exception("webhook dispatcher: holding deliveries to %s failed", host)
+        finally:
+            b.holding = False
+            self._wakeup.set()  # the due query's window changed
+
+    async def _write_release(self, host: str, held_until: float) -> None:
+        assert self._writer is not None
+        now = self.clock()
+        try:
+            await self._writer.run(lambda c: store.release_host(c, host, now=now, held_until=held_until))
+        except apsw.Error:  # they are attempted when their hold ends
+            log.exception("webhook dispatcher: releasing deliveries to %s failed", host)
+        self._wakeup.set()
+
+    def _background_write(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _note(self, host: str, row_id: int, ok: bool, status: int | None, error: str | None) -> None:
+        """Feed one attempt's outcome to the host's breaker."""
+        b = self.breakers.setdefault(host, Breaker())
+        now = self.clock()
+        if not host_failure(ok, status):
+            b.failures, b.healthy = 0, True
+            if b.open_until is not None:
+                log.info(
+                    "webhook host %s answers again (HTTP %s): circuit closed, held deliveries released", host, status
+                )
+                held_until = b.held_until
+                b.open_until, b.probe, b.opens, b.held_until = None, None, 0, 0.0
+                self._background_write(self._write_release(host, held_until))
+            return
+        b.healthy = False
+        if b.open_until is None:
+            b.failures += 1
+            if b.failures >= self.failure_threshold:
+                b.opens, b.open_until = 1, now + self.cool_down
+                log.warning(
+                    "webhook host %s: %d consecutive failed attempts (last: %s); circuit open, its deliveries"
+                    " held for %g s",
+                    host,
+                    b.failures,
+                    error,
+                    self.cool_down,
+                )
+                self._hold(host, b, b.open_until)
+        elif b.probe == row_id:  # the half-open probe failed: open again, twice as long
+            b.opens += 1
+            cool = min(self.cool_down * 2 ** (b.opens - 1), self.max_cool_down)
+            b.probe, b.open_until = None, now + cool
+            log.debug("webhook host %s: probe failed (%s); circuit open for %g s", host, error, cool)
+            self._hold(host, b, b.open_until)
+        # else: an attempt started before the circuit opened; the host is already held
 
     async def _attempt(self, d: store.Delivery, host: str) -> None:
         try:
             ok, status, error = await self._post(d)
+            self._note(host, d.id, ok, status, error)
             assert self._writer is not None
             done_at = self.clock()
             try:
@@ -170,6 +340,9 @@ class WebhookDispatcher:
             self._hosts[host] -= 1
             if self._hosts[host] <= 0:
                 del self._hosts[host]
+                b = self.breakers.get(host)
+                if b is not None and b.healthy and b.open_until is None and not b.holding:
+                    del self.breakers[host]  # idle and healthy: nothing worth remembering
             self._wakeup.set()  # a slot is free
 
     async def _post(self, d: store.Delivery) -> tuple[bool, int | None, str | None]:
@@ -200,10 +373,6 @@ class WebhookDispatcher:
 
 #: The app's dispatcher, for route modules to wake after committing an enqueue.
 DISPATCHER: web.AppKey[WebhookDispatcher] = web.AppKey("webhook_dispatcher", WebhookDispatcher)
-
-
-def _host(url: str) -> str:
-    return (urllib.parse.urlsplit(url).hostname or "").lower()
 
 
 def add_webhook_dispatcher(

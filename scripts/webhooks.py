@@ -1,7 +1,8 @@
-"""Operator command for webhook dead letters (deliveries whose last retry failed).
+"""Operator command for webhook dead letters (deliveries whose last retry failed) and backlogs.
 
     python -m scripts.webhooks list-dead [--json] [--db PATH]
     python -m scripts.webhooks reset (EVENT_ID | --all) [--db PATH]
+    python -m scripts.webhooks hosts [--json] [--db PATH]
 
 list-dead prints one dead letter a line (event id, event, source, attempts, last HTTP status,
 last error, URL; never the secret), or a JSON array with --json. reset puts the delivery (or
@@ -10,6 +11,12 @@ dispatcher picks it up at its next poll (within a fraction of a second), with th
 the full retry schedule. --db defaults to the configured database (AGENTLEDGER_DB_PATH, else
 <data dir>/agentledger.db). Exit status 2 when the database is missing or the event id is not a
 dead letter.
+
+hosts prints one target host ("name:port") a line with pending deliveries: how many, how many the
+dispatcher's circuit breaker holds back now (the host failed repeatedly; they wait for its
+cool-down to end, their attempts unchanged), the age of the oldest pending one and when the next
+attempt is due; the host with the oldest pending delivery first. The breaker itself lives in the
+running service's memory; this view reads only the database.
 """
 
 from __future__ import annotations
@@ -37,7 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     which = reset.add_mutually_exclusive_group(required=True)
     which.add_argument("event_id", nargs="?", metavar="EVENT_ID", help="the delivery's event id (evt_...)")
     which.add_argument("--all", action="store_true", help="every dead letter")
-    for sub in (list_dead, reset):
+    hosts = commands.add_parser("hosts", help="target hosts with pending deliveries, held ones, oldest age")
+    hosts.add_argument("--json", action="store_true", help="print a JSON array")
+    for sub in (list_dead, reset, hosts):
         sub.add_argument("--db", type=Path, help="SQLite file (default: the configured database)")
     args = parser.parse_args(argv)
     path = args.db if args.db is not None else Settings.load().database
@@ -48,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "list-dead":
             return _list_dead(conn, as_json=args.json)
+        if args.command == "hosts":
+            return _hosts(conn, time.time(), as_json=args.json)
         with transaction(conn):
             count = store.reset_dead_letter(conn, None if args.all else args.event_id, time.time())
     finally:
@@ -69,6 +80,44 @@ def _list_dead(conn: apsw.Connection, *, as_json: bool) -> int:
             print(f"{r.event_id}\t{r.event}\t{r.source}\t{r.attempts}\t{r.last_status or '-'}\t{error}\t{r.url}")
     print(f"{len(rows)} dead letter(s)", file=sys.stderr)
     return 0
+
+
+def _hosts(conn: apsw.Connection, now: float, *, as_json: bool) -> int:
+    rows = store.hosts(conn, now)
+    if as_json:
+        print(
+            json.dumps(
+                [
+                    {
+                        "host": r.host,
+                        "pending": r.pending,
+                        "held": r.held,
+                        "oldest_age_seconds": round(now - r.oldest_created_at, 3),
+                        "next_attempt_in_seconds": round(max(0.0, r.next_attempt_at - now), 3),
+                    }
+                    for r in rows
+                ],
+                indent=2,
+            )
+        )
+    else:
+        print("host\tpending\theld\toldest\tnext attempt")
+        for r in rows:
+            print(
+                f"{r.host}\t{r.pending}\t{r.held}\t{_age(now - r.oldest_created_at)}"
+                f"\t{'due' if r.next_attempt_at <= now else 'in ' + _age(r.next_attempt_at - now)}"
+            )
+    print(f"{len(rows)} host(s) with pending deliveries", file=sys.stderr)
+    return 0
+
+
+def _age(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 7200:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
 
 
 if __name__ == "__main__":

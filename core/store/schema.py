@@ -448,4 +448,10 @@ MIGRATIONS: list[str] = [
     ALTER TABLE payouts_v6 RENAME TO payouts;
     CREATE INDEX payouts_token_only ON payouts (token_id);
     """,
+    # 7: the webhook dispatcher's per-host circuit breaker holds a down host's pending deliveries back
+    # (next_attempt_at moved to the cool-down's end, attempts unchanged); held_since is when it first
+    # held this row, so no row is held longer than the retry schedule (then it is a dead letter).
+    """
+    ALTER TABLE webhook_deliveries ADD COLUMN held_since REAL;
+    """,
 ]

@@ -3,11 +3,17 @@
 `enqueue` runs inside the caller's transaction, next to the state change it announces (the
 transactional outbox): the delivery exists if and only if the change committed. The dispatcher
 reads `due` rows and records each attempt; the operator lists and resets dead letters.
+
+A target host is `host_of(url)` ("hostname:port", the port made explicit). The dispatcher's
+circuit breaker `hold_host`s a down host's pending rows (their next attempt moved to the end of
+its cool-down, attempts unchanged, `held_since` set once) and `release_host`s them when the host
+answers again; `hosts` is the operator's per-host view of what is pending.
 """
 
 from __future__ import annotations
 
 import json
+import urllib.parse
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -103,13 +109,21 @@ def _status(row: Any) -> DeliveryStatus:
     )
 
 
-def due(conn: apsw.Connection, now: float, limit: int) -> list[Delivery]:
-    """Pending deliveries whose next attempt is due, oldest due first."""
-    rows = conn.execute(
-        f"SELECT {_DELIVERY_COLS} FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ?"  # noqa: S608
-        " ORDER BY next_attempt_at, id LIMIT ?",
-        (now, limit),
-    ).fetchall()
+def due(conn: apsw.Connection, now: float, limit: int, after: tuple[float, int] | None = None) -> list[Delivery]:
+    """Pending deliveries whose next attempt is due, oldest due first; `after` (next_attempt_at, id)
+    of the last row of a previous page continues past it."""
+    if after is None:
+        rows = conn.execute(
+            f"SELECT {_DELIVERY_COLS} FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ?"  # noqa: S608
+            " ORDER BY next_attempt_at, id LIMIT ?",
+            (now, limit),
+        ).fetchall()
+    else:
+        rows = conn.execute(
+            f"SELECT {_DELIVERY_COLS} FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ?"  # noqa: S608
+            " AND (next_attempt_at, id) > (?, ?) ORDER BY next_attempt_at, id LIMIT ?",
+            (now, after[0], after[1], limit),
+        ).fetchall()
     return [_delivery(r) for r in rows]
 
 
@@ -124,7 +138,8 @@ def record_attempt(
 ) -> str | None:
     """Record one attempt of a pending delivery; returns its new status (None: it was not pending).
     Success: delivered, the secret cleared. Failure: attempts + 1 and the next attempt scheduled
-    from RETRY_DELAYS, or dead_letter after the last one."""
+    from RETRY_DELAYS, or dead_letter after the last one. Either way no longer held (held_since
+    counts a hold from the row's last attempt)."""
     row = _rows(conn, "SELECT attempts FROM webhook_deliveries WHERE id = ? AND status = 'pending'", (id,))
     if not row:
         return None
@@ -133,7 +148,7 @@ def record_attempt(
     if ok:
         conn.execute(
             "UPDATE webhook_deliveries SET status = 'delivered', secret = '', attempts = ?, last_status = ?,"
-            " last_error = NULL, delivered_at = ? WHERE id = ?",
+            " last_error = NULL, delivered_at = ?, held_since = NULL WHERE id = ?",
             (attempts, status, now, id),
         )
         return "delivered"
@@ -141,7 +156,7 @@ def record_attempt(
     new_status = "pending" if delay is not None else "dead_letter"
     conn.execute(
         "UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_status = ?,"
-        " last_error = ? WHERE id = ?",
+        " last_error = ?, held_since = NULL WHERE id = ?",
         (new_status, attempts, now + delay if delay is not None else now, status, cut, id),
     )
     return new_status
@@ -155,10 +170,10 @@ def dead_letters(conn: apsw.Connection) -> list[DeliveryStatus]:
 
 
 def reset_dead_letter(conn: apsw.Connection, event_id: str | None, now: float) -> int:
-    """Put one dead letter (or all of them: event_id None) back to pending, attempts 0, due now.
-    Returns how many rows were reset."""
+    """Put one dead letter (or all of them: event_id None) back to pending, attempts 0, due now,
+    no longer held by the circuit breaker. Returns how many rows were reset."""
     sql = (
-        "UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?"
+        "UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, held_since = NULL"
         " WHERE status = 'dead_letter'"
     )
     if event_id is None:
@@ -183,3 +198,95 @@ def get_status(conn: apsw.Connection, event_id: str) -> DeliveryStatus | None:
         (event_id,),
     ).fetchall()
     return _status(rows[0]) if rows else None
+
+
+# ---- per-host hold (the dispatcher's circuit breaker) and the operator's host view ---------------
+
+
+def host_of(url: str) -> str:
+    """The breaker's and the per-host cap's key: lower-case host name and port, the scheme's default
+    port made explicit ("example.com:443", "[::1]:8080"). Two ports of one machine are two receivers
+    (two services, often two tenants); one name on one port is one receiver whatever the path."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return url.lower()  # never a stored target (checked at enqueue), but must not raise inside SQL
+    host = (parts.hostname or "").lower()
+    if port is None:
+        port = 443 if parts.scheme.lower() == "https" else 80
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _with_host_function(conn: apsw.Connection) -> apsw.Connection:
+    # Host is not a column (it would cost every enqueue an index); the few statements that select by
+    # host compute it with the same Python function as the dispatcher, so both always agree.
+    conn.create_scalar_function("webhook_host", _sql_host_of, 1, deterministic=True)
+    return conn
+
+
+def _sql_host_of(*args: Any) -> str:
+    return host_of(str(args[0]))
+
+
+def hold_host(
+    conn: apsw.Connection, host: str, *, until: float, now: float, max_hold: float, error: str
+) -> tuple[int, int]:
+    """Hold the host's pending rows due before `until` back to `until` (attempts unchanged; a row's
+    first hold is stamped in held_since), but never past held_since + max_hold: a row due whose hold
+    has lasted max_hold becomes a dead letter with `error` instead. Returns (held, dead-lettered)."""
+    _with_host_function(conn)
+    conn.execute(
+        "UPDATE webhook_deliveries SET status = 'dead_letter', last_error = ? WHERE status = 'pending'"
+        " AND next_attempt_at <= ? AND held_since IS NOT NULL AND held_since + ? <= ? AND webhook_host(url) = ?",
+        (error[:MAX_ERROR], now, max_hold, now, host),
+    )
+    dead = int(conn.changes())
+    conn.execute(
+        "UPDATE webhook_deliveries SET held_since = COALESCE(held_since, :now),"
+        " next_attempt_at = MAX(next_attempt_at, MIN(:until, COALESCE(held_since, :now) + :max_hold))"
+        " WHERE status = 'pending' AND next_attempt_at < :until AND webhook_host(url) = :host",
+        {"now": now, "until": until, "max_hold": max_hold, "host": host},
+    )
+    return int(conn.changes()), dead
+
+
+def release_host(conn: apsw.Connection, host: str, *, now: float, held_until: float) -> int:
+    """The host answers again: its held rows waiting for a time up to `held_until` are due now."""
+    _with_host_function(conn)
+    conn.execute(
+        "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE status = 'pending' AND next_attempt_at > ?"
+        " AND next_attempt_at <= ? AND held_since IS NOT NULL AND webhook_host(url) = ?",
+        (now, now, held_until, host),
+    )
+    return int(conn.changes())
+
+
+@dataclass(frozen=True)
+class HostBacklog:
+    """Pending deliveries of one target host, for operators."""
+
+    host: str
+    pending: int
+    held: int  # held back by the breaker now (held_since set, not yet due)
+    oldest_created_at: float
+    next_attempt_at: float
+
+
+def hosts(conn: apsw.Connection, now: float) -> list[HostBacklog]:
+    """Every host with pending rows, the one with the oldest pending row first."""
+    rows = _rows(
+        conn,
+        "SELECT url, COUNT(*), SUM(held_since IS NOT NULL AND next_attempt_at > ?), MIN(created_at),"
+        " MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending' GROUP BY url",
+        (now,),
+    )
+    merged: dict[str, list[float]] = {}
+    for url, count, held, oldest, next_at in rows:
+        m = merged.setdefault(host_of(url), [0, 0, float(oldest), float(next_at)])
+        m[0] += int(count)
+        m[1] += int(held)
+        m[2] = min(m[2], float(oldest))
+        m[3] = min(m[3], float(next_at))
+    found = [HostBacklog(h, int(m[0]), int(m[1]), m[2], m[3]) for h, m in merged.items()]
+    return sorted(found, key=lambda b: (b.oldest_created_at, b.host))
