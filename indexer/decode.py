@@ -9,6 +9,7 @@ needs, without a dict per log; `Decoder.decode_rows` decodes those rows.
 
 from __future__ import annotations
 
+import itertools
 import json
 import operator
 import re
@@ -229,14 +230,15 @@ _ROW_FIELDS = ("address", "topics", "data", "blockHash", "blockNumber", "transac
 
 
 class _Shape(NamedTuple):
-    """How to read the logs of one key order: `log` finds each log's row fields, `reorder` puts
-    them in LogRow order (None: already in it)."""
+    """How to read the logs of one key order: `log` matches one log object, capturing the whole
+    object first and then the row fields; `row` picks the row fields in LogRow order."""
 
     log: re.Pattern[str]
-    reorder: Callable[[tuple[str, ...]], tuple[str, ...]] | None
+    row: Callable[[tuple[str, ...]], tuple[str, ...]]
 
 
 _shapes: dict[tuple[str, ...], _Shape | None] = {}
+_whole = operator.itemgetter(0)
 
 
 def _shape(keys: tuple[str, ...]) -> _Shape | None:
@@ -246,10 +248,9 @@ def _shape(keys: tuple[str, ...]) -> _Shape | None:
         shape = None
         if set(_ROW_FIELDS) <= set(keys) <= set(_FIELDS) and len(set(keys)) == len(keys):
             found = [k for k in keys if k in _ROW_FIELDS]
-            order = [found.index(k) for k in _ROW_FIELDS]
             shape = _Shape(
-                re.compile("\\{" + ",".join(f'"{k}":{_FIELDS[k]}' for k in keys) + "\\}"),
-                None if order == sorted(order) else operator.itemgetter(*order),
+                re.compile("(\\{" + ",".join(f'"{k}":{_FIELDS[k]}' for k in keys) + "\\})"),
+                operator.itemgetter(*(1 + found.index(k) for k in _ROW_FIELDS)),
             )
         _shapes[keys] = shape
     return _shapes[keys]
@@ -258,9 +259,9 @@ def _shape(keys: tuple[str, ...]) -> _Shape | None:
 def log_rows(body: bytes) -> list[LogRow] | None:
     """The logs of an eth_getLogs reply as rows, found by one regex pass that runs in C instead of
     building a dict per log: parsing the reply is much of a backfill's CPU besides SQLite. Only for
-    the compact shape nodes send (no whitespace, hex values, no removed logs, one key order); every
-    log of the result array must match, and the reply around it must parse as a JSON-RPC result,
-    else None and the caller parses the JSON."""
+    the compact shape nodes send (no whitespace, hex values, no removed logs, one key order); the
+    result array must be exactly the logs matched, and the reply around it must parse as a JSON-RPC
+    result, else None and the caller parses the JSON."""
     try:
         text = body.decode("ascii")
     except UnicodeDecodeError:
@@ -277,15 +278,16 @@ def log_rows(body: bytes) -> list[LogRow] | None:
         except json.JSONDecodeError:
             return None
         shape = _shape(tuple(sample)) if isinstance(sample, dict) else None
-        last = text.rfind("]")  # the array's end, or a "]" after it (the envelope check below fails)
-        if shape is None or last < first:
+        if shape is None:
             return None
-        found = shape.log.findall(text, first, last)
-        # A log pattern matches from a "{" to its "}" and contains no other "{": when there are as
-        # many matches as "{"s, no log was left out (removed, pending, another key order, cut off).
-        if text.count("{", first, last) != len(found):
+        found = shape.log.findall(text, first)
+        # The array must be exactly the logs found, comma-separated: nothing skipped (removed, pending,
+        # another key order, cut off), nothing between them, nothing found past its end.
+        array = ",".join(map(_whole, found))
+        if not text.startswith(array, first):
             return None
-        rows = cast(list[LogRow], found if shape.reorder is None else [shape.reorder(r) for r in found])
+        last = first + len(array)
+        rows = cast(list[LogRow], list(map(shape.row, found)))
     if not text.startswith("]", last):
         return None
     try:  # the reply around the array: a JSON-RPC result (an error reply has no "result" array)
@@ -297,3 +299,9 @@ def log_rows(body: bytes) -> list[LogRow] | None:
     if not isinstance(envelope, dict) or envelope.get("result") != [] or envelope.get("error") is not None:
         return None
     return rows
+
+
+def in_chain_order(events: list[Event]) -> bool:
+    """Strictly increasing (block, log index): what any honest eth_getLogs reply gives. A repeated or
+    misplaced log would apply an event twice (credits counted twice) or out of order."""
+    return all((a.block_number, a.log_index) < (b.block_number, b.log_index) for a, b in itertools.pairwise(events))

@@ -24,7 +24,7 @@ import apsw
 
 from core.store import projections, reorg, transaction
 from core.store.projections import Event, FinalityHook, Subscriber
-from indexer.decode import Decoder, LogRow, log_rows
+from indexer.decode import Decoder, LogRow, in_chain_order, log_rows
 from indexer.rpc import RpcClient, RpcError, RpcUnavailable, is_range_error, parse_reply, suggested_range
 
 log = logging.getLogger("agentledger.indexer")
@@ -236,10 +236,12 @@ class Indexer:
     async def run(self, stop: asyncio.Event | None = None) -> None:
         """Follow the chain until `stop` is set. Node outages are waited out, never fatal."""
         stop = stop or asyncio.Event()
+        failures = 0  # consecutive steps that failed for another reason than the node
         while not stop.is_set():
             try:
                 advanced = await self.step()
                 self.status.last_error = ""
+                failures = 0
             except RpcUnavailable as exc:
                 self.status.node_ok = False
                 self.status.last_error = str(exc)
@@ -255,6 +257,16 @@ class Indexer:
                 self.status.halted = str(exc)
                 log.critical("%s", exc)
                 raise
+            except Exception as exc:  # e.g. the file locked by another writer past the busy timeout
+                # Never end the task over one failed step (in `make run` the API would go on serving a
+                # frozen index): roll back whatever it left open, back off, try again.
+                failures += 1
+                self._abandon_transaction()
+                self.status.last_error = f"{type(exc).__name__}: {exc}"
+                delay = min(60.0, 2.0 ** (failures - 1))
+                log.exception("indexer step failed; retrying in %g s", delay)
+                advanced = False
+                await _sleep_or_stop(stop, delay)
             if not advanced:
                 await _sleep_or_stop(stop, self.poll_interval)
 
@@ -441,6 +453,7 @@ class Indexer:
                 return None
             _settle(loop, item.parsed, RangeSizer.measure(logs, item.start, item.stop))
             events = self.decoder.decode_all(logs)
+        _check_order(events, item.start, item.stop)
         self._wait_commit()
         stop, block, fin = item.stop, item.block, min(final, item.stop)
         self.conn.execute("BEGIN IMMEDIATE")
@@ -463,6 +476,15 @@ class Indexer:
 
         self._commit = _Commit(self.conn, committed)
         return len(events)
+
+    def _abandon_transaction(self) -> None:
+        """After a failed step: wait out a COMMIT still running (its error is the step's, already
+        reported) and roll back a transaction left open, so the next step starts clean."""
+        with contextlib.suppress(Exception):
+            self._wait_commit()
+        if not self.conn.getautocommit():
+            with contextlib.suppress(apsw.Error):
+                self.conn.execute("ROLLBACK")
 
     def _wait_commit(self) -> None:
         """Wait for the COMMIT left running by `_commit_range`; raise its error, if any."""
@@ -511,6 +533,7 @@ class Indexer:
         if any(hashes.get(int(lg["blockNumber"], 16)) != lg["blockHash"] for lg in logs):
             return  # logs from another fork than the headers: refetch
         events = self.decoder.decode_all(logs)
+        _check_order(events, number + 1, end)
         await asyncio.to_thread(self._commit_realtime, events, headers, head, final)
 
     def _commit_realtime(self, events: list[Event], headers: list[dict[str, Any]], head: int, final: int) -> None:
@@ -580,6 +603,14 @@ class Indexer:
         self.status.reorgs += 1
         self.status.last_reorg_depth = tip - ancestor
         log.warning("reorg: rolled back %d blocks to %d (%d writes undone)", tip - ancestor, ancestor, undone)
+
+
+def _check_order(events: list[Event], start: int, stop: int) -> None:
+    """Refuse a reply (the step fails and is fetched again) whose logs are not strictly in chain
+    order inside [start, stop]: a repeated log would count a credit twice, a log from outside the
+    range would be applied under the wrong checkpoint."""
+    if events and not (start <= events[0].block_number and events[-1].block_number <= stop and in_chain_order(events)):
+        raise RpcError(-32603, f"eth_getLogs reply for blocks {start}-{stop} is not in chain order")
 
 
 @contextlib.contextmanager

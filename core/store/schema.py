@@ -443,7 +443,11 @@ MIGRATIONS: list[str] = [
         referrer TEXT,
         UNIQUE (chain_id, block_number, log_index)
     );
-    INSERT INTO payouts_v6 SELECT * FROM payouts;
+    -- the same rowids: the reorg journal names payout rows by rowid
+    INSERT INTO payouts_v6 (rowid, chain_id, tx_hash, log_index, block_number, ref, token_id, payer, amount,
+        owner_cut, agent_cut, service_cut, referral_cut, owner, self_wallet, referrer)
+    SELECT rowid, chain_id, tx_hash, log_index, block_number, ref, token_id, payer, amount,
+        owner_cut, agent_cut, service_cut, referral_cut, owner, self_wallet, referrer FROM payouts;
     DROP TABLE payouts;
     ALTER TABLE payouts_v6 RENAME TO payouts;
     CREATE INDEX payouts_token_only ON payouts (token_id);

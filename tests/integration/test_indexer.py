@@ -284,3 +284,42 @@ def test_a_backfill_failing_part_way_keeps_whole_ranges_and_resumes(snap: System
         assert rows == await index_to_head(tmp_path / "clean.db", url(s), s)
 
     asyncio.run(scenario())
+
+
+def test_a_database_locked_past_the_busy_timeout_fails_a_step_not_the_indexer(snap: System, tmp_path: Path) -> None:
+    """Another writer (an operator script, a backup) holds the file longer than the busy timeout:
+    the step fails, the indexer keeps running, reports the error, and catches up once the lock goes."""
+    s = snap
+    db = tmp_path / "locked.db"
+
+    async def scenario() -> None:
+        conn = db_connect(db, durable=False)
+        conn.setbusytimeout(50)
+        async with RpcClient(url(s)) as rpc:
+            ix = make_indexer(conn, rpc, s, use_finalized_tag=False, poll_interval=0.02)
+            await ix.run_until(s.w3.eth.block_number)
+            other = db_connect(db, durable=False)
+            other.execute("BEGIN IMMEDIATE")  # hold the write lock
+            stop = asyncio.Event()
+            task = asyncio.create_task(ix.run(stop))
+            s.tx(s.users[2], s.escrow.functions.setPrice(2, 77 * USDC))
+            head = s.w3.eth.block_number
+            for _ in range(200):
+                if "Busy" in ix.status.last_error:
+                    break
+                await asyncio.sleep(0.02)
+            assert "Busy" in ix.status.last_error and not task.done()
+            other.execute("ROLLBACK")
+            other.close()
+            for _ in range(300):
+                if ix.status.seen >= head:
+                    break
+                await asyncio.sleep(0.02)
+            assert ix.status.seen >= head and not task.done() and ix.status.last_error == ""
+            stop.set()
+            await task
+        prices = {r[1]: r[9] for r in dump(conn)["agents"]}
+        conn.close()
+        assert prices[2] == 77 * USDC
+
+    asyncio.run(scenario())

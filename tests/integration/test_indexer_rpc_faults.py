@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import itertools
+import json
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -363,3 +364,57 @@ def test_a_getlogs_reply_cut_short_is_fetched_again(chain: System, clean: Rows, 
 
     assert asyncio.run(scenario()) == clean
     assert len(cut) == 3
+
+
+CREDITED = Web3.to_hex(Web3.keccak(text="PaymentCredited(address,uint256)"))
+
+
+def test_a_getlogs_reply_repeating_a_log_is_refused_and_fetched_again(
+    chain: System, clean: Rows, tmp_path: Path
+) -> None:
+    """A node (or a proxy) that repeats a log in an eth_getLogs reply: applied, it would count a credit
+    twice or stop the indexer on a duplicate payout. The step is refused and the range fetched again;
+    the index ends equal to a clean one and the indexer never stopped."""
+    repeated: list[int] = []
+
+    async def forward(request: web.Request) -> web.Response:
+        body = await request.read()
+        async with ClientSession() as http, http.post(url(chain), data=body, headers=_JSON) as resp:
+            reply = await resp.read()
+        if b'"eth_getLogs"' in body and len(repeated) < 3:
+            parsed = json.loads(reply)
+            logs = parsed.get("result") if isinstance(parsed, dict) else None
+            credits = [i for i, lg in enumerate(logs or []) if lg["topics"][0] == CREDITED]
+            if logs and credits:  # counted twice, a credit would stay outstanding after its withdrawal
+                repeated.append(credits[0])
+                parsed["result"] = [*logs[: credits[0] + 1], *logs[credits[0] :]]
+                reply = json.dumps(parsed, separators=(",", ":")).encode()
+        return web.Response(body=reply, content_type="application/json")
+
+    async def scenario() -> Rows:
+        app = web.Application()
+        app.router.add_post("/", forward)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        conn = db_connect(tmp_path / "repeated.db", durable=False)
+        try:
+            async with RpcClient(f"http://127.0.0.1:{runner.addresses[0][1]}/", FAULTY) as rpc:
+                ix = make_indexer(conn, rpc, chain, use_finalized_tag=False, poll_interval=0.01)
+                stop = asyncio.Event()
+                task = asyncio.create_task(ix.run(stop))
+                head = chain.w3.eth.block_number
+                deadline = time.monotonic() + 45
+                while ix.status.seen < head and time.monotonic() < deadline and not task.done():
+                    await asyncio.sleep(0.05)
+                assert not task.done() and ix.status.seen >= head
+                stop.set()
+                await task
+            return dump(conn)
+        finally:
+            conn.close()
+            await runner.cleanup()
+
+    assert asyncio.run(scenario()) == clean
+    assert len(repeated) == 3

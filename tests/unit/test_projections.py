@@ -142,9 +142,9 @@ def test_schema_6_keeps_the_events_and_payouts_of_a_version_5_file(tmp_path: Pat
             " VALUES (1, 7, '0xb', '0xt', 3, 'AgentEscrow', 'PriceSet', '0x01', '0x')"
         )
         old.execute(
-            "INSERT INTO payouts (chain_id, tx_hash, log_index, block_number, ref, token_id, payer, amount, owner_cut,"
-            " agent_cut, service_cut, referral_cut, owner, self_wallet) VALUES (1, '0xt', 4, 7, 'r', 9, 'p', 100, 97,"
-            " 1, 2, 0, 'o', 's')"
+            "INSERT INTO payouts (rowid, chain_id, tx_hash, log_index, block_number, ref, token_id, payer, amount,"
+            " owner_cut, agent_cut, service_cut, referral_cut, owner, self_wallet) VALUES (41, 1, '0xt', 4, 7, 'r', 9,"
+            " 'p', 100, 97, 1, 2, 0, 'o', 's')"
         )
     old.close()
     conn = connect(path)
@@ -153,6 +153,7 @@ def test_schema_6_keeps_the_events_and_payouts_of_a_version_5_file(tmp_path: Pat
     rows: dict[str, Any] = dump(conn)
     assert rows["events"] == [(1, 7, "0xb", "0xt", 3, "AgentEscrow", "PriceSet", "0x01", "0x")]
     assert [r[:8] for r in rows["payouts"]] == [(1, "0xt", 4, 7, "r", 9, "p", 100)]
+    assert conn.execute("SELECT rowid FROM payouts").fetchall() == [(41,)]  # the journal names rows by rowid
     # the same log again is ignored; another log of the block is kept
     with transaction(conn):
         again = Event(7, "0xb", "0xt", 3, "AgentEscrow", "PriceSet", "0x01", "0x", {"tokenId": 9, "price": 1})

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from indexer.decode import log_rows
+from indexer.decode import in_chain_order, log_rows
 from indexer.rpc import RetryPolicy, RpcClient, RpcError, RpcUnavailable, is_range_error, parse_reply, suggested_range
 from indexer.sync import RangeSizer
 
@@ -549,5 +549,28 @@ def test_log_rows_leave_anything_unusual_to_the_json_parser() -> None:
         b'{"jsonrpc":"2.0","id":5,"error":{"code":-32005,"message":"query returned more than 10000 results"}}',
         b'{"jsonrpc":"2.0","id":5,"result":[],"error":{"code":1,"message":"both"}}',
         "é".encode() + _reply(logs),
+        _reply(logs).replace(b"},{", b"}{", 1),  # a missing comma: not JSON
+        _reply(logs).replace(b"},{", b'},"0x1",{', 1),  # something between two logs
+        _reply(logs).replace(b"},{", b'},[],{', 1),
     ):
         assert log_rows(body) is None, body[:80]
+
+
+def test_log_rows_never_take_a_log_from_outside_the_result_array() -> None:
+    logs = [_log(i, ANVIL_ORDER) for i in range(3)]
+    extra = _reply(logs[:2], extra=[logs[2]])  # {"result":[A,B],"extra":[C]}
+    rows = log_rows(extra)
+    parsed = json.loads(extra)["result"]
+    assert rows is None or [r[5] for r in rows] == [lg["transactionHash"] for lg in parsed]
+
+
+def test_chain_order_refuses_a_repeated_or_misplaced_log() -> None:
+    from core.store.projections import Event
+
+    def ev(block: int, index: int) -> Event:
+        return Event(block, "0x", "0x", index, "C", "E", "0x", "0x", {})
+
+    assert in_chain_order([]) and in_chain_order([ev(1, 0)]) and in_chain_order([ev(1, 0), ev(1, 1), ev(2, 0)])
+    assert not in_chain_order([ev(1, 0), ev(1, 0)])  # the same log twice
+    assert not in_chain_order([ev(1, 1), ev(1, 0)])
+    assert not in_chain_order([ev(2, 0), ev(1, 5)])
