@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -28,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 
 from api import webhook_dispatcher
 from api.acp import OPERATOR
+from api.checkout import chain_unavailable
 from api.errors import ApiError
 from api.ipfs_gateway import IPFS_API_URL, pin, read_capped
 from api.operation import Operation
@@ -42,6 +44,8 @@ from core.store import orders as store
 SIGNATURE_PATTERN = r"^0x[0-9a-fA-F]{130}$"
 #: Deliverable uploads read at once (each up to MAX_DELIVERABLE_BYTES in memory).
 UPLOAD_SLOTS: web.AppKey[asyncio.Semaphore] = web.AppKey("upload_slots", asyncio.Semaphore)
+
+log = logging.getLogger(__name__)
 
 
 class Signed(BaseModel):
@@ -211,12 +215,23 @@ async def upload_deliverable(request: web.Request) -> web.Response:
     return web.json_response({"cid": cid, "size": len(data), "url": f"/ipfs/{cid}"}, status=201)
 
 
+def _malformed(exc: Exception) -> ApiError:
+    return ApiError(400, "invalid_request", f"malformed multipart body ({type(exc).__name__})")
+
+
 async def _read_multipart(request: web.Request) -> tuple[bytes, Signed]:
-    reader = await request.multipart()
+    # aiohttp raises KeyError (no boundary), ValueError or AssertionError (broken parts) on bad bodies
+    try:
+        reader = await request.multipart()
+    except (KeyError, ValueError, AssertionError) as exc:
+        raise _malformed(exc) from exc
     fields: dict[str, str] = {}
     data: bytes | None = None
     while True:
-        part = await reader.next()
+        try:
+            part = await reader.next()
+        except (KeyError, ValueError, AssertionError) as exc:
+            raise _malformed(exc) from exc
         if part is None:
             break
         if not isinstance(part, BodyPartReader):
@@ -267,19 +282,31 @@ async def complete(request: web.Request) -> web.Response:
             raise ApiError(409, "signature_replayed", "this signed message was already used", param="signature")
 
     await request.app[WRITER].run(claim)
-    return await _send_release(request, order, cid, body, resend=False)
+    return await _send_release(request, order, cid, body, resend=False, claimed=digest)
 
 
 async def _send_release(
-    request: web.Request, order: store.OrderRow, cid: str, body: CompleteRequest, *, resend: bool
+    request: web.Request,
+    order: store.OrderRow,
+    cid: str,
+    body: CompleteRequest,
+    *,
+    resend: bool,
+    claimed: str | None = None,
 ) -> web.Response:
+    """Release the gateway job with the provider's attestation. `claimed`: the attestation's replay
+    guard, given back when nothing was sent, so the same attestation can be retried."""
     operator = request.app[OPERATOR]
     signature = bytes.fromhex(body.signature[2:])
     try:
         receipt = await operator.transact(
             "PaymentGateway", "release", bytes.fromhex(order.job_id[2:]), cid, body.timestamp, signature
         )
-    except ContractReverted as exc:
+    except (ContractReverted, ChainUnavailable) as exc:  # nothing was sent
+        if claimed is not None:
+            await request.app[WRITER].run(lambda conn: store.forget_signature(conn, claimed))
+        if isinstance(exc, ChainUnavailable):
+            raise chain_unavailable(exc) from exc
         if exc.error_name == "WrongStatus" and resend:
             raise ApiError(409, "already_released", "the gateway job is no longer funded") from exc
         raise ApiError(
@@ -287,9 +314,15 @@ async def _send_release(
             "release_refused",
             f"the payment gateway refuses the release: {exc.error_name}",
         ) from exc
-    except (ChainUnavailable, SendUncertain, TransactionFailed) as exc:
+    except (SendUncertain, TransactionFailed) as exc:  # the text can carry the RPC URL: log only
+        log.warning("release of order %s not confirmed: %s", order.id, exc)
+        sent = f" (transaction {exc.tx_hash})" if exc.tx_hash else ""
         raise ApiError(
-            503, "chain_unavailable", f"the release could not be confirmed: {exc}", type_="service_error"
+            503,
+            "chain_unavailable",
+            f"the release{sent} could not be confirmed: it may still be mined, and the order follows the"
+            " chain; check the order before attesting again",
+            type_="service_error",
         ) from exc
     tx = tx_hash_of(receipt)
     now = _clock(request)

@@ -278,6 +278,11 @@ def use_signature(conn: apsw.Connection, digest: str, expires_at: float, now: fl
     return True
 
 
+def forget_signature(conn: apsw.Connection, digest: str) -> None:
+    """Give a signature back: what it asked for did not happen (nothing was sent), so it may be retried."""
+    conn.execute("DELETE FROM used_signatures WHERE digest = ?", (digest,))
+
+
 def signer_for(conn: apsw.Connection, order: OrderRow) -> str | None:
     """The address that signs for the order's provider: the agent NFT's current self wallet as the
     indexer last saw it on-chain (it changes with AgentRegistry.setSelfWallet, e.g. after a sale),

@@ -18,12 +18,13 @@ from aiohttp.test_utils import TestServer
 from eth_account import Account
 from eth_account.messages import encode_defunct
 from eth_account.signers.local import LocalAccount
+from web3 import Web3
 
 from api.app import create_app
 from core.config import Settings
 from core.ipfs import cid_of
 from core.operator import Operator
-from core.orders import deliverable_message, provider_message
+from core.orders import completion_message, deliverable_message, provider_message
 from core.store import connect
 from core.store import orders as store
 from indexer.order_follower import OrderFollower
@@ -159,5 +160,88 @@ def test_a_reclaimed_escrow_cannot_be_recovered(system: System, tmp_path: Path) 
             assert (status, body["code"]) == (409, "escrow_closed")
             assert set(body) == {"type", "code", "message", "param"}  # the one error shape
             assert store.get_order(h.db, order_id).status == "failed"  # type: ignore[union-attr]
+
+    asyncio.run(main())
+
+
+async def _delivered(h: Harness, wallet_id: str, sid: str) -> tuple[str, str, LocalAccount, store.OrderRow]:
+    """An in_progress order with an uploaded deliverable: (order id, cid, provider, order row)."""
+    order_id, _token, provider = await _order(h, wallet_id, sid)
+    for action in ("acknowledge", "start"):
+        assert (await h.signed(order_id, action, provider))[0] == 200
+    ts = int(time.time())
+    data = b"the report"
+    msg = deliverable_message(order_id, hashlib.sha256(data).hexdigest(), ts)
+    sig = "0x" + bytes(Account.sign_message(encode_defunct(text=msg), provider.key).signature).hex()
+    form = aiohttp.FormData()
+    form.add_field("timestamp", str(ts))
+    form.add_field("signature", sig)
+    form.add_field("file", data, filename="r.txt")
+    async with h.http.post(f"{h.base}/api/acp/orders/{order_id}/deliverables", data=form) as r:
+        assert r.status == 201, await r.text()
+        cid = (await r.json())["cid"]
+    order = store.get_order(h.db, order_id)
+    assert order is not None
+    return order_id, cid, provider, order
+
+
+def _attestation(order: store.OrderRow, cid: str, provider: LocalAccount) -> dict[str, Any]:
+    ts = int(time.time())
+    msg = completion_message(order.job_id, cid, ts)
+    sig = Account.sign_message(encode_defunct(text=msg), provider.key).signature
+    return {"cid": cid, "timestamp": ts, "signature": "0x" + bytes(sig).hex()}
+
+
+def test_a_release_the_node_never_got_answers_503_without_the_rpc_url_and_may_be_retried(
+    system: System, tmp_path: Path
+) -> None:
+    """The operator's node is down (its URL carries a provider API key): the 503 names no URL, nothing
+    changed, and the same attestation is accepted once the node answers again."""
+    secret_url = "http://127.0.0.1:9/v2/SECRET_API_KEY_123"
+
+    async def main() -> None:
+        async with harness(system, tmp_path) as h:
+            order_id, cid, provider, order = await _delivered(h, "agl_00000000e004", "cs_503")
+            attestation = _attestation(order, cid, provider)
+            dep = system.deployment
+            dead = Operator(Web3(Web3.HTTPProvider(secret_url)), system.operator, dep.contracts, dep.usdc)
+            app = create_app(dep, secret_url, connect(tmp_path / "p.db"), operator=dead)
+            server = TestServer(app, host="127.0.0.1", port=0)
+            await server.start_server()
+            try:
+                async with h.http.post(
+                    f"{server.make_url('')}/api/acp/orders/{order_id}/complete", json=attestation
+                ) as r:
+                    text = await r.text()
+                    assert r.status == 503 and "SECRET" not in text and "127.0.0.1:9" not in text, text
+                    assert set(await r.json()) == {"type", "code", "message", "param"}
+            finally:
+                await server.close()
+            assert store.get_order(h.db, order_id).status == "in_progress"  # type: ignore[union-attr]
+            async with h.http.post(f"{h.base}/api/acp/orders/{order_id}/complete", json=attestation) as r:
+                assert r.status == 200, await r.text()  # the same attestation, now through a live node
+            assert store.get_order(h.db, order_id).status == "completed"  # type: ignore[union-attr]
+            async with h.http.post(f"{h.base}/api/acp/orders/{order_id}/complete", json=attestation) as r:
+                assert r.status in (200, 409)  # the attestation is not accepted a third time as new
+
+    asyncio.run(main())
+
+
+def test_a_malformed_multipart_upload_is_a_400(system: System, tmp_path: Path) -> None:
+    async def main() -> None:
+        async with harness(system, tmp_path) as h:
+            order_id, _token, provider = await _order(h, "agl_00000000e005", "cs_mp")
+            for action in ("acknowledge", "start"):
+                assert (await h.signed(order_id, action, provider))[0] == 200
+            url = f"{h.base}/api/acp/orders/{order_id}/deliverables"
+            for headers, payload in (
+                ({"Content-Type": "multipart/form-data"}, b"--x\r\n"),  # no boundary
+                ({"Content-Type": "multipart/form-data; boundary=x"}, b"--x\r\nContent-Disposition: form-data\r\n"),
+            ):
+                async with h.http.post(url, data=payload, headers=headers) as r:
+                    body = await r.json()
+                    assert (r.status, body["code"]) == (400, "invalid_request"), body
+                    assert set(body) == {"type", "code", "message", "param"}
+            assert store.get_order(h.db, order_id).deliverable_cid is None  # type: ignore[union-attr]
 
     asyncio.run(main())
