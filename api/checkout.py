@@ -58,6 +58,7 @@ from web3 import Web3
 
 from api import idempotency
 from api.acp import OPERATOR, acp_body, add_acp_headers, json_response, ok
+from api.agent_card import base_url
 from api.auth import Caller, authenticate, authenticate_optional
 from api.errors import ApiError
 from api.models import decode_json
@@ -252,7 +253,7 @@ def _order_ref(request: web.Request, order: order_store.OrderRow) -> dict[str, A
     return {
         "id": order.id,
         "checkout_session_id": order.session_id,
-        "permalink_url": f"{request.url.origin()}/api/acp/orders/{order.id}",
+        "permalink_url": f"{base_url(request)}/api/acp/orders/{order.id}",  # AGENTLEDGER_PUBLIC_URL, not Host
         "settlement_tx_hash": order.funding_tx,
         "service_job_id": order.job_id,
         "status": order.status,

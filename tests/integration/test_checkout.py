@@ -136,6 +136,20 @@ class Shop:
         )
 
 
+def test_order_links_use_the_configured_public_url_not_the_host_header(system: System, tmp_path: Path) -> None:
+    async def body(h: Harness) -> None:
+        shop = await Shop(h, system.users[3]).open()
+        sid = await shop.new()
+        c = await shop.complete(sid)
+        assert c.status == 200, c.body
+        order = c.body["order"]
+        assert order["permalink_url"] == f"https://ledger.example/api/acp/orders/{order['id']}"
+        got = await h.call("GET", f"/api/acp/checkout_sessions/{sid}", key=shop.key, headers={"Host": "evil.test"})
+        assert got.body["order"]["permalink_url"] == order["permalink_url"]
+
+    run(tmp_path, system, body, public_url="https://ledger.example")
+
+
 def job(system: System, sid: str) -> Any:
     return system.gateway.functions.getJob(bytes.fromhex(rules.job_id_for(sid)[2:])).call()
 

@@ -25,6 +25,7 @@ from eth_account.messages import encode_defunct
 from eth_account.signers.local import LocalAccount
 from web3 import Web3
 
+from api.agent_card import PUBLIC_URL
 from api.checkout import COMPLETE_HOOK, add_checkout_routes
 from api.errors import error_middleware
 from api.providers import add_provider_routes
@@ -132,12 +133,21 @@ class Harness:
 
 @asynccontextmanager
 async def serve(
-    tmp_path: Path, system: System, *, ttl: float = 3600.0, dispatcher: bool = False, rpc_url: str | None = None
+    tmp_path: Path,
+    system: System,
+    *,
+    ttl: float = 3600.0,
+    dispatcher: bool = False,
+    rpc_url: str | None = None,
+    public_url: str | None = None,
 ) -> AsyncIterator[Harness]:
-    """The service on a free loopback port; `rpc_url` points the operator at another node URL (a proxy)."""
+    """The service on a free loopback port; `rpc_url` points the operator at another node URL (a proxy);
+    `public_url` is the configured AGENTLEDGER_PUBLIC_URL."""
     db = connect(tmp_path / "ledger.db", durable=True)
     clock = Clock()
     app = web.Application(middlewares=[error_middleware])
+    if public_url is not None:
+        app[PUBLIC_URL] = public_url
     add_wallet_routes(app, db, clock)
     if dispatcher:
         add_webhook_dispatcher(app, tmp_path / "ledger.db", clock, allow_private=True, poll_interval=0.05)
