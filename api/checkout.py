@@ -312,7 +312,8 @@ def _owned_session(conn: apsw.Connection, caller: Caller, session_id: str, now: 
 def _require_incomplete(s: SessionRow) -> None:
     if s.status != "incomplete":
         code, message = _STATUS_CONFLICT[s.status]
-        raise ApiError(409, code, message)
+        # "being completed" is a passing state: a retry with the same Idempotency-Key must run again
+        raise ApiError(409, code, message, replayable=s.status != "complete_in_progress")
 
 
 def _priced(conn: apsw.Connection, line_items: list[LineItemRequest]) -> tuple[list[rules.PricedLine], ProviderRow]:
@@ -606,7 +607,7 @@ async def complete_session(request: web.Request) -> web.Response:
         assert provider is not None and provider.token_id is not None
         job_id = rules.job_id_for(sid)
         if not store.begin_complete(conn, sid, job_id=job_id, buyer_address=address, buyer=buyer, now=now):
-            raise ApiError(409, "session_in_progress", "the checkout session is being completed")
+            raise ApiError(409, "session_in_progress", "the checkout session is being completed", replayable=False)
         started = store.get_session(conn, sid)
         assert started is not None
         return started, provider
@@ -760,7 +761,7 @@ def _short(code: str, what: str, have: int, need: int) -> ApiError:
         422,
         code,
         f"the buyer's USDC {what} is {usdc_text(have)}, the session needs {usdc_text(need)}; "
-        "fix it and complete again (the session is still incomplete)",
+        "fix it and complete again, with a new Idempotency-Key if you sent one (the session is still incomplete)",
         param="$.payment_data.instrument.credential.token",
     )
 
@@ -768,9 +769,19 @@ def _short(code: str, what: str, have: int, need: int) -> ApiError:
 def _fund_error(exc: ContractReverted) -> ApiError:
     if exc.error_name in ("ERC20InsufficientAllowance", "ERC20InsufficientBalance"):
         code = "insufficient_allowance" if "Allowance" in exc.error_name else "insufficient_balance"
-        return ApiError(422, code, f"the gateway could not pull the USDC ({exc.error_name})", param="$.payment_data")
+        return ApiError(
+            422,
+            code,
+            f"the gateway could not pull the USDC ({exc.error_name}); fix it and complete again, with a new"
+            " Idempotency-Key if you sent one",
+            param="$.payment_data",
+        )
     if exc.error_name == "AgentPaused":
-        return ApiError(409, "provider_paused", "the provider's agent is paused (listed for sale); try later")
+        return ApiError(
+            409,
+            "provider_paused",
+            "the provider's agent is paused (listed for sale); try later, with a new Idempotency-Key if you sent one",
+        )
     log.warning("gateway refused fund: %s", exc)
     return ApiError(
         502, "funding_failed", f"the gateway refused to fund the job ({exc.error_name})", type_="service_error"

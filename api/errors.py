@@ -18,7 +18,14 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 class ApiError(Exception):
     def __init__(
-        self, status: int, code: str, message: str, *, type_: str = "invalid_request", param: str | None = None
+        self,
+        status: int,
+        code: str,
+        message: str,
+        *,
+        type_: str = "invalid_request",
+        param: str | None = None,
+        replayable: bool = True,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -26,6 +33,9 @@ class ApiError(Exception):
         self.message = message
         self.type = type_
         self.param = param
+        #: False: a refusal that says "not now" (another request holds what this one needs), not stored
+        #: under the Idempotency-Key, so a retry with the same key really runs (api.idempotency).
+        self.replayable = replayable
 
     def response(self) -> web.Response:
         body = {"type": self.type, "code": self.code, "message": self.message, "param": self.param}

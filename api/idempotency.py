@@ -8,8 +8,9 @@ leave money moved without the response a retry will replay. Then:
 - same key, same body, finished: the stored response again, with `Idempotent-Replayed: true`;
 - same key, different body: 422 `idempotency_conflict` (checked first, even while in flight);
 - same key, original still running: 409 `idempotency_in_flight` with `Retry-After`;
-- 4xx responses are stored (they wrote nothing and will answer the same); 5xx and crashes
-  release the key so a retry runs afresh. A claim older than STALE_AFTER seconds whose request
+- 4xx responses are stored (they wrote nothing and will answer the same), except refusals that
+  only say "not now" (a concurrent request holds the session: ApiError.replayable False); those,
+  5xx and crashes release the key so a retry runs afresh. A claim older than STALE_AFTER seconds whose request
   never finished (its process died: nothing it did committed) may be taken over; should the
   original still finish later, its commit is refused because it no longer holds the key.
 
@@ -109,7 +110,7 @@ async def _claim(writer: GroupCommitter, scope: str, key: str, body_sha: str, no
 
 async def _store_error(writer: GroupCommitter, claim: Claim, exc: ApiError) -> None:
     def store_tx(db: apsw.Connection) -> None:
-        if exc.status >= 500 or isinstance(exc, InFlight):
+        if exc.status >= 500 or isinstance(exc, InFlight) or not exc.replayable:
             store.release_idem(db, claim.scope, claim.key, claim.attempt)
         else:
             store.finish_idem(db, claim.scope, claim.key, claim.attempt, exc.status, bytes(exc.response().body))  # type: ignore[arg-type]

@@ -533,6 +533,10 @@ def test_complete_503_when_the_commit_fails_after_funding_then_the_follower_heal
         assert s is not None and s.status == "completed" and s.order_id is not None
         got = await h.call("GET", f"/api/acp/checkout_sessions/{sid}", key=shop.key)
         assert got.body["order"]["service_job_id"] == rules.job_id_for(sid)
+        # "being completed" was not stored under k2: the same key now gets the session's real state
+        again = await shop.complete(sid, idem="k2")
+        assert_error(again, 409, "session_completed")
+        assert "Idempotent-Replayed" not in again.headers
 
     run(tmp_path, system, body)
 
