@@ -65,6 +65,7 @@ async def serve(settings: Settings, dep: deployments.Deployment, rpc_url: str) -
                 progress=lambda line: log.info("backfill %s", line),
             )
             task = asyncio.create_task(ix.run(stop), name="indexer")
+            task.add_done_callback(_report_indexer_end)
             log.info(
                 "indexer following chain %d from block %d into %s", dep.chain_id, dep.deploy_block, settings.database
             )
@@ -90,6 +91,13 @@ async def serve(settings: Settings, dep: deployments.Deployment, rpc_url: str) -
             await runner.cleanup()
             indexer_db.close()
             api_db.close()
+
+
+def _report_indexer_end(task: asyncio.Task[None]) -> None:
+    """Say at once why the indexer stopped (only a reorg below finality ends it: it needs an
+    operator); the API goes on serving, and /healthz shows the index falling behind."""
+    if not task.cancelled() and task.exception() is not None:
+        log.critical("the indexer stopped: %s; the API is serving a frozen index", task.exception())
 
 
 def main() -> int:
