@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import operator
 import re
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple, cast
@@ -230,15 +229,14 @@ _ROW_FIELDS = ("address", "topics", "data", "blockHash", "blockNumber", "transac
 
 
 class _Shape(NamedTuple):
-    """How to read the logs of one key order: `log` matches one log object, capturing the whole
-    object first and then the row fields; `row` picks the row fields in LogRow order."""
+    """How to read the logs of one key order: `log` matches one log object and captures its row
+    fields; `order[i]` is the group (1-based) of LogRow field i."""
 
     log: re.Pattern[str]
-    row: Callable[[tuple[str, ...]], tuple[str, ...]]
+    order: tuple[int, ...]
 
 
 _shapes: dict[tuple[str, ...], _Shape | None] = {}
-_whole = operator.itemgetter(0)
 
 
 def _shape(keys: tuple[str, ...]) -> _Shape | None:
@@ -249,15 +247,15 @@ def _shape(keys: tuple[str, ...]) -> _Shape | None:
         if set(_ROW_FIELDS) <= set(keys) <= set(_FIELDS) and len(set(keys)) == len(keys):
             found = [k for k in keys if k in _ROW_FIELDS]
             shape = _Shape(
-                re.compile("(\\{" + ",".join(f'"{k}":{_FIELDS[k]}' for k in keys) + "\\})"),
-                operator.itemgetter(*(1 + found.index(k) for k in _ROW_FIELDS)),
+                re.compile("\\{" + ",".join(f'"{k}":{_FIELDS[k]}' for k in keys) + "\\}"),
+                tuple(1 + found.index(k) for k in _ROW_FIELDS),
             )
         _shapes[keys] = shape
     return _shapes[keys]
 
 
 def log_rows(body: bytes) -> list[LogRow] | None:
-    """The logs of an eth_getLogs reply as rows, found by one regex pass that runs in C instead of
+    """The logs of an eth_getLogs reply as rows, read by one regex pass that runs in C instead of
     building a dict per log: parsing the reply is much of a backfill's CPU besides SQLite. Only for
     the compact shape nodes send (no whitespace, hex values, no removed logs, one key order); the
     result array must be exactly the logs matched, and the reply around it must parse as a JSON-RPC
@@ -278,16 +276,19 @@ def log_rows(body: bytes) -> list[LogRow] | None:
         except json.JSONDecodeError:
             return None
         shape = _shape(tuple(sample)) if isinstance(sample, dict) else None
-        if shape is None:
+        last = text.rfind("]")  # the array's end, or past it (then what lies between is not a comma)
+        if shape is None or last < first:
             return None
-        found = shape.log.findall(text, first)
-        # The array must be exactly the logs found, comma-separated: nothing skipped (removed, pending,
-        # another key order, cut off), nothing between them, nothing found past its end.
-        array = ",".join(map(_whole, found))
-        if not text.startswith(array, first):
+        # One pass in C: split around every log gives [before, 7 fields, between, 7 fields, ..., after].
+        # The array is exactly the logs found when nothing precedes or follows them and only a single
+        # comma separates each from the next (a removed, pending, cut-off or differently ordered log,
+        # or anything else, would be left in one of those).
+        parts = shape.log.split(text[first:last])
+        width = len(_ROW_FIELDS) + 1
+        n = len(parts) // width
+        if parts[0] or parts[-1] or parts[width:-1:width].count(",") != n - 1:
             return None
-        last = first + len(array)
-        rows = cast(list[LogRow], list(map(shape.row, found)))
+        rows = cast(list[LogRow], list(zip(*(parts[i::width] for i in shape.order), strict=True)))
     if not text.startswith("]", last):
         return None
     try:  # the reply around the array: a JSON-RPC result (an error reply has no "result" array)
