@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import secrets
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple, cast
 
@@ -291,13 +292,16 @@ def log_rows(body: bytes) -> list[LogRow] | None:
         rows = cast(list[LogRow], list(zip(*(parts[i::width] for i in shape.order), strict=True)))
     if not text.startswith("]", last):
         return None
-    try:  # the reply around the array: a JSON-RPC result (an error reply has no "result" array)
-        envelope = json.loads(text[:first] + text[last:])
+    # The reply around the array, with a one-off token in the array's place: a JSON-RPC result whose
+    # own "result" (not a nested one, not a duplicate key's) is the array read (an error reply has none).
+    token = secrets.token_hex(8)
+    try:
+        envelope = json.loads(f'{text[:first]}"{token}"{text[last:]}')
     except json.JSONDecodeError:
         return None
     if isinstance(envelope, list) and len(envelope) == 1:
         envelope = envelope[0]
-    if not isinstance(envelope, dict) or envelope.get("result") != [] or envelope.get("error") is not None:
+    if not isinstance(envelope, dict) or envelope.get("result") != [token] or envelope.get("error") is not None:
         return None
     return rows
 

@@ -558,10 +558,16 @@ def test_log_rows_leave_anything_unusual_to_the_json_parser() -> None:
 
 def test_log_rows_never_take_a_log_from_outside_the_result_array() -> None:
     logs = [_log(i, ANVIL_ORDER) for i in range(3)]
-    extra = _reply(logs[:2], extra=[logs[2]])  # {"result":[A,B],"extra":[C]}
-    rows = log_rows(extra)
-    parsed = json.loads(extra)["result"]
-    assert rows is None or [r[5] for r in rows] == [lg["transactionHash"] for lg in parsed]
+    compact = json.dumps(logs[:2], separators=(",", ":"))
+    for body in (
+        _reply(logs[:2], extra=[logs[2]]),  # {"result":[A,B],"extra":[C]}
+        f'{{"jsonrpc":"2.0","id":5,"result": [],"x":{{"result":{compact}}}}}'.encode(),  # a nested "result"
+        f'{{"jsonrpc":"2.0","id":5,"\\u0072esult":[],"x":{{"result":{compact}}}}}'.encode(),  # an escaped key
+        f'{{"jsonrpc":"2.0","id":5,"result":{compact},"result":[]}}'.encode(),  # a duplicate key: the last wins
+    ):
+        rows = log_rows(body)
+        parsed = json.loads(body)["result"]
+        assert rows is None or [r[5] for r in rows] == [lg["transactionHash"] for lg in parsed], body[:90]
 
 
 def test_chain_order_refuses_a_repeated_or_misplaced_log() -> None:
