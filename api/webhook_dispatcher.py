@@ -16,15 +16,17 @@ Per-host circuit breaker (a host is `store.host_of(url)`, "hostname:port"): `fai
 consecutive failed attempts to a host (no answer in time, connection refused or reset, DNS or
 address refusal, 5xx, 408, 429) open its breaker for `cool_down` seconds, doubling on each failed
 probe up to `max_cool_down`. Any other answer (2xx, and also 3xx/4xx: the receiver is up and
-answered) resets the count. While open, the host's pending rows are held in the database (their
-next attempt moved to the cool-down's end, attempts unchanged), so they neither take slots nor fill
-the due query's window. At the end one probe goes out (half-open; the host's other rows are held for
-the probe's length); an answer closes the breaker and releases the held rows at once, a failure
-re-opens it. A host not known to be healthy (new, or failing) gets at most `failure_threshold`
-minus its consecutive failures attempts in flight, so a dead host sees at most `failure_threshold`
-attempts before its breaker opens. The state lives in memory: a restart forgets it and attempts the
-held rows when their hold ends. A row is never held longer than `max_hold` (the retry schedule's
-length): if its host is still open then, it becomes a dead letter (an operator can reset it).
+answered) resets the count. While open, the host's pending rows are held in the database (their next
+attempt moved to the cool-down's end, attempts unchanged), so they neither take slots nor fill the
+due query's window. At the end one probe goes out (half-open; the host's other rows are held for the
+probe's length); an answer closes the breaker and releases the held rows at once, a failure re-opens
+it. A host not known to be healthy (new, or failing) gets at most `failure_threshold` minus its
+consecutive failures attempts in flight, so a dead host sees at most `failure_threshold` attempts
+before its breaker opens, and all such hosts together get at most 3/4 of the slots (tenants choose
+their URLs: many names for one dead machine cannot take every slot). The state lives in memory: a
+restart forgets it and attempts the held rows when their hold ends. A row is never held longer than
+`max_hold` (the retry schedule's length): if its host is still open then, it becomes a dead letter
+(an operator can reset it).
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ log = logging.getLogger(__name__)
 
 USER_AGENT = "agentledger-webhooks/1"
 
-#: The longest a row is held back by the breaker: the retry schedule's own length (6 h 21 min), so a
+#: The longest a row is held back by the breaker: the retry schedule's own length (5 h 21 min), so a
 #: dead host's rows become dead letters on about the timeline they would have without the breaker.
 MAX_HOLD = sum(webhooks.RETRY_DELAYS)
 
@@ -111,6 +113,10 @@ class WebhookDispatcher:
         self.max_cool_down = max_cool_down
         self.max_hold = max_hold
         self.extra_pages = 3  # due-query pages read past the first while slots stay free
+        #: Attempts in flight to hosts not known to answer, all together: tenants choose their URLs, and
+        #: many names or ports for one dead machine must not take every slot before their breakers open;
+        #: the receivers known to answer keep a quarter of the slots whatever names a tenant invents.
+        self.unproven_cap = max(1, concurrency - concurrency // 4)
         #: Breaker state of hosts that failed recently or are in use (healthy idle hosts are dropped).
         self.breakers: dict[str, Breaker] = {}
         #: Seconds from a row's created_at to its first attempt (most recent 100,000), for benchmarks.
@@ -119,6 +125,12 @@ class WebhookDispatcher:
         self.delivered = 0
         self._wakeup = asyncio.Event()
         self._inflight: dict[int, asyncio.Task[None]] = {}
+        #: row id -> (host, counted as unproven) of each attempt in flight
+        self._inflight_hosts: dict[int, tuple[str, bool]] = {}
+        self._unproven = 0  # attempts in flight to hosts not known to answer (capped at unproven_cap)
+        #: Hosts whose last attempt was answered (the most recent 10,000): known healthy even after their
+        #: idle breaker was dropped, so they keep the full per-host cap and their share of the slots.
+        self._answered: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._hosts: collections.Counter[str] = collections.Counter()
         self._background: set[asyncio.Task[None]] = set()  # hold and release writes
         self._task: asyncio.Task[None] | None = None
@@ -128,6 +140,8 @@ class WebhookDispatcher:
         self._http: aiohttp.ClientSession | None = None
 
     async def start(self) -> None:
+        self.breakers.clear()  # a restart forgets the breakers (held rows come due when their hold ends)
+        self._answered.clear()
         self._read = connect(self.db_path, durable=True)
         self._writer = GroupCommitter(self.db_path)
         connector = aiohttp.TCPConnector(resolver=webhooks.PinnedResolver(self.allow_private), limit=self.concurrency)
@@ -217,10 +231,11 @@ class WebhookDispatcher:
             if free == 0:
                 self._wakeup.set()  # more are due than slots: look again when one frees
                 return 0, suspect_skipped
-            if self._hosts[host] >= self._cap(b):
+            unproven = not self._known_healthy(host, b)
+            if self._hosts[host] >= self._cap(host, b) or (unproven and self._unproven >= self.unproven_cap):
                 if b is not None and b.open_until is not None:  # half-open, attempts from before still out
                     self._hold(host, b, now + self.timeout + 1.0)
-                suspect_skipped = suspect_skipped or b is None or not b.healthy or b.failures > 0
+                suspect_skipped = suspect_skipped or unproven
                 continue
             if b is None:
                 b = self.breakers[host] = Breaker()
@@ -229,13 +244,20 @@ class WebhookDispatcher:
                 self._hold(host, b, now + self.timeout + 1.0)
             free -= 1
             self._hosts[host] += 1
+            self._unproven += unproven
+            self._inflight_hosts[d.id] = (host, unproven)
             self._inflight[d.id] = asyncio.create_task(self._attempt(d, host))
         return free, suspect_skipped
 
-    def _cap(self, b: Breaker | None) -> int:
+    def _known_healthy(self, host: str, b: Breaker | None) -> bool:
+        if b is None:
+            return host in self._answered
+        return b.healthy and b.failures == 0 and b.open_until is None
+
+    def _cap(self, host: str, b: Breaker | None) -> int:
         """Attempts allowed in flight to a host: the full per-host cap once it answered; until then
         only as many as it may still fail before its breaker opens."""
-        if b is not None and b.healthy and b.failures == 0:
+        if self._known_healthy(host, b):
             return self.per_host
         return max(1, min(self.per_host, self.failure_threshold - (b.failures if b is not None else 0)))
 
@@ -255,7 +277,10 @@ class WebhookDispatcher:
                 until, now = b.held_until, self.clock()
 
                 def work(c: apsw.Connection, until: float = until, now: float = now) -> tuple[int, int]:
-                    return store.hold_host(c, host, until=until, now=now, max_hold=self.max_hold, error=error)
+                    in_flight = [i for i, (h, _) in self._inflight_hosts.items() if h == host]  # their outcome counts
+                    return store.hold_host(
+                        c, host, until=until, now=now, max_hold=self.max_hold, error=error, in_flight=in_flight
+                    )
 
                 _held, dead = await self._writer.run(work)
                 if dead:
@@ -288,6 +313,10 @@ class WebhookDispatcher:
         now = self.clock()
         if not host_failure(ok, status):
             b.failures, b.healthy = 0, True
+            self._answered[host] = None
+            self._answered.move_to_end(host)
+            if len(self._answered) > 10_000:
+                self._answered.popitem(last=False)
             if b.open_until is not None:
                 log.info(
                     "webhook host %s answers again (HTTP %s): circuit closed, held deliveries released", host, status
@@ -297,6 +326,7 @@ class WebhookDispatcher:
                 self._background_write(self._write_release(host, held_until))
             return
         b.healthy = False
+        self._answered.pop(host, None)
         if b.open_until is None:
             b.failures += 1
             if b.failures >= self.failure_threshold:
@@ -337,6 +367,11 @@ class WebhookDispatcher:
                 log.warning("webhook %s to %s is a dead letter: %s", d.event_id, d.url, error)
         finally:
             self._inflight.pop(d.id, None)
+            _host, unproven = self._inflight_hosts.pop(d.id, (host, False))
+            self._unproven -= unproven
+            b = self.breakers.get(host)
+            if b is not None and b.probe == d.id:  # the probe ended without an outcome (cancelled): send another
+                b.probe = None
             self._hosts[host] -= 1
             if self._hosts[host] <= 0:
                 del self._hosts[host]

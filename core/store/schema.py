@@ -454,8 +454,12 @@ MIGRATIONS: list[str] = [
     """,
     # 7: the webhook dispatcher's per-host circuit breaker holds a down host's pending deliveries back
     # (next_attempt_at moved to the cool-down's end, attempts unchanged); held_since is when it first
-    # held this row, so no row is held longer than the retry schedule (then it is a dead letter).
+    # held this row, so no row is held longer than the retry schedule (then it is a dead letter). host is
+    # core.store.webhooks.host_of(url), set at enqueue, so a hold is one indexed range of one host's rows
+    # (rows queued before schema 7 have none: they are attempted on their own schedule, never held).
     """
     ALTER TABLE webhook_deliveries ADD COLUMN held_since REAL;
+    ALTER TABLE webhook_deliveries ADD COLUMN host TEXT;
+    CREATE INDEX webhook_deliveries_host ON webhook_deliveries (host, status, next_attempt_at);
     """,
 ]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import urllib.parse
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -80,9 +81,9 @@ def enqueue(
     the change it announces, and wake the dispatcher after that transaction committed."""
     event_id = new_event_id()
     conn.execute(
-        "INSERT INTO webhook_deliveries (event_id, event, source, url, secret, body, status, attempts,"
-        " next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)",
-        (event_id, event, source, url, secret, encode_body(payload), now, now),
+        "INSERT INTO webhook_deliveries (event_id, event, source, url, host, secret, body, status, attempts,"
+        " next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)",
+        (event_id, event, source, url, host_of(url), secret, encode_body(payload), now, now),
     )
     return event_id
 
@@ -218,46 +219,45 @@ def host_of(url: str) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-def _with_host_function(conn: apsw.Connection) -> apsw.Connection:
-    # Host is not a column (it would cost every enqueue an index); the few statements that select by
-    # host compute it with the same Python function as the dispatcher, so both always agree.
-    conn.create_scalar_function("webhook_host", _sql_host_of, 1, deterministic=True)
-    return conn
-
-
-def _sql_host_of(*args: Any) -> str:
-    return host_of(str(args[0]))
-
-
 def hold_host(
-    conn: apsw.Connection, host: str, *, until: float, now: float, max_hold: float, error: str
+    conn: apsw.Connection,
+    host: str,
+    *,
+    until: float,
+    now: float,
+    max_hold: float,
+    error: str,
+    in_flight: Sequence[int] = (),
 ) -> tuple[int, int]:
     """Hold the host's pending rows due before `until` back to `until` (attempts unchanged; a row's
     first hold is stamped in held_since), but never past held_since + max_hold: a row due whose hold
-    has lasted max_hold becomes a dead letter with `error` instead. Returns (held, dead-lettered)."""
-    _with_host_function(conn)
+    has lasted max_hold becomes a dead letter with `error` instead, unless it is being attempted right
+    now (`in_flight`: its outcome is recorded by the attempt). Returns (held, dead-lettered)."""
+    skip = json.dumps(list(in_flight))
     conn.execute(
-        "UPDATE webhook_deliveries SET status = 'dead_letter', last_error = ? WHERE status = 'pending'"
-        " AND next_attempt_at <= ? AND held_since IS NOT NULL AND held_since + ? <= ? AND webhook_host(url) = ?",
-        (error[:MAX_ERROR], now, max_hold, now, host),
+        "UPDATE webhook_deliveries SET status = 'dead_letter', last_error = ? WHERE host = ? AND status = 'pending'"
+        " AND next_attempt_at <= ? AND held_since IS NOT NULL AND held_since + ? <= ?"
+        " AND id NOT IN (SELECT value FROM json_each(?))",
+        (error[:MAX_ERROR], host, now, max_hold, now, skip),
     )
     dead = int(conn.changes())
     conn.execute(
         "UPDATE webhook_deliveries SET held_since = COALESCE(held_since, :now),"
         " next_attempt_at = MAX(next_attempt_at, MIN(:until, COALESCE(held_since, :now) + :max_hold))"
-        " WHERE status = 'pending' AND next_attempt_at < :until AND webhook_host(url) = :host",
+        " WHERE host = :host AND status = 'pending' AND next_attempt_at < :until",
         {"now": now, "until": until, "max_hold": max_hold, "host": host},
     )
     return int(conn.changes()), dead
 
 
 def release_host(conn: apsw.Connection, host: str, *, now: float, held_until: float) -> int:
-    """The host answers again: its held rows waiting for a time up to `held_until` are due now."""
-    _with_host_function(conn)
+    """The host answers again: none of its rows is held any more (a later hold starts their max_hold
+    afresh), and those waiting for a time up to `held_until` are due now. Returns how many were held."""
     conn.execute(
-        "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE status = 'pending' AND next_attempt_at > ?"
-        " AND next_attempt_at <= ? AND held_since IS NOT NULL AND webhook_host(url) = ?",
-        (now, now, held_until, host),
+        "UPDATE webhook_deliveries SET held_since = NULL, next_attempt_at = CASE WHEN next_attempt_at > :now"
+        " AND next_attempt_at <= :held_until THEN :now ELSE next_attempt_at END"
+        " WHERE host = :host AND status = 'pending' AND held_since IS NOT NULL",
+        {"now": now, "held_until": held_until, "host": host},
     )
     return int(conn.changes())
 

@@ -6,6 +6,7 @@ attempt counts, are released when it heals, survive a restart, and never stay he
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -193,9 +194,73 @@ def test_a_dead_hosts_backlog_does_not_hide_others_before_its_circuit_opens(tmp_
             for i in range(100):
                 enqueue(conn, dead.url, T0, source=f"order:d{i}")
             good_ids = [enqueue(conn, good.url.replace("127.0.0.1", "localhost"), T0, source=f"order:g{i}")]
-            async with running(tmp_path / "w.db", clock, concurrency=4, per_host=3, timeout=2.0) as d:
+            # 5 slots: hosts not known to answer share 4 (the dead one takes 3), the rest is kept for others
+            async with running(tmp_path / "w.db", clock, concurrency=5, per_host=3, timeout=2.0) as d:
                 d.wake()
                 await until(lambda: status_of(conn, good_ids[0]).status == "delivered", timeout=1.5)
                 assert len(dead.hits) == 3 and d._inflight  # its first attempts still hang
 
     run(body)
+
+
+def test_hosts_that_never_answered_share_three_quarters_of_the_slots(tmp_path: Path) -> None:
+    """Tenants choose their webhook URLs: eight names (ports) of machines that never answer, each under
+    its own per-host cap, together take at most 3/4 of the slots; a receiver known to answer keeps the
+    rest and its deliveries go out while all those attempts hang."""
+
+    async def body() -> None:
+        clock, conn = Clock(), connect(tmp_path / "w.db")
+        async with contextlib.AsyncExitStack() as stack:
+            good = await stack.enter_async_context(receiver(clock))
+            dead = [await stack.enter_async_context(receiver(clock)) for _ in range(8)]
+            for rx in dead:
+                rx.delay = 30.0
+            async with running(tmp_path / "w.db", clock, concurrency=8, per_host=8, timeout=3.0) as d:
+                first = enqueue(conn, good.url, T0, source="order:g0")
+                d.wake()
+                await until(lambda: status_of(conn, first).status == "delivered")  # now known to answer
+                for i, rx in enumerate(dead):
+                    for k in range(5):
+                        enqueue(conn, rx.url, T0, source=f"order:d{i}_{k}")
+                later = [enqueue(conn, good.url, T0, source=f"order:g{i}") for i in range(1, 6)]
+                d.wake()
+                await until(lambda: all(status_of(conn, e).status == "delivered" for e in later), timeout=2.5)
+                assert sum(len(rx.hits) for rx in dead) == 6  # 8 - 8 // 4: the cap, not one more
+                assert d._unproven == 6 and d._inflight  # their attempts still hang
+
+    run(body)
+
+
+def test_a_release_ends_the_hold_and_rows_in_flight_are_never_dead_lettered(tmp_path: Path) -> None:
+    """Store level, one host: rows held since T0 and released later start a new hold if the host fails
+    again (they are not dead letters with 0 attempts); past max_hold, a row being attempted stays
+    pending (its attempt records the outcome) while the other held rows become dead letters."""
+    conn = connect(tmp_path / "w.db")
+    url = "https://hooks.example/x"
+    host = store.host_of(url)
+    ids = [
+        store.enqueue(conn, event="e", source=f"s{i}", url=url, secret="k", payload={"i": i}, now=T0) for i in range(3)
+    ]
+    hold = 1000.0
+    assert store.hold_host(conn, host, until=T0 + 30, now=T0, max_hold=hold, error="held") == (3, 0)
+    assert store.release_host(conn, host, now=T0 + 900, held_until=T0 + 30) == 3
+    # the host fails again after max_hold counted from the first hold: a new hold, nobody dead
+    assert store.hold_host(conn, host, until=T0 + 1100, now=T0 + 1060, max_hold=hold, error="held") == (3, 0)
+    in_flight = conn.execute("SELECT id FROM webhook_deliveries WHERE event_id = ?", (ids[0],)).fetchall()[0][0]
+    later = T0 + 1060 + hold
+    assert (
+        store.hold_host(
+            conn, host, until=later + 30, now=later, max_hold=hold, error="held", in_flight=[int(in_flight)]
+        )[1]
+        == 2
+    )
+    assert [status_of(conn, e).status for e in ids] == ["pending", "dead_letter", "dead_letter"]
+    plan = " ".join(
+        str(r[-1])
+        for r in conn.execute(
+            "EXPLAIN QUERY PLAN UPDATE webhook_deliveries SET held_since = 1 WHERE host = ? AND status = 'pending'"
+            " AND next_attempt_at < ?",
+            (host, later),
+        )
+    )
+    assert "webhook_deliveries_host" in plan  # a hold reads one host's rows, not every pending row
