@@ -42,6 +42,8 @@ from core.store import ipfs as ipfs_store
 from core.store import orders as store
 
 SIGNATURE_PATTERN = r"^0x[0-9a-fA-F]{130}$"
+#: Deliverable uploads per order (each kept by CID, up to 32 MiB): bounds what one order can store.
+MAX_DELIVERABLE_UPLOADS = 20
 #: Deliverable uploads read at once (each up to MAX_DELIVERABLE_BYTES in memory).
 UPLOAD_SLOTS: web.AppKey[asyncio.Semaphore] = web.AppKey("upload_slots", asyncio.Semaphore)
 
@@ -206,8 +208,13 @@ async def upload_deliverable(request: web.Request) -> web.Response:
         current = store.get_order(conn, order.id)
         if current is None or current.status != "in_progress":
             raise ApiError(409, "invalid_transition", "the order is no longer in_progress")
+        if not store.add_deliverable(conn, order.id, cid, now, MAX_DELIVERABLE_UPLOADS):
+            raise ApiError(
+                409,
+                "deliverable_quota",
+                f"an order takes at most {MAX_DELIVERABLE_UPLOADS} deliverable uploads; complete it with one of them",
+            )
         ipfs_store.put(conn, cid, data, now)
-        store.update_order(conn, order.id, now, deliverable_cid=cid)
 
     await request.app[WRITER].run(work)
     if request.app.get(IPFS_API_URL, ""):
@@ -401,13 +408,15 @@ OPERATIONS: list[Operation] = [
         errors={
             **_SIGNED_ERRORS,
             400: ("invalid_content",),
+            409: (*_SIGNED_ERRORS[409], "deliverable_quota"),
             413: ("payload_too_large",),
             415: ("unsupported_media_type",),
         },
         tags=("orders",),
         description="multipart/form-data (file, timestamp, signature) or JSON {content, timestamp, signature}; "
         "signed over 'deliver:{order_id}:{sha256 of the bytes}:{timestamp}'. Answers the bytes' CID (Kubo's "
-        "`ipfs add --cid-version=1`), served at /ipfs/{cid}.",
+        "`ipfs add --cid-version=1`), served at /ipfs/{cid}. At most 20 uploads per order; the last one is the "
+        "order's deliverable.",
     ),
     Operation(
         "POST",

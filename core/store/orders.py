@@ -269,6 +269,17 @@ def update_order(conn: apsw.Connection, order_id: str, now: float, **columns: An
     )
 
 
+def add_deliverable(conn: apsw.Connection, order_id: str, cid: str, now: float, limit: int) -> bool:
+    """Make `cid` the order's deliverable, counting the upload; False (nothing written) when the order
+    already had `limit` uploads."""
+    conn.execute(
+        "UPDATE orders SET deliverable_cid = ?, deliverable_uploads = deliverable_uploads + 1, updated_at = ?"
+        " WHERE id = ? AND deliverable_uploads < ?",
+        (cid, now, order_id, limit),
+    )
+    return bool(conn.changes())
+
+
 def use_signature(conn: apsw.Connection, digest: str, expires_at: float, now: float) -> bool:
     """Record a provider signature's digest; False if it was already used (a replay)."""
     conn.execute("DELETE FROM used_signatures WHERE expires_at < ?", (now,))

@@ -462,4 +462,11 @@ MIGRATIONS: list[str] = [
     ALTER TABLE webhook_deliveries ADD COLUMN host TEXT;
     CREATE INDEX webhook_deliveries_host ON webhook_deliveries (host, status, next_attempt_at);
     """,
+    # 8: a provider may upload at most MAX_DELIVERABLE_UPLOADS deliverables per order (each up to 32 MiB
+    # is kept by CID: without a count, one order could fill the disk); expired provider signatures are
+    # pruned by an index range instead of a scan on every provider call.
+    """
+    ALTER TABLE orders ADD COLUMN deliverable_uploads INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX used_signatures_expiry ON used_signatures (expires_at);
+    """,
 ]

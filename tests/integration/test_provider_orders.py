@@ -21,6 +21,7 @@ from eth_account.signers.local import LocalAccount
 from web3 import Web3
 
 from api.app import create_app
+from api.provider_orders import MAX_DELIVERABLE_UPLOADS
 from core.config import Settings
 from core.ipfs import cid_of
 from core.operator import Operator
@@ -243,5 +244,39 @@ def test_a_malformed_multipart_upload_is_a_400(system: System, tmp_path: Path) -
                     assert (r.status, body["code"]) == (400, "invalid_request"), body
                     assert set(body) == {"type", "code", "message", "param"}
             assert store.get_order(h.db, order_id).deliverable_cid is None  # type: ignore[union-attr]
+
+    asyncio.run(main())
+
+
+def test_an_order_takes_at_most_twenty_deliverable_uploads(system: System, tmp_path: Path) -> None:
+    """Each upload is kept by CID (up to 32 MiB): one order must not be able to fill the disk."""
+
+    async def main() -> None:
+        async with harness(system, tmp_path) as h:
+            order_id, _token, provider = await _order(h, "agl_00000000e006", "cs_quota")
+            for action in ("acknowledge", "start"):
+                assert (await h.signed(order_id, action, provider))[0] == 200
+            url = f"{h.base}/api/acp/orders/{order_id}/deliverables"
+            ts = int(time.time())
+            cids = []
+            for i in range(MAX_DELIVERABLE_UPLOADS + 1):
+                data = f"draft {i}".encode()
+                msg = deliverable_message(order_id, hashlib.sha256(data).hexdigest(), ts)
+                sig = "0x" + bytes(Account.sign_message(encode_defunct(text=msg), provider.key).signature).hex()
+                form = aiohttp.FormData()
+                form.add_field("timestamp", str(ts))
+                form.add_field("signature", sig)
+                form.add_field("file", data, filename="d.txt")
+                async with h.http.post(url, data=form) as r:
+                    body = await r.json()
+                    if i < MAX_DELIVERABLE_UPLOADS:
+                        assert r.status == 201, body
+                        cids.append(body["cid"])
+                    else:
+                        assert (r.status, body["code"]) == (409, "deliverable_quota"), body
+            order = store.get_order(h.db, order_id)
+            assert order is not None and order.deliverable_cid == cids[-1]  # the refused one wrote nothing
+            stored = h.db.execute("SELECT count(*) FROM ipfs_objects").fetchall()[0][0]
+            assert stored == MAX_DELIVERABLE_UPLOADS
 
     asyncio.run(main())
