@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import itertools
 import json
 import statistics
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -330,37 +331,49 @@ def test_a_syncing_node_or_a_head_behind_us_is_waited_out_not_rolled_back(
 # ---- eth_getLogs replies cut short -----------------------------------------------------------------
 
 
-def test_a_getlogs_reply_cut_short_is_fetched_again(chain: System, clean: Rows, tmp_path: Path) -> None:
-    """The backfill reads eth_getLogs replies unparsed and parses them in its worker thread: a body
-    cut short there (a proxy giving up mid-reply, after a 200) is fetched again, within the step."""
-    cut: list[int] = []
+@contextlib.asynccontextmanager
+async def rewriting_proxy(chain: System, rewrite: Callable[[bytes, bytes], bytes]) -> AsyncIterator[str]:
+    """A loopback JSON-RPC proxy in front of anvil whose replies pass through rewrite(request, reply);
+    yields its URL."""
 
     async def forward(request: web.Request) -> web.Response:
         body = await request.read()
         async with ClientSession() as http, http.post(url(chain), data=body, headers=_JSON) as resp:
             reply = await resp.read()
+        return web.Response(body=rewrite(body, reply), content_type="application/json")
+
+    app = web.Application()
+    app.router.add_post("/", forward)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}/"
+    finally:
+        await runner.cleanup()
+
+
+def test_a_getlogs_reply_cut_short_is_fetched_again(chain: System, clean: Rows, tmp_path: Path) -> None:
+    """The backfill reads eth_getLogs replies unparsed and parses them in its worker thread: a body
+    cut short there (a proxy giving up mid-reply, after a 200) is fetched again, within the step."""
+    cut: list[int] = []
+
+    def rewrite(body: bytes, reply: bytes) -> bytes:
         if b'"eth_getLogs"' in body and len(cut) < 3 and len(reply) > 100:
             cut.append(len(reply))
-            reply = reply[: len(reply) // 2]
-        return web.Response(body=reply, content_type="application/json")
+            return reply[: len(reply) // 2]
+        return reply
 
     async def scenario() -> Rows:
-        app = web.Application()
-        app.router.add_post("/", forward)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
         conn = db_connect(tmp_path / "cut.db", durable=False)
         try:
-            async with RpcClient(f"http://127.0.0.1:{runner.addresses[0][1]}/", FAULTY) as rpc:
+            async with rewriting_proxy(chain, rewrite) as proxy_url, RpcClient(proxy_url, FAULTY) as rpc:
                 ix = make_indexer(conn, rpc, chain, use_finalized_tag=False)
                 ix.sizer = RangeSizer(size=4, maximum=4)  # many ranges, so several replies are cut
                 await ix.run_until(chain.w3.eth.block_number, timeout=45)  # raises if a step failed
             return dump(conn)
         finally:
             conn.close()
-            await runner.cleanup()
 
     assert asyncio.run(scenario()) == clean
     assert len(cut) == 3
@@ -377,10 +390,7 @@ def test_a_getlogs_reply_repeating_a_log_is_refused_and_fetched_again(
     the index ends equal to a clean one and the indexer never stopped."""
     repeated: list[int] = []
 
-    async def forward(request: web.Request) -> web.Response:
-        body = await request.read()
-        async with ClientSession() as http, http.post(url(chain), data=body, headers=_JSON) as resp:
-            reply = await resp.read()
+    def rewrite(body: bytes, reply: bytes) -> bytes:
         if b'"eth_getLogs"' in body and len(repeated) < 3:
             parsed = json.loads(reply)
             logs = parsed.get("result") if isinstance(parsed, dict) else None
@@ -388,19 +398,13 @@ def test_a_getlogs_reply_repeating_a_log_is_refused_and_fetched_again(
             if logs and credits:  # counted twice, a credit would stay outstanding after its withdrawal
                 repeated.append(credits[0])
                 parsed["result"] = [*logs[: credits[0] + 1], *logs[credits[0] :]]
-                reply = json.dumps(parsed, separators=(",", ":")).encode()
-        return web.Response(body=reply, content_type="application/json")
+                return json.dumps(parsed, separators=(",", ":")).encode()
+        return reply
 
     async def scenario() -> Rows:
-        app = web.Application()
-        app.router.add_post("/", forward)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
         conn = db_connect(tmp_path / "repeated.db", durable=False)
         try:
-            async with RpcClient(f"http://127.0.0.1:{runner.addresses[0][1]}/", FAULTY) as rpc:
+            async with rewriting_proxy(chain, rewrite) as proxy_url, RpcClient(proxy_url, FAULTY) as rpc:
                 ix = make_indexer(conn, rpc, chain, use_finalized_tag=False, poll_interval=0.01)
                 stop = asyncio.Event()
                 task = asyncio.create_task(ix.run(stop))
@@ -414,7 +418,6 @@ def test_a_getlogs_reply_repeating_a_log_is_refused_and_fetched_again(
             return dump(conn)
         finally:
             conn.close()
-            await runner.cleanup()
 
     assert asyncio.run(scenario()) == clean
     assert len(repeated) == 3

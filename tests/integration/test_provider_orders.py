@@ -53,6 +53,19 @@ class Harness:
             )
             await ix.run_until(self.system.w3.eth.block_number)
 
+    async def upload(self, order_id: str, who: LocalAccount, data: bytes, ts: int | None = None) -> tuple[int, Any]:
+        """A multipart deliverable upload signed by `who`: (status, body)."""
+        ts = int(time.time()) if ts is None else ts
+        msg = deliverable_message(order_id, hashlib.sha256(data).hexdigest(), ts)
+        form = aiohttp.FormData()
+        form.add_field("timestamp", str(ts))
+        form.add_field(
+            "signature", "0x" + bytes(Account.sign_message(encode_defunct(text=msg), who.key).signature).hex()
+        )
+        form.add_field("file", data, filename="d.txt")
+        async with self.http.post(f"{self.base}/api/acp/orders/{order_id}/deliverables", data=form) as r:
+            return r.status, await r.json()
+
     async def signed(self, order_id: str, action: str, who: LocalAccount, ts: int | None = None) -> tuple[int, Any]:
         ts = int(time.time()) if ts is None else ts
         sig = Account.sign_message(encode_defunct(text=provider_message(action, order_id, ts)), who.key).signature
@@ -85,6 +98,14 @@ async def _order(h: Harness, wallet_id: str, sid: str) -> tuple[str, int, LocalA
     order = store.order_by_job(h.db, job)
     assert order is not None
     return order.id, token, provider  # type: ignore[return-value]
+
+
+async def _started(h: Harness, wallet_id: str, sid: str) -> tuple[str, LocalAccount]:
+    """An order moved to in_progress by its provider: (order id, provider)."""
+    order_id, _token, provider = await _order(h, wallet_id, sid)
+    for action in ("acknowledge", "start"):
+        assert (await h.signed(order_id, action, provider))[0] == 200
+    return order_id, provider
 
 
 def test_signatures_follow_the_self_wallet_rotated_on_chain(system: System, tmp_path: Path) -> None:
@@ -167,23 +188,12 @@ def test_a_reclaimed_escrow_cannot_be_recovered(system: System, tmp_path: Path) 
 
 async def _delivered(h: Harness, wallet_id: str, sid: str) -> tuple[str, str, LocalAccount, store.OrderRow]:
     """An in_progress order with an uploaded deliverable: (order id, cid, provider, order row)."""
-    order_id, _token, provider = await _order(h, wallet_id, sid)
-    for action in ("acknowledge", "start"):
-        assert (await h.signed(order_id, action, provider))[0] == 200
-    ts = int(time.time())
-    data = b"the report"
-    msg = deliverable_message(order_id, hashlib.sha256(data).hexdigest(), ts)
-    sig = "0x" + bytes(Account.sign_message(encode_defunct(text=msg), provider.key).signature).hex()
-    form = aiohttp.FormData()
-    form.add_field("timestamp", str(ts))
-    form.add_field("signature", sig)
-    form.add_field("file", data, filename="r.txt")
-    async with h.http.post(f"{h.base}/api/acp/orders/{order_id}/deliverables", data=form) as r:
-        assert r.status == 201, await r.text()
-        cid = (await r.json())["cid"]
+    order_id, provider = await _started(h, wallet_id, sid)
+    status, body = await h.upload(order_id, provider, b"the report")
+    assert status == 201, body
     order = store.get_order(h.db, order_id)
     assert order is not None
-    return order_id, cid, provider, order
+    return order_id, body["cid"], provider, order
 
 
 def _attestation(order: store.OrderRow, cid: str, provider: LocalAccount) -> dict[str, Any]:
@@ -231,9 +241,7 @@ def test_a_release_the_node_never_got_answers_503_without_the_rpc_url_and_may_be
 def test_a_malformed_multipart_upload_is_a_400(system: System, tmp_path: Path) -> None:
     async def main() -> None:
         async with harness(system, tmp_path) as h:
-            order_id, _token, provider = await _order(h, "agl_00000000e005", "cs_mp")
-            for action in ("acknowledge", "start"):
-                assert (await h.signed(order_id, action, provider))[0] == 200
+            order_id, _provider = await _started(h, "agl_00000000e005", "cs_mp")
             url = f"{h.base}/api/acp/orders/{order_id}/deliverables"
             for headers, payload in (
                 ({"Content-Type": "multipart/form-data"}, b"--x\r\n"),  # no boundary
@@ -253,27 +261,14 @@ def test_an_order_takes_at_most_twenty_deliverable_uploads(system: System, tmp_p
 
     async def main() -> None:
         async with harness(system, tmp_path) as h:
-            order_id, _token, provider = await _order(h, "agl_00000000e006", "cs_quota")
-            for action in ("acknowledge", "start"):
-                assert (await h.signed(order_id, action, provider))[0] == 200
-            url = f"{h.base}/api/acp/orders/{order_id}/deliverables"
-            ts = int(time.time())
+            order_id, provider = await _started(h, "agl_00000000e006", "cs_quota")
             cids = []
-            for i in range(MAX_DELIVERABLE_UPLOADS + 1):
-                data = f"draft {i}".encode()
-                msg = deliverable_message(order_id, hashlib.sha256(data).hexdigest(), ts)
-                sig = "0x" + bytes(Account.sign_message(encode_defunct(text=msg), provider.key).signature).hex()
-                form = aiohttp.FormData()
-                form.add_field("timestamp", str(ts))
-                form.add_field("signature", sig)
-                form.add_field("file", data, filename="d.txt")
-                async with h.http.post(url, data=form) as r:
-                    body = await r.json()
-                    if i < MAX_DELIVERABLE_UPLOADS:
-                        assert r.status == 201, body
-                        cids.append(body["cid"])
-                    else:
-                        assert (r.status, body["code"]) == (409, "deliverable_quota"), body
+            for i in range(MAX_DELIVERABLE_UPLOADS):
+                status, body = await h.upload(order_id, provider, f"draft {i}".encode())
+                assert status == 201, body
+                cids.append(body["cid"])
+            status, body = await h.upload(order_id, provider, b"one too many")
+            assert (status, body["code"]) == (409, "deliverable_quota"), body
             order = store.get_order(h.db, order_id)
             assert order is not None and order.deliverable_cid == cids[-1]  # the refused one wrote nothing
             stored = h.db.execute("SELECT count(*) FROM ipfs_objects").fetchall()[0][0]
