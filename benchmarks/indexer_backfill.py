@@ -1,6 +1,6 @@
 """Indexer speed: backfill throughput against plain eth_getLogs, live lag, peak RSS.
 
-    python -m benchmarks.indexer_backfill [--events 100000] [--runs 3]
+    python -m benchmarks.indexer_backfill [--events 100000] [--runs 5]
 
 1. Generates a history of at least --events contract events on a fresh anvil (batched
    eth_sendTransaction with explicit nonces, automine off): PriceSet events and hire cycles
@@ -241,7 +241,7 @@ def peak_rss_backfill(rpc_url: str, s: System, tmp: Path) -> tuple[float, float]
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=100_000)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--lag-samples", type=int, default=200)
     args = parser.parse_args()
     compile_contracts()
