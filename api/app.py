@@ -22,7 +22,7 @@ from api.provider_orders import add_provider_order_routes
 from api.providers import add_provider_routes
 from api.verification import add_verification_routes
 from api.wallets import add_wallet_routes
-from api.webhook_dispatcher import add_webhook_dispatcher
+from api.webhook_dispatcher import WebhookDispatcher, add_webhook_dispatcher
 from core.config import Settings
 from core.deployments import Deployment
 from core.networks import LOCAL_CHAIN_ID, network_for
@@ -139,7 +139,7 @@ def create_app(
     chain_id = deployment.chain_id
     allow_private = allow_private_for(settings.webhook_allow_private, chain_id)
     add_wallet_routes(app, db, clock)
-    add_webhook_dispatcher(app, db.filename, clock, allow_private)
+    add_webhook_dispatcher(app, WebhookDispatcher(db.filename, clock, allow_private=allow_private))
     add_decision_routes(app, allow_private_webhooks=allow_private)
     add_audit_routes(app, chain_id, deployment.contracts.get("AuditAnchor"))
     add_verification_routes(app)

@@ -410,25 +410,8 @@ class WebhookDispatcher:
 DISPATCHER: web.AppKey[WebhookDispatcher] = web.AppKey("webhook_dispatcher", WebhookDispatcher)
 
 
-def add_webhook_dispatcher(
-    app: web.Application,
-    db_path: Path | str,
-    clock: Callable[[], float] = time.time,
-    allow_private: bool = False,
-    *,
-    timeout: float = 10.0,
-    concurrency: int = 32,
-    poll_interval: float = 0.05,
-) -> WebhookDispatcher:
-    """Mount a dispatcher on `app`: started on startup, stopped on cleanup."""
-    dispatcher = WebhookDispatcher(
-        db_path,
-        clock,
-        allow_private=allow_private,
-        timeout=timeout,
-        concurrency=concurrency,
-        poll_interval=poll_interval,
-    )
+def add_webhook_dispatcher(app: web.Application, dispatcher: WebhookDispatcher) -> WebhookDispatcher:
+    """Mount `dispatcher` on `app`: started on startup, stopped on cleanup."""
     app[DISPATCHER] = dispatcher
 
     async def _start(_app: web.Application) -> None:

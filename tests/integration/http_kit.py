@@ -1,4 +1,4 @@
-"""Shared by the API tests: an injectable clock and one JSON call over real HTTP."""
+"""Shared by the API tests: an injectable clock, one JSON call over real HTTP, and a client of a base URL."""
 
 from __future__ import annotations
 
@@ -52,3 +52,26 @@ async def call(
         raw = await resp.read()
         parsed = json.loads(raw, parse_float=Decimal) if raw else {}
         return Reply(resp.status, parsed, dict(resp.headers), raw)
+
+
+@dataclass
+class Client:
+    """A server's base URL on a real HTTP session; test harnesses extend it with their own fields."""
+
+    session: aiohttp.ClientSession
+    base: str
+
+    async def call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        key: str | None = None,
+        idem: str | None = None,
+        headers: dict[str, str] | None = None,
+        params: dict[str, str] | None = None,
+    ) -> Reply:
+        return await call(
+            self.session, self.base + path, method, body, key=key, idem=idem, headers=headers, params=params
+        )

@@ -29,7 +29,7 @@ from api.auth import hash_api_key, new_api_key
 from api.decisions import add_decision_routes
 from api.verification import add_verification_routes
 from api.wallets import create_wallet_app
-from api.webhook_dispatcher import add_webhook_dispatcher
+from api.webhook_dispatcher import WebhookDispatcher, add_webhook_dispatcher
 from core.store import audit as audit_store
 from core.store import connect, ratelimit
 from core.store import wallets as store
@@ -99,7 +99,7 @@ async def serve(
     add_audit_routes(app, 31337)
     add_verification_routes(app)
     if dispatcher:
-        add_webhook_dispatcher(app, tmp / "decisions.db", clock, allow_private=True, poll_interval=0.05)
+        add_webhook_dispatcher(app, WebhookDispatcher(tmp / "decisions.db", clock, allow_private=True))
     server = TestServer(app, host="127.0.0.1", port=0)
     await server.start_server()
     try:

@@ -30,14 +30,14 @@ from api.checkout import COMPLETE_HOOK, add_checkout_routes
 from api.errors import error_middleware
 from api.providers import add_provider_routes
 from api.wallets import add_wallet_routes
-from api.webhook_dispatcher import add_webhook_dispatcher
+from api.webhook_dispatcher import WebhookDispatcher, add_webhook_dispatcher
 from core import checkout as rules
 from core.anvil import Anvil
 from core.operator import ContractReverted, Operator, operator_account
 from core.store import checkout as store
 from core.store import connect
 from tests.integration.chainkit import USDC, System
-from tests.integration.http_kit import Reply, call
+from tests.integration.http_kit import Client, Reply
 from tests.integration.rpc_proxy import RpcProxy
 
 
@@ -50,9 +50,7 @@ class Clock:
 
 
 @dataclass
-class Harness:
-    session: aiohttp.ClientSession
-    base: str
+class Harness(Client):
     db: apsw.Connection
     clock: Clock
     system: System
@@ -60,21 +58,6 @@ class Harness:
     operator: Operator
     #: Awaited by complete after it moved the session to complete_in_progress (api.checkout.COMPLETE_HOOK).
     complete_hooks: list[Callable[[web.Request], Awaitable[None]]] = field(default_factory=list)
-
-    async def call(
-        self,
-        method: str,
-        path: str,
-        body: Any = None,
-        *,
-        key: str | None = None,
-        idem: str | None = None,
-        headers: dict[str, str] | None = None,
-        params: dict[str, str] | None = None,
-    ) -> Reply:
-        return await call(
-            self.session, self.base + path, method, body, key=key, idem=idem, headers=headers, params=params
-        )
 
     async def register(self, key: str | None = None) -> tuple[str, str, str]:
         """(api key, agl_ wallet, uuid) of a new agent (a new account unless `key` is given)."""
@@ -150,7 +133,7 @@ async def serve(
         app[PUBLIC_URL] = public_url
     add_wallet_routes(app, db, clock)
     if dispatcher:
-        add_webhook_dispatcher(app, tmp_path / "ledger.db", clock, allow_private=True, poll_interval=0.05)
+        add_webhook_dispatcher(app, WebhookDispatcher(tmp_path / "ledger.db", clock, allow_private=True))
     # (no connect(): its blocking probe would starve a proxy served by this very loop)
     w3 = Web3(Web3.HTTPProvider(rpc_url)) if rpc_url else system.w3
     operator = Operator(w3, system.operator, system.deployment.contracts, system.deployment.usdc)

@@ -35,7 +35,7 @@ from core.money import MAX_AMOUNT_UNITS, format_usdc, parse_usdc, split
 from core.store import connect, transaction
 from core.store import wallets as store
 from core.wallets import EarnResult
-from tests.integration.http_kit import Clock, Reply, call
+from tests.integration.http_kit import Client, Clock, Reply
 
 WALLET_RE = re.compile(r"agl_[0-9a-f]{12}")
 KEY_RE = re.compile(r"aglk_[0-9a-f]{32}")
@@ -43,27 +43,10 @@ TABLES = ("accounts", "api_keys", "wallet_agents", "ledger", "balances", "idempo
 
 
 @dataclass
-class Api:
-    session: aiohttp.ClientSession
-    base: str
+class Api(Client):
     db: apsw.Connection
     clock: Clock
     hooks: list[Callable[[web.Request], Awaitable[None]]] = field(default_factory=list)
-
-    async def call(
-        self,
-        method: str,
-        path: str,
-        body: Any = None,
-        *,
-        key: str | None = None,
-        idem: str | None = None,
-        params: dict[str, str] | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> Reply:
-        return await call(
-            self.session, self.base + path, method, body, key=key, idem=idem, headers=headers, params=params
-        )
 
     async def register(self, key: str | None = None, **fields: Any) -> Reply:
         body = {"name": "bot", "specialty": "content_seo", **fields}

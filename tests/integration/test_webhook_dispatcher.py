@@ -328,7 +328,9 @@ def test_mounted_dispatcher_is_woken_by_a_handler_after_its_commit(tmp_path: Pat
         async with receiver(clock) as rx:
             app = web.Application()
             # a poll interval far longer than the test: only wake() can make the delivery happen
-            add_webhook_dispatcher(app, tmp_path / "w.db", clock, allow_private=True, poll_interval=3600)
+            add_webhook_dispatcher(
+                app, WebhookDispatcher(tmp_path / "w.db", clock, allow_private=True, poll_interval=3600)
+            )
             writer = connect(tmp_path / "w.db")
 
             async def handler(request: web.Request) -> web.Response:
