@@ -73,7 +73,6 @@ class Breaker:
     """One host's breaker state (in memory)."""
 
     failures: int = 0  # consecutive failed attempts
-    healthy: bool = False  # answered since its last failure: the full per-host cap applies
     opens: int = 0  # consecutive opens without an answer in between (the cool-down doubles)
     open_until: float | None = None  # set while open or half-open
     probe: int | None = None  # the row id of the half-open probe in flight
@@ -231,7 +230,7 @@ class WebhookDispatcher:
             if free == 0:
                 self._wakeup.set()  # more are due than slots: look again when one frees
                 return 0, suspect_skipped
-            unproven = not self._known_healthy(host, b)
+            unproven = not self._known_healthy(host)
             if self._hosts[host] >= self._cap(host, b) or (unproven and self._unproven >= self.unproven_cap):
                 if b is not None and b.open_until is not None:  # half-open, attempts from before still out
                     self._hold(host, b, now + self.timeout + 1.0)
@@ -249,15 +248,14 @@ class WebhookDispatcher:
             self._inflight[d.id] = asyncio.create_task(self._attempt(d, host))
         return free, suspect_skipped
 
-    def _known_healthy(self, host: str, b: Breaker | None) -> bool:
-        if b is None:
-            return host in self._answered
-        return b.healthy and b.failures == 0 and b.open_until is None
+    def _known_healthy(self, host: str) -> bool:
+        """Its last attempt was answered (so it has no failures and its breaker is closed)."""
+        return host in self._answered
 
     def _cap(self, host: str, b: Breaker | None) -> int:
         """Attempts allowed in flight to a host: the full per-host cap once it answered; until then
         only as many as it may still fail before its breaker opens."""
-        if self._known_healthy(host, b):
+        if self._known_healthy(host):
             return self.per_host
         return max(1, min(self.per_host, self.failure_threshold - (b.failures if b is not None else 0)))
 
@@ -312,7 +310,7 @@ class WebhookDispatcher:
         b = self.breakers.setdefault(host, Breaker())
         now = self.clock()
         if not host_failure(ok, status):
-            b.failures, b.healthy = 0, True
+            b.failures = 0
             self._answered[host] = None
             self._answered.move_to_end(host)
             if len(self._answered) > 10_000:
@@ -325,7 +323,6 @@ class WebhookDispatcher:
                 b.open_until, b.probe, b.opens, b.held_until = None, None, 0, 0.0
                 self._background_write(self._write_release(host, held_until))
             return
-        b.healthy = False
         self._answered.pop(host, None)
         if b.open_until is None:
             b.failures += 1
@@ -376,7 +373,7 @@ class WebhookDispatcher:
             if self._hosts[host] <= 0:
                 del self._hosts[host]
                 b = self.breakers.get(host)
-                if b is not None and b.healthy and b.open_until is None and not b.holding:
+                if b is not None and self._known_healthy(host) and not b.holding:
                     del self.breakers[host]  # idle and healthy: nothing worth remembering
             self._wakeup.set()  # a slot is free
 
