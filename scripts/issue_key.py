@@ -17,8 +17,8 @@ from pathlib import Path
 
 from api.auth import hash_api_key, new_api_key
 from core import wallets
-from core.config import Settings
-from core.store import connect, transaction
+from core.store import transaction
+from scripts.operator_db import open_database
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,11 +28,9 @@ def main(argv: list[str] | None = None) -> int:
     scope.add_argument("--agent", metavar="AGENT_UUID", help="scope the key to this one agent (its UUID)")
     parser.add_argument("--db", type=Path, help="SQLite file (default: the configured database)")
     args = parser.parse_args(argv)
-    path = args.db if args.db is not None else Settings.load().database
-    if not path.exists():
-        print(f"error: no database at {path}", file=sys.stderr)
+    conn = open_database(args.db)
+    if conn is None:
         return 2
-    conn = connect(path, durable=True)
     key = new_api_key()
     try:
         with transaction(conn):

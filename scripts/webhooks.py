@@ -30,9 +30,9 @@ from pathlib import Path
 
 import apsw
 
-from core.config import Settings
-from core.store import connect, transaction
+from core.store import transaction
 from core.store import webhooks as store
+from scripts.operator_db import open_database
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,11 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     for sub in (list_dead, reset, hosts):
         sub.add_argument("--db", type=Path, help="SQLite file (default: the configured database)")
     args = parser.parse_args(argv)
-    path = args.db if args.db is not None else Settings.load().database
-    if not path.exists():
-        print(f"error: no database at {path}", file=sys.stderr)
+    conn = open_database(args.db)
+    if conn is None:
         return 2
-    conn = connect(path, durable=True)
     try:
         if args.command == "list-dead":
             return _list_dead(conn, as_json=args.json)
