@@ -1,10 +1,10 @@
 """ACP plumbing shared by the /api/acp route modules (checkout, providers, provider-side orders):
-the operator app key, JSON bodies with JSONPath error params, the API-Version check and the
-Request-Id / Idempotency-Key echo."""
+JSON bodies with JSONPath error params, the API-Version check and the Request-Id / Idempotency-Key
+echo."""
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from aiohttp import web
 from pydantic import BaseModel
@@ -12,12 +12,8 @@ from pydantic import BaseModel
 from api import idempotency
 from api.errors import ApiError, Handler
 from api.models import parse_body, parse_query
-from api.wallets import encode
-from core import checkout as rules
-from core.operator import Operator
+from core.checkout import rules
 
-#: The service's transaction sender (core.operator): checkout funding, provider NFT mints, releases.
-OPERATOR: web.AppKey[Operator] = web.AppKey("operator", Operator)
 _ACP_MOUNTED: web.AppKey[bool] = web.AppKey("acp_headers_mounted", bool)
 
 ACP_PREFIX = "/api/acp/"
@@ -25,14 +21,6 @@ API_VERSION_HEADER = "API-Version"
 REQUEST_ID_HEADER = "Request-Id"
 
 M = TypeVar("M", bound=BaseModel)
-
-
-def ok(payload: dict[str, Any], status: int = 200) -> tuple[int, bytes]:
-    return status, encode(payload).encode()
-
-
-def json_response(payload: dict[str, Any], status: int = 200) -> web.Response:
-    return web.Response(status=status, body=encode(payload).encode(), content_type="application/json")
 
 
 def _jsonpath(exc: ApiError) -> ApiError:

@@ -4,7 +4,7 @@
 The card is built from the pydantic models below, which follow the JSON form of A2A 1.0's
 AgentCard message (camelCase names, proto3 JSON); the tests parse the served JSON with the
 a2a-sdk's own AgentCard (protobuf, unknown fields refused). URLs are absolute: taken from the
-configured public URL (PUBLIC_URL on the app) or else from the request's scheme and host.
+configured public URL (api.http.PUBLIC_URL) or else from the request's scheme and host.
 
 The skills are served by the REST API that /api/schema documents (bearer `aglk_` keys); the
 interface is declared with the HTTP+JSON binding at /api.
@@ -18,6 +18,9 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from api.http import base_url
+from api.operation import Operation
+
 VERSION = "1.0.0"  # the API's version, as in the OpenAPI document
 A2A_PROTOCOL_VERSION = "1.0"
 PATH_LEGACY = "/.well-known/agent.json"
@@ -27,9 +30,6 @@ CACHE_CONTROL = "public, max-age=3600"
 SCHEMA_PATH = "/api/schema"
 BEARER = "bearer"
 JSON = "application/json"
-
-#: The public base URL (e.g. https://ledger.example.com) when the service sits behind a proxy.
-PUBLIC_URL: web.AppKey[str] = web.AppKey("public_url", str)
 
 
 class _Card(BaseModel):
@@ -161,13 +161,6 @@ SKILLS: tuple[AgentSkill, ...] = (
 )
 
 
-def base_url(request: web.Request) -> str:
-    configured = request.app.get(PUBLIC_URL)
-    if configured:
-        return configured.rstrip("/")
-    return f"{request.scheme}://{request.host}"
-
-
 def build_card(base: str) -> AgentCard:
     return AgentCard(
         name="agentledger",
@@ -204,8 +197,22 @@ async def agent_card_handler(request: web.Request) -> web.Response:
     return resp
 
 
-def add_agent_card_routes(app: web.Application, public_url: str | None = None) -> None:
-    if public_url:
-        app[PUBLIC_URL] = public_url
+def add_agent_card_routes(app: web.Application) -> None:
+    """The A2A agent card at both well-known paths (links from api.http.base_url)."""
     for path in AGENT_CARD_PATHS:
         app.router.add_get(path, agent_card_handler)
+
+
+OPERATIONS: list[Operation] = [
+    Operation(
+        "GET",
+        path,
+        op_id,
+        "The A2A 1.0 agent card of the service",
+        AgentCard,
+        auth="none",
+        tags=("service",),
+        response_headers={"Cache-Control": "public, max-age=3600"},
+    )
+    for path, op_id in zip(AGENT_CARD_PATHS, ("getAgentCardLegacy", "getAgentCard"), strict=True)
+]

@@ -1,12 +1,17 @@
-"""The aiohttp application factory and `GET /healthz`."""
+"""The aiohttp application factory: one place where the service's parts are put together.
+
+create_app builds each feature's context once (the checkout's, the deliverables'), mounts every
+route module, and hosts this process's background jobs (core.jobs: the outbox dispatcher, the
+checkout sweep, the IPFS pin job, and the daily anchor when asked for) in one runner whose state
+/healthz shows. The Operator is built once, by the caller (the runtime) or here, and handed to
+the routes and the jobs alike, so every transaction of the operator key shares one nonce sequence.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
-import aiohttp
 import apsw
 from aiohttp import web
 from web3 import Web3
@@ -15,94 +20,48 @@ from api.agent_card import add_agent_card_routes
 from api.audit_routes import add_audit_routes
 from api.checkout import add_checkout_routes
 from api.decisions import add_decision_routes
-from api.errors import ApiError, error_middleware
+from api.errors import error_middleware
+from api.health import add_health_routes
+from api.http import DELIVERABLES, DEPLOYMENT, DISPATCHER, JOBS, OPERATOR, PUBLIC_URL, RPC_URL, WRITER, Hooks
 from api.ipfs_gateway import add_ipfs_routes
 from api.openapi import add_schema_routes
+from api.operations import OPERATIONS
 from api.provider_orders import add_provider_order_routes
 from api.providers import add_provider_routes
 from api.verification import add_verification_routes
 from api.wallets import add_wallet_routes
-from api.webhook_dispatcher import WebhookDispatcher, add_webhook_dispatcher
+from core import anchoring
+from core.checkout.context import Checkout
+from core.checkout.sweep import SWEEP_INTERVAL, sweep
 from core.config import Settings
+from core.deliverables import PIN_INTERVAL, Deliverables
 from core.deployments import Deployment
-from core.networks import LOCAL_CHAIN_ID, network_for
+from core.jobs import DailyAt, Every, Job, JobRunner, Service
+from core.networks import LOCAL_CHAIN_ID
 from core.operator import Operator, operator_account
-from core.store.projections import get_tip
+from core.outbox.dispatcher import Dispatcher
 from core.webhooks import allow_private_for
 
-DEPLOYMENT: web.AppKey[Deployment] = web.AppKey("deployment", Deployment)
-RPC_URL: web.AppKey[str] = web.AppKey("rpc_url", str)
-HTTP: web.AppKey[aiohttp.ClientSession] = web.AppKey("http", aiohttp.ClientSession)
-DB: web.AppKey[apsw.Connection] = web.AppKey("db", apsw.Connection)
-
-#: The indexer is "behind" when the node's head is more than this many blocks past what it applied.
-BEHIND_BLOCKS = 5
+__all__ = ["add_jobs", "create_app"]
 
 
-async def _rpc_batch(session: aiohttp.ClientSession, url: str, calls: list[tuple[str, list[Any]]]) -> list[Any]:
-    payload = [{"jsonrpc": "2.0", "id": i, "method": m, "params": p} for i, (m, p) in enumerate(calls)]
-    async with session.post(url, json=payload, timeout=aiohttp.ClientTimeout(total=5)) as resp:
-        replies = await resp.json()
-    by_id = {r["id"]: r for r in replies}
-    out = []
-    for i in range(len(calls)):
-        reply = by_id.get(i, {})
-        if "result" not in reply:
-            raise RuntimeError(f"RPC error: {reply.get('error')}")
-        out.append(reply["result"])
-    return out
+def add_jobs(app: web.Application, runner: JobRunner) -> JobRunner:
+    """Host `runner` in `app`: started with it, stopped before its connections close; its outbox
+    dispatcher (if it has one) is what writers wake."""
+    app[JOBS] = runner
+    for service in runner.services:
+        if isinstance(service, Dispatcher):
+            app[DISPATCHER] = service
 
+    async def start(_app: web.Application) -> None:
+        await runner.start()
 
-async def healthz(request: web.Request) -> web.Response:
-    """Liveness plus the chain view: chain id, latest block and every deployed address."""
-    dep = request.app[DEPLOYMENT]
-    try:
-        chain_id_hex, block_hex = await _rpc_batch(
-            request.app[HTTP], request.app[RPC_URL], [("eth_chainId", []), ("eth_blockNumber", [])]
-        )
-    except (TimeoutError, aiohttp.ClientError, RuntimeError, ValueError) as exc:
-        raise ApiError(
-            503, "chain_unavailable", f"the JSON-RPC node does not answer: {type(exc).__name__}", type_="service_error"
-        ) from exc
-    chain_id = int(chain_id_hex, 16)
-    if chain_id != dep.chain_id:
-        raise ApiError(
-            503,
-            "chain_mismatch",
-            f"node reports chain {chain_id}, deployment is for {dep.chain_id}",
-            type_="service_error",
-        )
-    latest = int(block_hex, 16)
-    body: dict[str, Any] = {
-        "status": "ok",
-        "chainId": chain_id,
-        "network": network_for(chain_id).name,
-        "latestBlock": latest,
-        "deployBlock": dep.deploy_block,
-        "usdc": dep.usdc,
-        "contracts": dep.contracts,
-    }
-    if DB in request.app:
-        body["indexer"] = indexer_view(request.app[DB], chain_id, latest)
-        if body["indexer"]["state"] != "synced":
-            body["status"] = "degraded"
-    return web.json_response(body)
+    async def stop(_app: web.Application) -> None:
+        await runner.stop()
 
-
-def indexer_view(db: apsw.Connection, chain_id: int, latest: int) -> dict[str, Any]:
-    """What the indexer has applied ("seen") and treats as final, and how far behind it is."""
-    tip = get_tip(db, chain_id)
-    if tip is None:
-        return {"state": "starting", "seen": None, "final": None, "behind": None}
-    seen, _hash, _head, final = tip
-    behind = max(0, latest - seen)
-    return {"state": "behind" if behind > BEHIND_BLOCKS else "synced", "seen": seen, "final": final, "behind": behind}
-
-
-async def _http_session(app: web.Application) -> Any:
-    app[HTTP] = aiohttp.ClientSession()
-    yield
-    await app[HTTP].close()
+    app.on_startup.append(start)
+    app.on_shutdown.append(stop)
+    return runner
 
 
 def create_app(
@@ -114,12 +73,17 @@ def create_app(
     settings: Settings | None = None,
     clock: Callable[[], float] = time.time,
     operator: Operator | None = None,
+    hooks: Hooks | None = None,
+    anchor_daily: bool = False,
+    sweep_interval: float | None = SWEEP_INTERVAL,
 ) -> web.Application:
     """The service. Without `db`: health, schema and agent card only. With it: wallets, decision
     logging and its verification, the audit log, escrow checkout and orders, deliverables, and the
-    webhook dispatcher. `public_url` (default: settings.public_url, else the request's own scheme and
+    background jobs. `public_url` (default: settings.public_url, else the request's own scheme and
     host) makes published URLs absolute behind a proxy; `operator` defaults to one built from
-    settings.operator_key (anvil's development key on a local chain only)."""
+    settings.operator_key (anvil's development key on a local chain only); `hooks` are test seams;
+    `anchor_daily` schedules the daily anchor of the audit log (the runtime's choice); a
+    `sweep_interval` of None leaves the checkout sweep to the caller (tests)."""
     settings = settings or Settings()
     public_url = public_url or settings.public_url or None
     if public_url is None and db is not None and deployment.chain_id != LOCAL_CHAIN_ID:
@@ -129,21 +93,20 @@ def create_app(
     app = web.Application(middlewares=[error_middleware])
     app[DEPLOYMENT] = deployment
     app[RPC_URL] = rpc_url
-    app.cleanup_ctx.append(_http_session)
-    app.router.add_get("/healthz", healthz)
-    add_schema_routes(app)
-    add_agent_card_routes(app, public_url)
+    if public_url:
+        app[PUBLIC_URL] = public_url
+    add_health_routes(app)
+    add_schema_routes(app, OPERATIONS)
+    add_agent_card_routes(app)
     if db is None:
         return app
-    app[DB] = db
     chain_id = deployment.chain_id
     allow_private = allow_private_for(settings.webhook_allow_private, chain_id)
-    add_wallet_routes(app, db, clock)
-    add_webhook_dispatcher(app, WebhookDispatcher(db.filename, clock, allow_private=allow_private))
+    add_wallet_routes(app, db, clock, hooks)
     add_decision_routes(app, allow_private_webhooks=allow_private)
     add_audit_routes(app, chain_id, deployment.contracts.get("AuditAnchor"))
     add_verification_routes(app)
-    add_ipfs_routes(app, settings.ipfs_api_url)
+    add_ipfs_routes(app)
     if operator is None:
         operator = Operator(
             # No connection check: the API starts while the node is down (healthz and 503s tell).
@@ -152,13 +115,31 @@ def create_app(
             deployment.contracts,
             deployment.usdc,
         )
-    add_provider_routes(app, operator)
-    add_checkout_routes(
-        app,
-        operator,
+    app[OPERATOR] = operator
+    writer = app[WRITER]
+    checkout = Checkout(
+        reader=db,
+        writer=writer,
+        operator=operator,
         chain_id=chain_id,
+        clock=clock,
         session_ttl=settings.checkout_session_ttl,
         allow_private_webhooks=allow_private,
     )
+    deliverables = Deliverables(db, writer, settings.ipfs_api_url, clock)
+    app[DELIVERABLES] = deliverables
+    add_provider_routes(app, checkout)
+    add_checkout_routes(app, checkout)
     add_provider_order_routes(app)
+    jobs: list[Job] = []
+    if sweep_interval is not None:
+        jobs.append(Job("checkout-sweep", Every(sweep_interval), lambda: sweep(checkout)))
+    if settings.ipfs_api_url:
+        jobs.append(Job("ipfs-pin", Every(PIN_INTERVAL), deliverables.pin_unpinned))
+    if anchor_daily and "AuditAnchor" in deployment.contracts:
+        jobs.append(
+            Job("anchor", DailyAt(settings.anchor_time_utc), lambda: anchoring.anchor_once(operator, db.filename))
+        )
+    services: list[Service] = [Dispatcher(db.filename, clock, allow_private=allow_private)]
+    add_jobs(app, JobRunner(jobs, services, clock=clock, writer=writer))
     return app

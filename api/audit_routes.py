@@ -16,27 +16,19 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import apsw
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from api.errors import ApiError
+from api.http import ANCHOR_ADDRESS, CHAIN_ID, READ_DB
 from api.models import parse_query
 from api.operation import Operation
-from api.wallets import WALLET_DB
 from core.networks import network_for
 from core.store import audit as audit_store
-
-#: The chain whose anchors the log is checked against, and the AuditAnchor address on it.
-CHAIN_ID: web.AppKey[int] = web.AppKey("audit_chain_id", int)
-ANCHOR_ADDRESS: web.AppKey[str] = web.AppKey("audit_anchor_address", str)
+from core.transparency import checkpoint_json, entry_or_404, hex32, proof_json
 
 Hash32 = Annotated[str, Field(pattern=r"^0x[0-9a-f]{64}$")]
-
-
-def hex32(b: bytes) -> str:
-    return "0x" + b.hex()
 
 
 def _absent(schema: dict[str, Any]) -> None:
@@ -98,59 +90,8 @@ class ConsistencyResponse(_Model):
     proof: list[Hash32]
 
 
-def explorer_tx_url(chain_id: int, tx_hash: str) -> str | None:
-    explorer = network_for(chain_id).explorer
-    return f"{explorer}/tx/{tx_hash}" if explorer else None
-
-
-def checkpoint_json(chain_id: int, a: audit_store.Anchor) -> dict[str, Any]:
-    return {
-        "index": a.idx,
-        "tree_size": a.tree_size,
-        "root": a.root,
-        "anchorer": a.anchorer,
-        "block_number": a.block_number,
-        "tx_hash": a.tx_hash,
-        "explorer_url": explorer_tx_url(chain_id, a.tx_hash),
-    }
-
-
-def entry_or_404(conn: apsw.Connection, raw_id: str) -> audit_store.AuditEntry:
-    # isascii: "²".isdigit() is True but int("²") raises
-    entry = audit_store.get(conn, int(raw_id)) if raw_id.isascii() and raw_id.isdigit() and len(raw_id) < 19 else None
-    if entry is None:
-        raise ApiError(404, "entry_not_found", f"no audit entry {raw_id}", param="audit_id")
-    return entry
-
-
-def proof_json(
-    conn: apsw.Connection, chain_id: int, entry: audit_store.AuditEntry, tree_size: int = 0
-) -> dict[str, Any]:
-    """The inclusion proof of `entry` at `tree_size` (0: the latest anchor holding it, else the
-    current tree). 400 invalid_tree_size when the tree is too small or larger than the log."""
-    anchored = {a.tree_size: a for a in audit_store.anchors(conn, chain_id)}
-    if tree_size == 0:
-        covering = audit_store.anchor_covering(conn, chain_id, entry.id)
-        tree_size = covering.tree_size if covering is not None else audit_store.size(conn)
-    try:
-        proof = audit_store.inclusion_proof(conn, entry.leaf_index, tree_size)
-    except ValueError as exc:
-        raise ApiError(400, "invalid_tree_size", str(exc), param="tree_size") from exc
-    anchor = anchored.get(tree_size)
-    return {
-        "audit_id": entry.id,
-        "leaf_index": entry.leaf_index,
-        "leaf_hash": hex32(entry.leaf_hash),
-        "tree_size": tree_size,
-        "root": hex32(audit_store.root(conn, tree_size)),
-        "proof": [hex32(p) for p in proof],
-        "anchored": anchor is not None,
-        "anchor": None if anchor is None else checkpoint_json(chain_id, anchor),
-    }
-
-
 async def checkpoints(request: web.Request) -> web.Response:
-    conn = request.app[WALLET_DB]
+    conn = request.app[READ_DB]
     chain_id = request.app[CHAIN_ID]
     size = audit_store.size(conn)
     body = {
@@ -165,14 +106,14 @@ async def checkpoints(request: web.Request) -> web.Response:
 
 
 async def proof(request: web.Request) -> web.Response:
-    conn = request.app[WALLET_DB]
+    conn = request.app[READ_DB]
     entry = entry_or_404(conn, request.match_info["audit_id"])
     q = parse_query(ProofQuery, dict(request.query))
     return web.json_response(proof_json(conn, request.app[CHAIN_ID], entry, q.tree_size or 0))
 
 
 async def consistency(request: web.Request) -> web.Response:
-    conn = request.app[WALLET_DB]
+    conn = request.app[READ_DB]
     q = parse_query(ConsistencyQuery, dict(request.query))
     if q.first > q.second:
         raise ApiError(400, "invalid_tree_size", "first must not be larger than second", param="first")
@@ -191,7 +132,7 @@ async def consistency(request: web.Request) -> web.Response:
 
 
 def add_audit_routes(app: web.Application, chain_id: int, anchor_address: str | None = None) -> None:
-    """Mount the transparency-log reads on an app with the wallet routes (reads WALLET_DB).
+    """Mount the transparency-log reads on an app with a reading connection (READ_DB).
     `chain_id`: the chain the anchors are on; `anchor_address`: its AuditAnchor (shown to auditors)."""
     app[CHAIN_ID] = chain_id
     if anchor_address is not None:

@@ -1,4 +1,4 @@
-"""API keys: `Authorization: Bearer aglk_<32 hex>`.
+"""Authenticating a request: `Authorization: Bearer aglk_<32 hex>` (the format is core.keys').
 
 A key is shown once, when it is created; only its SHA-256 (hex) is stored. A request's key is
 hashed, the row looked up by that hash, and the stored hash compared with hmac.compare_digest.
@@ -22,48 +22,41 @@ commit still reads the old row); a key revoked by another process stops working 
 
 from __future__ import annotations
 
-import hashlib
 import hmac
-import re
-import secrets
 import time
 import weakref
-from dataclasses import dataclass
 
 import apsw
 from aiohttp import web
 
 from api.errors import ApiError
+from core.keys import KEY_RE, Caller, hash_api_key
 from core.store import wallets as store
 from core.store.wallets import AgentRow
 
-KEY_PREFIX = "aglk_"
-_KEY_RE = re.compile(r"aglk_[0-9a-f]{32}")
-
-
-@dataclass(frozen=True)
-class Caller:
-    key_hash: str
-    account_id: str
-    agent_id: str | None  # None: the key acts for every agent of the account
+__all__ = [
+    "AuthError",
+    "Caller",
+    "FreshAgents",
+    "agent_for",
+    "authenticate",
+    "authenticate_optional",
+    "clear_auth_caches",
+    "remember_agents",
+    "require_account_scope",
+]
 
 
 class AuthError(ApiError):
     def __init__(self, code: str, message: str) -> None:
-        super().__init__(401, code, message, type_="invalid_request", param="Authorization")
-
-    def response(self) -> web.Response:
-        resp = super().response()
-        resp.headers["WWW-Authenticate"] = 'Bearer realm="agentledger"'
-        return resp
-
-
-def new_api_key() -> str:
-    return KEY_PREFIX + secrets.token_hex(16)
-
-
-def hash_api_key(key: str) -> str:
-    return hashlib.sha256(key.encode("ascii")).hexdigest()
+        super().__init__(
+            401,
+            code,
+            message,
+            type_="invalid_request",
+            param="Authorization",
+            headers={"WWW-Authenticate": 'Bearer realm="agentledger"'},
+        )
 
 
 def _bearer(request: web.Request) -> str | None:
@@ -71,7 +64,7 @@ def _bearer(request: web.Request) -> str | None:
     if header is None:
         return None
     scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not _KEY_RE.fullmatch(token.strip()):
+    if scheme.lower() != "bearer" or not KEY_RE.fullmatch(token.strip()):
         raise AuthError("malformed_api_key", "Authorization must be 'Bearer aglk_' followed by 32 lowercase hex")
     return token.strip()
 
@@ -163,12 +156,7 @@ def agent_for(
         agent = store.agent_by_wallet(db, wallet)
         if agent is not None and fresh is not None:
             fresh.append(agent)
-    allowed = (
-        agent is not None
-        and agent.account_id == caller.account_id
-        and (caller.agent_id is None or caller.agent_id == agent.uuid)
-    )
-    if agent is None or not allowed:
+    if agent is None or not caller.may_act_for(agent.account_id, agent.uuid):
         raise ApiError(404, "agent_not_found", f"no agent {wallet} for this API key", param=param)
     return agent
 

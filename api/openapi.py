@@ -1,9 +1,10 @@
 """`GET /api/schema`: the OpenAPI 3.1 document of the API, generated, never written by hand.
 
-Every operation is one row of OPERATIONS. Request bodies and query parameters come from the very
-pydantic models that validate requests (api.models), responses from the response models below,
-errors from the one error shape of api.errors. A test checks that every route registered on the
-app has its row here, so an endpoint added later cannot be left out of the document.
+Every operation is one row of the operation table (api.operations: each route module declares
+its rows beside its handlers). Request bodies and query parameters come from the very pydantic
+models that validate requests, responses from each feature's response models, errors from the one
+error shape of api.errors. A test checks that every route registered on the app has its row, so
+an endpoint added later cannot be left out of the document.
 
 The document served describes the routes the running app has actually registered (a wallet-less
 app has no /api/agents paths; a wallet-only app has no /healthz).
@@ -11,42 +12,16 @@ app has no /api/agents paths; a wallet-only app has no /healthz).
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from collections.abc import Iterable, Mapping
-from decimal import Decimal
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
-from pydantic.json_schema import JsonSchemaMode, SkipJsonSchema
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import JsonSchemaMode
 
-from api import (
-    audit_routes,
-    checkout,
-    decisions,
-    idempotency,
-    ipfs_gateway,
-    provider_orders,
-    providers,
-    verification,
-)
-from api.agent_card import AGENT_CARD_PATHS, AgentCard
-from api.models import (
-    WALLET_PATTERN,
-    AgentQuery,
-    BrainUpdateRequest,
-    CompoundRequest,
-    EarnBatchRequest,
-    EarnRequest,
-    KeyRequest,
-    MemoryQuery,
-    MemoryWriteRequest,
-    RegisterRequest,
-    RunRequest,
-    SpendRequest,
-)
+from api import idempotency
 from api.operation import Operation
 
 OPENAPI_VERSION = "3.1.0"
@@ -54,18 +29,8 @@ API_VERSION = "1.0.0"  # also the agent card's version (api.agent_card.VERSION)
 SCHEMA_PATH = "/api/schema"
 REF_TEMPLATE = "#/components/schemas/{model}"
 BEARER = "bearerAuth"
-KEY_PATTERN = r"^aglk_[0-9a-f]{32}$"
 
-# ---- response models (responses are built by the handlers; these only describe them) ----------
-
-#: USDC in JSON: a number with at most 6 decimals (Decimal inside the server, never a float).
-USDC = Annotated[Decimal, WithJsonSchema({"type": "number", "description": "USDC, at most 6 decimals"})]
-WalletId = Annotated[str, Field(pattern=WALLET_PATTERN, description="the agent's wallet id")]
-
-
-def _no_default(schema: dict[str, Any]) -> None:
-    """For an optional field that is absent rather than null: no `default: null` in its schema."""
-    schema.pop("default", None)
+# ---- response models of this module ----------------------------------------------------------
 
 
 class _Response(BaseModel):
@@ -81,181 +46,6 @@ class Error(_Response):
     param: Annotated[str | None, Field(description="the offending field, parameter or header, or null")]
 
 
-class Agent(_Response):
-    id: Annotated[str, Field(description="the agent's UUID", json_schema_extra={"format": "uuid"})]
-    wallet: WalletId
-    name: str
-    specialty: str
-    balance: USDC
-    referral_code: Annotated[str, Field(min_length=8, max_length=8)]
-
-
-class RegisterResponse(_Response):
-    success: Literal[True]
-    agent: Agent
-    api_key: Annotated[
-        str | SkipJsonSchema[None],
-        Field(
-            pattern=KEY_PATTERN,
-            description="only when registering without a key: the new account's key, shown once",
-            json_schema_extra=_no_default,
-        ),
-    ] = None
-
-
-class EarnResponse(_Response):
-    success: Literal[True]
-    balance: USDC
-    toll: Annotated[USDC, Field(description="the service's cut (same as serviceCut)")]
-    net: Annotated[USDC, Field(description="what the agent was credited: ownerCut + agentCut")]
-    ownerCut: USDC
-    agentCut: USDC
-    serviceCut: USDC
-    referralCut: Annotated[USDC, Field(description="credited to the referrer's owner; 0 without a referrer")]
-    ownerBalance: USDC
-    agentSelfBalance: USDC
-    transactionId: Annotated[int, Field(description="the ledger row of this earning")]
-    message: str
-
-
-class SpendResponse(_Response):
-    success: Literal[True]
-    spent: USDC
-    destination: str
-    balance: USDC
-    ownerBalance: USDC
-    agentSelfBalance: USDC
-    transactionId: int
-
-
-class BalanceResponse(_Response):
-    balance: USDC
-    ownerBalance: USDC
-    agentSelfBalance: USDC
-    reinvested: Annotated[USDC, Field(description="moved aside by POST /api/agents/compound")]
-    totalEarned: Annotated[USDC, Field(description="reportedEarned + settledEarned")]
-    reportedEarned: Annotated[USDC, Field(description="earnings reported with /earn, referral credits included")]
-    settledEarned: Annotated[
-        USDC, Field(description="escrow payouts settled on-chain to the agent as a provider (paid out, not in balance)")
-    ]
-    totalTransactions: Annotated[int, Field(ge=0)]
-    memoryEntries: Annotated[int, Field(ge=0)]
-
-
-class IdentityResponse(_Response):
-    uuid: Annotated[str, Field(json_schema_extra={"format": "uuid"})]
-    wallet: WalletId
-
-
-class EarnBatchResponse(_Response):
-    success: Literal[True]
-    count: Annotated[int, Field(ge=1, le=100)]
-    results: list[EarnResponse]
-
-
-class CompoundResponse(_Response):
-    success: Literal[True]
-    balance: USDC
-    reinvested: USDC
-    moved: Annotated[USDC, Field(description="moved from the spendable balance into reinvested by this call")]
-    ownerBalance: USDC
-    agentSelfBalance: USDC
-    transactionId: Annotated[int | None, Field(description="the ledger row; null when nothing moved")]
-
-
-class Memory(_Response):
-    key: str
-    value: Annotated[Any, Field(description="any JSON value, as stored")]
-    createdAt: Annotated[str, Field(json_schema_extra={"format": "date-time"})]
-    updatedAt: Annotated[str, Field(json_schema_extra={"format": "date-time"})]
-
-
-class MemoryWriteResponse(_Response):
-    success: Literal[True]
-    memory: Memory
-
-
-class MemoryListResponse(_Response):
-    memories: list[Memory]
-    nextCursor: Annotated[str | None, Field(description="pass as cursor for the next page; null on the last")]
-
-
-class NicheStats(_Response):
-    listed: Annotated[int, Field(ge=0)]
-    sold: Annotated[int, Field(ge=0)]
-    revenue: USDC
-    winRate: Annotated[float, Field(ge=0, le=1)]
-
-
-class TopProduct(_Response):
-    niche: str
-    revenue: USDC
-    sold: Annotated[int, Field(ge=0)]
-
-
-class Brain(_Response):
-    niches: dict[str, NicheStats]
-    prices: Annotated[dict[str, USDC], Field(description="average sold price per niche with sales")]
-    topProducts: list[TopProduct]
-    totalListed: Annotated[int, Field(ge=0)]
-    totalSold: Annotated[int, Field(ge=0)]
-    totalRevenue: USDC
-    winRate: Annotated[float, Field(ge=0, le=1)]
-    strategyNote: str
-    lastUpdated: Annotated[str | None, Field(json_schema_extra={"format": "date-time"})]
-
-
-class BrainResponse(_Response):
-    brain: Brain
-    weights: Annotated[dict[str, float], Field(description="smoothed win rates per niche, summing to 1")]
-
-
-class BrainUpdateResponse(BrainResponse):
-    success: Literal[True]
-
-
-class RunCounts(_Response):
-    success: Annotated[int, Field(ge=0)]
-    failure: Annotated[int, Field(ge=0)]
-
-
-class RunResponse(_Response):
-    success: Literal[True]
-    key: Annotated[str, Field(description="run:YYYY-MM-DD:<niche or general>")]
-    runs: RunCounts
-
-
-class NetworkResponse(_Response):
-    totalAgents: Annotated[int, Field(ge=0)]
-    totalEarned: USDC
-    totalTolls: USDC
-
-
-class KeyResponse(_Response):
-    success: Literal[True]
-    api_key: Annotated[str, Field(pattern=KEY_PATTERN, description="shown once; only its hash is stored")]
-    accountId: Annotated[str, Field(json_schema_extra={"format": "uuid"})]
-    email: str
-
-
-class IndexerView(_Response):
-    state: Literal["starting", "behind", "synced"]
-    seen: int | None
-    final: int | None
-    behind: int | None
-
-
-class HealthResponse(_Response):
-    status: Literal["ok", "degraded"]
-    chainId: int
-    network: str
-    latestBlock: int
-    deployBlock: int
-    usdc: str
-    contracts: dict[str, str]
-    indexer: Annotated[IndexerView | SkipJsonSchema[None], Field(json_schema_extra=_no_default)] = None
-
-
 class OpenApiDocument(BaseModel):
     """This document (described loosely: its own schema is OpenAPI 3.1's)."""
 
@@ -267,185 +57,7 @@ class OpenApiDocument(BaseModel):
 
 # ---- the operation table ------------------------------------------------------------------------
 
-
-_AGENT_ERRORS = {404: ("agent_not_found",)}
-
 OPERATIONS: list[Operation] = [
-    Operation(
-        "POST",
-        "/api/agents/register",
-        "registerAgent",
-        "Register an agent",
-        RegisterResponse,
-        status=201,
-        request=RegisterRequest,
-        auth="optional",
-        idempotent=True,
-        errors={
-            400: ("invalid_specialty", "unknown_referral_code", "idempotency_unsupported"),
-            403: ("insufficient_scope",),
-        },
-        tags=("agents",),
-        description="Without a key: creates an account and returns its API key once (Idempotency-Key is refused "
-        "then: the key could not be replayed). With an account-scoped key: adds an agent to that account.",
-    ),
-    Operation(
-        "POST",
-        "/api/agents/earn",
-        "earn",
-        "Report an earning",
-        EarnResponse,
-        request=EarnRequest,
-        idempotent=True,
-        errors={**_AGENT_ERRORS, 422: ("balance_limit",)},
-        tags=("wallet",),
-        description="Credits the agent the net of the split (owner and agent cuts), the toll to the service and, "
-        "when the agent was referred, the referral cut to the referrer's owner.",
-    ),
-    Operation(
-        "POST",
-        "/api/agents/spend",
-        "spend",
-        "Spend from the balance",
-        SpendResponse,
-        request=SpendRequest,
-        idempotent=True,
-        errors={**_AGENT_ERRORS, 422: ("insufficient_balance",)},
-        tags=("wallet",),
-        description="Debits the agent's self part first, then its owner part; more than the balance is refused.",
-    ),
-    Operation(
-        "GET",
-        "/api/agents/balance",
-        "getBalance",
-        "An agent's balance and totals",
-        BalanceResponse,
-        query=AgentQuery,
-        errors=_AGENT_ERRORS,
-        tags=("wallet",),
-    ),
-    Operation(
-        "GET",
-        "/api/agents/identity",
-        "getIdentity",
-        "The agent's UUID for a wallet",
-        IdentityResponse,
-        query=AgentQuery,
-        errors=_AGENT_ERRORS,
-        tags=("agents",),
-    ),
-    Operation(
-        "POST",
-        "/api/agents/earn/batch",
-        "earnBatch",
-        "Report several earnings at once, all or none",
-        EarnBatchResponse,
-        request=EarnBatchRequest,
-        idempotent=True,
-        errors={**_AGENT_ERRORS, 422: ("balance_limit",)},
-        tags=("wallet",),
-        description="One transaction: an invalid item (param payments[i].field) refuses the whole batch.",
-    ),
-    Operation(
-        "POST",
-        "/api/agents/compound",
-        "compound",
-        "Move a share of the balance into the reinvested bucket",
-        CompoundResponse,
-        request=CompoundRequest,
-        idempotent=True,
-        errors=_AGENT_ERRORS,
-        tags=("wallet",),
-    ),
-    Operation(
-        "POST",
-        "/api/agents/memory",
-        "writeMemory",
-        "Store a key-value memory",
-        MemoryWriteResponse,
-        request=MemoryWriteRequest,
-        idempotent=True,
-        errors={
-            **_AGENT_ERRORS,
-            400: ("invalid_key", "reserved_key"),
-            409: ("memory_full",),
-            413: ("value_too_large",),
-        },
-        tags=("memory",),
-    ),
-    Operation(
-        "GET",
-        "/api/agents/memory",
-        "listMemories",
-        "Memories whose key contains query, by key, paginated",
-        MemoryListResponse,
-        query=MemoryQuery,
-        errors=_AGENT_ERRORS,
-        tags=("memory",),
-    ),
-    Operation(
-        "GET",
-        "/api/agents/brain",
-        "getBrain",
-        "The agent's brain and niche weights (shared with the network)",
-        BrainResponse,
-        query=AgentQuery,
-        errors=_AGENT_ERRORS,
-        tags=("brain",),
-    ),
-    Operation(
-        "POST",
-        "/api/agents/brain",
-        "updateBrain",
-        "Record a listing or a sale",
-        BrainUpdateResponse,
-        request=BrainUpdateRequest,
-        idempotent=True,
-        errors={**_AGENT_ERRORS, 400: ("invalid_action", "invalid_niche")},
-        tags=("brain",),
-    ),
-    Operation(
-        "POST",
-        "/api/agents/runs",
-        "recordRun",
-        "Count a run (per agent, UTC day and niche)",
-        RunResponse,
-        request=RunRequest,
-        idempotent=True,
-        errors={**_AGENT_ERRORS, 400: ("invalid_niche",)},
-        tags=("wallet",),
-    ),
-    Operation(
-        "GET",
-        "/api/agents/network",
-        "getNetwork",
-        "Network totals",
-        NetworkResponse,
-        auth="none",
-        tags=("service",),
-    ),
-    Operation(
-        "POST",
-        "/api/keys",
-        "createKey",
-        "A self-serve API key, one per email, shown once",
-        KeyResponse,
-        status=201,
-        request=KeyRequest,
-        auth="none",
-        errors={400: ("invalid_email", "idempotency_unsupported"), 409: ("email_has_key",)},
-        tags=("agents",),
-    ),
-    Operation(
-        "GET",
-        "/healthz",
-        "healthz",
-        "Liveness and the chain view",
-        HealthResponse,
-        auth="none",
-        errors={503: ("chain_unavailable", "chain_mismatch")},
-        tags=("service",),
-    ),
     Operation(
         "GET",
         SCHEMA_PATH,
@@ -455,31 +67,11 @@ OPERATIONS: list[Operation] = [
         auth="none",
         tags=("service",),
     ),
-    *(
-        Operation(
-            "GET",
-            path,
-            op_id,
-            "The A2A 1.0 agent card of the service",
-            AgentCard,
-            auth="none",
-            tags=("service",),
-            response_headers={"Cache-Control": "public, max-age=3600"},
-        )
-        for path, op_id in zip(AGENT_CARD_PATHS, ("getAgentCardLegacy", "getAgentCard"), strict=True)
-    ),
 ]
 
-# Later route modules declare their rows beside their handlers.
-OPERATIONS += [
-    *decisions.OPERATIONS,
-    *audit_routes.OPERATIONS,
-    *checkout.OPERATIONS,
-    *providers.OPERATIONS,
-    *provider_orders.OPERATIONS,
-    *ipfs_gateway.OPERATIONS,
-    *verification.OPERATIONS,
-]
+#: The whole table the running app's document is generated from (set by add_schema_routes).
+TABLE: web.AppKey[tuple[Operation, ...]] = web.AppKey("operation_table", tuple)
+_SERVED: web.AppKey[dict[str, str]] = web.AppKey("schema_served", dict)
 
 
 # ---- generation ---------------------------------------------------------------------------------
@@ -662,14 +254,13 @@ def _operation(op: Operation, components: _Components) -> dict[str, Any]:
     return out
 
 
-@functools.lru_cache(maxsize=16)
-def document(routes: frozenset[tuple[str, str]] | None = None) -> dict[str, Any]:
-    """The OpenAPI document of the operations among `routes` ((METHOD, path) pairs; None: all).
-    Callers must not mutate the (cached) result."""
+def document(table: tuple[Operation, ...], routes: frozenset[tuple[str, str]] | None = None) -> dict[str, Any]:
+    """The OpenAPI document of the operations of `table` among `routes` ((METHOD, path) pairs;
+    None: all)."""
     components = _Components()
     components.add(Error, "serialization")
     paths: dict[str, dict[str, Any]] = {}
-    for op in OPERATIONS:
+    for op in table:
         if routes is not None and (op.method, op.path) not in routes:
             continue
         paths.setdefault(op.path, {})[op.method.lower()] = _operation(op, components)
@@ -719,14 +310,20 @@ def app_routes(app: web.Application) -> frozenset[tuple[str, str]]:
     return frozenset(out)
 
 
-def documented_routes(ops: Iterable[Operation] | None = None) -> frozenset[tuple[str, str]]:
-    return frozenset((op.method, op.path) for op in (OPERATIONS if ops is None else ops))
+def documented_routes(ops: Iterable[Operation]) -> frozenset[tuple[str, str]]:
+    return frozenset((op.method, op.path) for op in ops)
 
 
 async def schema_handler(request: web.Request) -> web.Response:
-    body = json.dumps(document(app_routes(request.app)))
-    return web.Response(text=body, content_type="application/json")
+    text = request.app[_SERVED].get("text")
+    if text is None:  # generated once per app (its routes are frozen once it serves)
+        text = request.app[_SERVED]["text"] = json.dumps(document(request.app[TABLE], app_routes(request.app)))
+    return web.Response(text=text, content_type="application/json")
 
 
-def add_schema_routes(app: web.Application) -> None:
+def add_schema_routes(app: web.Application, table: Iterable[Operation]) -> None:
+    """Serve the document of `table` (the composed operation table, api.operations.OPERATIONS),
+    limited to the routes `app` has registered."""
+    app[TABLE] = tuple(table)
+    app[_SERVED] = {}
     app.router.add_get(SCHEMA_PATH, schema_handler)

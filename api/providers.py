@@ -32,34 +32,27 @@ out (`price`), with `unit_amount` in micro-USDC as checkout sessions use.
 from __future__ import annotations
 
 import asyncio
-import logging
 import re
 import secrets
 from typing import Annotated, Any
 
 import apsw
 from aiohttp import web
-from eth_account import Account
-from eth_account.messages import encode_defunct
 from pydantic import BaseModel, ConfigDict, Field
 from web3 import Web3
 
 from api import idempotency
-from api.acp import OPERATOR, acp_body, add_acp_headers, json_response, ok
+from api.acp import acp_body, add_acp_headers
 from api.auth import Caller, agent_for, authenticate
-from api.checkout import chain_unavailable
 from api.errors import ApiError
+from api.http import CHECKOUT, CLOCK, READ_DB, WRITER, chain_unavailable, iso, json_response, ok, usdc
 from api.models import Amount, Wallet
 from api.operation import Operation
-from api.wallets import CLOCK, WALLET_DB, WRITER, RawJson
-from core import checkout as rules
-from core.money import usdc_text
-from core.operator import ChainUnavailable, ContractReverted, Operator, SendUncertain, TransactionFailed, tx_hash_of
+from core.checkout import providers, rules
+from core.checkout.context import Checkout
+from core.operator import ChainUnavailable
 from core.store import checkout as store
 from core.store.checkout import ItemRow, ProviderRow
-from core.store.orders import iso
-
-log = logging.getLogger("agentledger.providers")
 
 #: Serialises provider links in this process (rare calls; makes check-insert-mint-record race-free).
 LINK_LOCK: web.AppKey[asyncio.Lock] = web.AppKey("provider_link_lock", asyncio.Lock)
@@ -146,7 +139,7 @@ def item_json(item: ItemRow, provider: ProviderRow | None) -> dict[str, Any]:
         "title": item.title,
         "tier": item.tier,
         "delivery_hours": rules.TIERS[item.tier].hours,
-        "price": RawJson(usdc_text(item.price)),
+        "price": usdc(item.price),
         "unit_amount": item.price,
         "currency": rules.CURRENCY,
         "provider": {
@@ -160,53 +153,37 @@ def item_json(item: ItemRow, provider: ProviderRow | None) -> dict[str, Any]:
 # ---- provider link ------------------------------------------------------------------------------
 
 
-def _recover(message: str, signature: str) -> str | None:
-    try:
-        return str(Account.recover_message(encode_defunct(text=message), signature=signature))
-    except Exception:  # malformed signature (bad v, s out of range, ...)
-        return None
-
-
 async def link_provider(request: web.Request) -> web.Response:
     app = request.app
-    db = app[WALLET_DB]
+    db = app[READ_DB]
+    ctx = app[CHECKOUT]
     caller = authenticate(db, request)
     body = await request.read()
     now = app[CLOCK]()
-    operator = app[OPERATOR]
     try:
-        chain_id = await operator.chain_id()
+        chain_id = await ctx.operator.chain_id()
     except ChainUnavailable as exc:
         raise chain_unavailable(exc) from exc
-    result: dict[str, Any] = {}
+    result: dict[str, ProviderRow] = {}
 
     async def steps() -> None:
         req = acp_body(ProviderLinkRequest, body)
         agent = agent_for(db, caller, req.agent_id, param="$.agent_id")
         self_wallet = Web3.to_checksum_address(req.self_wallet)
         owner = Web3.to_checksum_address(req.owner_address)
-        if not rules.within_window(req.timestamp, now):
-            raise ApiError(
-                401,
-                "timestamp_out_of_window",
-                f"timestamp must be within {rules.LINK_WINDOW_SECONDS} s of the server clock ({int(now)})",
-                param="$.timestamp",
-            )
-        message = rules.provider_link_message(
-            chain_id=chain_id, agent_wallet=agent.wallet, self_wallet=self_wallet, owner=owner, timestamp=req.timestamp
+        providers.check_link_signature(
+            chain_id=chain_id,
+            wallet=agent.wallet,
+            self_wallet=self_wallet,
+            owner=owner,
+            timestamp=req.timestamp,
+            signature=req.signature,
+            now=now,
         )
-        signer = _recover(message, req.signature)
-        if signer is None:
-            raise ApiError(400, "invalid_signature", "signature is not a valid 65-byte signature", param="$.signature")
-        if signer != self_wallet:
-            raise ApiError(
-                401,
-                "signature_mismatch",
-                f"the signature recovers to {signer}, not to self_wallet {self_wallet}",
-                param="$.signature",
-            )
         async with app[LINK_LOCK]:
-            result["provider"] = await _link(app, agent.uuid, agent.wallet, self_wallet, owner, req, now)
+            result["provider"] = await providers.link(
+                ctx, agent.uuid, agent.wallet, self_wallet, owner, req.referrer_token_id, now
+            )
 
     def finish(conn: apsw.Connection) -> tuple[int, bytes]:
         p = store.get_provider(conn, result["provider"].agent_uuid)
@@ -218,125 +195,9 @@ async def link_provider(request: web.Request) -> web.Response:
     )
 
 
-async def _link(
-    app: web.Application,
-    agent_uuid: str,
-    wallet: str,
-    self_wallet: str,
-    owner: str,
-    req: ProviderLinkRequest,
-    now: float,
-) -> ProviderRow:
-    writer, operator = app[WRITER], app[OPERATOR]
-
-    def reserve(conn: apsw.Connection) -> ProviderRow | None:
-        existing = store.get_provider(conn, agent_uuid)
-        if existing is not None and existing.token_id is not None:
-            raise ApiError(409, "provider_already_linked", f"agent {wallet} is already linked as a provider")
-        holder = store.provider_by_self_wallet(conn, self_wallet)
-        if holder is not None and holder.agent_uuid != agent_uuid:
-            raise ApiError(409, "self_wallet_taken", f"{self_wallet} is another provider's self wallet")
-        if existing is not None:  # a pending link (a crashed attempt): the chain decides below
-            return existing
-        store.insert_pending_provider(
-            conn,
-            agent_uuid=agent_uuid,
-            self_wallet=self_wallet,
-            owner_address=owner,
-            referrer_token_id=req.referrer_token_id,
-            now=now,
-        )
-        return None
-
-    await writer.run(reserve)
-    token_id, mint_tx = await _existing_token(operator, wallet)
-    if token_id is None:
-        token_id, mint_tx = await _mint(app, agent_uuid, wallet, self_wallet, owner, req.referrer_token_id)
-    # What the chain recorded wins (a recovered token keeps its original wallets and referrer).
-    agent = await _chain_call(operator, "AgentRegistry", "agent", token_id)
-    chain_owner = await _chain_call(operator, "AgentRegistry", "ownerOf", token_id)
-    chain_self, referrer = Web3.to_checksum_address(agent[0]), int(agent[1]) or None
-
-    def record(conn: apsw.Connection) -> ProviderRow:
-        store.set_provider_token(
-            conn,
-            agent_uuid,
-            token_id=token_id,
-            mint_tx=mint_tx,
-            self_wallet=chain_self,
-            owner_address=Web3.to_checksum_address(chain_owner),
-            referrer_token_id=referrer,
-        )
-        p = store.get_provider(conn, agent_uuid)
-        assert p is not None
-        return p
-
-    return await writer.run(record)
-
-
-async def _chain_call(operator: Operator, contract: str, fn: str, *args: Any) -> Any:
-    try:
-        return await operator.call(contract, fn, *args)
-    except ChainUnavailable as exc:
-        raise chain_unavailable(exc) from exc
-
-
-async def _existing_token(operator: Operator, wallet: str) -> tuple[int | None, str | None]:
-    try:
-        return int(await operator.call("AgentRegistry", "tokenOfWalletId", wallet)), None
-    except ContractReverted as exc:
-        if exc.error_name == "UnknownWalletId":
-            return None, None
-        log.warning("registry lookup for %s failed: %s", wallet, exc)
-        raise ApiError(502, "chain_error", f"registry lookup failed ({exc.error_name})", type_="service_error") from exc
-    except ChainUnavailable as exc:
-        raise chain_unavailable(exc) from exc
-
-
-async def _mint(
-    app: web.Application, agent_uuid: str, wallet: str, self_wallet: str, owner: str, referrer: int | None
-) -> tuple[int, str | None]:
-    operator, writer = app[OPERATOR], app[WRITER]
-
-    async def forget() -> None:  # nothing was minted: the pending row must not block a retry
-        await writer.run(lambda conn: store.delete_pending_provider(conn, agent_uuid))
-
-    try:
-        receipt = await operator.transact("AgentRegistry", "mint", owner, self_wallet, wallet, referrer or 0)
-    except ContractReverted as exc:
-        if exc.error_name == "WalletIdTaken":  # minted meanwhile (by a crashed attempt's transaction)
-            token, _ = await _existing_token(operator, wallet)
-            if token is not None:
-                return token, None
-        await forget()
-        raise _mint_error(exc, self_wallet, referrer) from exc
-    except (ChainUnavailable, TransactionFailed) as exc:
-        await forget()
-        log.warning("minting the agent token of %s failed: %s", wallet, exc)  # may carry the RPC URL: log only
-        raise ApiError(
-            503, "chain_unavailable", "minting failed: the chain node did not accept it", type_="service_error"
-        ) from exc
-    except SendUncertain as exc:  # keep the pending row: a retry finds the token if it was minted
-        log.warning("minting the agent token of %s: outcome unknown: %s", wallet, exc)
-        raise ApiError(
-            503, "chain_unavailable", "minting outcome unknown; retry the link shortly", type_="service_error"
-        ) from exc
-    (event,) = operator.events(receipt, "AgentRegistry", "AgentRegistered")
-    return int(event["args"]["tokenId"]), tx_hash_of(receipt)
-
-
-def _mint_error(exc: ContractReverted, self_wallet: str, referrer: int | None) -> ApiError:
-    if exc.error_name == "SelfWalletTaken":
-        return ApiError(409, "self_wallet_taken", f"{self_wallet} is already an agent's self wallet on-chain")
-    if exc.error_name == "UnknownAgent":
-        return ApiError(400, "unknown_referrer", f"no agent token {referrer}", param="$.referrer_token_id")
-    log.warning("registry refused the mint: %s", exc)
-    return ApiError(502, "mint_failed", f"the registry refused the mint ({exc.error_name})", type_="service_error")
-
-
 async def get_provider(request: web.Request) -> web.Response:
     """GET /api/acp/providers/{agent_id}: public (wallet id or UUID)."""
-    db = request.app[WALLET_DB]
+    db = request.app[READ_DB]
     key = request.match_info["agent_id"]
     p = store.provider_by_wallet(db, key) if key.startswith("agl_") else store.get_provider(db, key)
     if p is None or p.token_id is None:
@@ -366,7 +227,7 @@ def _provider_for(conn: apsw.Connection, caller: Caller, agent_id: str | None) -
 
 async def create_item(request: web.Request) -> web.Response:
     app = request.app
-    caller = authenticate(app[WALLET_DB], request)
+    caller = authenticate(app[READ_DB], request)
     body = await request.read()
     now = app[CLOCK]()
 
@@ -385,7 +246,7 @@ async def create_item(request: web.Request) -> web.Response:
 
 
 async def list_items(request: web.Request) -> web.Response:
-    db = request.app[WALLET_DB]
+    db = request.app[READ_DB]
     q = acp_body(ItemsQuery, None, query=dict(request.query))
     limit = min(int(q.limit), 100) if q.limit else 100
     provider_uuid = None
@@ -405,7 +266,7 @@ async def list_items(request: web.Request) -> web.Response:
 
 
 async def get_item(request: web.Request) -> web.Response:
-    db = request.app[WALLET_DB]
+    db = request.app[READ_DB]
     item_id = request.match_info["item_id"]
     item = store.get_item(db, item_id) if re.fullmatch(r"[A-Za-z0-9_\-]{1,64}", item_id) else None
     if item is None:
@@ -484,9 +345,9 @@ OPERATIONS: list[Operation] = [
 ]
 
 
-def add_provider_routes(app: web.Application, operator: Operator) -> None:
-    """Mount provider linking and the catalogue (needs add_wallet_routes first: WALLET_DB, WRITER, CLOCK)."""
-    app[OPERATOR] = operator
+def add_provider_routes(app: web.Application, ctx: Checkout) -> None:
+    """Mount provider linking and the catalogue (needs READ_DB, WRITER and CLOCK, as api.app sets them)."""
+    app[CHECKOUT] = ctx
     app[LINK_LOCK] = asyncio.Lock()
     add_acp_headers(app)
     app.router.add_post("/api/acp/providers", link_provider)

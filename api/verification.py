@@ -14,21 +14,18 @@ from __future__ import annotations
 import html
 import json
 import shlex
-from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict
 
 import merkle
-from api import decisions
-from api.agent_card import base_url
-from api.audit_routes import ANCHOR_ADDRESS, CHAIN_ID, entry_or_404, proof_json
+from api.http import ANCHOR_ADDRESS, CHAIN_ID, READ_DB, base_url, iso
 from api.operation import Operation
-from api.wallets import WALLET_DB
-from core import audit
+from core import audit, decisions
 from core.networks import network_for
 from core.store import audit as audit_store
+from core.transparency import entry_or_404, proof_json
 
 CACHE_CONTROL = "public, max-age=3600"
 WELL_KNOWN_PATHS = ("/well-known/decisional-logging.json", "/.well-known/decisional-logging.json")
@@ -125,7 +122,7 @@ def _previous(conn: Any, entry: audit_store.AuditEntry) -> dict[str, Any] | None
 
 
 def verification_json(request: web.Request, entry: audit_store.AuditEntry) -> dict[str, Any]:
-    conn = request.app[WALLET_DB]
+    conn = request.app[READ_DB]
     chain_id = request.app[CHAIN_ID]
     base = base_url(request)
     payload_hash = audit.sha256_hex(entry.payload.encode())
@@ -139,12 +136,15 @@ def verification_json(request: web.Request, entry: audit_store.AuditEntry) -> di
     root = bytes.fromhex(inclusion["root"][2:])
     proof = [bytes.fromhex(p[2:]) for p in inclusion["proof"]]
     anchor = inclusion["anchor"]
+    reason = merkle.inclusion_failure(entry.leaf_hash, entry.leaf_index, inclusion["tree_size"], proof, root)
+    if reason is None and anchor is not None and anchor["root"] != inclusion["root"]:
+        reason = f"root mismatch: the log's root {inclusion['root']} is not the anchored {anchor['root']}"
     return {
         "audit_id": entry.id,
         "stream": entry.stream,
         "seq": entry.seq,
         "kind": entry.kind,
-        "created_at": datetime.fromtimestamp(entry.created_at, UTC).isoformat(timespec="milliseconds"),
+        "created_at": iso(entry.created_at),
         "payload": json.loads(entry.payload),
         "payload_canonical": entry.payload,
         "payload_hash": payload_hash,
@@ -160,8 +160,8 @@ def verification_json(request: web.Request, entry: audit_store.AuditEntry) -> di
             "root": inclusion["root"],
             "proof": inclusion["proof"],
             "anchored": inclusion["anchored"],
-            "valid": merkle.verify_inclusion(entry.leaf_hash, entry.leaf_index, inclusion["tree_size"], proof, root)
-            and (anchor is None or anchor["root"] == inclusion["root"]),
+            "valid": reason is None,
+            "reason": reason,
         },
         "anchor": None
         if anchor is None
@@ -234,7 +234,7 @@ def verification_html(v: dict[str, Any]) -> str:
                 ("tree size", inc["tree_size"]),
                 ("root", inc["root"]),
                 ("anchored", "yes" if inc["anchored"] else "not yet (proof against the current tree)"),
-                ("proof valid", "yes" if inc["valid"] else "NO"),
+                ("proof valid", "yes" if inc["valid"] else f"NO: {inc['reason']}"),
             ]
         ),
         _pre("\n".join(inc["proof"]) or "(empty: the tree has one leaf)"),
@@ -266,7 +266,7 @@ def verification_html(v: dict[str, Any]) -> str:
 
 
 async def verify_page(request: web.Request) -> web.Response:
-    entry = entry_or_404(request.app[WALLET_DB], request.match_info["audit_id"])
+    entry = entry_or_404(request.app[READ_DB], request.match_info["audit_id"])
     v = verification_json(request, entry)
     if wants_json(request):
         return web.json_response(v)
@@ -433,8 +433,7 @@ OPERATIONS: list[Operation] = [
 
 
 def add_verification_routes(app: web.Application) -> None:
-    """Mount the public verification pages (needs add_audit_routes for CHAIN_ID and the wallet
-    routes for WALLET_DB)."""
+    """Mount the public verification pages (needs CHAIN_ID and READ_DB)."""
     app.router.add_get("/verify/{audit_id}", verify_page)
     app.router.add_get("/methodology", methodology)
     for path in WELL_KNOWN_PATHS:

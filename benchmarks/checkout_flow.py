@@ -50,13 +50,14 @@ from web3 import Web3
 from web3.logs import DISCARD
 
 from benchmarks._kit import percentile
-from core import checkout as rules
 from core import deployments
 from core.anvil import Anvil, free_port
 from core.chain import ROOT, connect, contract_at, send
-from core.orders import completion_message, deliverable_message, provider_message
+from core.checkout import rules
+from core.checkout.orders import completion_message, deliverable_message, provider_message
+from core.networks import ANVIL_DEV_KEY
 from scripts.compile import compile_contracts
-from scripts.deploy import ANVIL_DEV_KEY, Roles, deploy_system
+from scripts.deploy import Roles, deploy_system
 from scripts.devchain import USDC, dev_account
 
 STEPS = ("create", "approve", "complete", "ack", "start", "upload", "attest", "released")

@@ -35,7 +35,7 @@ from scripts.devchain import dev_account
 ETH = 10**18
 
 
-def _rule(agent: str) -> audit_store.ChainRule:
+def _rule(agent: str) -> audit.ChainRule:
     def rule(seq: int, prev: str, body: bytes) -> str:
         return audit.decision_chain_hash(agent, seq, prev, audit.sha256_hex(body))
 
@@ -61,7 +61,7 @@ def main() -> int:
                 for _ in range(min(args.batch, args.leaves - n)):
                     k = n % len(agents)
                     payload = {"agent_id": agents[k], "content_hash": f"{n:064x}", "event_type": "routine"}
-                    audit_store.append(
+                    audit.append(
                         db,
                         stream=audit.agent_stream(agents[k]),
                         kind=audit.DECISION,

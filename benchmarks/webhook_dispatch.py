@@ -34,12 +34,12 @@ from pathlib import Path
 import aiohttp
 import apsw
 
-from api.webhook_dispatcher import WebhookDispatcher
 from benchmarks._kit import percentile, wait_for_port
+from core import outbox
 from core.anvil import free_port
 from core.chain import ROOT
+from core.outbox.dispatcher import Dispatcher as WebhookDispatcher
 from core.store import connect, transaction
-from core.store import webhooks as store
 from core.store.committer import GroupCommitter
 
 RECEIVER = """
@@ -72,7 +72,7 @@ async def _until(predicate: Callable[[], bool], timeout: float = 120.0) -> None:
 
 
 async def _baseline(url: str, events: int, concurrency: int) -> float:
-    body = store.encode_body(PAYLOAD)
+    body = outbox.encode_body(PAYLOAD)
     sem = asyncio.Semaphore(concurrency)
     connector = aiohttp.TCPConnector(limit=concurrency)
     async with aiohttp.ClientSession(connector=connector) as session:
@@ -90,7 +90,7 @@ async def _throughput(db: Path, url: str, events: int, concurrency: int) -> floa
     conn = connect(db)
     with transaction(conn):
         for i in range(events):
-            store.enqueue(
+            outbox.enqueue_webhook(
                 conn, event="e", source=f"order:{i}", url=url, secret=SECRET, payload=PAYLOAD, now=time.time()
             )
     conn.close()
@@ -111,7 +111,7 @@ async def _latency(db: Path, url: str, events: int, concurrency: int, *, wake: b
     for i in range(events):
 
         def work(c: apsw.Connection, i: int = i) -> str:
-            return store.enqueue(
+            return outbox.enqueue_webhook(
                 c, event="e", source=f"order:l{i}", url=url, secret=SECRET, payload=PAYLOAD, now=time.time()
             )
 

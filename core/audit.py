@@ -16,11 +16,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
+import apsw
 import rfc8785
 
 import merkle
+from core.store import audit as store
+from core.store.audit import AuditEntry
+
+#: chain(seq, prev_hash, canonical_payload) -> the entry's chain hash (a stream's rule).
+ChainRule = Callable[[int, str, bytes], str]
 
 GENESIS = "genesis"
 DECISION = "decision"
@@ -96,3 +103,25 @@ def leaf_data(audit_id: int, stream: str, chain_hash: str) -> bytes:
 
 def leaf_hash(audit_id: int, stream: str, chain_hash: str) -> bytes:
     return merkle.leaf_hash(leaf_data(audit_id, stream, chain_hash))
+
+
+def append(
+    conn: apsw.Connection, *, stream: str, kind: str, payload: dict[str, Any], chain: ChainRule, now: float
+) -> AuditEntry:
+    """Append one entry to `stream` and one leaf to the tree, in the caller's transaction: the
+    payload in canonical JSON, the stream's chain rule over it, the leaf over (id, stream, hash)."""
+    head = store.stream_head(conn, stream)
+    seq, prev = (head[0] + 1, head[1]) if head is not None else (1, GENESIS)
+    body = canonical(payload)
+    chain_hash = chain(seq, prev, body)
+    audit_id = store.size(conn) + 1
+    entry = AuditEntry(
+        audit_id, stream, seq, kind, body.decode(), prev, chain_hash, leaf_hash(audit_id, stream, chain_hash), now
+    )
+    store.insert(conn, entry)
+    return entry
+
+
+def order_rule(seq: int, prev_hash: str, body: bytes) -> str:
+    """The order stream's chain rule as a ChainRule (seq is not part of it)."""
+    return order_chain_hash(prev_hash, body)

@@ -15,6 +15,9 @@ class Network:
 
 
 LOCAL_CHAIN_ID = 31337
+#: anvil's first default account (public knowledge): usable on a local chain only, refused anywhere else
+#: (deploy, operator and anchoring keys).
+ANVIL_DEV_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
 
 NETWORKS: dict[int, Network] = {
     8453: Network(8453, "base", "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", "https://basescan.org", 12),

@@ -30,8 +30,7 @@ from web3.exceptions import ContractCustomError, ContractLogicError, Web3RPCErro
 from web3.logs import DISCARD
 
 from core.chain import CONTRACT_NAMES, chain_id_of, contract_at, load_artifact
-from core.networks import LOCAL_CHAIN_ID
-from scripts.deploy import ANVIL_DEV_KEY
+from core.networks import ANVIL_DEV_KEY, LOCAL_CHAIN_ID
 
 log = logging.getLogger("agentledger.operator")
 
@@ -53,10 +52,6 @@ class ContractReverted(Exception):
 
 class ChainUnavailable(Exception):
     """The node did not answer before anything was sent."""
-
-
-class NonceRefused(ChainUnavailable):
-    """The node refused the nonce (another sender used the key): nothing was sent."""
 
 
 class SendUncertain(Exception):

@@ -1,4 +1,4 @@
-"""Webhook signing, the retry schedule and target-URL safety (pure, no database).
+"""Webhook signing and target-URL safety (pure, no database; the retry schedule is the outbox's).
 
 Every delivery carries two signatures over the same exact body bytes:
 
@@ -38,9 +38,6 @@ from core.networks import LOCAL_CHAIN_ID
 
 log = logging.getLogger("agentledger.webhooks")
 
-#: Delay before attempt n+1 after n failed attempts (seconds): immediately, +1 min, +5 min,
-#: +15 min, +1 h, +4 h; a failure of the last attempt makes the delivery a dead letter.
-RETRY_DELAYS: tuple[float, ...] = (0, 60, 300, 900, 3600, 14400)
 #: Standard Webhooks receivers refuse timestamps further than this from their clock (seconds).
 DEFAULT_TOLERANCE = 300
 
@@ -53,18 +50,9 @@ class WebhookURLError(ValueError):
     """A webhook URL that may not be used as a target (scheme, credentials or address)."""
 
 
-def new_event_id() -> str:
-    return "evt_" + secrets.token_hex(16)
-
-
 def new_secret() -> str:
     """32 random bytes, hex: the default webhook secret."""
     return secrets.token_hex(32)
-
-
-def next_delay(failed_attempts: int) -> float | None:
-    """Seconds until the next attempt after `failed_attempts` failures; None: dead letter."""
-    return RETRY_DELAYS[failed_attempts] if failed_attempts < len(RETRY_DELAYS) else None
 
 
 # ---- signatures ---------------------------------------------------------------------------------

@@ -1,17 +1,27 @@
-"""Building an Indexer from configuration and a deployment, for `make run` and `python -m indexer`."""
+"""The indexer as a service: built from configuration and a deployment, with every feature's
+follower installed. `make run` and `python -m indexer` both build it here, so they index
+identically (an order reaches released, and its webhook goes out, whichever process indexes)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import apsw
 
+from core.checkout.follower import OrderFollower
 from core.config import Settings
 from core.deployments import Deployment
+from core.followers import Follower
 from core.networks import network_for
-from core.store.projections import FinalityHook, Subscriber
+from core.store.projections import Subscriber
 from indexer.rpc import RpcClient
 from indexer.sync import Indexer
+
+
+def followers(clock: Callable[[], float] = time.time) -> list[Follower]:
+    """Every feature's follower of final events (a new feature adds its own here)."""
+    return [OrderFollower(clock)]
 
 
 def build_indexer(
@@ -21,8 +31,8 @@ def build_indexer(
     rpc: RpcClient,
     *,
     subscribers: dict[str, list[Subscriber]] | None = None,
-    finality_hooks: list[FinalityHook] | None = None,
     progress: Callable[[str], None] | None = None,
+    clock: Callable[[], float] = time.time,
 ) -> Indexer:
     network = network_for(deployment.chain_id)
     confirmations = settings.confirmations
@@ -37,9 +47,10 @@ def build_indexer(
         confirmations=confirmations,
         poll_interval=settings.poll_interval,
         subscribers=subscribers,
-        finality_hooks=finality_hooks,
+        followers=followers(clock),
         # A development chain's `finalized` tag is synthetic (anvil: head - 64): there, final means
         # `confirmations` blocks deep; on Base the tag is the real (L1) finality.
         use_finalized_tag=network.explorer is not None,
         progress=progress,
+        clock=clock,
     )

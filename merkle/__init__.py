@@ -5,9 +5,10 @@ domain separation: leaves are ``SHA-256(0x00 || data)``, interior nodes are
 ``SHA-256(0x01 || left || right)`` and the empty tree hashes to ``SHA-256("")``.
 
 Builders (``root_from_leaf_hashes``, ``inclusion_proof``, ``consistency_proof``,
-``root_from_inclusion_proof``) raise ``ValueError`` on bad arguments. Verifiers
-(``verify_inclusion``, ``verify_consistency``) never raise: any malformed input
-yields ``False``.
+``root_from_inclusion_proof``) raise ``ValueError`` on bad arguments. Checkers
+(``inclusion_failure``, ``consistency_failure``) never raise: they return why a proof fails
+(wrong size, too short, root mismatch, ...) or ``None`` when it holds; ``verify_inclusion`` and
+``verify_consistency`` are the same checks as booleans.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ __all__ = [
     "EMPTY_ROOT",
     "HASH_SIZE",
     "SubtreeHash",
+    "consistency_failure",
     "consistency_path",
     "consistency_proof",
+    "inclusion_failure",
     "inclusion_path",
     "inclusion_proof",
     "leaf_hash",
@@ -224,24 +227,38 @@ def root_from_inclusion_proof(leaf_hash: bytes, index: int, tree_size: int, proo
     return r
 
 
-def verify_inclusion(leaf_hash: bytes, index: int, tree_size: int, proof: Sequence[bytes], root: bytes) -> bool:
-    """Check an inclusion proof exactly as in RFC 9162 2.1.3.2; ``False`` on any bad input.
+def inclusion_failure(leaf_hash: bytes, index: int, tree_size: int, proof: Sequence[bytes], root: bytes) -> str | None:
+    """Why an inclusion proof fails RFC 9162 2.1.3.2, or None when it holds; never raises.
 
     ``tree_size`` only steers the hash chain, so a proof also verifies for any
     other size giving the same path shape: take ``(tree_size, root)`` from one
     signed tree head / anchored checkpoint.
     """
     if not _is_hash(root):
-        return False
+        return f"the root is not a {HASH_SIZE}-byte hash"
     try:
         computed = root_from_inclusion_proof(leaf_hash, index, tree_size, proof)
-    except ValueError:
-        return False
-    return hmac.compare_digest(computed, bytes(root))
+    except ValueError as exc:
+        return str(exc)
+    if not hmac.compare_digest(computed, bytes(root)):
+        return f"root mismatch: the proof leads to 0x{computed.hex()}, not to 0x{bytes(root).hex()}"
+    return None
+
+
+def verify_inclusion(leaf_hash: bytes, index: int, tree_size: int, proof: Sequence[bytes], root: bytes) -> bool:
+    """Check an inclusion proof exactly as in RFC 9162 2.1.3.2; ``False`` on any bad input."""
+    return inclusion_failure(leaf_hash, index, tree_size, proof, root) is None
 
 
 def verify_consistency(first: int, second: int, first_root: bytes, second_root: bytes, proof: Sequence[bytes]) -> bool:
-    """Check a consistency proof (RFC 9162 2.1.4.2); ``False`` on any bad input.
+    """Check a consistency proof (RFC 9162 2.1.4.2); ``False`` on any bad input."""
+    return consistency_failure(first, second, first_root, second_root, proof) is None
+
+
+def consistency_failure(
+    first: int, second: int, first_root: bytes, second_root: bytes, proof: Sequence[bytes]
+) -> str | None:
+    """Why a consistency proof fails RFC 9162 2.1.4.2, or None when it holds; never raises.
 
     The RFC algorithm covers ``0 < first < second``. Outside that range the
     only valid proof is empty: ``first == second`` needs equal roots, and
@@ -250,24 +267,32 @@ def verify_consistency(first: int, second: int, first_root: bytes, second_root: 
     ``second_root`` by whoever signed or anchored that pair.
     """
     if not (_is_size(first) and _is_size(second)):
-        return False
+        return "tree sizes must be non-negative integers"
     if not (_is_hash(first_root) and _is_hash(second_root)):
-        return False
+        return f"the roots must be {HASH_SIZE}-byte hashes"
     try:
         path = _hash_list(proof, "proof")
-    except ValueError:
-        return False
+    except ValueError as exc:
+        return str(exc)
     first_hash, second_hash = bytes(first_root), bytes(second_root)
     if first > second:
-        return False
+        return f"wrong size: the first tree ({first}) is larger than the second ({second})"
     if first == 0:
-        return not path and first_hash == EMPTY_ROOT and (second > 0 or second_hash == EMPTY_ROOT)
+        if path:
+            return "a proof from the empty tree must be empty"
+        if first_hash != EMPTY_ROOT:
+            return "the empty tree's root must be SHA-256 of nothing"
+        if second == 0 and second_hash != EMPTY_ROOT:
+            return "the empty tree's root must be SHA-256 of nothing"
+        return None
     if first == second:
-        return not path and hmac.compare_digest(first_hash, second_hash)
+        if path:
+            return "trees of equal size need an empty proof"
+        return None if hmac.compare_digest(first_hash, second_hash) else "root mismatch: equal sizes, different roots"
 
     # 1. An empty consistency_path fails.
     if not path:
-        return False
+        return "the proof is empty"
     # 2. If first is an exact power of 2, prepend first_hash.
     if first & (first - 1) == 0:
         path.insert(0, first_hash)
@@ -282,7 +307,7 @@ def verify_consistency(first: int, second: int, first_root: bytes, second_root: 
     # 6. For each subsequent value c:
     for c in path[1:]:
         if sn == 0:  # 6a
-            return False
+            return "proof is too long"
         if fn & 1 or fn == sn:  # 6b
             fr = node_hash(c, fr)
             sr = node_hash(c, sr)
@@ -295,4 +320,10 @@ def verify_consistency(first: int, second: int, first_root: bytes, second_root: 
         fn >>= 1  # 6c
         sn >>= 1
     # 7. fr == first_hash, sr == second_hash and sn == 0.
-    return sn == 0 and hmac.compare_digest(fr, first_hash) and hmac.compare_digest(sr, second_hash)
+    if sn != 0:
+        return "proof is too short"
+    if not hmac.compare_digest(fr, first_hash):
+        return f"root mismatch: the proof leads to first root 0x{fr.hex()}, not 0x{first_hash.hex()}"
+    if not hmac.compare_digest(sr, second_hash):
+        return f"root mismatch: the proof leads to second root 0x{sr.hex()}, not 0x{second_hash.hex()}"
+    return None

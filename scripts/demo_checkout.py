@@ -35,12 +35,12 @@ from eth_account.messages import encode_defunct
 from eth_account.signers.local import LocalAccount
 from web3 import Web3
 
-from core import checkout as rules
 from core import deployments
 from core.audit import canonical, order_chain_hash
 from core.chain import connect, contract_at, send
+from core.checkout import rules
+from core.checkout.orders import completion_message, deliverable_message, provider_message
 from core.networks import network_for
-from core.orders import completion_message, deliverable_message, provider_message
 from scripts.devchain import USDC, dev_account
 
 

@@ -28,11 +28,9 @@ from web3 import Web3
 
 from core import deployments
 from core.chain import connect, deploy, send
-from core.networks import LOCAL_CHAIN_ID, network_for
+from core.networks import ANVIL_DEV_KEY, LOCAL_CHAIN_ID, network_for
 from scripts.compile import SOLC_PACKAGE, compile_contracts
 
-#: anvil's first default account: usable on a local chain only; refused anywhere else.
-ANVIL_DEV_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
 DEFAULT_JOB_TTL = 7 * 24 * 3600
 
 

@@ -15,8 +15,8 @@ import sys
 import time
 from pathlib import Path
 
-from api.auth import hash_api_key, new_api_key
 from core import wallets
+from core.keys import hash_api_key, new_api_key
 from core.store import transaction
 from scripts.operator_db import open_database
 

@@ -16,8 +16,9 @@ import json
 import sys
 import time
 
+from core.checkout import orders, views
+from core.checkout.orders import InvalidTransition
 from core.config import Settings
-from core.orders import InvalidTransition
 from core.store import orders as store
 from core.store.db import connect, transaction
 
@@ -39,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     conn = connect(args.db or Settings.load().database)
     try:
         if args.command == "show":
-            view = store.order_view(conn, args.order_id, "funder")
+            view = views.order_view(conn, args.order_id, "funder")
             if view is None:
                 print(f"no order {args.order_id}", file=sys.stderr)
                 return 1
@@ -54,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
                 return 2
         try:
             with transaction(conn):
-                order = store.transition(
+                order = orders.transition(
                     conn, args.order_id, to_state, actor="operator", now=time.time(), reason=args.reason
                 )
         except LookupError:

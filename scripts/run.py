@@ -12,92 +12,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 import sys
-import time
 
-from aiohttp import web
 from eth_account import Account
 
-from api.acp import OPERATOR
-from api.app import create_app
 from core import deployments
 from core.anvil import Anvil
 from core.chain import connect
 from core.config import Settings
+from core.networks import ANVIL_DEV_KEY
 from core.store import connect as connect_db
 from core.store import transaction
 from core.store.orders import reset_chain_bound_orders
 from core.store.projections import reset_chain_data
-from indexer.order_follower import OrderFollower
-from indexer.rpc import RpcClient
-from indexer.service import build_indexer
-from scripts.anchor import AnchorError, anchorer_for, run_anchorer, submit_via
 from scripts.compile import compile_contracts
-from scripts.deploy import ANVIL_DEV_KEY, Roles, deploy_system
+from scripts.deploy import Roles, deploy_system
+from service.runtime import serve
 
 log = logging.getLogger("agentledger.run")
-
-
-async def serve(settings: Settings, dep: deployments.Deployment, rpc_url: str) -> None:
-    """The API and (unless AGENTLEDGER_RUN_INDEXER=false) the indexer, as tasks of one loop."""
-    api_db = connect_db(settings.database)
-    app = create_app(dep, rpc_url, api_db, settings=settings)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, settings.api_host, settings.api_port)
-    await site.start()
-    log.info("API on http://%s:%d (GET /healthz)", settings.api_host, settings.api_port)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    indexer_db = connect_db(settings.database, durable=False)
-    async with RpcClient(rpc_url) as rpc:
-        task: asyncio.Task[None] | None = None
-        if settings.run_indexer:
-            ix = build_indexer(
-                settings,
-                dep,
-                indexer_db,
-                rpc,
-                finality_hooks=[OrderFollower(dep.contracts, time.time)],
-                progress=lambda line: log.info("backfill %s", line),
-            )
-            task = asyncio.create_task(ix.run(stop), name="indexer")
-            task.add_done_callback(_report_indexer_end)
-            log.info(
-                "indexer following chain %d from block %d into %s", dep.chain_id, dep.deploy_block, settings.database
-            )
-        anchorer: asyncio.Task[None] | None = None
-        try:
-            submit = submit_via(app[OPERATOR], loop)  # the API's Operator: one nonce sequence for the key
-            anchor = await asyncio.to_thread(anchorer_for, settings, dep, rpc_url, settings.database, submit)
-        except AnchorError as exc:
-            log.warning("audit anchoring is off: %s", exc)
-        else:
-            anchorer = asyncio.create_task(run_anchorer(anchor, at_utc=settings.anchor_time_utc, stop=stop))
-            log.info(
-                "audit log anchored daily at %s UTC (now: python -m scripts.anchor --once)", settings.anchor_time_utc
-            )
-        try:
-            await stop.wait()
-        finally:
-            log.info("stopping")
-            if task is not None:
-                await task
-            if anchorer is not None:
-                await anchorer
-            await runner.cleanup()
-            indexer_db.close()
-            api_db.close()
-
-
-def _report_indexer_end(task: asyncio.Task[None]) -> None:
-    """Say at once why the indexer stopped (only a reorg below finality ends it: it needs an
-    operator); the API goes on serving, and /healthz shows the index falling behind."""
-    if not task.cancelled() and task.exception() is not None:
-        log.critical("the indexer stopped: %s; the API is serving a frozen index", task.exception())
 
 
 def main() -> int:

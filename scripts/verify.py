@@ -197,14 +197,15 @@ class Verifier:
         leaf = merkle.leaf_hash(audit.leaf_data(audit_id, stream, chain_hash))
         got = self._get(f"/api/audit/proof/{audit_id}", {"tree_size": cp.tree_size})
         proof = [_bytes32(p, "proof node") for p in got.get("proof", [])]
-        py_ok = merkle.verify_inclusion(leaf, index, cp.tree_size, proof, cp.root)
+        reason = merkle.inclusion_failure(leaf, index, cp.tree_size, proof, cp.root)
+        py_ok = reason is None
         chain_ok = bool(anchor.functions.verifyInclusion(index, cp.tree_size, leaf, proof).call())
         if py_ok != chain_ok:
             raise VerifyFailed(f"the contract ({chain_ok}) and this verifier ({py_ok}) disagree on the inclusion proof")
         if not py_ok:
             raise VerifyFailed(
                 f"inclusion proof of leaf {index} does not lead to the root anchored at tree size "
-                f"{cp.tree_size} (0x{cp.root.hex()})"
+                f"{cp.tree_size} (0x{cp.root.hex()}): {reason}"
             )
 
     def _predecessor(self, audit_id: int, entry: dict[str, Any], stream: str) -> int:
@@ -249,9 +250,11 @@ class Verifier:
         for a, b in itertools.pairwise(cps):
             got = self._get("/api/audit/consistency", {"first": a.tree_size, "second": b.tree_size})
             nodes = [_bytes32(p, "consistency node") for p in got.get("proof", [])]
-            if not merkle.verify_consistency(a.tree_size, b.tree_size, a.root, b.root, nodes):
+            reason = merkle.consistency_failure(a.tree_size, b.tree_size, a.root, b.root, nodes)
+            if reason is not None:
                 raise VerifyFailed(
-                    f"anchors {a.index} (size {a.tree_size}) and {b.index} (size {b.tree_size}) are not consistent"
+                    f"anchors {a.index} (size {a.tree_size}) and {b.index} (size {b.tree_size}) are not consistent:"
+                    f" {reason}"
                 )
         if len(cps) > 1:
             self.out(f"{len(cps)} anchors, each consistent with the one before")

@@ -1,4 +1,4 @@
-"""Operator command for webhook dead letters (deliveries whose last retry failed) and backlogs.
+"""Operator command for the outbox (every channel: webhooks, e-mail): dead letters and backlogs.
 
     python -m scripts.webhooks list-dead [--json] [--db PATH]
     python -m scripts.webhooks reset (EVENT_ID | --all) [--db PATH]
@@ -30,8 +30,8 @@ from pathlib import Path
 
 import apsw
 
+from core.store import outbox as store
 from core.store import transaction
-from core.store import webhooks as store
 from scripts.operator_db import open_database
 
 

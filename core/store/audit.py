@@ -1,7 +1,8 @@
 """The append-only audit log and its RFC 9162 Merkle tree, in SQLite.
 
-`append` runs inside the caller's transaction (the change being audited, its audit entry and its
-Merkle leaf commit together). The tree is kept as the hashes of its complete subtrees
+`insert` runs inside the caller's transaction (the change being audited, its audit entry and its
+Merkle leaf commit together); core.audit.append computes the entry (canonical payload, chain hash,
+leaf hash) and calls it. The tree is kept as the hashes of its complete subtrees
 (`merkle_nodes`: level 0 = leaf hashes, level l = the aligned subtree of 2^l leaves); each append writes
 the leaf and the subtrees it completes (two rows on average, never a rewrite). Any subtree hash is
 then O(log n) point reads, so roots and proofs never rebuild the tree.
@@ -9,17 +10,12 @@ then O(log n) point reads, so roots and proofs never rebuild the tree.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import Any
 
 import apsw
 
 import merkle
-from core import audit
-
-#: chain(seq, prev_hash, canonical_payload) -> the entry's chain hash (a stream's rule, core.audit).
-ChainRule = Callable[[int, str, bytes], str]
 
 
 @dataclass(frozen=True)
@@ -50,23 +46,17 @@ def _rows(conn: apsw.Connection, sql: str, params: tuple[Any, ...] = ()) -> list
     return conn.execute(sql, params).fetchall()
 
 
-def append(
-    conn: apsw.Connection, *, stream: str, kind: str, payload: dict[str, Any], chain: ChainRule, now: float
-) -> AuditEntry:
-    """Append one entry to `stream` (and one leaf to the tree). Callers hold the write lock (a
-    transaction), so seq and the leaf index have no gaps and no forks under concurrency."""
+def stream_head(conn: apsw.Connection, stream: str) -> tuple[int, str] | None:
+    """(seq, chain_hash) of the stream's last entry; None for a stream without entries."""
     last = _rows(conn, "SELECT seq, chain_hash FROM audit_log WHERE stream = ? ORDER BY seq DESC LIMIT 1", (stream,))
-    seq, prev = (int(last[0][0]) + 1, str(last[0][1])) if last else (1, audit.GENESIS)
-    body = audit.canonical(payload)
-    chain_hash = chain(seq, prev, body)
-    audit_id = size(conn) + 1
-    leaf = audit.leaf_hash(audit_id, stream, chain_hash)
-    conn.execute(
-        f"INSERT INTO audit_log ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",  # noqa: S608
-        (audit_id, stream, seq, kind, body.decode(), prev, chain_hash, leaf, now),
-    )
-    _append_leaf(conn, audit_id - 1, leaf)
-    return AuditEntry(audit_id, stream, seq, kind, body.decode(), prev, chain_hash, leaf, now)
+    return (int(last[0][0]), str(last[0][1])) if last else None
+
+
+def insert(conn: apsw.Connection, entry: AuditEntry) -> None:
+    """Write `entry` (its id must be size() + 1) and its Merkle leaf. Callers hold the write lock
+    (a transaction), so seq and the leaf index have no gaps and no forks under concurrency."""
+    conn.execute(f"INSERT INTO audit_log ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", astuple(entry))  # noqa: S608
+    _append_leaf(conn, entry.id - 1, entry.leaf_hash)
 
 
 def _append_leaf(conn: apsw.Connection, index: int, leaf: bytes) -> None:
@@ -168,12 +158,6 @@ _ANCHOR_COLUMNS = "idx, tree_size, root, anchorer, block_number, tx_hash"
 def anchors(conn: apsw.Connection, chain_id: int) -> list[Anchor]:
     rows = _rows(conn, f"SELECT {_ANCHOR_COLUMNS} FROM anchors WHERE chain_id = ? ORDER BY idx", (chain_id,))  # noqa: S608
     return [Anchor(*r) for r in rows]
-
-
-def latest_anchor(conn: apsw.Connection, chain_id: int) -> Anchor | None:
-    sql = f"SELECT {_ANCHOR_COLUMNS} FROM anchors WHERE chain_id = ? ORDER BY idx DESC LIMIT 1"  # noqa: S608
-    rows = _rows(conn, sql, (chain_id,))
-    return Anchor(*rows[0]) if rows else None
 
 
 def anchor_covering(conn: apsw.Connection, chain_id: int, audit_id: int) -> Anchor | None:

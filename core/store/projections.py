@@ -40,9 +40,6 @@ EVENT_COLUMNS = 8
 
 
 Subscriber = Callable[[apsw.Connection, int, Event], None]
-#: Called by the indexer inside each of its transactions with (conn, chain_id, final block): readers of
-#: final events act here, outside the reorg journal.
-FinalityHook = Callable[[apsw.Connection, int, int], None]
 #: A handler turns one event into one SQL statement and its parameters; consecutive statements
 #: with the same SQL are run as one executemany (the backfill's hot path).
 Statement = tuple[str, tuple[Any, ...]]
@@ -478,3 +475,36 @@ def dump(conn: apsw.Connection) -> dict[str, list[tuple[Any, ...]]]:
         rows = conn.execute(f"SELECT * FROM {table}")  # noqa: S608 (constant table names)
         out[table] = sorted((tuple(r) for r in rows), key=repr)
     return out
+
+
+# ---- followers' cursors (indexer.followers) --------------------------------------------------------
+
+
+def event_cursor(conn: apsw.Connection, name: str, chain_id: int) -> int:
+    """The last block whose events reader `name` has applied (-1: none)."""
+    rows = conn.execute(
+        "SELECT block_number FROM event_cursors WHERE name = ? AND chain_id = ?", (name, chain_id)
+    ).fetchall()
+    return int(rows[0][0]) if rows else -1  # type: ignore[arg-type]
+
+
+def set_event_cursor(conn: apsw.Connection, name: str, chain_id: int, block: int) -> None:
+    conn.execute(
+        "INSERT INTO event_cursors (name, chain_id, block_number, log_index) VALUES (?, ?, ?, -1)"
+        " ON CONFLICT (name, chain_id) DO UPDATE SET block_number = excluded.block_number",
+        (name, chain_id, block),
+    )
+
+
+def stored_events(
+    conn: apsw.Connection, chain_id: int, contracts: Sequence[str], low: int, high: int
+) -> list[tuple[Any, ...]]:
+    """(block, block hash, tx hash, log index, contract, topics, data) of the stored events of
+    `contracts` in blocks [low, high], in chain order."""
+    marks = ",".join("?" * len(contracts))
+    return conn.execute(
+        "SELECT block_number, block_hash, tx_hash, log_index, contract, topics, data FROM events"  # noqa: S608
+        f" WHERE chain_id = ? AND contract IN ({marks}) AND block_number BETWEEN ? AND ?"
+        " ORDER BY block_number, log_index",
+        (chain_id, *contracts, low, high),
+    ).fetchall()

@@ -469,4 +469,26 @@ MIGRATIONS: list[str] = [
     ALTER TABLE orders ADD COLUMN deliverable_uploads INTEGER NOT NULL DEFAULT 0;
     CREATE INDEX used_signatures_expiry ON used_signatures (expires_at);
     """,
+    # 9: one outbox for every channel (webhook now, e-mail next): the delivery table is renamed and each
+    # row names its channel; `url` is the channel's target (an https URL, a mailto: address) and `host`
+    # the breaker's key. job_runs records each background job's runs (core.jobs), so a restart resumes
+    # the schedule instead of repeating or skipping a step.
+    """
+    ALTER TABLE webhook_deliveries RENAME TO outbox;
+    ALTER TABLE outbox ADD COLUMN channel TEXT NOT NULL DEFAULT 'webhook';
+    DROP INDEX webhook_deliveries_due;
+    DROP INDEX webhook_deliveries_source;
+    DROP INDEX webhook_deliveries_host;
+    CREATE INDEX outbox_due ON outbox (status, next_attempt_at);
+    CREATE INDEX outbox_source ON outbox (source);
+    CREATE INDEX outbox_host ON outbox (host, status, next_attempt_at);
+    CREATE TABLE job_runs (
+        name TEXT PRIMARY KEY,
+        runs INTEGER NOT NULL,
+        failures INTEGER NOT NULL,
+        last_started REAL,
+        last_finished REAL,
+        last_error TEXT
+    ) WITHOUT ROWID;
+    """,
 ]

@@ -1,5 +1,5 @@
-"""SQL of the agent wallets: accounts, API keys, agents, the ledger and its balances, and the
-idempotency keys of the API. Callers own the transaction (core.store.transaction); functions that
+"""SQL of the agent wallets: accounts, API keys, agents, the ledger and its balances, memory and
+the shared brain. Callers own the transaction (core.store.transaction); functions that
 move money refuse to run outside one."""
 
 from __future__ import annotations
@@ -64,16 +64,6 @@ class LedgerEntry:
     referral_cut: int | None = None
     earned: int = 0  # what this row adds to total_earned
     reinvested_delta: int = 0  # compound: what this row moves into the reinvested bucket
-
-
-@dataclass(frozen=True)
-class IdemRow:
-    body_sha256: str
-    status: str
-    attempt: str
-    response_status: int | None
-    response_body: bytes | None
-    created_at: float
 
 
 _ZERO = BalanceRow(0, 0, 0, 0)
@@ -419,58 +409,3 @@ def add_shared_brain(conn: apsw.Connection, niche: str, delta: NicheStats, now: 
 def shared_brain(conn: apsw.Connection) -> dict[str, NicheStats]:
     rows = _rows(conn, "SELECT niche, listed, sold, revenue, sold_price_total FROM shared_brain")
     return {str(n): NicheStats(int(a), int(b), int(c), int(d)) for n, a, b, c, d in rows}
-
-
-# ---- idempotency keys ----------------------------------------------------------------------
-
-
-def get_idem(conn: apsw.Connection, scope: str, key: str) -> IdemRow | None:
-    rows = _rows(
-        conn,
-        "SELECT body_sha256, status, attempt, response_status, response_body, created_at FROM idempotency_keys"
-        " WHERE scope = ? AND idem_key = ?",
-        (scope, key),
-    )
-    if not rows:
-        return None
-    sha, status, attempt, rs, rb, created = rows[0]
-    return IdemRow(
-        str(sha),
-        str(status),
-        str(attempt),
-        None if rs is None else int(rs),
-        None if rb is None else bytes(rb),
-        float(created),
-    )
-
-
-def put_idem_in_flight(conn: apsw.Connection, scope: str, key: str, body_sha256: str, attempt: str, now: float) -> None:
-    """Claim (or re-claim, replacing an expired or abandoned row) a key for one attempt."""
-    conn.execute(
-        "INSERT OR REPLACE INTO idempotency_keys (scope, idem_key, body_sha256, status, attempt, created_at)"
-        " VALUES (?, ?, ?, 'in_flight', ?, ?)",
-        (scope, key, body_sha256, attempt, now),
-    )
-
-
-def finish_idem(conn: apsw.Connection, scope: str, key: str, attempt: str, status: int, body: bytes) -> bool:
-    """Store the response of the attempt still holding the key; False when another attempt took it."""
-    conn.execute(
-        "UPDATE idempotency_keys SET status = 'done', response_status = ?, response_body = ?"
-        " WHERE scope = ? AND idem_key = ? AND attempt = ? AND status = 'in_flight'",
-        (status, body, scope, key, attempt),
-    )
-    return bool(conn.changes())
-
-
-def release_idem(conn: apsw.Connection, scope: str, key: str, attempt: str) -> None:
-    """Forget an attempt that produced no storable response (5xx, crash), so a retry may run."""
-    conn.execute(
-        "DELETE FROM idempotency_keys WHERE scope = ? AND idem_key = ? AND attempt = ? AND status = 'in_flight'",
-        (scope, key, attempt),
-    )
-
-
-def purge_idem(conn: apsw.Connection, before: float) -> int:
-    conn.execute("DELETE FROM idempotency_keys WHERE created_at < ?", (before,))
-    return int(conn.changes())

@@ -8,6 +8,11 @@ from decimal import Decimal
 from typing import Any
 
 import aiohttp
+from aiohttp import web
+
+from api.app import add_jobs
+from core.jobs import JobRunner
+from core.outbox.dispatcher import Dispatcher
 
 
 @dataclass
@@ -75,3 +80,9 @@ class Client:
         return await call(
             self.session, self.base + path, method, body, key=key, idem=idem, headers=headers, params=params
         )
+
+
+def mount_dispatcher(app: web.Application, dispatcher: Dispatcher) -> Dispatcher:
+    """Host an outbox dispatcher in a piecewise test app, as create_app hosts its jobs."""
+    add_jobs(app, JobRunner(services=[dispatcher]))
+    return dispatcher

@@ -29,22 +29,16 @@ from api.decisions import add_decision_routes
 from api.verification import add_verification_routes
 from api.wallets import create_wallet_app
 from core import audit, deployments
+from core.anchoring import Anchored, AnchorError, anchor_once
 from core.anvil import Anvil
 from core.chain import ROOT
 from core.config import Settings
+from core.jobs import DailyAt, Job, JobRunner, next_daily
 from core.operator import Operator, tx_hash_of
 from core.store import audit as audit_store
 from core.store import connect, transaction
 from scripts import anchor as anchor_cli
-from scripts.anchor import (
-    Anchored,
-    AnchorError,
-    anchor_once,
-    next_run,
-    operator_account,
-    run_anchorer,
-    submit_via,
-)
+from scripts.anchor import operator_account
 from scripts.verify import Verifier, VerifyFailed
 from scripts.verify import main as verify_main
 from tests.integration.chainkit import System
@@ -90,7 +84,7 @@ class Log:
         ids = []
         with transaction(self.db):
             for i in range(n):
-                e = audit_store.append(
+                e = audit.append(
                     self.db,
                     stream=audit.order_stream(order_id),
                     kind=audit.ORDER_TRANSITION,
@@ -102,14 +96,9 @@ class Log:
         return ids
 
     async def anchor(self) -> Anchored | None:
-        def work() -> Anchored | None:
-            conn = connect(self.path, durable=False)
-            try:
-                return anchor_once(self.system.w3, self.system.anchor, self.system.anchorer, conn)
-            finally:
-                conn.close()
-
-        result = await asyncio.to_thread(work)
+        dep = self.system.deployment
+        operator = Operator(self.system.w3, self.system.anchorer, dep.contracts, dep.usdc)
+        result = await anchor_once(operator, self.path)
         await index_to_head(self.path, self.rpc_url, self.system)
         return result
 
@@ -248,13 +237,13 @@ def test_anchor_grow_anchor_again_is_consistent_and_verified(tmp_path: Path, sys
 
 
 def test_the_anchorer_shares_the_services_operator_and_its_nonces(tmp_path: Path, system: System) -> None:
-    """In `make run` the anchor goes out through the API's Operator (submit_via): sent while other
+    """In `make run` the anchor goes out through the service's one Operator: sent while other
     operator transactions are in flight, every transaction gets its own nonce and all are mined."""
     path = tmp_path / "shared.db"
     db = connect(path, durable=True)
     with transaction(db):
         for i in range(3):
-            audit_store.append(
+            audit.append(
                 db,
                 stream=audit.order_stream("ord_x"),
                 kind=audit.ORDER_TRANSITION,
@@ -267,17 +256,8 @@ def test_the_anchorer_shares_the_services_operator_and_its_nonces(tmp_path: Path
     spender = system.users[0].address
 
     async def main() -> tuple[Anchored | None, list[dict[str, Any]]]:
-        submit = submit_via(operator, asyncio.get_running_loop())
-
-        def anchor() -> Anchored | None:
-            conn = connect(path, durable=False)
-            try:
-                return anchor_once(system.w3, system.anchor, system.anchorer, conn, submit)
-            finally:
-                conn.close()
-
         anchored, *receipts = await asyncio.gather(
-            asyncio.to_thread(anchor), *(operator.transact("USDC", "approve", spender, i + 1) for i in range(6))
+            anchor_once(operator, path), *(operator.transact("USDC", "approve", spender, i + 1) for i in range(6))
         )
         return anchored, receipts
 
@@ -414,13 +394,13 @@ def utc(text: str) -> float:
 
 
 def test_next_run() -> None:
-    assert next_run(utc("2027-01-15T23:59:00"), "00:00") == utc("2027-01-16T00:00:00")
-    assert next_run(utc("2027-01-16T00:00:00"), "00:00") == utc("2027-01-17T00:00:00")
-    assert next_run(utc("2027-01-16T01:00:00"), "03:30") == utc("2027-01-16T03:30:00")
-    assert next_run(utc("2027-12-31T04:00:00"), "03:30") == utc("2028-01-01T03:30:00")
+    assert next_daily(utc("2027-01-15T23:59:00"), "00:00") == utc("2027-01-16T00:00:00")
+    assert next_daily(utc("2027-01-16T00:00:00"), "00:00") == utc("2027-01-17T00:00:00")
+    assert next_daily(utc("2027-01-16T01:00:00"), "03:30") == utc("2027-01-16T03:30:00")
+    assert next_daily(utc("2027-12-31T04:00:00"), "03:30") == utc("2028-01-01T03:30:00")
     for bad in ("24:00", "12:60", "noon"):
         with pytest.raises(ValueError):
-            next_run(0, bad)
+            next_daily(0, bad)
 
 
 def test_nightly_schedule_with_an_injected_clock() -> None:
@@ -432,7 +412,7 @@ def test_nightly_schedule_with_an_injected_clock() -> None:
         now[0] += seconds
         await asyncio.sleep(0)
 
-    def anchor() -> Anchored | None:
+    async def anchor() -> Anchored | None:
         calls.append(now[0])
         if len(calls) == 2:
             raise RuntimeError("node down")  # logged; the schedule goes on
@@ -440,8 +420,17 @@ def test_nightly_schedule_with_an_injected_clock() -> None:
             stop.set()
         return None
 
-    asyncio.run(run_anchorer(anchor, at_utc="00:00", clock=lambda: now[0], sleep=sleep, stop=stop, max_wait=3600))
+    async def main() -> JobRunner:
+        runner = JobRunner([Job("anchor", DailyAt("00:00"), anchor)], clock=lambda: now[0], sleep=sleep, max_wait=3600)
+        await runner.start()
+        await stop.wait()
+        await runner.stop()
+        return runner
+
+    runner = asyncio.run(main())
     assert calls == [utc("2027-01-16T00:00:00"), utc("2027-01-17T00:00:00"), utc("2027-01-18T00:00:00")]
+    status = runner.status()["anchor"]
+    assert (status["runs"], status["failures"]) == (3, 1) and status["lastError"] is None
 
 
 def test_verifier_rejects_forged_entries_offline() -> None:
@@ -473,7 +462,7 @@ def test_verifier_rejects_forged_entries_offline() -> None:
 
 
 def test_explorer_links_only_on_base() -> None:
-    from api.audit_routes import explorer_tx_url
+    from core.transparency import explorer_tx_url
 
     tx = "0x" + "12" * 32
     assert explorer_tx_url(8453, tx) == f"https://basescan.org/tx/{tx}"

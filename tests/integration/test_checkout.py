@@ -26,20 +26,23 @@ from eth_account import Account
 from eth_account.messages import encode_defunct
 from eth_account.signers.local import LocalAccount
 
-from api.checkout import FUNDING, STUCK_AFTER, add_checkout_routes, sweep
+from api.checkout import add_checkout_routes
 from api.errors import error_middleware
+from api.http import WRITER, Hooks
 from api.providers import add_provider_routes
 from api.wallets import add_wallet_routes
-from core import checkout as rules
 from core.anvil import Anvil, free_port
 from core.chain import connect as connect_chain
+from core.checkout import rules
+from core.checkout.context import Checkout
+from core.checkout.follower import OrderFollower
+from core.checkout.sweep import STUCK_AFTER, sweep
 from core.deployments import Deployment
 from core.operator import Operator
 from core.store import checkout as store
 from core.store import connect, transaction
 from core.store import orders as order_store
 from core.webhooks import verify_service
-from indexer.order_follower import OrderFollower
 from indexer.rpc import RpcClient
 from tests.integration.chainkit import USDC, System
 from tests.integration.indexer_kit import make_indexer
@@ -515,16 +518,16 @@ def test_complete_422_rolls_back_and_retry_works(system: System, tmp_path: Path,
 
 
 def test_complete_503_when_the_commit_fails_after_funding_then_the_follower_heals(
-    system: System, tmp_path: Path, anvil: Anvil, monkeypatch: pytest.MonkeyPatch
+    system: System, tmp_path: Path, anvil: Anvil
 ) -> None:
     async def body(h: Harness) -> None:
         shop = await Shop(h, system.users[2]).open()
         sid = await shop.new(buyer={"email": "b@example.com"})
-        monkeypatch.setenv("AGENTLEDGER_FAULT", "error_after_fund")
+        h.seams.before_order = _fail_order
         r = await shop.complete(sid, idem="k")
         assert_error(r, 503, "order_pending")
         assert r.body["type"] == "service_error" and r.headers["Idempotency-Key"] == "k"
-        monkeypatch.delenv("AGENTLEDGER_FAULT")
+        h.seams.before_order = None
         assert job(system, sid)[2] == FUNDED and status_of(h, sid) == "complete_in_progress"
         assert h.db.execute("SELECT count(*) FROM orders").fetchall()[0][0] == 0
         assert_error(await shop.complete(sid, idem="k2"), 409, "session_in_progress")
@@ -546,8 +549,8 @@ async def heal(db_path: str, rpc_url: str, system: System) -> None:
     conn = connect(db_path, durable=False)
     try:
         async with RpcClient(rpc_url) as rpc:
-            follower = OrderFollower(system.deployment.contracts, time.time)
-            ix = make_indexer(conn, rpc, system, finality_hooks=[follower], use_finalized_tag=False)
+            follower = OrderFollower(time.time)
+            ix = make_indexer(conn, rpc, system, followers=[follower], use_finalized_tag=False)
             await ix.run_until(system.w3.eth.block_number)
     finally:
         conn.close()
@@ -611,7 +614,7 @@ def test_cancel_update_and_expiry(system: System, tmp_path: Path) -> None:
         # and by the sweep
         swept = [await shop.new() for _ in range(3)]
         h.clock.now += 3600
-        assert await sweep(h.app) == (3, 0)
+        assert await sweep(h.checkout) == (3, 0)
         assert {status_of(h, s) for s in swept} == {"expired"}
 
     run(tmp_path, system, body)
@@ -634,9 +637,7 @@ def test_complete_503_when_the_node_is_down_rolls_back(system: System, tmp_path:
     asyncio.run(main())
 
 
-def test_sweep_settles_completions_stuck_without_a_job(
-    system: System, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_sweep_settles_completions_stuck_without_a_job(system: System, tmp_path: Path) -> None:
     """complete_in_progress for longer than STUCK_AFTER: no job on-chain -> incomplete again (a retry
     can never double-fund: same job id); a funded job is left to the order follower."""
 
@@ -652,12 +653,12 @@ def test_sweep_settles_completions_stuck_without_a_job(
             buyer={},
             now=h.clock.now,
         )
-        monkeypatch.setenv("AGENTLEDGER_FAULT", "error_after_fund")
+        h.seams.before_order = _fail_order
         assert (await shop.complete(funded)).status == 503
-        monkeypatch.delenv("AGENTLEDGER_FAULT")
-        assert await sweep(h.app) == (0, 0)  # too recent to judge
+        h.seams.before_order = None
+        assert await sweep(h.checkout) == (0, 0)  # too recent to judge
         h.clock.now += STUCK_AFTER + 1
-        assert await sweep(h.app) == (0, 1)
+        assert await sweep(h.checkout) == (0, 1)
         assert status_of(h, unfunded) == "incomplete" and status_of(h, funded) == "complete_in_progress"
         assert (await shop.complete(unfunded)).status == 200
         assert job(system, unfunded)[2] == FUNDED
@@ -689,14 +690,14 @@ def test_sweep_skips_a_session_whose_funding_is_in_flight(system: System, tmp_pa
         await entered.wait()
         h.complete_hooks.clear()
         h.clock.now += STUCK_AFTER + 1
-        assert rules.job_id_for(sid) in h.app[FUNDING]
-        assert await sweep(h.app) == (0, 0)
+        assert rules.job_id_for(sid) in h.checkout.funding
+        assert await sweep(h.checkout) == (0, 0)
         assert status_of(h, sid) == "complete_in_progress"
         release.set()
         r = await first
         assert r.status == 200, r.body
         assert job(system, sid)[2] == FUNDED and status_of(h, sid) == "completed"
-        assert h.app[FUNDING] == set()
+        assert h.checkout.funding == set()
 
     run(tmp_path, system, body, ttl=10 * STUCK_AFTER)
 
@@ -808,7 +809,7 @@ def test_crash_after_funding_heals_exactly_once(system: System, tmp_path: Path, 
     dep_path = tmp_path / "deployment.json"
     dep_path.write_text(json.dumps(asdict(system.deployment)))
     port = free_port()
-    env = {**os.environ, "AGENTLEDGER_FAULT": "exit_after_fund"}
+    env = dict(os.environ)
     cmd = [
         sys.executable,
         "-m",
@@ -819,6 +820,7 @@ def test_crash_after_funding_heals_exactly_once(system: System, tmp_path: Path, 
         str(dep_path),
     ]
     cmd += ["--db", str(tmp_path / "ledger.db"), "--port", str(port), "--operator-key", system.operator.key.hex()]
+    cmd += ["--exit-after-funding"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
 
@@ -882,19 +884,28 @@ def status_of_db(db: Any, sid: str) -> str:
 # ---- the subprocess entry point ----------------------------------------------------------------
 
 
+def _fail_order() -> None:
+    raise RuntimeError("injected fault: the order's transaction fails after funding")
+
+
 def _serve_main() -> None:
+    """The service in a process of its own; --exit-after-funding ends it (exit status 1) right after
+    a complete's funding receipt, before the order is written: a crash between chain and database."""
     parser = argparse.ArgumentParser()
     for name in ("--rpc", "--deployment", "--db", "--port", "--operator-key"):
         parser.add_argument(name, required=True)
+    parser.add_argument("--exit-after-funding", action="store_true")
     args = parser.parse_args()
     dep = Deployment(**json.loads(Path(args.deployment).read_text()))
     w3 = connect_chain(args.rpc)
     db = connect(args.db, durable=True)
     app = web.Application(middlewares=[error_middleware])
-    add_wallet_routes(app, db)
+    seams = Hooks(after_funding=(lambda: os._exit(1)) if args.exit_after_funding else None)
+    add_wallet_routes(app, db, hooks=seams)
     operator = Operator(w3, Account.from_key(args.operator_key), dep.contracts, dep.usdc)
-    add_provider_routes(app, operator)
-    add_checkout_routes(app, operator, chain_id=dep.chain_id, allow_private_webhooks=True, sweep_interval=None)
+    checkout = Checkout(db, app[WRITER], operator, dep.chain_id, allow_private_webhooks=True)
+    add_provider_routes(app, checkout)
+    add_checkout_routes(app, checkout)
     web.run_app(app, host="127.0.0.1", port=int(args.port), print=None)
 
 

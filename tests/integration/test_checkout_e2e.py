@@ -18,6 +18,9 @@ import base64
 import hashlib
 import hmac
 import json
+import os
+import signal
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -34,14 +37,16 @@ from eth_account.signers.local import LocalAccount
 from eth_typing import HexStr
 
 from api.app import create_app
-from core import checkout as rules
+from core import deployments
+from core.chain import ROOT
+from core.checkout import rules
+from core.checkout.follower import OrderFollower
+from core.checkout.orders import completion_message, deliverable_message, provider_message
 from core.config import Settings
 from core.ipfs import cid_of
 from core.money import split
 from core.operator import Operator
-from core.orders import completion_message, deliverable_message, provider_message
 from core.store import connect
-from indexer.order_follower import OrderFollower
 from indexer.rpc import RetryPolicy, RpcClient
 from tests.integration.chainkit import USDC, System, test_account
 from tests.integration.indexer_kit import make_indexer
@@ -146,7 +151,33 @@ class World:
 
 
 @asynccontextmanager
-async def running(tmp_path: Path, system: System) -> AsyncIterator[World]:
+async def indexer_process(tmp_path: Path, system: System, rpc_url: str, db_path: Path) -> AsyncIterator[None]:
+    """`python -m indexer` in a process of its own on the same SQLite file (the README's mode for
+    AGENTLEDGER_RUN_INDEXER=false), configured as an operator would: the deployment file and env."""
+    deployments.save(system.deployment, tmp_path / "deployments")
+    env = {
+        **os.environ,
+        "AGENTLEDGER_DEPLOYMENTS_DIR": str(tmp_path / "deployments"),
+        "AGENTLEDGER_POLL_INTERVAL": "0.02",
+    }
+    cmd = [sys.executable, "-m", "indexer", "--rpc", rpc_url, "--db", str(db_path)]
+    proc = await asyncio.create_subprocess_exec(
+        *cmd, cwd=ROOT, env=env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE
+    )
+    try:
+        yield
+        assert proc.returncode is None, "the indexer process ended"
+    finally:
+        if proc.returncode is None:
+            proc.send_signal(signal.SIGTERM)
+        _out, err = await proc.communicate()
+        assert proc.returncode == 0, err.decode()[-2000:]
+
+
+@asynccontextmanager
+async def running(tmp_path: Path, system: System, *, indexer: str = "task") -> AsyncIterator[World]:
+    """The service; `indexer` "task": the indexer in this process (as `make run` runs it), "process":
+    `python -m indexer` apart (AGENTLEDGER_RUN_INDEXER=false)."""
     dep = system.deployment
     rpc_url: str = system.w3.provider.endpoint_uri  # type: ignore[attr-defined]
     db_path = tmp_path / "ledger.db"
@@ -165,9 +196,13 @@ async def running(tmp_path: Path, system: System) -> AsyncIterator[World]:
     hooks.url = str(hook_server.make_url("/hook"))
     try:
         async with RpcClient(rpc_url, RetryPolicy(attempts=3)) as rpc, aiohttp.ClientSession() as http:
-            follower = OrderFollower(dep.contracts, time.time)
+            if indexer == "process":
+                async with indexer_process(tmp_path, system, rpc_url, db_path):
+                    yield World(http, str(server.make_url("")), system, hooks)
+                return
+            follower = OrderFollower(time.time)
             ix = make_indexer(
-                indexer_db, rpc, system, use_finalized_tag=False, poll_interval=0.02, finality_hooks=[follower]
+                indexer_db, rpc, system, use_finalized_tag=False, poll_interval=0.02, followers=[follower]
             )
             task = asyncio.create_task(ix.run(stop), name="indexer")
             try:
@@ -435,5 +470,23 @@ def test_buyer_sequence_end_to_end(system: System, tmp_path: Path) -> None:
             assert len(ids) == 2 * len(EXPECTED_MOVES) and len(set(ids)) == len(ids) and all(ids)
             view = await w.ok("GET", f"/api/acp/orders/{b.order_id}", key=shop.buyer_key)
             assert sorted(d["status"] for d in view["webhook_delivery"]) == ["delivered"] * len(EXPECTED_MOVES)
+
+    asyncio.run(main())
+
+
+def test_with_the_indexer_as_its_own_process_an_order_is_released_and_its_webhook_sent(
+    system: System, tmp_path: Path
+) -> None:
+    """The API with no indexer of its own and `python -m indexer` apart: the indexer process installs
+    every follower (indexer.service), so the order reaches `released` from the final JobReleased,
+    and the API's outbox dispatcher sends the webhooks that process queued."""
+
+    async def main() -> None:
+        async with running(tmp_path, system, indexer="process") as w:
+            shop = await open_shop(w)
+            done = await buy(w, shop, "apart", multipart=True, refusals=False)
+            await verify(w, shop, "apart", done)  # released, audit chain, one signed webhook per move
+            released = [d for d in w.hooks.of("apart") if d.body["status"] == "released"]
+            assert len(released) == 1 and released[0].service_ok and released[0].standard_ok
 
     asyncio.run(main())

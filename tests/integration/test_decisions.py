@@ -25,15 +25,15 @@ from aiohttp.test_utils import TestServer
 
 import merkle
 from api.audit_routes import add_audit_routes
-from api.auth import hash_api_key, new_api_key
 from api.decisions import add_decision_routes
 from api.verification import add_verification_routes
 from api.wallets import create_wallet_app
-from api.webhook_dispatcher import WebhookDispatcher, add_webhook_dispatcher
+from core.keys import hash_api_key, new_api_key
+from core.outbox.dispatcher import Dispatcher as WebhookDispatcher
 from core.store import audit as audit_store
-from core.store import connect, ratelimit
+from core.store import connect, ratelimit, transaction
 from core.store import wallets as store
-from tests.integration.http_kit import Clock
+from tests.integration.http_kit import Clock, mount_dispatcher
 
 H = "ab" * 32
 HOUR = 3600
@@ -99,7 +99,7 @@ async def serve(
     add_audit_routes(app, 31337)
     add_verification_routes(app)
     if dispatcher:
-        add_webhook_dispatcher(app, WebhookDispatcher(tmp / "decisions.db", clock, allow_private=True))
+        mount_dispatcher(app, WebhookDispatcher(tmp / "decisions.db", clock, allow_private=True))
     server = TestServer(app, host="127.0.0.1", port=0)
     await server.start_server()
     try:
@@ -245,7 +245,7 @@ def test_private_webhook_target_refused_when_not_allowed(tmp_path: Path) -> None
         for url in ("http://127.0.0.1:9/hook", "http://10.0.0.1/x", "ftp://example.com/", "http://u:p@example.com/"):
             r = await api.log(key, agent, webhook_url=url)
             assert (r.status, r.body["code"], r.body["param"]) == (400, "invalid_webhook_url", "webhook_url"), url
-        assert api.count("audit_log") == api.count("webhook_deliveries") == 0
+        assert api.count("audit_log") == api.count("outbox") == 0
 
     run(tmp_path, body, allow_private=False)
 
@@ -261,7 +261,7 @@ def test_webhook_url_is_not_resolved_for_an_agent_the_key_may_not_act_for(tmp_pa
             r = await api.log(stranger, agent, webhook_url=url)
             assert (r.status, r.body["code"], r.body["param"]) == (404, "agent_not_found", "agent_uuid"), r.body
             assert "resolve" not in r.body["message"] and "non-public" not in r.body["message"]
-        assert api.count("audit_log") == api.count("webhook_deliveries") == 0
+        assert api.count("audit_log") == api.count("outbox") == 0
 
     run(tmp_path, body, allow_private=False)
 
@@ -272,9 +272,7 @@ def test_generated_webhook_secret_is_returned_once(tmp_path: Path) -> None:
         url = "http://127.0.0.1:1/refused"  # no dispatcher here: the delivery row stays as queued
 
         def delivery_secret(audit_id: int) -> str:
-            row = api.db.execute(
-                "SELECT secret FROM webhook_deliveries WHERE source = ?", (f"audit:{audit_id}",)
-            ).fetchone()
+            row = api.db.execute("SELECT secret FROM outbox WHERE source = ?", (f"audit:{audit_id}",)).fetchone()
             assert row is not None
             return str(row[0])
 
@@ -417,7 +415,7 @@ def test_webhook_is_signed_and_delivered(tmp_path: Path) -> None:
                 r2 = await api.log(key, agent, webhook_url="http://127.0.0.1:1/refused")
                 assert r2.status == 201
                 row = api.db.execute(
-                    "SELECT secret FROM webhook_deliveries WHERE source = ?", (f"audit:{r2.body['audit_id']}",)
+                    "SELECT secret FROM outbox WHERE source = ?", (f"audit:{r2.body['audit_id']}",)
                 ).fetchone()
                 assert row is not None
                 secrets_seen.add(str(row[0]))
@@ -455,8 +453,11 @@ def test_verify_page_methodology_and_discovery(tmp_path: Path) -> None:
         assert bash(v["commands"]["payload_hash"]) == sha(entry.payload.encode())
         assert bash(v["commands"]["chain_hash"]) == entry.chain_hash
         assert bash(v["commands"]["leaf_hash"]) == entry.leaf_hash.hex() == v["leaf"]["hash"][2:]
+        # one ISO 8601 formatter everywhere: the entry's time as the decision's own timestamp, with a Z
+        assert v["created_at"] == json.loads(entry.payload)["timestamp"] and v["created_at"].endswith("Z")
         inc = v["inclusion"]
         assert inc["tree_size"] == 5 and inc["anchored"] is False and inc["valid"] is True and v["anchor"] is None
+        assert inc["reason"] is None
         proof = [bytes.fromhex(p[2:]) for p in inc["proof"]]
         assert merkle.verify_inclusion(entry.leaf_hash, 2, 5, proof, bytes.fromhex(inc["root"][2:]))
         page = await api.call("GET", "/verify/3", headers={"Accept": "text/html"})
@@ -465,6 +466,12 @@ def test_verify_page_methodology_and_discovery(tmp_path: Path) -> None:
         for bad in ("0", "6", "x", "99999999999999999999999"):
             nf = await api.call("GET", f"/verify/{bad}", headers={"Accept": "application/json"})
             assert (nf.status, nf.body["code"]) == (404, "entry_not_found")
+        # a leaf that no longer fits the tree: /verify says why the proof fails, in JSON and in HTML
+        with transaction(api.db):
+            api.db.execute("UPDATE audit_log SET leaf_hash = ? WHERE id = 4", (b"\x01" * 32,))
+        bad_inc = (await api.call("GET", "/verify/4", headers={"Accept": "application/json"})).body["inclusion"]
+        assert bad_inc["valid"] is False and bad_inc["reason"].startswith("root mismatch: the proof leads to 0x")
+        assert "NO: root mismatch" in (await api.call("GET", "/verify/4", headers={"Accept": "text/html"})).text
 
         m = await api.call("GET", "/methodology")
         assert m.headers["Content-Type"].startswith("text/html")
@@ -529,9 +536,9 @@ def test_rate_limited_request_writes_nothing(tmp_path: Path, limit: int) -> None
     async def body(api: Api) -> None:
         key, agent = await api.agent()
         assert (await api.log(key, agent)).status == 201
-        before = (api.count("audit_log"), api.count("merkle_nodes"), api.count("webhook_deliveries"))
+        before = (api.count("audit_log"), api.count("merkle_nodes"), api.count("outbox"))
         r = await api.log(key, agent, webhook_url="http://127.0.0.1:9/x")
         assert r.status == 429
-        assert (api.count("audit_log"), api.count("merkle_nodes"), api.count("webhook_deliveries")) == before
+        assert (api.count("audit_log"), api.count("merkle_nodes"), api.count("outbox")) == before
 
     run(tmp_path, body, rate_limit=limit)

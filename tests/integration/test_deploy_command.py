@@ -18,9 +18,8 @@ from eth_utils import keccak
 
 from core.anvil import Anvil, free_port
 from core.chain import CONTRACT_NAMES, ROOT, connect, send
-from core.networks import NETWORKS
+from core.networks import ANVIL_DEV_KEY, NETWORKS
 from core.store import connect as store_connect
-from scripts.deploy import ANVIL_DEV_KEY
 
 DEPLOYER_KEY = "0x" + keccak(text="agentledger-deploy-test").hex()
 
@@ -183,6 +182,14 @@ def test_make_run_serves_healthz_and_ctrl_c_stops_everything(tmp_path: Path) -> 
         assert body["contracts"] == dep["contracts"]
         assert set(body["contracts"]) == set(CONTRACT_NAMES)
         assert body["latestBlock"] >= dep["deploy_block"]
+        # the runtime's background jobs, one runner, their state in /healthz
+        jobs = body["jobs"]
+        assert set(jobs) == {"checkout-sweep", "anchor", "outbox"}, jobs
+        assert jobs["outbox"]["state"] == "running"
+        assert jobs["anchor"]["schedule"] == "daily at 00:00 UTC" and jobs["anchor"]["nextRun"].endswith(
+            "T00:00:00.000Z"
+        )
+        assert jobs["checkout-sweep"]["schedule"] == "every 30 s" and jobs["checkout-sweep"]["lastError"] is None
         assert _port_open(anvil_port)
         # The indexer runs in the same process: a new on-chain agent reaches the SQLite file.
         w3 = connect(f"http://127.0.0.1:{anvil_port}")

@@ -28,8 +28,9 @@ from multiformats import CID
 
 from api import ipfs_gateway as gw
 from api.errors import ApiError
+from api.http import DELIVERABLES, WRITER, read_capped
 from api.wallets import create_wallet_app
-from core import ipfs
+from core import deliverables, ipfs
 from core.store import connect
 from core.store import ipfs as store
 from tests.integration.http_kit import Clock
@@ -51,7 +52,7 @@ class Gateway:
         async with self.session.request(method, self.base + path, headers=headers) as resp:
             return resp.status, await resp.read(), resp.headers.copy()
 
-    async def upload(self, content: bytes, limit: int = gw.MAX_DELIVERABLE_BYTES) -> tuple[int, Any]:
+    async def upload(self, content: bytes, limit: int = deliverables.MAX_DELIVERABLE_BYTES) -> tuple[int, Any]:
         form = aiohttp.FormData()
         form.add_field("file", content, filename="report.bin", content_type="application/octet-stream")
         async with self.session.post(self.base + "/test/upload", data=form, params={"limit": str(limit)}) as resp:
@@ -63,8 +64,8 @@ async def upload(request: web.Request) -> web.Response:
     reader = await request.multipart()
     part = await reader.next()
     assert isinstance(part, aiohttp.BodyPartReader)
-    content = await gw.read_capped(part, int(request.query["limit"]))
-    cid = await gw.store_deliverable(request.app, content)
+    content = await read_capped(part, int(request.query["limit"]))
+    cid = await request.app[DELIVERABLES].store(content)
     return web.json_response({"cid": cid})
 
 
@@ -73,7 +74,8 @@ async def serve(tmp_path: Path, ipfs_api_url: str = "") -> AsyncIterator[Gateway
     db = connect(tmp_path / "ledger.db", durable=True)
     clock = Clock()
     app = create_wallet_app(db, clock)
-    gw.add_ipfs_routes(app, ipfs_api_url)
+    app[DELIVERABLES] = deliverables.Deliverables(db, app[WRITER], ipfs_api_url, clock)
+    gw.add_ipfs_routes(app)
     app.router.add_post("/test/upload", upload)
     server = TestServer(app, host="127.0.0.1", port=0)
     await server.start_server()
@@ -117,7 +119,7 @@ def test_store_then_fetch_rehashes_to_the_cid(tmp_path: Path) -> None:
     async def body() -> None:
         async with serve(tmp_path) as g:
             for name, content in CONTENTS.items():
-                cid = await gw.store_deliverable(g.app, content)
+                cid = await g.app[DELIVERABLES].store(content)
                 assert cid == ipfs.cid_of(content)
                 status, got, headers = await g.get(f"/ipfs/{cid}")
                 assert status == 200, name
@@ -140,9 +142,9 @@ def test_store_is_idempotent(tmp_path: Path) -> None:
     async def body() -> None:
         async with serve(tmp_path) as g:
             content = CONTENTS["binary"]
-            first = await gw.store_deliverable(g.app, content)
+            first = await g.app[DELIVERABLES].store(content)
             g.clock.now += 60
-            again = await gw.store_deliverable(g.app, content)
+            again = await g.app[DELIVERABLES].store(content)
             assert first == again
             meta = store.info(g.db, first)
             assert meta is not None and meta.created_at == 1_800_000_000.0
@@ -163,10 +165,10 @@ def test_multipart_upload_and_its_cap(tmp_path: Path) -> None:
             assert status == 413 and (reply["code"], reply["param"]) == ("payload_too_large", "file")
             assert g.db.execute("SELECT count(*) FROM ipfs_objects").fetchone()[0] == 1
             with pytest.raises(ApiError) as exc:
-                await gw.store_deliverable(g.app, bytes(gw.MAX_DELIVERABLE_BYTES + 1))
+                await g.app[DELIVERABLES].store(bytes(deliverables.MAX_DELIVERABLE_BYTES + 1))
             assert (exc.value.status, exc.value.code) == (413, "payload_too_large")
-            assert await gw.store_deliverable(g.app, bytes(gw.MAX_DELIVERABLE_BYTES)) == ipfs.cid_of(
-                bytes(gw.MAX_DELIVERABLE_BYTES)
+            assert await g.app[DELIVERABLES].store(bytes(deliverables.MAX_DELIVERABLE_BYTES)) == ipfs.cid_of(
+                bytes(deliverables.MAX_DELIVERABLE_BYTES)
             )
 
     run(body)
@@ -179,7 +181,7 @@ def test_head_sends_headers_only(tmp_path: Path) -> None:
     async def body() -> None:
         async with serve(tmp_path) as g:
             for content in (CONTENTS["json"], pattern(gw.SNIFF_LIMIT + 1)):  # sniffed, and too large to sniff
-                cid = await gw.store_deliverable(g.app, content)
+                cid = await g.app[DELIVERABLES].store(content)
                 status, got, headers = await g.get(f"/ipfs/{cid}", method="HEAD")
                 assert status == 200 and got == b""
                 assert int(headers["Content-Length"]) == len(content)
@@ -195,7 +197,7 @@ def test_head_sends_headers_only(tmp_path: Path) -> None:
 def test_if_none_match_answers_304(tmp_path: Path) -> None:
     async def body() -> None:
         async with serve(tmp_path) as g:
-            cid = await gw.store_deliverable(g.app, CONTENTS["text"])
+            cid = await g.app[DELIVERABLES].store(CONTENTS["text"])
             for tag in (f'"{cid}"', f'W/"{cid}"', f'"other", "{cid}"', "*"):
                 status, got, headers = await g.get(f"/ipfs/{cid}", **{"If-None-Match": tag})
                 assert status == 304 and got == b"", tag
@@ -213,7 +215,7 @@ def test_cidv0_and_other_bases_read_the_same_content(tmp_path: Path) -> None:
     async def body() -> None:
         async with serve(tmp_path) as g:
             content = CONTENTS["binary"]
-            cid = await gw.store_deliverable(g.app, content)
+            cid = await g.app[DELIVERABLES].store(content)
             v1 = CID.decode(cid)
             for alias in (str(v1.set(version=0, base="base58btc")), cid.upper(), str(v1.set(base="base36"))):
                 assert alias != cid
@@ -230,7 +232,7 @@ def test_cidv0_and_other_bases_read_the_same_content(tmp_path: Path) -> None:
 def test_malformed_and_unknown_cids(tmp_path: Path) -> None:
     async def body() -> None:
         async with serve(tmp_path) as g:
-            cid = await gw.store_deliverable(g.app, CONTENTS["text"])
+            cid = await g.app[DELIVERABLES].store(CONTENTS["text"])
             for bad in ("not-a-cid", cid[:-4], cid + "x", "Qm" + "1" * 44, "z" * 600):
                 status, raw, _ = await g.get(f"/ipfs/{bad}")
                 assert_error(status, raw, 400, "invalid_cid", "cid")
@@ -293,10 +295,10 @@ def test_pins_to_the_configured_node(tmp_path: Path) -> None:
             content = pattern(2 * CHUNK + 1, seed=9)
             status, reply = await g.upload(content)
             assert status == 200 and reply["cid"] == ipfs.cid_of(content)
-            assert kubo.calls == [gw.KUBO_ADD_PARAMS]
+            assert kubo.calls == [deliverables.KUBO_ADD_PARAMS]
             meta = store.info(g.db, reply["cid"])
             assert meta is not None and meta.pinned
-            assert await gw.store_deliverable(g.app, content) == reply["cid"]
+            assert await g.app[DELIVERABLES].store(content) == reply["cid"]
             assert len(kubo.calls) == 1  # already pinned: the node is not asked again
 
     run(body)
@@ -314,7 +316,7 @@ def test_a_node_naming_another_cid_is_an_error(tmp_path: Path) -> None:
             assert meta is not None and not meta.pinned  # kept here, retried later
             assert store.unpinned(g.db) == [cid]
             kubo.wrong_cid = False
-            assert await gw.pin_unpinned(g.app) == [cid]
+            assert await g.app[DELIVERABLES].pin_unpinned() == [cid]
             assert store.unpinned(g.db) == []
             status, got, _ = await g.get(f"/ipfs/{cid}")
             assert status == 200 and got == content

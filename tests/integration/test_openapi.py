@@ -23,7 +23,6 @@ from api.app import create_app
 from api.models import WALLET_PATTERN
 from api.openapi import (
     API_VERSION,
-    OPERATIONS,
     REF_TEMPLATE,
     SCHEMA_PATH,
     add_schema_routes,
@@ -31,6 +30,7 @@ from api.openapi import (
     document,
     documented_routes,
 )
+from api.operations import OPERATIONS
 from api.wallets import create_wallet_app
 from core.deployments import Deployment
 from core.store import connect
@@ -106,20 +106,20 @@ def test_every_registered_route_is_documented(tmp_path: Path) -> None:
     """An endpoint added to the app without its OPERATIONS row fails here."""
     app = full_app(tmp_path)
     registered = app_routes(app)
-    missing = registered - documented_routes() - UNDOCUMENTED
-    assert not missing, f"routes without an OPERATIONS row in api/openapi.py: {sorted(missing)}"
-    stale = documented_routes() - registered
+    missing = registered - documented_routes(OPERATIONS) - UNDOCUMENTED
+    assert not missing, f"routes without an OPERATIONS row (api.operations): {sorted(missing)}"
+    stale = documented_routes(OPERATIONS) - registered
     assert not stale, f"OPERATIONS rows without a route on the full app: {sorted(stale)}"
     assert operations_of(served_document(app)) == registered - UNDOCUMENTED
 
 
 def test_document_describes_only_the_routes_the_app_serves(tmp_path: Path) -> None:
     app = create_wallet_app(connect(tmp_path / "w.db", durable=True))
-    add_schema_routes(app)
+    add_schema_routes(app, OPERATIONS)
     ops = operations_of(served_document(app))
     assert ("GET", "/healthz") not in ops
     assert ("POST", "/api/agents/earn") in ops and ("GET", SCHEMA_PATH) in ops
-    assert ops == app_routes(app) & documented_routes()
+    assert ops == app_routes(app) & documented_routes(OPERATIONS)
 
 
 def _resolve(doc: dict[str, Any], ref: str) -> dict[str, Any]:
@@ -129,7 +129,7 @@ def _resolve(doc: dict[str, Any], ref: str) -> dict[str, Any]:
 
 
 def test_request_schemas_are_the_pydantic_models() -> None:
-    doc = document()
+    doc = document(OPERATIONS)
     checked = 0
     for op in OPERATIONS:
         item = doc["paths"][op.path][op.method.lower()]
@@ -161,7 +161,7 @@ def test_request_schemas_are_the_pydantic_models() -> None:
 
 
 def test_error_shape_security_and_idempotency() -> None:
-    doc = document()
+    doc = document(OPERATIONS)
     err = doc["components"]["schemas"]["Error"]
     assert set(err["properties"]) == set(err["required"]) == {"type", "code", "message", "param"}
     assert err["additionalProperties"] is False
@@ -182,7 +182,7 @@ def test_error_shape_security_and_idempotency() -> None:
         assert ("Idempotency-Key" in names) == op.idempotent
         if (op.method, op.path) in VALUE_MOVING:
             assert op.idempotent, f"{op.method} {op.path} moves value: it must honour Idempotency-Key"
-    assert documented_routes() >= VALUE_MOVING
+    assert documented_routes(OPERATIONS) >= VALUE_MOVING
 
 
 # ---- property-based run against a live server -------------------------------------------------
@@ -197,7 +197,7 @@ def live(tmp_path: Path) -> Iterator[tuple[str, str, str]]:
 
     db = connect(tmp_path / "wallets.db", durable=True)
     app = create_wallet_app(db)
-    add_schema_routes(app)
+    add_schema_routes(app, OPERATIONS)
     add_agent_card_routes(app)
     try:
         with live_server(app) as base:

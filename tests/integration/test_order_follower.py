@@ -13,13 +13,14 @@ from eth_abi import encode as abi_encode
 from eth_account import Account
 from eth_account.messages import encode_defunct
 
-from core import audit, orders
-from core.checkout import job_id_for
+from core import audit
+from core.checkout import orders
+from core.checkout.follower import OrderFollower
+from core.checkout.rules import job_id_for
 from core.store import audit as audit_store
 from core.store import checkout as checkout_store
 from core.store import orders as store
 from core.store.db import connect, transaction
-from indexer.order_follower import OrderFollower
 from indexer.rpc import RetryPolicy, RpcClient
 from scripts.devchain import System, dev_account
 from tests.integration.indexer_kit import make_indexer
@@ -85,9 +86,9 @@ def _fund(system: System, job: str, token: int) -> str:
 
 
 async def _index(conn: apsw.Connection, system: System, rpc_url: str) -> None:
-    follower = OrderFollower(system.deployment.contracts, time.time)
+    follower = OrderFollower(time.time)
     async with RpcClient(rpc_url, RetryPolicy(attempts=3)) as rpc:
-        ix = make_indexer(conn, rpc, system, use_finalized_tag=False, finality_hooks=[follower])
+        ix = make_indexer(conn, rpc, system, use_finalized_tag=False, followers=[follower])
         await ix.run_until(system.w3.eth.block_number)
 
 
@@ -108,8 +109,8 @@ def test_funding_event_heals_a_crashed_complete_once_and_release_follows(
     assert conn.execute("SELECT count(*) FROM orders").fetchall()[0][0] == 1
 
     with transaction(conn):
-        store.transition(conn, order.id, "acknowledged", actor="provider", now=time.time())
-        store.transition(conn, order.id, "in_progress", actor="provider", now=time.time())
+        orders.transition(conn, order.id, "acknowledged", actor="provider", now=time.time())
+        orders.transition(conn, order.id, "in_progress", actor="provider", now=time.time())
     # The provider's attestation is released on-chain, but our process died before recording it.
     cid, ts = "bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku", system.now()
     sig = Account.sign_message(encode_defunct(text=orders.completion_message(job, cid, ts)), provider.key)  # type: ignore[attr-defined]

@@ -21,14 +21,14 @@ from eth_account.signers.local import LocalAccount
 from web3 import Web3
 
 from api.app import create_app
-from api.provider_orders import MAX_DELIVERABLE_UPLOADS
+from core.checkout.follower import OrderFollower
+from core.checkout.orders import completion_message, deliverable_message, provider_message
+from core.checkout.provider import MAX_DELIVERABLE_UPLOADS
 from core.config import Settings
 from core.ipfs import cid_of
 from core.operator import Operator
-from core.orders import completion_message, deliverable_message, provider_message
 from core.store import connect
 from core.store import orders as store
-from indexer.order_follower import OrderFollower
 from indexer.rpc import RetryPolicy, RpcClient
 from scripts.devchain import System, dev_account
 from tests.integration.indexer_kit import make_indexer
@@ -49,7 +49,7 @@ class Harness:
                 rpc,
                 self.system,
                 use_finalized_tag=False,
-                finality_hooks=[OrderFollower(self.system.deployment.contracts, time.time)],
+                followers=[OrderFollower(time.time)],
             )
             await ix.run_until(self.system.w3.eth.block_number)
 

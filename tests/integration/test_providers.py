@@ -25,19 +25,20 @@ from eth_account.messages import encode_defunct
 from eth_account.signers.local import LocalAccount
 from web3 import Web3
 
-from api.agent_card import PUBLIC_URL
-from api.checkout import COMPLETE_HOOK, add_checkout_routes
+from api.checkout import add_checkout_routes
 from api.errors import error_middleware
+from api.http import PUBLIC_URL, WRITER, Hooks
 from api.providers import add_provider_routes
 from api.wallets import add_wallet_routes
-from api.webhook_dispatcher import WebhookDispatcher, add_webhook_dispatcher
-from core import checkout as rules
 from core.anvil import Anvil
+from core.checkout import rules
+from core.checkout.context import Checkout
 from core.operator import ContractReverted, Operator, operator_account
+from core.outbox.dispatcher import Dispatcher as WebhookDispatcher
 from core.store import checkout as store
 from core.store import connect
 from tests.integration.chainkit import USDC, System
-from tests.integration.http_kit import Client, Reply
+from tests.integration.http_kit import Client, Reply, mount_dispatcher
 from tests.integration.rpc_proxy import RpcProxy
 
 
@@ -56,7 +57,11 @@ class Harness(Client):
     system: System
     app: web.Application
     operator: Operator
-    #: Awaited by complete after it moved the session to complete_in_progress (api.checkout.COMPLETE_HOOK).
+    #: What the checkout use cases run with (the sweep takes it).
+    checkout: Checkout
+    #: The app's test seams (api.http.Hooks): set after_funding / before_order to fail a complete there.
+    seams: Hooks
+    #: Awaited by complete after it moved the session to complete_in_progress (Hooks.before_funding).
     complete_hooks: list[Callable[[web.Request], Awaitable[None]]] = field(default_factory=list)
 
     async def register(self, key: str | None = None) -> tuple[str, str, str]:
@@ -131,33 +136,35 @@ async def serve(
     app = web.Application(middlewares=[error_middleware])
     if public_url is not None:
         app[PUBLIC_URL] = public_url
-    add_wallet_routes(app, db, clock)
-    if dispatcher:
-        add_webhook_dispatcher(app, WebhookDispatcher(tmp_path / "ledger.db", clock, allow_private=True))
-    # (no connect(): its blocking probe would starve a proxy served by this very loop)
-    w3 = Web3(Web3.HTTPProvider(rpc_url)) if rpc_url else system.w3
-    operator = Operator(w3, system.operator, system.deployment.contracts, system.deployment.usdc)
-    add_provider_routes(app, operator)
-    add_checkout_routes(
-        app,
-        operator,
-        chain_id=system.deployment.chain_id,
-        session_ttl=ttl,
-        allow_private_webhooks=True,
-        sweep_interval=None,
-    )
     hooks: list[Callable[[web.Request], Awaitable[None]]] = []
 
     async def complete_hook(request: web.Request) -> None:
         for hook in list(hooks):
             await hook(request)
 
-    app[COMPLETE_HOOK] = complete_hook
+    seams = Hooks(before_funding=complete_hook)
+    add_wallet_routes(app, db, clock, seams)
+    if dispatcher:
+        mount_dispatcher(app, WebhookDispatcher(tmp_path / "ledger.db", clock, allow_private=True))
+    # (no connect(): its blocking probe would starve a proxy served by this very loop)
+    w3 = Web3(Web3.HTTPProvider(rpc_url)) if rpc_url else system.w3
+    operator = Operator(w3, system.operator, system.deployment.contracts, system.deployment.usdc)
+    checkout = Checkout(
+        reader=db,
+        writer=app[WRITER],
+        operator=operator,
+        chain_id=system.deployment.chain_id,
+        clock=clock,
+        session_ttl=ttl,
+        allow_private_webhooks=True,
+    )
+    add_provider_routes(app, checkout)
+    add_checkout_routes(app, checkout)
     server = TestServer(app, host="127.0.0.1", port=0)
     await server.start_server()
     try:
         async with aiohttp.ClientSession() as session:
-            yield Harness(session, str(server.make_url("")), db, clock, system, app, operator, hooks)
+            yield Harness(session, str(server.make_url("")), db, clock, system, app, operator, checkout, seams, hooks)
     finally:
         await server.close()
         db.close()

@@ -23,8 +23,9 @@ import pytest
 from agentledger_sdk import AgentLedger, AsyncAgentLedger
 from aiohttp import web
 
-from api.auth import hash_api_key, new_api_key
-from api.wallets import HOOK, create_wallet_app
+from api.http import Hooks
+from api.wallets import create_wallet_app
+from core.keys import hash_api_key, new_api_key
 from core.store import connect, transaction
 from core.store import wallets as store
 
@@ -73,13 +74,12 @@ class Live:
 
     async def _start(self) -> tuple[str, Proxy]:
         self.db = connect(self.db_path, durable=True)
-        app = create_wallet_app(self.db, lambda: NOW)
 
         async def hook(request: web.Request) -> None:
             for h in list(self.hooks):
                 await h(request)
 
-        app[HOOK] = hook
+        app = create_wallet_app(self.db, lambda: NOW, Hooks(before_write=hook))
         self.runner = web.AppRunner(app)
         await self.runner.setup()
         site = web.TCPSite(self.runner, "127.0.0.1", 0)

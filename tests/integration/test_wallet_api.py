@@ -23,16 +23,20 @@ from aiohttp.test_utils import TestServer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from api import idempotency
 from api.app import create_app
-from api.auth import Caller, FreshAgents, agent_for, clear_auth_caches, hash_api_key, new_api_key, remember_agents
+from api.auth import Caller, FreshAgents, agent_for, clear_auth_caches, remember_agents
 from api.errors import ApiError
-from api.models import EarnRequest, decode_json, parse_body, parse_earn
-from api.wallets import HOOK, RawJson, _earn_text, create_wallet_app, encode
-from core import wallets
+from api.http import Hooks, RawJson, encode
+from api.models import decode_json, parse_body
+from api.wallets import create_wallet_app
+from api.wallets.models import EarnRequest, parse_earn
+from api.wallets.routes import _earn_text
+from core import idempotency, wallets
 from core.deployments import Deployment
+from core.keys import hash_api_key, new_api_key
 from core.money import MAX_AMOUNT_UNITS, format_usdc, parse_usdc, split
 from core.store import connect, transaction
+from core.store import idempotency as idem_store
 from core.store import wallets as store
 from core.wallets import EarnResult
 from tests.integration.http_kit import Client, Clock, Reply
@@ -82,14 +86,13 @@ class Api(Client):
 async def serve(path: Path) -> AsyncIterator[Api]:
     db = connect(path / "wallets.db", durable=True)
     clock = Clock()
-    app = create_wallet_app(db, clock)
     hooks: list[Callable[[web.Request], Awaitable[None]]] = []
 
     async def hook(request: web.Request) -> None:
         for h in list(hooks):
             await h(request)
 
-    app[HOOK] = hook
+    app = create_wallet_app(db, clock, Hooks(before_write=hook))
     server = TestServer(app, host="127.0.0.1", port=0)
     await server.start_server()
     try:
@@ -544,7 +547,7 @@ def test_idempotency_keys_expire_after_24h_and_abandoned_claims_are_taken_over(a
         scope = f"{hash_api_key(key)} POST /api/agents/earn"
         body_bytes = ('{"agentId": "%s", "amount": 10, "source": "test"}' % wallet).encode()  # noqa: UP031
         with transaction(api.db):
-            store.put_idem_in_flight(
+            idem_store.put_in_flight(
                 api.db, scope, "dead", hashlib.sha256(body_bytes).hexdigest(), "gone", api.clock.now
             )
         assert_error(await api.earn(key, wallet, 10, idem="dead"), 409, "idempotency_in_flight", "Idempotency-Key")

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from api.wallets import encode
+from api.http import encode
 from core import wallets
 from core.store import transaction
 from core.store import wallets as store

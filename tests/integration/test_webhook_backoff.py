@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from api.webhook_dispatcher import host_failure
+from core import outbox
+from core.outbox.dispatcher import host_failure
 from core.store import connect
-from core.store import webhooks as store
+from core.store import outbox as store
 from scripts import webhooks as command
 from tests.integration.test_webhook_dispatcher import T0, Clock, enqueue, receiver, run, running, status_of, until
 
@@ -65,7 +66,7 @@ def test_a_dead_host_does_not_delay_a_healthy_one(tmp_path: Path, caplog: pytest
         warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "circuit open" in r.message]
         assert len(warnings) == 1
 
-    caplog.set_level(logging.INFO, logger="api.webhook_dispatcher")
+    caplog.set_level(logging.INFO, logger="agentledger.outbox")
     run(body)
 
 
@@ -118,7 +119,7 @@ def test_probes_double_the_cool_down_and_a_healed_host_gets_everything(
         messages = [(r.levelno, r.message) for r in caplog.records if "circuit" in r.message]
         assert [lvl for lvl, _ in messages] == [logging.WARNING, logging.INFO]
 
-    caplog.set_level(logging.INFO, logger="api.webhook_dispatcher")
+    caplog.set_level(logging.INFO, logger="agentledger.outbox")
     run(body)
 
 
@@ -177,7 +178,7 @@ def test_no_row_is_held_longer_than_max_hold(tmp_path: Path) -> None:
             assert all(s.last_error is not None and "circuit breaker" in s.last_error for s in never)
             assert len(rx.hits) == N + 2
         assert command.main(["reset", "--all", "--db", str(tmp_path / "w.db")]) == 0
-        held = conn.execute("SELECT COUNT(*) FROM webhook_deliveries WHERE attempts = 0 AND held_since IS NOT NULL")
+        held = conn.execute("SELECT COUNT(*) FROM outbox WHERE attempts = 0 AND held_since IS NOT NULL")
         assert held.fetchall() == [(0,)]  # reset rows start over, no longer held
 
     run(body)
@@ -239,14 +240,15 @@ def test_a_release_ends_the_hold_and_rows_in_flight_are_never_dead_lettered(tmp_
     url = "https://hooks.example/x"
     host = store.host_of(url)
     ids = [
-        store.enqueue(conn, event="e", source=f"s{i}", url=url, secret="k", payload={"i": i}, now=T0) for i in range(3)
+        outbox.enqueue_webhook(conn, event="e", source=f"s{i}", url=url, secret="k", payload={"i": i}, now=T0)
+        for i in range(3)
     ]
     hold = 1000.0
     assert store.hold_host(conn, host, until=T0 + 30, now=T0, max_hold=hold, error="held") == (3, 0)
     assert store.release_host(conn, host, now=T0 + 900, held_until=T0 + 30) == 3
     # the host fails again after max_hold counted from the first hold: a new hold, nobody dead
     assert store.hold_host(conn, host, until=T0 + 1100, now=T0 + 1060, max_hold=hold, error="held") == (3, 0)
-    in_flight = conn.execute("SELECT id FROM webhook_deliveries WHERE event_id = ?", (ids[0],)).fetchall()[0][0]
+    in_flight = conn.execute("SELECT id FROM outbox WHERE event_id = ?", (ids[0],)).fetchall()[0][0]
     later = T0 + 1060 + hold
     assert (
         store.hold_host(
@@ -258,9 +260,9 @@ def test_a_release_ends_the_hold_and_rows_in_flight_are_never_dead_lettered(tmp_
     plan = " ".join(
         str(r[-1])
         for r in conn.execute(
-            "EXPLAIN QUERY PLAN UPDATE webhook_deliveries SET held_since = 1 WHERE host = ? AND status = 'pending'"
+            "EXPLAIN QUERY PLAN UPDATE outbox SET held_since = 1 WHERE host = ? AND status = 'pending'"
             " AND next_attempt_at < ?",
             (host, later),
         )
     )
-    assert "webhook_deliveries_host" in plan  # a hold reads one host's rows, not every pending row
+    assert "outbox_host" in plan  # a hold reads one host's rows, not every pending row

@@ -18,13 +18,16 @@ import aiohttp
 import apsw
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import TestServer
+from aiohttp.test_utils import TestServer, make_mocked_request
 
-from api.webhook_dispatcher import DISPATCHER, WebhookDispatcher, add_webhook_dispatcher, wake
-from core import webhooks
+from api.http import DISPATCHER, wake_outbox
+from core import outbox, webhooks
+from core.outbox.channel import Attempt
+from core.outbox.dispatcher import Dispatcher as WebhookDispatcher
 from core.store import connect, transaction
-from core.store import webhooks as store
+from core.store import outbox as store
 from scripts import webhooks as command
+from tests.integration.http_kit import mount_dispatcher
 
 T0 = 1_800_000_000.0
 SECRET = "a1" * 32
@@ -115,7 +118,7 @@ def enqueue(
 ) -> str:
     """As a writer does it (here: another connection on the file, like the indexer process)."""
     with transaction(conn):
-        return store.enqueue(
+        return outbox.enqueue_webhook(
             conn,
             event="job.state_changed",
             source=source,
@@ -146,14 +149,14 @@ def test_delivery_is_signed_both_ways_and_verified_by_the_receiver(tmp_path: Pat
             await until(lambda: d.delivered == 1)  # counted once the outcome is committed
             (hit,) = rx.hits
             assert hit.service_ok and hit.standard_ok
-            assert hit.body == store.encode_body({"event": "job.state_changed", "job_id": "ord_1", **payload})
+            assert hit.body == outbox.encode_body({"event": "job.state_changed", "job_id": "ord_1", **payload})
             assert hit.headers["Content-Type"] == "application/json"
             assert hit.headers["webhook-id"] == event_id
             assert hit.headers["webhook-timestamp"] == str(int(T0))
             assert hit.headers["User-Agent"].startswith("agentledger-webhooks/")
             st = status_of(conn, event_id)
             assert (st.attempts, st.last_status, st.last_error, st.delivered_at) == (1, 200, None, T0)
-            assert conn.execute("SELECT secret FROM webhook_deliveries").fetchall() == [("",)]
+            assert conn.execute("SELECT secret FROM outbox").fetchall() == [("",)]
             assert list(d.first_attempt_latency) == [0.0]  # injected clock: attempted at its enqueue time
             assert (d.attempts, d.delivered) == (1, 1)
 
@@ -309,7 +312,7 @@ def test_many_deliveries_each_exactly_once(tmp_path: Path) -> None:
         async with receiver(clock) as rx, running(tmp_path / "w.db", clock, concurrency=4) as d:
             with transaction(conn):
                 ids = [
-                    store.enqueue(
+                    outbox.enqueue_webhook(
                         conn, event="e", source=f"order:o{i}", url=rx.url, secret=SECRET, payload={"i": i}, now=T0
                     )
                     for i in range(60)
@@ -328,14 +331,12 @@ def test_mounted_dispatcher_is_woken_by_a_handler_after_its_commit(tmp_path: Pat
         async with receiver(clock) as rx:
             app = web.Application()
             # a poll interval far longer than the test: only wake() can make the delivery happen
-            add_webhook_dispatcher(
-                app, WebhookDispatcher(tmp_path / "w.db", clock, allow_private=True, poll_interval=3600)
-            )
+            mount_dispatcher(app, WebhookDispatcher(tmp_path / "w.db", clock, allow_private=True, poll_interval=3600))
             writer = connect(tmp_path / "w.db")
 
             async def handler(request: web.Request) -> web.Response:
                 event_id = enqueue(writer, rx.url, clock())
-                wake(request)
+                wake_outbox(request)
                 return web.json_response({"event_id": event_id})
 
             app.router.add_post("/change", handler)
@@ -352,7 +353,7 @@ def test_mounted_dispatcher_is_woken_by_a_handler_after_its_commit(tmp_path: Pat
             finally:
                 await server.close()
             assert d._task is None  # stopped on cleanup
-            wake(web.Application())  # no dispatcher mounted: nothing happens
+            wake_outbox(make_mocked_request("POST", "/", app=web.Application()))  # no dispatcher: nothing happens
 
     run(body)
 
@@ -390,5 +391,78 @@ def test_a_slow_host_cannot_take_every_slot(tmp_path: Path) -> None:
                 await until(lambda: status_of(conn, fast_id).status == "delivered", timeout=1.5)
                 assert len(slow.hits) == 2  # never more than two at the slow host at once
                 assert all(status_of(conn, e).status == "pending" for e in slow_ids)
+
+    run(body)
+
+
+class RecordingChannel:
+    """A second outbox channel (as e-mail will be): it answers each attempt as told and records it."""
+
+    name = "test"
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.sent: list[tuple[str, bytes, float]] = []
+        self.ok = False
+        self.started = False
+
+    async def start(self, concurrency: int) -> None:
+        self.started = True
+
+    async def close(self) -> None:
+        self.started = False
+
+    async def send(self, d: store.Delivery, now: float) -> Attempt:
+        self.sent.append((d.event_id, d.body, now))
+        return Attempt(True, 250, None) if self.ok else Attempt(False, None, "relay refused the message")
+
+
+def test_a_second_channel_shares_the_schedule_dead_letters_and_operator_commands(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The outbox is channel-neutral: a row names its channel; rows of another channel go through it
+    with the same retry schedule, the same dead letters and the same reset command, while webhook
+    rows still go out as webhooks."""
+
+    async def body() -> None:
+        clock, conn = Clock(), connect(tmp_path / "w.db")
+        channel = RecordingChannel(clock)
+        async with receiver(clock) as rx, running(tmp_path / "w.db", clock, channels=[channel]) as d:
+            assert channel.started
+            with transaction(conn):
+                store.enqueue(
+                    conn,
+                    channel="test",
+                    event_id="evt_" + "7" * 32,
+                    event="listing.notice",
+                    source="listing:1",
+                    url="mailto:seller@example.com",
+                    host="smtp:relay",
+                    secret="",
+                    body=b"Subject: hi\r\n\r\nhello",
+                    now=clock(),
+                )
+            hook_id = enqueue(conn, rx.url, clock())
+            d.wake()
+            await until(lambda: len(channel.sent) == 1 and len(rx.hits) == 1 and not d._inflight)
+            assert channel.sent[0][:2] == ("evt_" + "7" * 32, b"Subject: hi\r\n\r\nhello")
+            assert rx.hits[0].headers["webhook-id"] == hook_id  # the webhook row took the webhook channel
+            for delay in (60, 300, 900, 3600, 14400):
+                clock.now += delay
+                d.wake()
+                count = len(channel.sent)
+                await until(lambda count=count: len(channel.sent) == count + 1 and not d._inflight)
+            assert [round(at - T0) for _e, _b, at in channel.sent] == [0, 60, 360, 1260, 4860, 19260]
+            st = status_of(conn, "evt_" + "7" * 32)
+            assert (st.status, st.attempts, st.last_error) == ("dead_letter", 6, "relay refused the message")
+            assert command.main(["list-dead", "--db", str(tmp_path / "w.db")]) == 0
+            assert "evt_" + "7" * 32 in capsys.readouterr().out
+            assert d.breakers["smtp:relay"].open_until is not None  # its own host's breaker, not a URL's
+            channel.ok = True
+            assert command.main(["reset", "evt_" + "7" * 32, "--db", str(tmp_path / "w.db")]) == 0
+            clock.now += 600  # past the breaker's cool-down (it doubled on the failed probe): one probe, answered
+            d.wake()
+            await until(lambda: status_of(conn, "evt_" + "7" * 32).status == "delivered")
+        assert not channel.started  # closed with the dispatcher
 
     run(body)

@@ -31,7 +31,7 @@ def _append_many(conn: apsw.Connection, n: int) -> list[store.AuditEntry]:
     with transaction(conn):
         for i in range(n):
             out.append(
-                store.append(
+                audit.append(
                     conn, stream=f"order:o{i % 3}", kind="t", payload={"i": i}, chain=_order_rule, now=float(i)
                 )
             )
@@ -40,8 +40,8 @@ def _append_many(conn: apsw.Connection, n: int) -> list[store.AuditEntry]:
 
 def test_order_chain_rule_by_hand(conn: apsw.Connection) -> None:
     with transaction(conn):
-        first = store.append(conn, stream="order:x", kind="t", payload={"b": 2, "a": "é"}, chain=_order_rule, now=1.0)
-        second = store.append(conn, stream="order:x", kind="t", payload={"n": 1}, chain=_order_rule, now=2.0)
+        first = audit.append(conn, stream="order:x", kind="t", payload={"b": 2, "a": "é"}, chain=_order_rule, now=1.0)
+        second = audit.append(conn, stream="order:x", kind="t", payload={"n": 1}, chain=_order_rule, now=2.0)
     body1 = '{"a":"é","b":2}'.encode()
     assert first.payload == body1.decode()
     assert first.prev_hash == "genesis" and first.seq == 1
@@ -67,7 +67,7 @@ def test_streams_have_their_own_sequences(conn: apsw.Connection) -> None:
 
 def test_floats_are_refused_in_payloads(conn: apsw.Connection) -> None:
     with pytest.raises(TypeError), transaction(conn):
-        store.append(conn, stream="s", kind="t", payload={"x": [1.5]}, chain=_order_rule, now=0.0)
+        audit.append(conn, stream="s", kind="t", payload={"x": [1.5]}, chain=_order_rule, now=0.0)
     assert store.size(conn) == 0
 
 

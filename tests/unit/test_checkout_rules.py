@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from web3 import Web3
 
-from core import checkout as rules
+from core.checkout import rules
 from core.money import MAX_AMOUNT_UNITS
 
 

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from api.decisions import decision_payload, decision_rule, iso_utc, parse_decision
+from api.decisions import as_decision, parse_decision
 from api.errors import ApiError
-from core import audit
+from core import audit, decisions
+from core.isotime import iso_utc
 
 H = "ab" * 32
 H2 = "cd" * 32
@@ -225,7 +226,7 @@ def test_decision_chain_rule_vectors() -> None:
     req = parse(body(evidence_manifest=[{"type": "pdf", "sha256": H2}], correlation_ref="ref-1"))
     ts = iso_utc(1_800_000_000.25)
     assert ts == "2027-01-15T08:00:00.250Z"
-    payload = decision_payload(AGENT, req, ts)
+    payload = decisions.payload(AGENT, as_decision(req), ts)
     # RFC 8785 for this ASCII-only, number-free object is sorted keys without whitespace.
     expected_json = (
         '{"agent_id":"0f8fad5b-d9cb-469f-a165-70867728950e","content_hash":"' + H + '","correlation_ref":"ref-1",'
@@ -234,7 +235,7 @@ def test_decision_chain_rule_vectors() -> None:
     ).encode()
     assert audit.canonical(payload) == expected_json
     payload_hash = sha(expected_json)
-    rule = decision_rule(AGENT)
+    rule = decisions.chain_rule(AGENT)
     first = rule(1, "genesis", expected_json)
     assert first == sha(f"{AGENT}:1:genesis:{payload_hash}".encode())
     second = rule(2, first, expected_json)
@@ -249,7 +250,7 @@ def test_decision_chain_rule_vectors() -> None:
 
 
 def test_payload_without_optional_fields_is_explicit() -> None:
-    payload = decision_payload(AGENT, parse(body()), "2027-01-15T08:00:00.000Z")
+    payload = decisions.payload(AGENT, as_decision(parse(body())), "2027-01-15T08:00:00.000Z")
     assert payload["correlation_ref"] is None and payload["evidence_manifest"] == []
     assert b'"correlation_ref":null' in audit.canonical(payload)
     assert "webhook_url" not in payload and "webhook_secret" not in payload

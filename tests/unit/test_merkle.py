@@ -772,3 +772,36 @@ def test_property_trivial_consistency(first: int, second: int) -> None:
     assert verify_consistency(second, second, root, root, []) is True
     assert verify_consistency(0, second, EMPTY_ROOT, root, []) is True
     assert verify_consistency(first, second, root, root, []) is (first == second)
+
+
+def test_failures_say_why() -> None:
+    """The checkers name the reason a proof fails (what /verify and the verify command show), and
+    agree with the boolean verifiers on every mutation."""
+    hashes = POOL[:7]
+    root = merkle.root_from_leaf_hashes(hashes)
+    proof = inclusion_proof(hashes, 3)
+    assert merkle.inclusion_failure(hashes[3], 3, 7, proof, root) is None
+    assert merkle.inclusion_failure(hashes[3], 3, 7, proof[:-1], root) == "proof is too short"
+    assert merkle.inclusion_failure(hashes[3], 3, 7, [*proof, SOME_HASH], root) == "proof is too long"
+    assert merkle.inclusion_failure(hashes[3], 9, 7, proof, root) == "index 9 out of range for tree size 7"
+    assert (merkle.inclusion_failure(hashes[3], 3, 7, proof, b"short") or "").startswith("the root is not")
+    mismatch = merkle.inclusion_failure(hashes[4], 3, 7, proof, root) or ""
+    assert mismatch.startswith("root mismatch: the proof leads to 0x") and mismatch.endswith(root.hex())
+    for _desc, bad in proof_mutations(proof, SOME_HASH):
+        assert merkle.inclusion_failure(hashes[3], 3, 7, bad, root) is not None
+        assert not verify_inclusion(hashes[3], 3, 7, bad, root)
+    r3 = merkle.root_from_leaf_hashes(hashes[:3])
+    cproof = consistency_proof(hashes, 3)
+    assert merkle.consistency_failure(3, 7, r3, root, cproof) is None
+    assert merkle.consistency_failure(7, 3, root, r3, cproof) == (
+        "wrong size: the first tree (7) is larger than the second (3)"
+    )
+    assert merkle.consistency_failure(3, 7, r3, root, []) == "the proof is empty"
+    assert merkle.consistency_failure(3, 7, r3, root, cproof[:-1]) == "proof is too short"
+    assert (merkle.consistency_failure(3, 7, r3, flip(root, 3), cproof) or "").startswith(
+        "root mismatch: the proof leads to second root"
+    )
+    assert (merkle.consistency_failure(3, 7, flip(r3, 3), root, cproof) or "").startswith(
+        "root mismatch: the proof leads to first root"
+    )
+    assert merkle.consistency_failure(3, 3, r3, root, []) == "root mismatch: equal sizes, different roots"

@@ -11,7 +11,8 @@ from pathlib import Path
 import apsw
 import pytest
 
-from core import audit, orders
+from core import audit
+from core.checkout import orders, views
 from core.store import audit as audit_store
 from core.store import checkout as checkout_store
 from core.store import orders as store
@@ -65,7 +66,7 @@ def _session(conn: apsw.Connection, sid: str, webhook: str | None) -> None:
 
 def _create(conn: apsw.Connection, sid: str = "s1", job: str = JOB) -> store.OrderRow:
     with transaction(conn):
-        return store.create_order(
+        return orders.create_order(
             conn,
             session_id=sid,
             job_id=job,
@@ -109,7 +110,7 @@ def test_create_order_is_once_per_session_and_writes_history_audit_and_webhook(c
     entries = audit_store.stream_entries(conn, audit.order_stream(first.id))
     assert len(entries) == 1 and entries[0].id == hist[0].audit_id
     assert entries[0].chain_hash == hashlib.sha256(b"genesis" + entries[0].payload.encode()).hexdigest()
-    rows = conn.execute("SELECT event, source, body FROM webhook_deliveries").fetchall()
+    rows = conn.execute("SELECT event, source, body FROM outbox").fetchall()
     assert len(rows) == 1
     event, source, body = rows[0]
     assert (event, source) == ("job.state_changed", f"order:{first.id}")
@@ -122,10 +123,10 @@ def test_a_move_is_checked_and_chained(conn: apsw.Connection) -> None:
     _session(conn, "s1", None)
     order = _create(conn)
     with transaction(conn):
-        store.transition(conn, order.id, "acknowledged", actor="provider", now=NOW + 1)
-        store.transition(conn, order.id, "in_progress", actor="provider", now=NOW + 2)
+        orders.transition(conn, order.id, "acknowledged", actor="provider", now=NOW + 1)
+        orders.transition(conn, order.id, "in_progress", actor="provider", now=NOW + 2)
     with pytest.raises(orders.InvalidTransition), transaction(conn):
-        store.transition(conn, order.id, "released", actor="provider", now=NOW + 3)
+        orders.transition(conn, order.id, "released", actor="provider", now=NOW + 3)
     got = store.get_order(conn, order.id)
     assert got is not None and got.status == "in_progress"
     entries = audit_store.stream_entries(conn, audit.order_stream(order.id))
@@ -134,14 +135,14 @@ def test_a_move_is_checked_and_chained(conn: apsw.Connection) -> None:
         assert cur.prev_hash == prev.chain_hash
         assert cur.chain_hash == hashlib.sha256(prev.chain_hash.encode() + cur.payload.encode()).hexdigest()
     assert json.loads(entries[2].payload)["to_state"] == "in_progress"
-    assert conn.execute("SELECT count(*) FROM webhook_deliveries").fetchall()[0][0] == 0  # no webhook_url
+    assert conn.execute("SELECT count(*) FROM outbox").fetchall()[0][0] == 0  # no webhook_url
 
 
 def test_unknown_columns_are_refused(conn: apsw.Connection) -> None:
     _session(conn, "s1", None)
     order = _create(conn)
     with pytest.raises(ValueError), transaction(conn):
-        store.transition(conn, order.id, "acknowledged", actor="provider", now=NOW, updates={"status; --": 1})
+        orders.transition(conn, order.id, "acknowledged", actor="provider", now=NOW, updates={"status; --": 1})
     with pytest.raises(ValueError), transaction(conn):
         store.update_order(conn, order.id, NOW, amount=1)
 
@@ -156,17 +157,17 @@ def test_signatures_are_used_once_until_they_expire(conn: apsw.Connection) -> No
 def test_views_by_visibility(conn: apsw.Connection) -> None:
     _session(conn, "s1", "https://example.com/hook")
     order = _create(conn)
-    public = store.order_view(conn, order.id, "public")
+    public = views.order_view(conn, order.id, "public")
     assert public is not None
     assert "line_items" not in public and "buyer_details" not in public and "webhook_delivery" not in public
     assert public["audit_chain"][0]["chain_hash"] and public["history"][0]["to_state"] == "created"
-    auth = store.order_view(conn, order.id, "authenticated")
+    auth = views.order_view(conn, order.id, "authenticated")
     assert auth is not None and "line_items" in auth and "buyer_details" not in auth
-    funder = store.order_view(conn, order.id, "funder")
+    funder = views.order_view(conn, order.id, "funder")
     assert funder is not None and funder["buyer_details"]["email"] == "b@x.io"
     assert funder["webhook_delivery"][0]["status"] == "pending"
     assert "secret" not in json.dumps(funder["webhook_delivery"])
-    assert store.order_view(conn, "ord_missing", "public") is None
+    assert views.order_view(conn, "ord_missing", "public") is None
 
 
 def test_operator_command_fails_and_recovers(

@@ -12,9 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import time
-from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
-from decimal import Decimal
+from collections.abc import Callable
 from typing import Any
 
 import apsw
@@ -27,13 +25,13 @@ from api.auth import (
     agent_for,
     authenticate,
     authenticate_optional,
-    hash_api_key,
-    new_api_key,
     remember_agents,
     require_account_scope,
 )
 from api.errors import ApiError, error_middleware
-from api.models import (
+from api.http import CLOCK, HOOKS, READ_DB, WRITER, Hooks, RawJson, encode, iso, usdc
+from api.models import parse_body, parse_query
+from api.wallets.models import (
     AgentQuery,
     BrainUpdateRequest,
     CompoundRequest,
@@ -44,25 +42,14 @@ from api.models import (
     RegisterRequest,
     RunRequest,
     SpendRequest,
-    parse_body,
     parse_earn,
-    parse_query,
 )
 from core import wallets
+from core.keys import hash_api_key, new_api_key
 from core.money import usdc_text
 from core.store import wallets as store
 from core.store.committer import GroupCommitter
 from core.store.wallets import AgentRow, BalanceRow, get_balance
-
-#: The reading connection (auth lookups, GETs): it sees committed data only.
-WALLET_DB: web.AppKey[apsw.Connection] = web.AppKey("wallet_db", apsw.Connection)
-#: Every write goes through the group committer (its own connection, synchronous=FULL).
-WRITER: web.AppKey[GroupCommitter] = web.AppKey("wallet_writer", GroupCommitter)
-#: The clock (seconds since the epoch); tests inject their own.
-CLOCK: web.AppKey[Callable[[], float]] = web.AppKey("wallet_clock", Callable[[], float])  # type: ignore[arg-type]
-#: Awaited by value-moving POSTs after the Idempotency-Key is claimed, before the transaction
-#: (None in production; tests hold requests in flight with it).
-HOOK: web.AppKey[Callable[[web.Request], Awaitable[None]] | None] = web.AppKey("wallet_hook", object)  # type: ignore[arg-type]
 
 _STATUS = {
     "insufficient_balance": 422,
@@ -73,54 +60,12 @@ _STATUS = {
 }
 
 
-class RawJson(str):
-    """Text that is already JSON (a stored memory value), spliced into a response as is."""
-
-
-# ---- JSON with Decimal numbers ----------------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=4096)
-def _key(k: str) -> str:
-    return json.dumps(k)
-
-
-_SCALARS: dict[type, Callable[[Any], str]] = {
-    Decimal: str,
-    int: str,
-    bool: lambda v: "true" if v else "false",
-    type(None): lambda v: "null",
-    RawJson: str,
-    str: json.dumps,
-}
-
-
-def encode(value: Any) -> str:
-    """JSON text in which Decimals are numbers (json.dumps would need floats). On every response's
-    path: exact-type dispatch, cached key encodings."""
-    scalar = _SCALARS.get(type(value))
-    if scalar is not None:
-        return scalar(value)
-    if isinstance(value, dict):
-        return "{" + ",".join(_key(str(k)) + ":" + encode(v) for k, v in value.items()) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join(encode(v) for v in value) + "]"
-    if isinstance(value, Decimal):  # a Decimal subclass
-        return str(value)
-    return json.dumps(value)
-
-
 def _ok(payload: dict[str, Any], status: int = 200) -> tuple[int, bytes]:
     return status, encode(payload).encode()
 
 
-def _usdc(units: int) -> RawJson:
-    """An amount for a response: written into the JSON as a number, exactly (no Decimal object)."""
-    return RawJson(usdc_text(units))
-
-
-def _iso(t: float) -> str:
-    return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+_usdc = usdc
+_iso = iso
 
 
 def _json_response(payload: dict[str, Any]) -> web.Response:
@@ -149,7 +94,7 @@ async def _execute(
     request: web.Request, caller: Caller | None, body: bytes, work: idempotency.TxWork, *, savepoint: bool = True
 ) -> web.Response:
     app = request.app
-    hook = app.get(HOOK)
+    hook = app[HOOKS].before_write
     before = None if hook is None else functools.partial(hook, request)
     owner = "anonymous" if caller is None else caller.key_hash
     return await idempotency.execute(
@@ -185,14 +130,14 @@ async def _authenticated_write(request: web.Request, work: WriteWork, *, savepoi
     connection, then run `work` under the Idempotency-Key in the next group commit. The body is
     parsed inside `work`, so a 4xx is stored under the key like any other answer. savepoint=False
     for a `work` that writes nothing when it raises (idempotency.execute)."""
-    caller = authenticate(request.app[WALLET_DB], request)
+    caller = authenticate(request.app[READ_DB], request)
     body = await request.read()
     now = request.app[CLOCK]()
     return await _execute(request, caller, body, functools.partial(_bind, work, caller, body, now), savepoint=savepoint)
 
 
 async def register(request: web.Request) -> web.Response:
-    db = request.app[WALLET_DB]
+    db = request.app[READ_DB]
     caller = authenticate_optional(db, request)
     if caller is None and idempotency.HEADER in request.headers:
         raise ApiError(
@@ -352,7 +297,7 @@ def _balance_json(bal: BalanceRow, memory_entries: int, settled: int) -> dict[st
 
 
 async def balance(request: web.Request) -> web.Response:
-    db = request.app[WALLET_DB]
+    db = request.app[READ_DB]
     caller = authenticate(db, request)
     q = parse_query(AgentQuery, dict(request.query))
     agent = agent_for(db, caller, q.agentId)
@@ -363,7 +308,7 @@ async def balance(request: web.Request) -> web.Response:
 
 
 async def identity(request: web.Request) -> web.Response:
-    db = request.app[WALLET_DB]
+    db = request.app[READ_DB]
     caller = authenticate(db, request)
     q = parse_query(AgentQuery, dict(request.query))
     agent = agent_for(db, caller, q.agentId)
@@ -393,7 +338,7 @@ async def memory_read(request: web.Request) -> web.Response:
     """GET /api/agents/memory?agentId=&query=&limit=&cursor=: the agent's entries ordered by key,
     `query` a case-sensitive substring of the key, `limit` 1-200 (default 50); nextCursor is the
     last key returned when more follow, else null."""
-    db = request.app[WALLET_DB]
+    db = request.app[READ_DB]
     caller = authenticate(db, request)
     q = parse_query(MemoryQuery, dict(request.query))
     agent = agent_for(db, caller, q.agentId)
@@ -457,7 +402,7 @@ def _brain_payload(brain: wallets.Brain, network: dict[str, store.NicheStats]) -
 
 
 async def brain_read(request: web.Request) -> web.Response:
-    db = request.app[WALLET_DB]
+    db = request.app[READ_DB]
     caller = authenticate(db, request)
     q = parse_query(AgentQuery, dict(request.query))
     agent = agent_for(db, caller, q.agentId)
@@ -497,7 +442,7 @@ async def record_run(request: web.Request) -> web.Response:
 async def network(request: web.Request) -> web.Response:
     """GET /api/agents/network (public): agents registered, total earned and total tolls in USDC
     (reported earnings plus settled on-chain payouts; see core.store.wallets.network_totals)."""
-    agents, earned, tolls = store.network_totals(request.app[WALLET_DB])
+    agents, earned, tolls = store.network_totals(request.app[READ_DB])
     return _json_response({"totalAgents": agents, "totalEarned": _usdc(earned), "totalTolls": _usdc(tolls)})
 
 
@@ -529,10 +474,13 @@ async def create_key(request: web.Request) -> web.Response:
 # ---- wiring -----------------------------------------------------------------------------------
 
 
-def add_wallet_routes(app: web.Application, db: apsw.Connection, clock: Callable[[], float] = time.time) -> None:
+def add_wallet_routes(
+    app: web.Application, db: apsw.Connection, clock: Callable[[], float] = time.time, hooks: Hooks | None = None
+) -> None:
     """Mount the wallet API on `app`: `db` (a file opened with core.store.connect) serves reads; a
-    GroupCommitter on the same file does every write and is closed with the app."""
-    app[WALLET_DB] = db
+    GroupCommitter on the same file does every write and is closed with the app. `hooks`: test
+    seams (api.http.Hooks)."""
+    app[READ_DB] = db
     app[WRITER] = GroupCommitter(db.filename)
 
     async def close_writer(app: web.Application) -> None:
@@ -540,7 +488,7 @@ def add_wallet_routes(app: web.Application, db: apsw.Connection, clock: Callable
 
     app.on_cleanup.append(close_writer)
     app[CLOCK] = clock
-    app[HOOK] = None
+    app[HOOKS] = hooks or Hooks()
     app.router.add_post("/api/agents/register", register)
     app.router.add_post("/api/agents/earn", earn)
     app.router.add_post("/api/agents/spend", spend)
@@ -557,8 +505,10 @@ def add_wallet_routes(app: web.Application, db: apsw.Connection, clock: Callable
     app.router.add_post("/api/keys", create_key)
 
 
-def create_wallet_app(db: apsw.Connection, clock: Callable[[], float] = time.time) -> web.Application:
+def create_wallet_app(
+    db: apsw.Connection, clock: Callable[[], float] = time.time, hooks: Hooks | None = None
+) -> web.Application:
     """The wallet API alone (no chain): what tests and wallet-only deployments serve."""
     app = web.Application(middlewares=[error_middleware])
-    add_wallet_routes(app, db, clock)
+    add_wallet_routes(app, db, clock, hooks)
     return app

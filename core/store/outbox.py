@@ -1,13 +1,15 @@
-"""SQL of the webhook outbox (table webhook_deliveries).
+"""SQL of the outbox (table outbox): deliveries of every channel (webhook, e-mail).
 
 `enqueue` runs inside the caller's transaction, next to the state change it announces (the
 transactional outbox): the delivery exists if and only if the change committed. The dispatcher
 reads `due` rows and records each attempt; the operator lists and resets dead letters.
 
-A target host is `host_of(url)` ("hostname:port", the port made explicit). The dispatcher's
-circuit breaker `hold_host`s a down host's pending rows (their next attempt moved to the end of
-its cool-down, attempts unchanged, `held_since` set once) and `release_host`s them when the host
-answers again; `hosts` is the operator's per-host view of what is pending.
+A row names its channel and its target (`url`: an http(s) URL, a mailto: address) and the key of
+its breaker (`host`: for a webhook `host_of(url)`, "hostname:port" with the port made explicit).
+The dispatcher's circuit breaker `hold_host`s a down host's pending rows (their next attempt moved
+to the end of its cool-down, attempts unchanged, `held_since` set once) and `release_host`s them
+when the host answers again; `hosts` is the operator's per-host view of what is pending. The
+rules (retry schedule, event ids) are core.outbox's.
 """
 
 from __future__ import annotations
@@ -19,8 +21,6 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import apsw
-
-from core.webhooks import new_event_id, next_delay
 
 #: A stored last_error is cut to this many characters.
 MAX_ERROR = 500
@@ -40,6 +40,8 @@ class Delivery:
     attempts: int
     next_attempt_at: float
     created_at: float
+    channel: str = "webhook"
+    host: str | None = None  # the breaker's key (None: queued before schema 7)
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ class DeliveryStatus:
     delivered_at: float | None
 
 
-_DELIVERY_COLS = "id, event_id, event, source, url, secret, body, attempts, next_attempt_at, created_at"
+_DELIVERY_COLS = "id, event_id, event, source, url, secret, body, attempts, next_attempt_at, created_at, channel, host"
 _STATUS_COLS = (
     "event_id, event, source, url, status, attempts, next_attempt_at, last_status, last_error, created_at, delivered_at"
 )
@@ -69,28 +71,42 @@ def _rows(conn: apsw.Connection, sql: str, params: tuple[Any, ...] = ()) -> list
     return cast(list[tuple[Any, ...]], conn.execute(sql, params).fetchall())
 
 
-def encode_body(payload: dict[str, Any]) -> bytes:
-    """Compact JSON (UTF-8): the exact bytes that are stored, signed and sent."""
-    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
-
-
 def enqueue(
-    conn: apsw.Connection, *, event: str, source: str, url: str, secret: str, payload: dict[str, Any], now: float
-) -> str:
-    """Queue one delivery, due at once; returns its event id. Call inside the transaction that makes
-    the change it announces, and wake the dispatcher after that transaction committed."""
-    event_id = new_event_id()
+    conn: apsw.Connection,
+    *,
+    channel: str,
+    event_id: str,
+    event: str,
+    source: str,
+    url: str,
+    host: str,
+    secret: str,
+    body: bytes,
+    now: float,
+) -> None:
+    """Insert one delivery, due at once (core.outbox.enqueue_* call it inside the transaction that
+    makes the change it announces)."""
     conn.execute(
-        "INSERT INTO webhook_deliveries (event_id, event, source, url, host, secret, body, status, attempts,"
-        " next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)",
-        (event_id, event, source, url, host_of(url), secret, encode_body(payload), now, now),
+        "INSERT INTO outbox (channel, event_id, event, source, url, host, secret, body, status, attempts,"
+        " next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)",
+        (channel, event_id, event, source, url, host, secret, body, now, now),
     )
-    return event_id
 
 
 def _delivery(row: Any) -> Delivery:
     return Delivery(
-        int(row[0]), row[1], row[2], row[3], row[4], row[5], bytes(row[6]), int(row[7]), float(row[8]), float(row[9])
+        int(row[0]),
+        row[1],
+        row[2],
+        row[3],
+        row[4],
+        row[5],
+        bytes(row[6]),
+        int(row[7]),
+        float(row[8]),
+        float(row[9]),
+        row[10],
+        row[11],
     )
 
 
@@ -115,13 +131,13 @@ def due(conn: apsw.Connection, now: float, limit: int, after: tuple[float, int] 
     of the last row of a previous page continues past it."""
     if after is None:
         rows = conn.execute(
-            f"SELECT {_DELIVERY_COLS} FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ?"  # noqa: S608
+            f"SELECT {_DELIVERY_COLS} FROM outbox WHERE status = 'pending' AND next_attempt_at <= ?"  # noqa: S608
             " ORDER BY next_attempt_at, id LIMIT ?",
             (now, limit),
         ).fetchall()
     else:
         rows = conn.execute(
-            f"SELECT {_DELIVERY_COLS} FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ?"  # noqa: S608
+            f"SELECT {_DELIVERY_COLS} FROM outbox WHERE status = 'pending' AND next_attempt_at <= ?"  # noqa: S608
             " AND (next_attempt_at, id) > (?, ?) ORDER BY next_attempt_at, id LIMIT ?",
             (now, after[0], after[1], limit),
         ).fetchall()
@@ -130,33 +146,40 @@ def due(conn: apsw.Connection, now: float, limit: int, after: tuple[float, int] 
 
 def next_due_at(conn: apsw.Connection) -> float | None:
     """When the earliest pending delivery is due (None: nothing pending)."""
-    row = _rows(conn, "SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending'")
+    row = _rows(conn, "SELECT MIN(next_attempt_at) FROM outbox WHERE status = 'pending'")
     return None if row[0][0] is None else float(row[0][0])
 
 
 def record_attempt(
-    conn: apsw.Connection, id: int, *, ok: bool, status: int | None, error: str | None, now: float
+    conn: apsw.Connection,
+    id: int,
+    *,
+    ok: bool,
+    status: int | None,
+    error: str | None,
+    now: float,
+    delays: Sequence[float],
 ) -> str | None:
     """Record one attempt of a pending delivery; returns its new status (None: it was not pending).
     Success: delivered, the secret cleared. Failure: attempts + 1 and the next attempt scheduled
-    from RETRY_DELAYS, or dead_letter after the last one. Either way no longer held (held_since
-    counts a hold from the row's last attempt)."""
-    row = _rows(conn, "SELECT attempts FROM webhook_deliveries WHERE id = ? AND status = 'pending'", (id,))
+    `delays[attempts]` later, or dead_letter after the last one. Either way no longer held
+    (held_since counts a hold from the row's last attempt)."""
+    row = _rows(conn, "SELECT attempts FROM outbox WHERE id = ? AND status = 'pending'", (id,))
     if not row:
         return None
     attempts = int(row[0][0]) + 1
     cut = None if error is None else error[:MAX_ERROR]
     if ok:
         conn.execute(
-            "UPDATE webhook_deliveries SET status = 'delivered', secret = '', attempts = ?, last_status = ?,"
+            "UPDATE outbox SET status = 'delivered', secret = '', attempts = ?, last_status = ?,"
             " last_error = NULL, delivered_at = ?, held_since = NULL WHERE id = ?",
             (attempts, status, now, id),
         )
         return "delivered"
-    delay = next_delay(attempts)
+    delay = delays[attempts] if attempts < len(delays) else None
     new_status = "pending" if delay is not None else "dead_letter"
     conn.execute(
-        "UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_status = ?,"
+        "UPDATE outbox SET status = ?, attempts = ?, next_attempt_at = ?, last_status = ?,"
         " last_error = ?, held_since = NULL WHERE id = ?",
         (new_status, attempts, now + delay if delay is not None else now, status, cut, id),
     )
@@ -165,7 +188,7 @@ def record_attempt(
 
 def dead_letters(conn: apsw.Connection) -> list[DeliveryStatus]:
     rows = conn.execute(
-        f"SELECT {_STATUS_COLS} FROM webhook_deliveries WHERE status = 'dead_letter' ORDER BY id"  # noqa: S608
+        f"SELECT {_STATUS_COLS} FROM outbox WHERE status = 'dead_letter' ORDER BY id"  # noqa: S608
     ).fetchall()
     return [_status(r) for r in rows]
 
@@ -174,7 +197,7 @@ def reset_dead_letter(conn: apsw.Connection, event_id: str | None, now: float) -
     """Put one dead letter (or all of them: event_id None) back to pending, attempts 0, due now,
     no longer held by the circuit breaker. Returns how many rows were reset."""
     sql = (
-        "UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, held_since = NULL"
+        "UPDATE outbox SET status = 'pending', attempts = 0, next_attempt_at = ?, held_since = NULL"
         " WHERE status = 'dead_letter'"
     )
     if event_id is None:
@@ -187,7 +210,7 @@ def reset_dead_letter(conn: apsw.Connection, event_id: str | None, now: float) -
 def deliveries_for(conn: apsw.Connection, source: str) -> list[DeliveryStatus]:
     """Every delivery of one source (e.g. "order:<id>"), in the order they were queued."""
     rows = conn.execute(
-        f"SELECT {_STATUS_COLS} FROM webhook_deliveries WHERE source = ? ORDER BY id",  # noqa: S608
+        f"SELECT {_STATUS_COLS} FROM outbox WHERE source = ? ORDER BY id",  # noqa: S608
         (source,),
     ).fetchall()
     return [_status(r) for r in rows]
@@ -195,7 +218,7 @@ def deliveries_for(conn: apsw.Connection, source: str) -> list[DeliveryStatus]:
 
 def get_status(conn: apsw.Connection, event_id: str) -> DeliveryStatus | None:
     rows = conn.execute(
-        f"SELECT {_STATUS_COLS} FROM webhook_deliveries WHERE event_id = ?",  # noqa: S608
+        f"SELECT {_STATUS_COLS} FROM outbox WHERE event_id = ?",  # noqa: S608
         (event_id,),
     ).fetchall()
     return _status(rows[0]) if rows else None
@@ -235,14 +258,14 @@ def hold_host(
     now (`in_flight`: its outcome is recorded by the attempt). Returns (held, dead-lettered)."""
     skip = json.dumps(list(in_flight))
     conn.execute(
-        "UPDATE webhook_deliveries SET status = 'dead_letter', last_error = ? WHERE host = ? AND status = 'pending'"
+        "UPDATE outbox SET status = 'dead_letter', last_error = ? WHERE host = ? AND status = 'pending'"
         " AND next_attempt_at <= ? AND held_since IS NOT NULL AND held_since + ? <= ?"
         " AND id NOT IN (SELECT value FROM json_each(?))",
         (error[:MAX_ERROR], host, now, max_hold, now, skip),
     )
     dead = int(conn.changes())
     conn.execute(
-        "UPDATE webhook_deliveries SET held_since = COALESCE(held_since, :now),"
+        "UPDATE outbox SET held_since = COALESCE(held_since, :now),"
         " next_attempt_at = MAX(next_attempt_at, MIN(:until, COALESCE(held_since, :now) + :max_hold))"
         " WHERE host = :host AND status = 'pending' AND next_attempt_at < :until",
         {"now": now, "until": until, "max_hold": max_hold, "host": host},
@@ -254,7 +277,7 @@ def release_host(conn: apsw.Connection, host: str, *, now: float, held_until: fl
     """The host answers again: none of its rows is held any more (a later hold starts their max_hold
     afresh), and those waiting for a time up to `held_until` are due now. Returns how many were held."""
     conn.execute(
-        "UPDATE webhook_deliveries SET held_since = NULL, next_attempt_at = CASE WHEN next_attempt_at > :now"
+        "UPDATE outbox SET held_since = NULL, next_attempt_at = CASE WHEN next_attempt_at > :now"
         " AND next_attempt_at <= :held_until THEN :now ELSE next_attempt_at END"
         " WHERE host = :host AND status = 'pending' AND held_since IS NOT NULL",
         {"now": now, "held_until": held_until, "host": host},
@@ -278,7 +301,7 @@ def hosts(conn: apsw.Connection, now: float) -> list[HostBacklog]:
     rows = _rows(
         conn,
         "SELECT url, COUNT(*), SUM(held_since IS NOT NULL AND next_attempt_at > ?), MIN(created_at),"
-        " MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending' GROUP BY url",
+        " MIN(next_attempt_at) FROM outbox WHERE status = 'pending' GROUP BY url",
         (now,),
     )
     merged: dict[str, list[float]] = {}

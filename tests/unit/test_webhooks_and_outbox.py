@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from core import webhooks
+from core import outbox, webhooks
 from core.store import connect, transaction
-from core.store import webhooks as store
+from core.store import outbox as store
 from core.webhooks import WebhookURLError
 
 # ---- an independent verifier: HMAC-SHA256 from RFC 2104 over hashlib, no hmac module --------------
@@ -67,7 +67,7 @@ def test_service_signature_is_hmac_sha256_hex_of_the_exact_body() -> None:
         "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
     )
     secret = webhooks.new_secret()
-    body = store.encode_body({"event": "job.state_changed", "job_id": "ord_1", "status": "acknowledged", "n": "é"})
+    body = outbox.encode_body({"event": "job.state_changed", "job_id": "ord_1", "status": "acknowledged", "n": "é"})
     header = webhooks.sign_service(body, secret)
     assert my_service_check(body, secret, header)
     assert webhooks.verify_service(body, secret, header)
@@ -98,7 +98,7 @@ def test_verification_uses_the_timing_safe_compare(monkeypatch: pytest.MonkeyPat
 def test_standard_headers_verify_independently_and_with_the_whsec_form() -> None:
     secret = webhooks.new_secret()
     body = b'{"event":"decision_logged","job_id":7}'
-    event_id = webhooks.new_event_id()
+    event_id = outbox.new_event_id()
     headers = webhooks.standard_headers(event_id, 1_800_000_123, body, secret)
     assert set(headers) == {"webhook-id", "webhook-timestamp", "webhook-signature"}
     assert headers["webhook-id"] == event_id and headers["webhook-timestamp"] == "1800000123"
@@ -133,11 +133,11 @@ def test_verify_standard_refuses_stale_future_tampered_and_incomplete() -> None:
 
 
 def test_ids_secrets_and_retry_schedule() -> None:
-    ids = {webhooks.new_event_id() for _ in range(100)}
+    ids = {outbox.new_event_id() for _ in range(100)}
     assert len(ids) == 100 and all(re.fullmatch(r"evt_[0-9a-f]{32}", i) for i in ids)
     assert re.fullmatch(r"[0-9a-f]{64}", webhooks.new_secret())
-    assert webhooks.RETRY_DELAYS == (0, 60, 300, 900, 3600, 14400)
-    assert [webhooks.next_delay(n) for n in range(7)] == [0, 60, 300, 900, 3600, 14400, None]
+    assert outbox.RETRY_DELAYS == (0, 60, 300, 900, 3600, 14400)
+    assert [outbox.next_delay(n) for n in range(7)] == [0, 60, 300, 900, 3600, 14400, None]
 
 
 def test_allow_private_for() -> None:
@@ -279,7 +279,7 @@ T0 = 1_800_000_000.0
 
 def _enqueue(conn: Any, now: float = T0, source: str = "order:ord_1", **payload: Any) -> str:
     with transaction(conn):
-        return store.enqueue(
+        return outbox.enqueue_webhook(
             conn,
             event="job.state_changed",
             source=source,
@@ -302,11 +302,11 @@ def test_enqueue_stores_compact_body_due_at_once_and_rolls_back_with_its_transac
     assert store.due(conn, T0 - 1, 10) == []
     # the outbox row exists only if the surrounding change commits
     with pytest.raises(RuntimeError), transaction(conn):
-        store.enqueue(conn, event="e", source="order:x", url="https://e.com/", secret="s", payload={}, now=T0)
+        outbox.enqueue_webhook(conn, event="e", source="order:x", url="https://e.com/", secret="s", payload={}, now=T0)
         raise RuntimeError("the state change failed")
     assert len(store.due(conn, T0, 10)) == 1
     with pytest.raises(ValueError):
-        store.encode_body({"x": float("nan")})
+        outbox.encode_body({"x": float("nan")})
 
 
 def test_record_attempt_follows_the_schedule_to_dead_letter_and_reset(tmp_path: Path) -> None:
@@ -316,14 +316,27 @@ def test_record_attempt_follows_the_schedule_to_dead_letter_and_reset(tmp_path: 
     now = T0
     for n, delay in enumerate((60, 300, 900, 3600, 14400), start=1):
         with transaction(conn):
-            assert store.record_attempt(conn, d.id, ok=False, status=500, error="HTTP 500", now=now) == "pending"
+            assert (
+                store.record_attempt(
+                    conn, d.id, ok=False, status=500, error="HTTP 500", now=now, delays=outbox.RETRY_DELAYS
+                )
+                == "pending"
+            )
         assert store.due(conn, now + delay - 0.001, 10) == []
         (again,) = store.due(conn, now + delay, 10)
         assert again.attempts == n and again.event_id == event_id
         now += delay
     with transaction(conn):
-        assert store.record_attempt(conn, d.id, ok=False, status=None, error="x" * 900, now=now) == "dead_letter"
-        assert store.record_attempt(conn, d.id, ok=True, status=200, error=None, now=now) is None  # not pending
+        assert (
+            store.record_attempt(
+                conn, d.id, ok=False, status=None, error="x" * 900, now=now, delays=outbox.RETRY_DELAYS
+            )
+            == "dead_letter"
+        )
+        assert (
+            store.record_attempt(conn, d.id, ok=True, status=200, error=None, now=now, delays=outbox.RETRY_DELAYS)
+            is None
+        )  # not pending
     assert store.due(conn, now + 10**9, 10) == []
     (dead,) = store.dead_letters(conn)
     assert (dead.event_id, dead.status, dead.attempts, dead.last_status) == (event_id, "dead_letter", 6, None)
@@ -335,7 +348,10 @@ def test_record_attempt_follows_the_schedule_to_dead_letter_and_reset(tmp_path: 
     (back,) = store.due(conn, now + 5, 10)
     assert back.attempts == 0 and back.event_id == event_id and back.secret == "sekrit"
     with transaction(conn):
-        assert store.record_attempt(conn, d.id, ok=True, status=204, error=None, now=now + 6) == "delivered"
+        assert (
+            store.record_attempt(conn, d.id, ok=True, status=204, error=None, now=now + 6, delays=outbox.RETRY_DELAYS)
+            == "delivered"
+        )
     assert store.dead_letters(conn) == []
     st = store.get_status(conn, event_id)
     assert st is not None and (st.status, st.attempts, st.last_status, st.delivered_at) == (
@@ -344,7 +360,7 @@ def test_record_attempt_follows_the_schedule_to_dead_letter_and_reset(tmp_path: 
         204,
         now + 6,
     )
-    assert conn.execute("SELECT secret FROM webhook_deliveries").fetchall() == [("",)]  # cleared once delivered
+    assert conn.execute("SELECT secret FROM outbox").fetchall() == [("",)]  # cleared once delivered
 
 
 def test_reset_all_and_deliveries_for_a_source(tmp_path: Path) -> None:
@@ -353,7 +369,7 @@ def test_reset_all_and_deliveries_for_a_source(tmp_path: Path) -> None:
     b = _enqueue(conn, source="order:A", now=T0 + 1)
     c = _enqueue(conn, source="order:B")
     with transaction(conn):
-        conn.execute("UPDATE webhook_deliveries SET status = 'dead_letter', attempts = 6")
+        conn.execute("UPDATE outbox SET status = 'dead_letter', attempts = 6")
         assert store.reset_dead_letter(conn, None, T0 + 9) == 3
     assert store.next_due_at(conn) == T0 + 9
     assert [d.event_id for d in store.deliveries_for(conn, "order:A")] == [a, b]

@@ -1,15 +1,10 @@
-"""Orders follow the payment gateway's FINAL events (an indexer finality hook).
+"""Orders follow the payment gateway's FINAL events (a follower, installed in the indexer).
 
 The API never marks money as moved on its own: an order becomes `released` only when the indexer
 has seen the gateway's JobReleased (or the arbiter's DisputeResolved) in a final block. The same
-reader heals a crash of the checkout's complete call between the funding transaction and its
+follower heals a crash of the checkout's complete call between the funding transaction and its
 database commit: a final JobFunded for a session that has no order yet creates the order, once,
 from the event's own values (the chain is the truth, whatever the session says by then).
-
-It reads the `events` rows the indexer stored (block <= final, after its cursor), in chain order,
-inside the indexer's transaction, so the cursor and the order writes commit together. Anyone can
-call the gateway with values of their choosing: each event is applied in its own savepoint, and an
-event that cannot be applied is logged and skipped, never allowed to stop the indexer.
 """
 
 from __future__ import annotations
@@ -20,59 +15,33 @@ from typing import Any
 
 import apsw
 
-from core.orders import InvalidTransition
+from core.checkout import orders
+from core.checkout.orders import InvalidTransition
 from core.store import checkout as checkout_store
-from core.store import orders
-from indexer.decode import Decoder
+from core.store import orders as order_store
+from core.store.projections import Event
 
 log = logging.getLogger("agentledger.orders")
 
-CURSOR = "orders"
 INT64_MAX = 2**63 - 1
-_HANDLED = frozenset({"JobFunded", "JobReleased", "DisputeOpened", "DisputeResolved", "JobReclaimed"})
 
 
 class OrderFollower:
-    def __init__(self, addresses: dict[str, str], clock: Callable[[], float]) -> None:
-        self.gateway = addresses["PaymentGateway"]
-        self.decoder = Decoder({"PaymentGateway": self.gateway})
+    name = "orders"
+    contracts = frozenset({"PaymentGateway"})
+
+    def __init__(self, clock: Callable[[], float]) -> None:
         self.clock = clock
-        self.skipped = 0  # events that could not be applied (logged), for tests and health
 
-    def __call__(self, conn: apsw.Connection, chain_id: int, final: int) -> None:
-        done = orders.event_cursor(conn, CURSOR, chain_id)  # every event up to this block is applied
-        if done >= final:
-            return
-        for row in orders.gateway_events(conn, chain_id, done + 1, final):
-            number, block_hash, tx_hash, log_index, topics, data = row
-            log_obj = {
-                "address": self.gateway,
-                "topics": topics.split(","),
-                "data": data,
-                "blockNumber": hex(number),
-                "blockHash": block_hash,
-                "transactionHash": tx_hash,
-                "logIndex": hex(log_index),
-            }
-            conn.execute("SAVEPOINT order_event")
-            try:
-                event = self.decoder.decode(log_obj)
-                if event is not None and event.name in _HANDLED:
-                    self._apply(conn, event.name, event.args, tx_hash)
-            except Exception:
-                conn.execute("ROLLBACK TO order_event")
-                self.skipped += 1
-                log.exception("gateway event %s:%d not applied to orders; skipped", tx_hash, log_index)
-            conn.execute("RELEASE order_event")
-        orders.set_event_cursor(conn, CURSOR, chain_id, final)
-
-    def _apply(self, conn: apsw.Connection, name: str, a: dict[str, Any], tx_hash: str) -> None:
+    def apply(self, conn: apsw.Connection, chain_id: int, event: Event) -> None:
+        name, a, tx_hash = event.name, event.args, event.tx_hash
         now = self.clock()
-        job_id = str(a["jobId"]).lower()
         if name == "JobFunded":
-            self._funded(conn, job_id, a, tx_hash, now)
+            self._funded(conn, str(a["jobId"]).lower(), a, tx_hash, now)
             return
-        order = orders.order_by_job(conn, job_id)
+        if name not in ("JobReleased", "DisputeOpened", "DisputeResolved", "JobReclaimed"):
+            return
+        order = order_store.order_by_job(conn, str(a["jobId"]).lower())
         if order is None:
             return  # a gateway job funded outside checkout (e.g. directly on-chain): not an order of ours
 

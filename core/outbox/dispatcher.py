@@ -1,19 +1,21 @@
-"""The webhook dispatcher: delivers the outbox rows of webhook_deliveries (core.store.webhooks).
+"""The outbox dispatcher: delivers the outbox rows (core.store.outbox) through their channel
+(core.outbox.webhook; e-mail next), with one retry schedule, one dead-letter rule and one breaker.
 
 Rows are written by whoever makes the change (API handlers through the group committer, the
 indexer in its own process) in the same transaction as that change. The dispatcher finds them
 two ways: `wake()` (called by a writer right after its commit, so the first attempt goes out at
 once) and a poll every `poll_interval` seconds (rows other processes queued, such as the
 indexer's order transitions, and retries coming due; one indexed query, so the default 50 ms
-keeps their commit-to-attempt time under 100 ms too). Each attempt POSTs the stored body bytes
-with X-Service-Signature and the Standard Webhooks headers; success is a 2xx answer within
-`timeout` seconds, redirects are not followed. The outcome is committed through the
+keeps their commit-to-attempt time under 100 ms too). Each attempt goes through the row's
+channel (a webhook: a POST of the stored body bytes with X-Service-Signature and the Standard
+Webhooks headers; success is a 2xx answer within `timeout` seconds, redirects are not
+followed). The outcome is committed through the
 dispatcher's own group committer (synchronous=FULL); until then the row stays pending, so a
 crash or restart only ever repeats a delivery (at least once, same event id), never loses one.
 Run one dispatcher per database file.
 
-Per-host circuit breaker (a host is `store.host_of(url)`, "hostname:port"): `failure_threshold`
-consecutive failed attempts to a host (no answer in time, connection refused or reset, DNS or
+Per-host circuit breaker (a host is the row's stored `host`: for a webhook "hostname:port" of its
+URL): `failure_threshold` consecutive failed attempts to a host (no answer in time, connection refused or reset, DNS or
 address refusal, 5xx, 408, 429) open its breaker for `cool_down` seconds, doubling on each failed
 probe up to `max_cool_down`. Any other answer (2xx, and also 3xx/4xx: the receiver is up and
 answered) resets the count. While open, the host's pending rows are held in the database (their next
@@ -35,27 +37,21 @@ import asyncio
 import collections
 import logging
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import apsw
-from aiohttp import web
 
-from core import webhooks
+from core.outbox import MAX_HOLD, RETRY_DELAYS
+from core.outbox.channel import Attempt, Channel
+from core.outbox.webhook import WebhookChannel
 from core.store import connect
-from core.store import webhooks as store
+from core.store import outbox as store
 from core.store.committer import GroupCommitter
 
-log = logging.getLogger(__name__)
-
-USER_AGENT = "agentledger-webhooks/1"
-
-#: The longest a row is held back by the breaker: the retry schedule's own length (5 h 21 min), so a
-#: dead host's rows become dead letters on about the timeline they would have without the breaker.
-MAX_HOLD = sum(webhooks.RETRY_DELAYS)
+log = logging.getLogger("agentledger.outbox")
 
 
 def host_failure(ok: bool, status: int | None) -> bool:
@@ -80,7 +76,9 @@ class Breaker:
     holding: bool = False  # a hold write is queued
 
 
-class WebhookDispatcher:
+class Dispatcher:
+    name = "outbox"
+
     def __init__(
         self,
         db_path: Path | str,
@@ -88,6 +86,7 @@ class WebhookDispatcher:
         *,
         allow_private: bool = False,
         timeout: float = 10.0,
+        channels: Sequence[Channel] = (),
         concurrency: int = 32,
         per_host: int = 24,
         poll_interval: float = 0.05,
@@ -99,8 +98,9 @@ class WebhookDispatcher:
     ) -> None:
         self.db_path = db_path
         self.clock = clock
-        self.allow_private = allow_private
         self.timeout = timeout
+        #: The channels by name: the webhook channel (always), then `channels` (e.g. e-mail).
+        self.channels: dict[str, Channel] = {c.name: c for c in (WebhookChannel(allow_private, timeout), *channels)}
         self.concurrency = concurrency
         #: Attempts in flight to one host at most (default: 3/4 of the slots): however slow one
         #: tenant's endpoint, the other hosts keep at least `concurrency - per_host` slots.
@@ -136,20 +136,14 @@ class WebhookDispatcher:
         self._stopping = False
         self._read: apsw.Connection | None = None
         self._writer: GroupCommitter | None = None
-        self._http: aiohttp.ClientSession | None = None
 
     async def start(self) -> None:
         self.breakers.clear()  # a restart forgets the breakers (held rows come due when their hold ends)
         self._answered.clear()
         self._read = connect(self.db_path, durable=True)
         self._writer = GroupCommitter(self.db_path)
-        connector = aiohttp.TCPConnector(resolver=webhooks.PinnedResolver(self.allow_private), limit=self.concurrency)
-        self._http = aiohttp.ClientSession(
-            connector=connector,
-            timeout=aiohttp.ClientTimeout(total=self.timeout),
-            headers={"User-Agent": USER_AGENT},
-            auto_decompress=False,
-        )
+        for channel in self.channels.values():
+            await channel.start(self.concurrency)
         self._stopping = False
         self._task = asyncio.create_task(self._run())
 
@@ -173,9 +167,8 @@ class WebhookDispatcher:
             await asyncio.gather(*late, return_exceptions=True)
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
-        if self._http is not None:
-            await self._http.close()
-            self._http = None
+        for channel in self.channels.values():
+            await channel.close()
         if self._writer is not None:
             await self._writer.close()
             self._writer = None
@@ -190,7 +183,7 @@ class WebhookDispatcher:
             try:
                 self._dispatch_due()
             except apsw.Error:  # e.g. the file busy beyond the timeout: try again at the next poll
-                log.exception("webhook dispatcher: reading due deliveries failed")
+                log.exception("outbox dispatcher: reading due deliveries failed")
             # Not asyncio.wait_for: on Python 3.11 it can swallow a cancellation that arrives as the
             # event is set (gh-86296), and stop() would then wait forever.
             timer = loop.call_later(self.poll_interval, self._wakeup.set)
@@ -222,7 +215,7 @@ class WebhookDispatcher:
         for d in rows:
             if d.id in self._inflight:
                 continue
-            host = store.host_of(d.url)
+            host = d.host or store.host_of(d.url)  # rows queued before schema 7 have no host
             b = self.breakers.get(host)
             if b is not None and b.open_until is not None and (now < b.open_until or b.probe is not None):
                 self._hold(host, b, b.open_until if now < b.open_until else now + self.timeout + 1.0)
@@ -282,11 +275,11 @@ class WebhookDispatcher:
 
                 _held, dead = await self._writer.run(work)
                 if dead:
-                    log.warning("webhook host %s: %d held deliveries are dead letters (held too long)", host, dead)
+                    log.warning("outbox host %s: %d held deliveries are dead letters (held too long)", host, dead)
                 if b.held_until <= until:
                     break
         except apsw.Error:  # the rows stay as they were: at worst attempted early, never lost
-            log.exception("webhook dispatcher: holding deliveries to %s failed", host)
+            log.exception("outbox dispatcher: holding deliveries to %s failed", host)
         finally:
             b.holding = False
             self._wakeup.set()  # the due query's window changed
@@ -297,7 +290,7 @@ class WebhookDispatcher:
         try:
             await self._writer.run(lambda c: store.release_host(c, host, now=now, held_until=held_until))
         except apsw.Error:  # they are attempted when their hold ends
-            log.exception("webhook dispatcher: releasing deliveries to %s failed", host)
+            log.exception("outbox dispatcher: releasing deliveries to %s failed", host)
         self._wakeup.set()
 
     def _background_write(self, coro: Coroutine[Any, Any, None]) -> None:
@@ -317,7 +310,7 @@ class WebhookDispatcher:
                 self._answered.popitem(last=False)
             if b.open_until is not None:
                 log.info(
-                    "webhook host %s answers again (HTTP %s): circuit closed, held deliveries released", host, status
+                    "outbox host %s answers again (HTTP %s): circuit closed, held deliveries released", host, status
                 )
                 held_until = b.held_until
                 b.open_until, b.probe, b.opens, b.held_until = None, None, 0, 0.0
@@ -329,7 +322,7 @@ class WebhookDispatcher:
             if b.failures >= self.failure_threshold:
                 b.opens, b.open_until = 1, now + self.cool_down
                 log.warning(
-                    "webhook host %s: %d consecutive failed attempts (last: %s); circuit open, its deliveries"
+                    "outbox host %s: %d consecutive failed attempts (last: %s); circuit open, its deliveries"
                     " held for %g s",
                     host,
                     b.failures,
@@ -341,7 +334,7 @@ class WebhookDispatcher:
             b.opens += 1
             cool = min(self.cool_down * 2 ** (b.opens - 1), self.max_cool_down)
             b.probe, b.open_until = None, now + cool
-            log.debug("webhook host %s: probe failed (%s); circuit open for %g s", host, error, cool)
+            log.debug("outbox host %s: probe failed (%s); circuit open for %g s", host, error, cool)
             self._hold(host, b, b.open_until)
         # else: an attempt started before the circuit opened; the host is already held
 
@@ -353,15 +346,17 @@ class WebhookDispatcher:
             done_at = self.clock()
             try:
                 outcome = await self._writer.run(
-                    lambda c: store.record_attempt(c, d.id, ok=ok, status=status, error=error, now=done_at)
+                    lambda c: store.record_attempt(
+                        c, d.id, ok=ok, status=status, error=error, now=done_at, delays=RETRY_DELAYS
+                    )
                 )
             except apsw.Error:  # the row stays pending: attempted again (at least once)
-                log.exception("webhook dispatcher: recording attempt of %s failed", d.event_id)
+                log.exception("outbox dispatcher: recording attempt of %s failed", d.event_id)
                 return
             if outcome == "delivered":
                 self.delivered += 1
             elif outcome == "dead_letter":
-                log.warning("webhook %s to %s is a dead letter: %s", d.event_id, d.url, error)
+                log.warning("%s delivery %s to %s is a dead letter: %s", d.channel, d.event_id, d.url, error)
         finally:
             self._inflight.pop(d.id, None)
             _host, unproven = self._inflight_hosts.pop(d.id, (host, False))
@@ -377,54 +372,22 @@ class WebhookDispatcher:
                     del self.breakers[host]  # idle and healthy: nothing worth remembering
             self._wakeup.set()  # a slot is free
 
-    async def _post(self, d: store.Delivery) -> tuple[bool, int | None, str | None]:
-        """One HTTP attempt: (success, HTTP status or None, error text or None)."""
+    async def _post(self, d: store.Delivery) -> Attempt:
+        """One attempt through the row's channel: (success, status or None, error text or None)."""
         now = self.clock()
         if d.attempts == 0:
             self.first_attempt_latency.append(now - d.created_at)
         self.attempts += 1
-        assert self._http is not None
-        try:
-            webhooks.check_url_static(d.url, self.allow_private)
-            headers = {
-                "Content-Type": "application/json",
-                "X-Service-Signature": webhooks.sign_service(d.body, d.secret),
-                **webhooks.standard_headers(d.event_id, int(now), d.body, d.secret),
-            }
-            async with self._http.post(d.url, data=d.body, headers=headers, allow_redirects=False) as resp:
-                if 200 <= resp.status < 300:
-                    return True, resp.status, None
-                return False, resp.status, f"HTTP {resp.status}"
-        except TimeoutError:
-            return False, None, f"no answer within {self.timeout:g} s"
-        except webhooks.WebhookURLError as exc:
-            return False, None, str(exc)
-        except (aiohttp.ClientError, OSError, ValueError) as exc:
-            return False, None, f"{type(exc).__name__}: {exc}"
+        channel = self.channels.get(d.channel)
+        if channel is None:
+            return Attempt(False, None, f"no channel {d.channel!r} in this process")
+        return await channel.send(d, now)
 
-
-#: The app's dispatcher, for route modules to wake after committing an enqueue.
-DISPATCHER: web.AppKey[WebhookDispatcher] = web.AppKey("webhook_dispatcher", WebhookDispatcher)
-
-
-def add_webhook_dispatcher(app: web.Application, dispatcher: WebhookDispatcher) -> WebhookDispatcher:
-    """Mount `dispatcher` on `app`: started on startup, stopped on cleanup."""
-    app[DISPATCHER] = dispatcher
-
-    async def _start(_app: web.Application) -> None:
-        await dispatcher.start()
-
-    async def _stop(_app: web.Application) -> None:
-        await dispatcher.stop()
-
-    app.on_startup.append(_start)
-    app.on_cleanup.append(_stop)
-    return dispatcher
-
-
-def wake(app: web.Application | web.Request) -> None:
-    """Wake the mounted dispatcher (no-op without one). Accepts a request so handlers of sub-apps
-    find the dispatcher of a parent app."""
-    found = app.config_dict.get(DISPATCHER) if isinstance(app, web.Request) else app.get(DISPATCHER)
-    if found is not None:
-        found.wake()
+    def status(self) -> dict[str, Any]:
+        """What /healthz shows of the dispatcher."""
+        return {
+            "attempts": self.attempts,
+            "delivered": self.delivered,
+            "inFlight": len(self._inflight),
+            "heldHosts": sorted(h for h, b in self.breakers.items() if b.open_until is not None),
+        }

@@ -1,0 +1,151 @@
+"""`GET /healthz`: liveness, the chain view, the indexer's progress and the background jobs."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+import aiohttp
+import apsw
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
+
+from api.errors import ApiError
+from api.http import DEPLOYMENT, JOBS, READ_DB, RPC_URL
+from api.operation import Operation
+from core.networks import network_for
+from core.store.projections import get_tip
+
+#: The indexer is "behind" when the node's head is more than this many blocks past what it applied.
+BEHIND_BLOCKS = 5
+#: The HTTP client of health checks (one per app, closed with it).
+HTTP: web.AppKey[aiohttp.ClientSession] = web.AppKey("health_http", aiohttp.ClientSession)
+
+
+def _no_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
+class _Response(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class IndexerView(_Response):
+    state: Literal["starting", "behind", "synced"]
+    seen: int | None
+    final: int | None
+    behind: int | None
+
+
+class JobView(BaseModel):
+    """One background job or service: its state, schedule, last run, next run, last error, counts."""
+
+    model_config = ConfigDict(extra="allow")
+    state: str
+
+
+class HealthResponse(_Response):
+    status: Literal["ok", "degraded"]
+    chainId: int
+    network: str
+    latestBlock: int
+    deployBlock: int
+    usdc: str
+    contracts: dict[str, str]
+    indexer: Annotated[IndexerView | SkipJsonSchema[None], Field(json_schema_extra=_no_default)] = None
+    jobs: Annotated[
+        dict[str, JobView] | SkipJsonSchema[None],
+        Field(
+            description="this process's background jobs (sweeps, outbox dispatcher, anchorer) by name",
+            json_schema_extra=_no_default,
+        ),
+    ] = None
+
+
+async def _rpc_batch(session: aiohttp.ClientSession, url: str, calls: list[tuple[str, list[Any]]]) -> list[Any]:
+    payload = [{"jsonrpc": "2.0", "id": i, "method": m, "params": p} for i, (m, p) in enumerate(calls)]
+    async with session.post(url, json=payload, timeout=aiohttp.ClientTimeout(total=5)) as resp:
+        replies = await resp.json()
+    by_id = {r["id"]: r for r in replies}
+    out = []
+    for i in range(len(calls)):
+        reply = by_id.get(i, {})
+        if "result" not in reply:
+            raise RuntimeError(f"RPC error: {reply.get('error')}")
+        out.append(reply["result"])
+    return out
+
+
+async def healthz(request: web.Request) -> web.Response:
+    """Liveness plus the chain view: chain id, latest block and every deployed address."""
+    dep = request.app[DEPLOYMENT]
+    try:
+        chain_id_hex, block_hex = await _rpc_batch(
+            request.app[HTTP], request.app[RPC_URL], [("eth_chainId", []), ("eth_blockNumber", [])]
+        )
+    except (TimeoutError, aiohttp.ClientError, RuntimeError, ValueError) as exc:
+        raise ApiError(
+            503, "chain_unavailable", f"the JSON-RPC node does not answer: {type(exc).__name__}", type_="service_error"
+        ) from exc
+    chain_id = int(chain_id_hex, 16)
+    if chain_id != dep.chain_id:
+        raise ApiError(
+            503,
+            "chain_mismatch",
+            f"node reports chain {chain_id}, deployment is for {dep.chain_id}",
+            type_="service_error",
+        )
+    latest = int(block_hex, 16)
+    body: dict[str, Any] = {
+        "status": "ok",
+        "chainId": chain_id,
+        "network": network_for(chain_id).name,
+        "latestBlock": latest,
+        "deployBlock": dep.deploy_block,
+        "usdc": dep.usdc,
+        "contracts": dep.contracts,
+    }
+    if READ_DB in request.app:
+        body["indexer"] = indexer_view(request.app[READ_DB], chain_id, latest)
+        if body["indexer"]["state"] != "synced":
+            body["status"] = "degraded"
+    if JOBS in request.app:
+        body["jobs"] = request.app[JOBS].status()
+    return web.Response(text=json.dumps(body), content_type="application/json")
+
+
+def indexer_view(db: apsw.Connection, chain_id: int, latest: int) -> dict[str, Any]:
+    """What the indexer has applied ("seen") and treats as final, and how far behind it is."""
+    tip = get_tip(db, chain_id)
+    if tip is None:
+        return {"state": "starting", "seen": None, "final": None, "behind": None}
+    seen, _hash, _head, final = tip
+    behind = max(0, latest - seen)
+    return {"state": "behind" if behind > BEHIND_BLOCKS else "synced", "seen": seen, "final": final, "behind": behind}
+
+
+async def _http_session(app: web.Application) -> Any:
+    app[HTTP] = aiohttp.ClientSession()
+    yield
+    await app[HTTP].close()
+
+
+def add_health_routes(app: web.Application) -> None:
+    """GET /healthz (needs DEPLOYMENT and RPC_URL; READ_DB and JOBS add the indexer and the jobs)."""
+    app.cleanup_ctx.append(_http_session)
+    app.router.add_get("/healthz", healthz)
+
+
+OPERATIONS: list[Operation] = [
+    Operation(
+        "GET",
+        "/healthz",
+        "healthz",
+        "Liveness and the chain view",
+        HealthResponse,
+        auth="none",
+        errors={503: ("chain_unavailable", "chain_mismatch")},
+        tags=("service",),
+    ),
+]

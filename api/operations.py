@@ -1,0 +1,36 @@
+"""The operation table: every route module's rows, in the order of the OpenAPI document.
+
+/api/schema is generated from it (api.openapi) and the MCP tools will be too. A new feature's
+route module declares its OPERATIONS beside its handlers and is added here.
+"""
+
+from __future__ import annotations
+
+from api import (
+    agent_card,
+    audit_routes,
+    checkout,
+    decisions,
+    health,
+    ipfs_gateway,
+    openapi,
+    provider_orders,
+    providers,
+    verification,
+)
+from api.operation import Operation
+from api.wallets import operations as wallets
+
+OPERATIONS: tuple[Operation, ...] = (
+    *wallets.OPERATIONS,
+    *health.OPERATIONS,
+    *openapi.OPERATIONS,
+    *agent_card.OPERATIONS,
+    *decisions.OPERATIONS,
+    *audit_routes.OPERATIONS,
+    *checkout.OPERATIONS,
+    *providers.OPERATIONS,
+    *provider_orders.OPERATIONS,
+    *ipfs_gateway.OPERATIONS,
+    *verification.OPERATIONS,
+)

@@ -1,0 +1,191 @@
+"""The provider side of an order: acknowledge, start, fail, recover, upload the deliverable, complete.
+
+No Bearer key: each call carries an EIP-191 (personal_sign) signature of the provider's registered
+self wallet over a documented message with a unix timestamp (core.checkout.orders:
+`{action}:{order_id}:{ts}`, `deliver:{order_id}:{sha256}:{ts}`, `complete:{jobId}:{cid}:{ts}`). A
+timestamp more than SIGNATURE_WINDOW_SECONDS away from the server's clock is refused, and a signed
+message is accepted once (its hash is recorded until it could no longer pass the window): no replay.
+
+Completion sends the gateway release (the same attestation the contract checks) and records
+`completed` once the transaction is mined; `released` follows only from the final on-chain event
+(core.checkout.follower). If the process dies between the mined release and our commit, the
+follower records both moves from the chain.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from typing import Any
+
+import apsw
+from eth_account import Account
+from eth_account.messages import encode_defunct
+
+from core import errors
+from core.checkout import orders
+from core.checkout.context import Checkout
+from core.checkout.orders import SIGNATURE_WINDOW_SECONDS, InvalidTransition
+from core.errors import ServiceError
+from core.operator import ChainUnavailable, ContractReverted, SendUncertain, TransactionFailed, tx_hash_of
+from core.store import ipfs as ipfs_store
+from core.store import orders as store
+from core.store.orders import OrderRow
+
+log = logging.getLogger("agentledger.checkout")
+
+#: Deliverable uploads per order (each kept by CID, up to 32 MiB): bounds what one order can store.
+MAX_DELIVERABLE_UPLOADS = 20
+
+
+def order_or_404(conn: apsw.Connection, order_id: str) -> OrderRow:
+    order = store.get_order(conn, order_id)
+    if order is None:
+        raise ServiceError(404, "order_not_found", "no such order", param="order_id")
+    return order
+
+
+def check_signature(
+    conn: apsw.Connection, order: OrderRow, message: str, timestamp: int, signature: str, now: float
+) -> str:
+    """A digest of the message if `signature` is the provider's fresh signature of it (401
+    otherwise): the replay guard's key, one use per message."""
+    if abs(now - timestamp) > SIGNATURE_WINDOW_SECONDS:
+        raise ServiceError(
+            401,
+            "signature_expired",
+            f"timestamp must be within {SIGNATURE_WINDOW_SECONDS} s of the server's clock ({int(now)})",
+            param="timestamp",
+        )
+    expected = store.signer_for(conn, order)
+    if expected is None:
+        raise ServiceError(409, "provider_not_linked", "the order's provider has no registered self wallet")
+    try:
+        signer = Account.recover_message(encode_defunct(text=message), signature=signature)
+    except Exception as exc:  # malformed signature bytes (bad v, s out of range, ...)
+        raise ServiceError(401, "invalid_signature", "the signature does not recover", param="signature") from exc
+    if signer.lower() != expected.lower():
+        raise ServiceError(
+            401, "invalid_signature", "the signature is not the provider's self wallet's", param="signature"
+        )
+    return hashlib.sha256(message.encode()).hexdigest()
+
+
+def use_signature(conn: apsw.Connection, digest: str, now: float) -> None:
+    """Record a signed message's one use (409 signature_replayed on a second)."""
+    if not store.use_signature(conn, digest, now + 2 * SIGNATURE_WINDOW_SECONDS, now):
+        raise ServiceError(409, "signature_replayed", "this signed message was already used", param="signature")
+
+
+def invalid(exc: InvalidTransition) -> ServiceError:
+    return ServiceError(409, "invalid_transition", str(exc), param="status")
+
+
+def move(conn: apsw.Connection, order_id: str, digest: str, to_state: str, now: float, **kw: Any) -> dict[str, Any]:
+    """A signed provider move (acknowledge, start, fail, recover) in the writer's transaction."""
+    use_signature(conn, digest, now)
+    before = store.get_order(conn, order_id)
+    assert before is not None
+    try:
+        moved = orders.transition(conn, order_id, to_state, actor="provider", now=now, **kw)
+    except InvalidTransition as exc:
+        raise invalid(exc) from exc
+    last = store.history(conn, order_id)[-1]
+    return {"id": moved.id, "status": moved.status, "from_state": before.status, "audit_id": last.audit_id}
+
+
+def check_recoverable(conn: apsw.Connection, order: OrderRow) -> None:
+    """Recovery needs the escrow still funded on-chain (as indexed)."""
+    if store.escrow_status(conn, order.job_id) not in (None, "funded"):
+        raise ServiceError(409, "escrow_closed", "the order's escrow is no longer funded on-chain: nothing to recover")
+
+
+def add_deliverable(conn: apsw.Connection, order_id: str, digest: str, cid: str, data: bytes, now: float) -> None:
+    """Store an uploaded deliverable (by CID) as the order's latest, in the writer's transaction."""
+    use_signature(conn, digest, now)
+    current = store.get_order(conn, order_id)
+    if current is None or current.status != "in_progress":
+        raise ServiceError(409, "invalid_transition", "the order is no longer in_progress")
+    if not store.add_deliverable(conn, order_id, cid, now, MAX_DELIVERABLE_UPLOADS):
+        raise ServiceError(
+            409,
+            "deliverable_quota",
+            f"an order takes at most {MAX_DELIVERABLE_UPLOADS} deliverable uploads; complete it with one of them",
+        )
+    ipfs_store.put(conn, cid, data, now)
+
+
+async def release(
+    ctx: Checkout,
+    order: OrderRow,
+    cid: str,
+    timestamp: int,
+    signature: str,
+    *,
+    resend: bool,
+    claimed: str | None = None,
+) -> dict[str, Any]:
+    """Release the gateway job with the provider's attestation and record `completed`.
+    `claimed`: the attestation's replay guard, given back when nothing was sent, so the same
+    attestation can be retried."""
+    try:
+        receipt = await ctx.operator.transact(
+            "PaymentGateway", "release", bytes.fromhex(order.job_id[2:]), cid, timestamp, bytes.fromhex(signature[2:])
+        )
+    except (ContractReverted, ChainUnavailable) as exc:  # nothing was sent
+        if claimed is not None:
+            await ctx.writer.run(lambda conn: store.forget_signature(conn, claimed))
+        if isinstance(exc, ChainUnavailable):
+            log.warning("chain node unavailable: %s", exc)
+            raise errors.chain_unavailable() from exc
+        if exc.error_name == "WrongStatus" and resend:
+            raise ServiceError(409, "already_released", "the gateway job is no longer funded") from exc
+        raise ServiceError(
+            409 if exc.error_name in ("DeadlinePassed", "WrongStatus", "AgentPaused") else 422,
+            "release_refused",
+            f"the payment gateway refuses the release: {exc.error_name}",
+        ) from exc
+    except (SendUncertain, TransactionFailed) as exc:  # the text can carry the RPC URL: log only
+        log.warning("release of order %s not confirmed: %s", order.id, exc)
+        sent = f" (transaction {exc.tx_hash})" if exc.tx_hash else ""
+        raise ServiceError(
+            503,
+            "chain_unavailable",
+            f"the release{sent} could not be confirmed: it may still be mined, and the order follows the"
+            " chain; check the order before attesting again",
+            type_="service_error",
+        ) from exc
+    tx = tx_hash_of(receipt)
+    now = ctx.clock()
+
+    def record(conn: apsw.Connection) -> str:
+        current = store.get_order(conn, order.id)
+        assert current is not None
+        if current.status == "in_progress":
+            orders.transition(
+                conn,
+                order.id,
+                "completed",
+                actor="provider",
+                now=now,
+                reason="attested",
+                tx_hash=tx,
+                extra={"cid": cid, "attested_at": timestamp},
+                updates={"attested_at": timestamp, "attestation": signature.lower(), "release_submitted_tx": tx},
+            )
+        else:  # a resend, or the follower got there first
+            store.update_order(conn, order.id, now, release_submitted_tx=tx)
+        after = store.get_order(conn, order.id)
+        assert after is not None
+        return after.status
+
+    try:
+        status = await ctx.writer.run(record)
+    except Exception as exc:  # the chain moved; the follower records it from the final event
+        raise ServiceError(
+            503,
+            "internal_step_failed",
+            "the release is on-chain but recording it failed; it will be reconciled",
+            type_="service_error",
+        ) from exc
+    return {"txHash": tx, "jobId": order.job_id, "status": status}

@@ -1,0 +1,179 @@
+"""Idempotency keys on value-moving calls (the ACP rules of DESIGN.md), for every transport.
+
+A key is scoped to the caller (its API key hash) and the operation and kept 24 h. The first
+request claims the key (`in_flight`, committed at once so concurrent requests see it); its
+value-moving writes and its stored response commit in ONE transaction, so a crash can never
+leave money moved without the response a retry will replay. Then:
+
+- same key, same body, finished: the stored response again (`replayed`);
+- same key, different body: 422 `idempotency_conflict` (checked first, even while in flight);
+- same key, original still running: 409 `idempotency_in_flight` with `Retry-After`;
+- 4xx refusals are stored (they wrote nothing and will answer the same), except refusals that
+  only say "not now" (ServiceError.replayable False); those, 5xx and crashes release the key so
+  a retry runs afresh. A claim older than STALE_AFTER_SECONDS whose request never finished (its
+  process died: nothing it did committed) may be taken over; should the original still finish
+  later, its commit is refused because it no longer holds the key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import apsw
+
+from core.errors import ServiceError
+from core.store import idempotency as store
+from core.store.committer import GroupCommitter
+
+HEADER = "Idempotency-Key"
+RETENTION_SECONDS = 24 * 3600
+#: A complete can wait on the operator lock and a receipt for well over a minute: a claim is
+#: presumed abandoned only after this long.
+STALE_AFTER_SECONDS = 300.0
+RETRY_AFTER_SECONDS = 1
+MAX_KEY_LEN = 255
+
+#: The transactional part of a request: runs inside the writer's transaction (its own savepoint),
+#: returns (status, body).
+TxWork = Callable[[apsw.Connection], tuple[int, bytes]]
+
+
+@dataclass(frozen=True)
+class Claim:
+    scope: str
+    key: str
+    attempt: str
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a call answered: a status and its JSON body; `replayed` when it is a stored answer."""
+
+    status: int
+    body: bytes
+    replayed: bool = False
+
+
+class InFlight(ServiceError):
+    def __init__(self) -> None:
+        super().__init__(
+            409,
+            "idempotency_in_flight",
+            "a request with this Idempotency-Key is still being processed; retry later",
+            param=HEADER,
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        )
+
+
+def check_key(key: str) -> str:
+    """`key` if it is 1-255 printable ASCII; 400 invalid_idempotency_key otherwise."""
+    if not 1 <= len(key) <= MAX_KEY_LEN or not key.isprintable() or not key.isascii():
+        raise ServiceError(
+            400, "invalid_idempotency_key", f"{HEADER} must be 1-{MAX_KEY_LEN} printable ASCII", param=HEADER
+        )
+    return key
+
+
+def body_digest(body: bytes) -> str:
+    return hashlib.sha256(body).hexdigest()
+
+
+async def _claim(writer: GroupCommitter, scope: str, key: str, digest: str, now: float) -> Claim | Answer:
+    def claim_tx(db: apsw.Connection) -> Claim | store.IdemRow:
+        store.purge(db, now - RETENTION_SECONDS)
+        row = store.get(db, scope, key)
+        abandoned = row is not None and row.status == "in_flight" and row.created_at < now - STALE_AFTER_SECONDS
+        if row is None or abandoned:
+            claim = Claim(scope, key, secrets.token_hex(16))
+            store.put_in_flight(db, scope, key, digest, claim.attempt, now)
+            return claim
+        return row
+
+    row = await writer.run(claim_tx)
+    if isinstance(row, Claim):
+        return row
+    if row.body_sha256 != digest:
+        raise ServiceError(
+            422,
+            "idempotency_conflict",
+            "this Idempotency-Key was used with a different request body",
+            param=HEADER,
+        )
+    if row.status == "in_flight":
+        raise InFlight()
+    return Answer(row.response_status or 200, row.response_body or b"", replayed=True)
+
+
+def refusal_body(exc: ServiceError) -> bytes:
+    """The stored bytes of a refusal: its error shape as JSON."""
+    return json.dumps(exc.shape()).encode()
+
+
+async def _store_error(writer: GroupCommitter, claim: Claim, exc: ServiceError) -> None:
+    def store_tx(db: apsw.Connection) -> None:
+        if exc.status >= 500 or isinstance(exc, InFlight) or not exc.replayable:
+            store.release(db, claim.scope, claim.key, claim.attempt)
+        else:
+            store.finish(db, claim.scope, claim.key, claim.attempt, exc.status, refusal_body(exc))
+
+    await writer.run(store_tx)
+
+
+async def execute(
+    writer: GroupCommitter,
+    *,
+    scope: str,
+    key: str | None,
+    body: bytes,
+    now: float,
+    work: TxWork,
+    before: Callable[[], Awaitable[None]] | None = None,
+    savepoint: bool = True,
+) -> Answer:
+    """Run `work` in the writer's next group commit under `key` (None: no key) in `scope` (the
+    caller and the operation). `before` is awaited after the key is claimed (the chain steps of a
+    saga; tests hold requests there). The answer is returned only once `work` and the stored
+    answer are committed. A refusal raises ServiceError (stored under the key when replayable).
+    savepoint=False: `work` writes nothing when it raises (GroupCommitter.run); used without a
+    key only, since storing the answer after `work` is a write that can still refuse."""
+    if key is None:  # no key, nothing to claim or store: the work alone, in the next group commit
+        if before is not None:
+            await before()
+        status, raw = await writer.run(work, savepoint=savepoint)
+        return Answer(status, raw)
+    claim: Claim | None = None
+    try:
+        got = await _claim(writer, scope, key, body_digest(body), now)
+        if isinstance(got, Answer):
+            return got
+        claim = got
+        return await _run(writer, claim, work, before)
+    except ServiceError as exc:
+        if claim is not None:
+            await _store_error(writer, claim, exc)
+        raise
+    except BaseException:
+        if claim is not None:
+            held = claim
+            await writer.run(lambda db: store.release(db, held.scope, held.key, held.attempt))
+        raise
+
+
+async def _run(
+    writer: GroupCommitter, claim: Claim, work: TxWork, before: Callable[[], Awaitable[None]] | None
+) -> Answer:
+    if before is not None:
+        await before()
+
+    def run_tx(db: apsw.Connection) -> tuple[int, bytes]:
+        status, raw = work(db)
+        if not store.finish(db, claim.scope, claim.key, claim.attempt, status, raw):
+            raise InFlight()  # another attempt took the key over: roll this one back
+        return status, raw
+
+    status, raw = await writer.run(run_tx)
+    return Answer(status, raw)

@@ -1,0 +1,252 @@
+"""The one home of the service's background work: periodic jobs (sweeps, the anchorer) and long-
+running services (the outbox dispatcher), with one lifecycle.
+
+A Job is a name, a schedule (every N seconds, or daily at HH:MM UTC) and an async `step`. The
+runner starts every service and schedules every job; a failed step is logged in one line with its
+reason and retried at its next time; `status()` gives each job's last run, next run, last error
+and counts (shown in /healthz).
+
+Restarts: with a writer, the runner keeps each job's runs in the `job_runs` table. A job's next
+run is computed from its last FINISHED run, so a restart neither repeats a step that completed
+(a sweep that just ran waits its interval; a daily anchor that ran today waits for tomorrow) nor
+skips one that is due (an anchor missed while the service was down runs at start). A step cut
+off by a crash never recorded its end and runs again: steps are written to be safe to repeat
+(they read the chain or the database before acting).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+import apsw
+
+from core.isotime import iso_utc
+from core.store import jobs as store
+from core.store.committer import GroupCommitter
+
+log = logging.getLogger("agentledger.jobs")
+
+
+@dataclass(frozen=True)
+class Every:
+    """Every `seconds`, counted from the end of the last run (the first run one interval after start)."""
+
+    seconds: float
+
+    def next_after(self, last_finished: float | None, now: float) -> float:
+        return (now if last_finished is None else last_finished) + self.seconds
+
+
+@dataclass(frozen=True)
+class DailyAt:
+    """Every day at HH:MM UTC."""
+
+    hhmm: str
+
+    def __post_init__(self) -> None:
+        next_daily(0, self.hhmm)  # refuse a malformed time at once
+
+    def next_after(self, last_finished: float | None, now: float) -> float:
+        if last_finished is None:
+            return next_daily(now, self.hhmm)
+        return next_daily(last_finished, self.hhmm)  # due at once if one was missed while stopped
+
+
+def next_daily(now: float, at_utc: str) -> float:
+    """Unix time of the next HH:MM (UTC) strictly after `now`."""
+    try:
+        hours, minutes = (int(x) for x in at_utc.split(":"))
+    except ValueError:
+        raise ValueError(f"a daily time must be HH:MM (UTC), not {at_utc!r}") from None
+    if not (0 <= hours < 24 and 0 <= minutes < 60):
+        raise ValueError(f"a daily time must be HH:MM (UTC), not {at_utc!r}")
+    current = datetime.fromtimestamp(now, UTC)
+    target = current.replace(hour=hours, minute=minutes, second=0, microsecond=0)
+    if target.timestamp() <= now:
+        target += timedelta(days=1)
+    return target.timestamp()
+
+
+Schedule = Every | DailyAt
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    schedule: Schedule
+    step: Callable[[], Awaitable[object]]
+
+
+class Service(Protocol):
+    """A long-running part with a loop of its own (e.g. the outbox dispatcher)."""
+
+    name: str
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    def status(self) -> dict[str, Any]: ...
+
+
+@dataclass
+class _State:
+    runs: int = 0
+    failures: int = 0
+    last_started: float | None = None
+    last_finished: float | None = None
+    last_error: str | None = None
+    next_run: float | None = None
+    running: bool = False
+
+
+@dataclass
+class JobRunner:
+    jobs: Sequence[Job] = ()
+    services: Sequence[Service] = ()
+    clock: Callable[[], float] = time.time
+    #: Records each job's runs (job_runs) so that a restart resumes the schedule; None: in memory only.
+    writer: GroupCommitter | None = None
+    #: Reads job_runs at start (the writer's own connection when None).
+    reader: apsw.Connection | None = None
+    sleep: Callable[[float], Awaitable[object]] = asyncio.sleep
+    #: Longest single wait: an injected clock, or a machine that slept, is caught up with this often.
+    max_wait: float = 60.0
+    _states: dict[str, _State] = field(default_factory=dict)
+    _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    _stop: asyncio.Event | None = None
+    _started: list[Service] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        names = [j.name for j in self.jobs] + [s.name for s in self.services]
+        if len(names) != len(set(names)):
+            raise ValueError(f"job names must be unique: {names}")
+        self._states = {j.name: _State() for j in self.jobs}
+
+    async def start(self) -> None:
+        self._stop = asyncio.Event()
+        stored = self._load()
+        now = self.clock()
+        for job in self.jobs:
+            st = self._states[job.name]
+            row = stored.get(job.name)
+            if row is not None:
+                st.runs, st.failures, st.last_started, st.last_finished, st.last_error = (
+                    row.runs,
+                    row.failures,
+                    row.last_started,
+                    row.last_finished,
+                    row.last_error,
+                )
+            cut_off = st.last_started is not None and (st.last_finished is None or st.last_started > st.last_finished)
+            # a step cut off by a crash (started, never finished) runs again at once
+            st.next_run = now if cut_off else job.schedule.next_after(st.last_finished, now)
+        for service in self.services:
+            await service.start()
+            self._started.append(service)
+        self._tasks = [asyncio.create_task(self._loop(job), name=f"job:{job.name}") for job in self.jobs]
+
+    async def stop(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+        while self._started:
+            await self._started.pop().stop()
+
+    async def run_now(self, name: str) -> None:
+        """Run one step of job `name` at once (operators' commands and tests), recorded as any run."""
+        job = next((j for j in self.jobs if j.name == name), None)
+        if job is None:
+            raise KeyError(name)
+        await self._run(job)
+
+    def status(self) -> dict[str, dict[str, Any]]:
+        """Each job's and service's state, for /healthz."""
+        out: dict[str, dict[str, Any]] = {}
+        for job in self.jobs:
+            st = self._states[job.name]
+            out[job.name] = {
+                "state": "running" if st.running else "scheduled",
+                "schedule": f"every {job.schedule.seconds:g} s"
+                if isinstance(job.schedule, Every)
+                else f"daily at {job.schedule.hhmm} UTC",
+                "lastRun": None if st.last_finished is None else iso_utc(st.last_finished),
+                "nextRun": None if st.next_run is None else iso_utc(st.next_run),
+                "lastError": st.last_error,
+                "runs": st.runs,
+                "failures": st.failures,
+            }
+        for service in self.services:
+            out[service.name] = {"state": "running" if service in self._started else "stopped", **service.status()}
+        return out
+
+    # ---- the loop of one job ---------------------------------------------------------------------
+
+    async def _loop(self, job: Job) -> None:
+        st = self._states[job.name]
+        assert self._stop is not None
+        while not self._stop.is_set():
+            now = self.clock()
+            due = st.next_run if st.next_run is not None else now
+            if now < due:
+                await self._wait(min(self.max_wait, due - now))
+                continue
+            await self._run(job)
+
+    async def _wait(self, seconds: float) -> None:
+        assert self._stop is not None
+        stop = asyncio.ensure_future(self._stop.wait())
+        nap = asyncio.ensure_future(self.sleep(seconds))
+        try:
+            await asyncio.wait([stop, nap], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+            nap.cancel()
+
+    async def _run(self, job: Job) -> None:
+        st = self._states[job.name]
+        st.running, st.last_started = True, self.clock()
+        await self._record(job.name, st)
+        try:
+            await job.step()
+        except asyncio.CancelledError:
+            st.running = False
+            raise
+        except Exception as exc:
+            st.failures += 1
+            st.last_error = f"{type(exc).__name__}: {exc}"[:500]
+            log.warning("job %s failed: %s", job.name, st.last_error)  # one line; the traceback at debug
+            log.debug("job %s failure", job.name, exc_info=True)
+        else:
+            st.last_error = None
+        st.running = False
+        st.runs += 1
+        st.last_finished = self.clock()
+        st.next_run = job.schedule.next_after(st.last_finished, st.last_finished)
+        await self._record(job.name, st)
+
+    # ---- persistence -------------------------------------------------------------------------------
+
+    def _load(self) -> dict[str, store.JobRunRow]:
+        conn = self.reader or (self.writer.conn if self.writer is not None else None)
+        if conn is None:
+            return {}
+        return {row.name: row for row in store.job_runs(conn)}
+
+    async def _record(self, name: str, st: _State) -> None:
+        if self.writer is None:
+            return
+        row = store.JobRunRow(name, st.runs, st.failures, st.last_started, st.last_finished, st.last_error)
+        try:
+            await self.writer.run(lambda conn: store.save_job_run(conn, row))
+        except apsw.Error as exc:  # bookkeeping never stops the job: at worst a restart repeats a step
+            log.warning("job %s: its run could not be recorded: %s", name, exc)

@@ -1,0 +1,110 @@
+"""Final events to the features' followers (core.followers.Follower), once each, in chain order.
+
+Events are decoded once, when their range or block is applied: a backfill range is final when it
+is written, so its events go to the followers in the same transaction; events of unfinalized
+blocks wait here in memory until their block is final (a reorg drops those above the common
+ancestor). Only what this process never held in memory, the blocks between a follower's cursor and
+the tip the indexer started from (a restart, or a follower added to an existing database), is
+read back from the `events` table and decoded, once, here.
+
+Each follower has a cursor (event_cursors) advanced in the step's transaction, so a crash at any
+instant repeats nothing and skips nothing. Each event is applied in a savepoint of its own; one
+that raises is logged and skipped (anyone can call the contracts with hostile values), never
+allowed to stop the indexer.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import apsw
+
+from core.followers import Follower
+from core.store import projections
+from core.store.projections import Event
+from indexer.decode import Decoder
+
+log = logging.getLogger("agentledger.indexer")
+
+
+class FinalEvents:
+    def __init__(self, followers: Sequence[Follower], decoder: Decoder, addresses: dict[str, str]) -> None:
+        names = [f.name for f in followers]
+        if len(names) != len(set(names)):
+            raise ValueError(f"follower names must be unique: {names}")
+        self.followers = list(followers)
+        self.decoder = decoder
+        self.addresses = addresses
+        self.skipped = 0  # events a follower could not apply (logged), for tests and health
+        #: Decoded events of applied blocks not yet handed to every follower, in chain order.
+        self._held: list[Event] = []
+        #: Every event of a block above this one passed through memory (None: not started yet).
+        self._memory_from: int | None = None
+
+    def start(self, tip: int) -> None:
+        """The indexer starts from `tip`: events above it will pass through `hold`."""
+        if self._memory_from is None:
+            self._memory_from = tip
+
+    def rollback(self, ancestor: int) -> None:
+        """A reorg rolled back every block above `ancestor`: forget their events."""
+        self._held = [e for e in self._held if e.block_number <= ancestor]
+
+    def deliver(self, conn: apsw.Connection, chain_id: int, final: int, fresh: Sequence[Event]) -> None:
+        """In the step's transaction that applies `fresh` (in chain order): every follower gets the
+        events of blocks up to `final` it has not had yet, and its cursor moves to `final`. Memory
+        changes only in `committed`, once that transaction has committed."""
+        if not self.followers:
+            return
+        assert self._memory_from is not None, "start() first"
+        held = [*self._held, *fresh]
+        for f in self.followers:
+            done = projections.event_cursor(conn, f.name, chain_id)
+            if done >= final:
+                continue
+            if done < self._memory_from:  # never held in memory: read back what is final of it
+                upto = min(final, self._memory_from)
+                self._apply(conn, chain_id, f, self._stored(conn, chain_id, f, done + 1, upto))
+                done = upto
+            self._apply(conn, chain_id, f, [e for e in held if done < e.block_number <= final])
+            projections.set_event_cursor(conn, f.name, chain_id, final)
+
+    def committed(self, fresh: Sequence[Event], final: int) -> None:
+        """The transaction of `deliver` committed: hold `fresh` until final, forget what is final."""
+        if self.followers:
+            self._held = [e for e in (*self._held, *fresh) if e.block_number > final]
+
+    def _stored(self, conn: apsw.Connection, chain_id: int, f: Follower, low: int, high: int) -> list[Event]:
+        names = sorted(f.contracts & set(self.addresses))
+        out: list[Event] = []
+        for number, block_hash, tx_hash, log_index, contract, topics, data in projections.stored_events(
+            conn, chain_id, names, low, high
+        ):
+            event = self.decoder.decode(
+                {
+                    "address": self.addresses[contract],
+                    "topics": topics.split(","),
+                    "data": data,
+                    "blockNumber": hex(number),
+                    "blockHash": block_hash,
+                    "transactionHash": tx_hash,
+                    "logIndex": hex(log_index),
+                }
+            )
+            if event is not None:
+                out.append(event)
+        return out
+
+    def _apply(self, conn: apsw.Connection, chain_id: int, f: Follower, events: Sequence[Event]) -> None:
+        for event in events:
+            if event.contract not in f.contracts:
+                continue
+            conn.execute("SAVEPOINT follower_event")
+            try:
+                f.apply(conn, chain_id, event)
+            except Exception:
+                conn.execute("ROLLBACK TO follower_event")
+                self.skipped += 1
+                log.exception("%s: %s %s:%d not applied; skipped", f.name, event.key, event.tx_hash, event.log_index)
+            conn.execute("RELEASE follower_event")

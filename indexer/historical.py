@@ -1,0 +1,370 @@
+"""Historical sync: backfill up to the final block with adaptive eth_getLogs ranges.
+
+The event loop fetches eth_getLogs replies unparsed; one worker thread parses, decodes and writes
+each range, and hands the parsed logs back before decoding, so the next range is sized from them
+and fetched meanwhile. Each range is one transaction (events, projections, subscribers' writes,
+the followers' final events and the checkpoint), and its COMMIT runs in a thread of its own while
+the next range is parsed and decoded. Ranges grow on success, shrink on "too many results" or
+timeouts, follow a provider's suggested range, and never grow back past a refused span; a single
+block too large for the provider falls back to eth_getBlockReceipts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import apsw
+
+from core.store import projections, reorg
+from core.store.projections import Event, Subscriber
+from indexer.decode import Decoder, LogRow, in_chain_order, log_rows
+from indexer.followers import FinalEvents
+from indexer.rpc import RpcClient, RpcError, RpcUnavailable, is_range_error, parse_reply, suggested_range
+from indexer.status import Status
+
+log = logging.getLogger("agentledger.indexer")
+
+
+def _block_of(log: dict[str, Any]) -> int:
+    return int(log["blockNumber"], 16)
+
+
+def _row_block_of(row: LogRow) -> int:
+    return int(row[4], 16)
+
+
+@dataclass
+class RangeSizer:
+    """eth_getLogs range that grows on success and shrinks on "too many results" or timeouts."""
+
+    size: int = 16  # small first: unknown density; it aims at target_logs after each range
+    minimum: int = 1
+    maximum: int = 100_000
+    target_logs: int = 10_000
+
+    def success(self, n_logs: int, tail_logs: int = 0, tail_blocks: int = 0) -> None:
+        """Aim the next range at `target_logs` from this range's density, at most doubling. With a
+        tail (the last `tail_blocks` blocks held `tail_logs` logs), aim by the denser of the two: a
+        history that turns dense mid-range (a quiet deploy, then traffic) must not send the next
+        range six times past the target, which would also leave the backfill one huge step."""
+        aimed = self.size * self.target_logs // max(n_logs, 1)
+        if tail_blocks > 0 and tail_logs > 0:
+            aimed = min(aimed, tail_blocks * self.target_logs // tail_logs)
+        self.size = max(self.minimum, min(self.size * 2, aimed, self.maximum))
+
+    @staticmethod
+    def measure(
+        logs: Sequence[Any], start: int, stop: int, block_of: Callable[[Any], int] = _block_of
+    ) -> tuple[int, int, int]:
+        """(logs, logs in the range's last quarter, blocks in that quarter) for the logs of
+        [start, stop], sorted by block as nodes return them; reads only the tail's block numbers."""
+        tail_from = stop - (stop - start + 1) // 4
+        k = len(logs)
+        while k and block_of(logs[k - 1]) >= tail_from:
+            k -= 1
+        return len(logs), len(logs) - k, stop - tail_from + 1
+
+    def observe(self, logs: Sequence[Any], start: int, stop: int, block_of: Callable[[Any], int] = _block_of) -> None:
+        """`success` for the logs of [start, stop], with the last quarter as the tail."""
+        self.success(*self.measure(logs, start, stop, block_of))
+
+    def too_large(self, suggested: int | None = None) -> None:
+        self.size = max(self.minimum, suggested if suggested else self.size // 2)
+
+    def refused(self, suggested: tuple[int, int] | None, start: int, stop: int) -> None:
+        """The node refused [start, stop] as too large (maybe suggesting a range): shrink below the
+        span actually refused, and never grow back past it."""
+        size = suggested[1] - suggested[0] + 1 if suggested and suggested[0] == start else None
+        refused = stop - start + 1
+        self.size = min(self.size, refused)
+        self.maximum = max(self.minimum, min(self.maximum, refused - 1))
+        self.too_large(size if size and size < refused else None)
+        log.info("eth_getLogs range too large at %d; now %d blocks", start, self.size)
+
+
+@dataclass
+class Progress:
+    """Backfill progress for the command line: blocks/s, events/s and ETA."""
+
+    start_block: int
+    started: float = field(default_factory=time.monotonic)
+    events: int = 0
+    last_print: float = 0.0
+
+    def line(self, current: int, target: int) -> str:
+        elapsed = max(time.monotonic() - self.started, 1e-9)
+        blocks = current - self.start_block
+        bps = blocks / elapsed
+        eta = (target - current) / bps if bps > 0 else float("inf")
+        return (
+            f"block {current}/{target} ({blocks / max(target - self.start_block, 1):.0%}) "
+            f"{bps:,.0f} blocks/s {self.events / elapsed:,.0f} events/s ETA {eta:,.0f}s"
+        )
+
+
+@dataclass
+class _Range:
+    """A fetched eth_getLogs range on its way to the worker thread: the reply unparsed (`body`, whose
+    logs go to `parsed` once parsed, or its error), or logs already parsed (from receipts)."""
+
+    start: int
+    stop: int
+    block: dict[str, Any]
+    body: bytes | None
+    logs: list[dict[str, Any]] | None
+    parsed: asyncio.Future[tuple[int, int, int]] | None  # RangeSizer.measure of the parsed logs
+
+
+def _settle(loop: asyncio.AbstractEventLoop, fut: asyncio.Future[Any] | None, outcome: Any) -> None:
+    """Resolve an event-loop future from a worker thread (with an exception if `outcome` is one)."""
+
+    def settle() -> None:
+        if fut is None or fut.done():
+            return
+        if isinstance(outcome, BaseException):
+            fut.set_exception(outcome)
+        else:
+            fut.set_result(outcome)
+
+    loop.call_soon_threadsafe(settle)
+
+
+class _Commit:
+    """A COMMIT in its own thread, so that the next range is parsed and decoded meanwhile (SQLite
+    writes the WAL, and checkpoints it, without holding the GIL). The transaction was opened and
+    filled by the caller; on failure it is rolled back and `wait` raises the error."""
+
+    def __init__(self, conn: apsw.Connection, committed: Callable[[], None]) -> None:
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(conn, committed), name="indexer-commit", daemon=True)
+        self._thread.start()
+
+    def _run(self, conn: apsw.Connection, committed: Callable[[], None]) -> None:
+        try:
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            self.error = exc
+            with contextlib.suppress(apsw.Error):
+                conn.execute("ROLLBACK")
+            return
+        committed()
+
+    def wait(self) -> None:
+        self._thread.join()
+        if self.error is not None:
+            raise self.error
+
+
+async def logs_from_receipts(rpc: RpcClient, decoder: Decoder, block: int) -> list[dict[str, Any]]:
+    """Last resort for one block with more logs than the provider returns at once."""
+    receipts = await rpc.call("eth_getBlockReceipts", [hex(block)])
+    wanted = set(decoder.addresses)
+    return [lg for r in receipts for lg in r["logs"] if lg["address"].lower() in wanted]
+
+
+def check_order(events: list[Event], start: int, stop: int) -> None:
+    """Refuse a reply (the step fails and is fetched again) whose logs are not strictly in chain
+    order inside [start, stop]: a repeated log would count a credit twice, a log from outside the
+    range would be applied under the wrong checkpoint."""
+    if events and not (start <= events[0].block_number and events[-1].block_number <= stop and in_chain_order(events)):
+        raise RpcError(-32603, f"eth_getLogs reply for blocks {start}-{stop} is not in chain order")
+
+
+class Historical:
+    def __init__(
+        self,
+        conn: apsw.Connection,
+        rpc: RpcClient,
+        decoder: Decoder,
+        *,
+        chain_id: int,
+        subscribers: dict[str, list[Subscriber]],
+        finals: FinalEvents,
+        status: Status,
+        sizer: RangeSizer,
+        clock: Callable[[], float],
+        progress: Callable[[str], None] | None,
+    ) -> None:
+        self.conn, self.rpc, self.decoder = conn, rpc, decoder
+        self.chain_id = chain_id
+        self.subscribers = subscribers
+        self.finals = finals
+        self.status = status
+        self.sizer = sizer
+        self.clock = clock
+        self.progress = progress
+        self._progress: Progress | None = None
+        self._commit: _Commit | None = None  # a range's COMMIT still running
+
+    async def run(self, number: int, final: int, head: int, max_ranges: int = 64) -> None:
+        """Backfill towards `final`, one transaction per range, in chain order. The event loop
+        fetches eth_getLogs replies unparsed; one worker thread parses, decodes and writes each
+        range, and hands the parsed logs back before decoding, so the next range is sized from
+        them and fetched meanwhile. Each range's COMMIT runs in a thread of its own while the
+        next range is parsed and decoded: SQLite holds no GIL for the whole COMMIT, whereas
+        writes in one thread and a parse in another would make every row wait for the GIL
+        (apsw releases and retakes it around each step)."""
+        if self._progress is None:
+            self._progress = Progress(number)
+        progress = self._progress
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Queue[_Range] = asyncio.Queue(1)
+
+        async def produce() -> None:
+            start = number + 1
+            unreadable = 0
+            for _ in range(max_ranges):
+                if start > final:
+                    return
+                stop = min(final, start + self.sizer.size - 1)
+                flt = {"fromBlock": hex(start), "toBlock": hex(stop), "address": self.decoder.addresses}
+                try:
+                    body = await self.rpc.call_raw("eth_getLogs", [flt])
+                except RpcUnavailable:
+                    if self.sizer.size > 1:  # maybe a timeout on a heavy range: try smaller first
+                        self.sizer.too_large()
+                    raise
+                # one request at a time: a second keep-alive connection would double the stale
+                # connections each retry meets after the node restarts
+                block = await self.rpc.call("eth_getBlockByNumber", [hex(stop), False])
+                parsed: asyncio.Future[tuple[int, int, int]] = loop.create_future()
+                await ready.put(_Range(start, stop, block, body, None, parsed))
+                try:
+                    measured = await parsed
+                except RpcUnavailable:  # a reply that is not JSON (cut short): fetch it again, as `call` would
+                    unreadable += 1
+                    if unreadable >= self.rpc.policy.attempts:
+                        raise
+                    continue
+                except RpcError as exc:
+                    if not is_range_error(exc):
+                        raise
+                    if stop == start:  # one block is already too much for this provider
+                        await ready.put(
+                            _Range(
+                                start, stop, block, None, await logs_from_receipts(self.rpc, self.decoder, start), None
+                            )
+                        )
+                        start = stop + 1
+                    else:
+                        self.sizer.refused(suggested_range(exc), start, stop)
+                    continue
+                self.sizer.success(*measured)
+                unreadable = 0
+                start = stop + 1
+
+        producer = asyncio.create_task(produce())
+        try:
+            while True:
+                get = asyncio.ensure_future(ready.get())
+                await asyncio.wait([get, producer], return_when=asyncio.FIRST_COMPLETED)
+                if not get.done():  # the producer ended (done, or an error) with nothing queued
+                    get.cancel()
+                    producer.result()
+                    return
+                item = get.result()
+                n_events = await asyncio.to_thread(self._commit_range, item, loop, head, final)
+                if n_events is not None:
+                    progress.events += n_events
+                    self._print_progress(item.stop, final)
+        finally:
+            producer.cancel()
+            with contextlib.suppress(BaseException):
+                await producer
+            # The last range's COMMIT: done (and its error raised) before the connection is used again.
+            await asyncio.shield(asyncio.to_thread(self._wait_commit))
+
+    def _commit_range(self, item: _Range, loop: asyncio.AbstractEventLoop, head: int, final: int) -> int | None:
+        """Worker thread: parse the range's reply and hand the logs to the producer, decode them
+        (meanwhile the previous range's COMMIT finishes in its own thread: SQLite runs it without
+        the GIL), then write the range and leave its COMMIT running (`_commit`). None: the node
+        refused the range (the producer retries it)."""
+        with _no_cyclic_gc():
+            return self._write_range(item, loop, head, final)
+
+    def _write_range(self, item: _Range, loop: asyncio.AbstractEventLoop, head: int, final: int) -> int | None:
+        if item.body is None:
+            assert item.logs is not None
+            events = self.decoder.decode_all(item.logs)
+        elif (rows := log_rows(item.body)) is not None:  # the common shape, without a dict per log
+            _settle(loop, item.parsed, RangeSizer.measure(rows, item.start, item.stop, _row_block_of))
+            events = self.decoder.decode_rows(rows)
+        else:
+            try:
+                logs = parse_reply(item.body)
+                if not isinstance(logs, list):
+                    raise RpcError(-32603, f"eth_getLogs result is not a list: {str(logs)[:200]}")
+            except (RpcError, RpcUnavailable) as exc:
+                _settle(loop, item.parsed, exc)
+                return None
+            _settle(loop, item.parsed, RangeSizer.measure(logs, item.start, item.stop))
+            events = self.decoder.decode_all(logs)
+        check_order(events, item.start, item.stop)
+        self._wait_commit()
+        stop, block, fin = item.stop, item.block, min(final, item.stop)
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            reorg.set_block(self.conn, None)  # final blocks: nothing to journal
+            projections.apply_events(self.conn, self.chain_id, events, self.subscribers)
+            projections.add_blocks(
+                self.conn, self.chain_id, [(stop, block["hash"], block["parentHash"], int(block["timestamp"], 16))]
+            )
+            projections.set_tip(self.conn, self.chain_id, stop, block["hash"], head, fin, self.clock())
+            reorg.prune(self.conn, self.chain_id, fin)
+            self.finals.deliver(self.conn, self.chain_id, fin, events)  # final at once: to the followers now
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+        def committed() -> None:
+            self.finals.committed(events, fin)
+            self.status.seen = stop
+            self.status.final = fin
+
+        self._commit = _Commit(self.conn, committed)
+        return len(events)
+
+    def abandon(self) -> None:
+        """After a failed step: wait out a COMMIT still running (its error is the step's, already
+        reported) and roll back a transaction left open, so the next step starts clean."""
+        with contextlib.suppress(Exception):
+            self._wait_commit()
+        if not self.conn.getautocommit():
+            with contextlib.suppress(apsw.Error):
+                self.conn.execute("ROLLBACK")
+
+    def _wait_commit(self) -> None:
+        """Wait for the COMMIT left running by `_commit_range`; raise its error, if any."""
+        commit, self._commit = self._commit, None
+        if commit is not None:
+            commit.wait()
+
+    def _print_progress(self, stop: int, final: int) -> None:
+        now = time.monotonic()
+        if self.progress and self._progress and (now - self._progress.last_print > 1.0 or stop == final):
+            self._progress.last_print = now
+            self.progress(self._progress.line(stop, final))
+
+
+@contextlib.contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a range is built: it makes some five tuples per log,
+    all alive until the range is written, and the collector's default thresholds ran it hundreds of
+    times per 10,000 logs, each pass over every object still alive (measured: a seventh of the
+    worker's time). Reference counting still frees everything at once; cycles made meanwhile (by
+    any thread) wait until the range is written. Nested or concurrent users leave it on if it was."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

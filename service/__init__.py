@@ -1,0 +1,1 @@
+"""The runtime: the service's processes put together (API, jobs, indexer) from configuration."""

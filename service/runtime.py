@@ -1,0 +1,79 @@
+"""Running the service: the API (with its background jobs) and, unless AGENTLEDGER_RUN_INDEXER is
+false, the indexer, as tasks of one event loop, until SIGINT or SIGTERM.
+
+The Operator (the service's transaction key) is built here once and handed to the API, whose
+routes and jobs (checkout funding, provider mints, releases, the daily anchor) then share one
+nonce sequence. With the indexer off, `python -m indexer` indexes the same way in its own process
+(indexer.service installs every follower either way) and this process's outbox dispatcher sends
+the webhooks it queues.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+
+from aiohttp import web
+from web3 import Web3
+
+from api.app import create_app
+from core.config import Settings
+from core.deployments import Deployment
+from core.operator import Operator, operator_account
+from core.store import connect as connect_db
+from indexer.rpc import RpcClient
+from indexer.service import build_indexer
+
+log = logging.getLogger("agentledger.run")
+
+
+def build_operator(settings: Settings, dep: Deployment, rpc_url: str) -> Operator:
+    """The one Operator of the process (no connection check: the API starts while the node is down)."""
+    w3 = Web3(Web3.HTTPProvider(rpc_url, request_kwargs={"timeout": 30}))
+    return Operator(w3, operator_account(settings.operator_key, dep.chain_id), dep.contracts, dep.usdc)
+
+
+async def serve(settings: Settings, dep: Deployment, rpc_url: str, stop: asyncio.Event | None = None) -> None:
+    """Serve until `stop` is set (default: SIGINT or SIGTERM)."""
+    api_db = connect_db(settings.database)
+    operator = build_operator(settings, dep, rpc_url)
+    app = create_app(dep, rpc_url, api_db, settings=settings, operator=operator, anchor_daily=True)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, settings.api_host, settings.api_port)
+    await site.start()
+    log.info("API on http://%s:%d (GET /healthz)", settings.api_host, settings.api_port)
+    if "AuditAnchor" in dep.contracts:
+        log.info("audit log anchored daily at %s UTC (now: python -m scripts.anchor --once)", settings.anchor_time_utc)
+    if stop is None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+    indexer_db = connect_db(settings.database, durable=False)
+    async with RpcClient(rpc_url) as rpc:
+        task: asyncio.Task[None] | None = None
+        if settings.run_indexer:
+            ix = build_indexer(settings, dep, indexer_db, rpc, progress=lambda line: log.info("backfill %s", line))
+            task = asyncio.create_task(ix.run(stop), name="indexer")
+            task.add_done_callback(_report_indexer_end)
+            log.info(
+                "indexer following chain %d from block %d into %s", dep.chain_id, dep.deploy_block, settings.database
+            )
+        try:
+            await stop.wait()
+        finally:
+            log.info("stopping")
+            if task is not None:
+                await asyncio.gather(task, return_exceptions=True)
+            await runner.cleanup()
+            indexer_db.close()
+            api_db.close()
+
+
+def _report_indexer_end(task: asyncio.Task[None]) -> None:
+    """Say at once why the indexer stopped (only a reorg below finality ends it: it needs an
+    operator); the API goes on serving, and /healthz shows the index falling behind."""
+    if not task.cancelled() and task.exception() is not None:
+        log.critical("the indexer stopped: %s; the API is serving a frozen index", task.exception())

@@ -1,0 +1,122 @@
+"""The layering rules of README "How a feature is shaped", read from the imports of every module.
+
+- core/ (rules and transactions) imports neither api/, indexer/, scripts/ nor service/;
+- core/store/ (SQL only) imports nothing of the project but core.store and merkle;
+- indexer/ imports neither api/, scripts/ nor service/;
+- an api route module imports api's plumbing modules and core, never another route module
+  (modules of one feature package, such as api/wallets/, may import each other); only the
+  composition modules (api.app, api.operations) put route modules together;
+- packages used from outside name their public surface in __all__.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("core", "api", "indexer", "merkle", "scripts", "service")
+API_PLUMBING = frozenset(
+    {"api.http", "api.errors", "api.auth", "api.idempotency", "api.models", "api.operation", "api.acp"}
+)
+API_COMPOSITION = frozenset({"api.app", "api.operations", "api"})
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def project_modules() -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            out[module_name(path)] = path
+    return out
+
+
+MODULES = project_modules()
+
+
+def imports_of(path: Path) -> set[str]:
+    """The project modules `path` imports (for `from a.b import c`: a.b.c when that is a module, else a.b)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                candidate = f"{node.module}.{alias.name}"
+                found.add(candidate if candidate in MODULES else node.module)
+    return {name for name in found if name.split(".")[0] in PACKAGES}
+
+
+def _in(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def _feature(name: str) -> str:
+    """A route module's feature: its package under api/ (api.wallets.routes -> api.wallets)."""
+    parts = name.split(".")
+    return ".".join(parts[:2])
+
+
+def is_route_module(name: str) -> bool:
+    return _in(name, "api") and name not in API_PLUMBING and name not in API_COMPOSITION
+
+
+def violations(name: str, imported: set[str]) -> list[str]:
+    out = []
+    for dep in sorted(imported):
+        if _in(name, "core.store") and not (_in(dep, "core.store") or _in(dep, "merkle")):
+            out.append(f"{name} (the store: SQL only) imports {dep}")
+        elif _in(name, "core") and any(_in(dep, p) for p in ("api", "indexer", "scripts", "service")):
+            out.append(f"{name} (core) imports {dep}")
+        elif _in(name, "indexer") and any(_in(dep, p) for p in ("api", "scripts", "service")):
+            out.append(f"{name} (indexer) imports {dep}")
+        elif (
+            _in(name, "api")
+            and name not in API_COMPOSITION
+            and is_route_module(dep)
+            and _feature(dep) != _feature(name)
+        ):
+            out.append(f"{name} imports the route module {dep}")
+    return out
+
+
+def test_every_module_keeps_to_its_layer() -> None:
+    found = [v for name, path in MODULES.items() for v in violations(name, imports_of(path))]
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    ("name", "imported", "broken"),
+    [
+        ("core.wallets", {"api.http"}, True),
+        ("core.checkout.funding", {"indexer.sync"}, True),
+        ("core.store.orders", {"core.audit"}, True),
+        ("core.store.orders", {"core.store.audit", "merkle"}, False),
+        ("indexer.sync", {"scripts.deploy"}, True),
+        ("api.checkout", {"api.providers"}, True),
+        ("api.checkout", {"api.http", "api.auth", "core.checkout.sessions"}, False),
+        ("api.wallets.routes", {"api.wallets.models"}, False),
+        ("api.app", {"api.checkout", "api.providers"}, False),
+    ],
+)
+def test_the_rules_catch_what_they_should(name: str, imported: set[str], broken: bool) -> None:
+    """The checker itself: each rule fires on a violation and stays quiet on what is allowed."""
+    assert bool(violations(name, imported)) is broken
+
+
+def test_packages_name_their_public_surface() -> None:
+    missing = [
+        name
+        for name, path in MODULES.items()
+        if path.name == "__init__.py" and name.count(".") >= 1 and "__all__" not in path.read_text()
+    ]
+    assert missing == []
