@@ -83,14 +83,20 @@ class DecisionLogResponse(_Strict):
 
 def parse_decision(body: bytes) -> DecisionLogRequest:
     """The request of a log POST, or the 400 it deserves."""
+    req, _ = _parse(body)
+    return req
+
+
+def _parse(body: bytes) -> tuple[DecisionLogRequest, decisions.Decision]:
     data = decode_json(body)
     decisions.check_no_content(data)
     try:
         req = DecisionLogRequest.model_validate(data)
     except ValidationError as exc:
         raise validation_error(exc) from exc
-    decisions.check_evidence(as_decision(req))
-    return req
+    decision = as_decision(req)
+    decisions.check_evidence(decision)
+    return req, decision
 
 
 def as_decision(req: DecisionLogRequest) -> decisions.Decision:
@@ -119,7 +125,7 @@ async def log_decision(request: web.Request) -> web.Response:
     body = await request.read()
     # Validated before the transaction: a 400 writes nothing, and the URL check resolves DNS,
     # which must never run inside the one writer's transaction.
-    req = parse_decision(body)
+    req, decision = _parse(body)
     if req.webhook_url is not None:
         # Ownership first (404 otherwise): resolving the URL for any caller would let a stranger
         # probe which internal names exist. The transaction checks the agent again.
@@ -141,7 +147,7 @@ async def log_decision(request: web.Request) -> web.Response:
             conn,
             caller,
             agent_uuid,
-            as_decision(req),
+            decision,
             webhook=webhook,
             verify_base=verify_base,
             rate_limit=app[RATE_LIMIT],

@@ -44,6 +44,14 @@ async def execute(
     """core.idempotency.execute for `request` (its Idempotency-Key, scoped to `owner` and the
     endpoint), answered as a response; a refusal is answered in the error shape."""
     key = request_key(request)
+    if key is None:  # the hot path (most earns): nothing to claim or store, no scope to build
+        try:
+            if before is not None:
+                await before()
+            status, raw = await writer.run(work, savepoint=savepoint)
+        except ApiError as exc:
+            return error_response(exc)
+        return web.Response(status=status, body=raw, content_type="application/json")
     try:
         answer = await idempotency.execute(
             writer,

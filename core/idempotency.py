@@ -22,6 +22,7 @@ import json
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import apsw
 
@@ -49,9 +50,9 @@ class Claim:
     attempt: str
 
 
-@dataclass(frozen=True)
-class Answer:
-    """What a call answered: a status and its JSON body; `replayed` when it is a stored answer."""
+class Answer(NamedTuple):
+    """What a call answered: a status and its JSON body; `replayed` when it is a stored answer (a
+    named tuple: one is made per value-moving request)."""
 
     status: int
     body: bytes

@@ -10,7 +10,7 @@ then O(log n) point reads, so roots and proofs never rebuild the tree.
 
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import apsw
@@ -55,7 +55,11 @@ def stream_head(conn: apsw.Connection, stream: str) -> tuple[int, str] | None:
 def insert(conn: apsw.Connection, entry: AuditEntry) -> None:
     """Write `entry` (its id must be size() + 1) and its Merkle leaf. Callers hold the write lock
     (a transaction), so seq and the leaf index have no gaps and no forks under concurrency."""
-    conn.execute(f"INSERT INTO audit_log ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", astuple(entry))  # noqa: S608
+    e = entry  # a plain tuple: dataclasses.astuple deep-copies every field (on every decision's path)
+    conn.execute(
+        f"INSERT INTO audit_log ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",  # noqa: S608
+        (e.id, e.stream, e.seq, e.kind, e.payload, e.prev_hash, e.chain_hash, e.leaf_hash, e.created_at),
+    )
     _append_leaf(conn, entry.id - 1, entry.leaf_hash)
 
 

@@ -85,7 +85,7 @@ def insert_history(conn: apsw.Connection, order_id: str, h: HistoryRow) -> None:
     conn.execute(
         "INSERT INTO order_history (order_id, seq, from_state, to_state, actor, reason, tx_hash, audit_id, at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (order_id, *astuple(h)),
+        (order_id, h.seq, h.from_state, h.to_state, h.actor, h.reason, h.tx_hash, h.audit_id, h.at),
     )
 
 
