@@ -33,7 +33,6 @@ from scripts.compile import SOLC_PACKAGE, compile_contracts
 
 #: anvil's first default account: usable on a local chain only; refused anywhere else.
 ANVIL_DEV_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
-DEFAULT_JOB_TTL = 7 * 24 * 3600
 
 
 @dataclass(frozen=True)
@@ -104,7 +103,7 @@ def deploy_system(w3: Web3, deployer: LocalAccount, roles: Roles, *, usdc: str |
     record("AgentPayouts", r["blockNumber"], payouts.address)
     gateway, r = deploy(w3, deployer, "PaymentGateway", usdc, registry.address, payouts.address, me)
     record("PaymentGateway", r["blockNumber"], gateway.address)
-    escrow, r = deploy(w3, deployer, "AgentEscrow", usdc, registry.address, payouts.address, me, DEFAULT_JOB_TTL)
+    escrow, r = deploy(w3, deployer, "AgentEscrow", usdc, registry.address, payouts.address, me)
     record("AgentEscrow", r["blockNumber"], escrow.address)
     market, r = deploy(w3, deployer, "AgentMarketplace", usdc, registry.address, roles.treasury, me)
     record("AgentMarketplace", r["blockNumber"], market.address)
