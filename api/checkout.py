@@ -14,17 +14,19 @@ gateway job pays one provider token). An unpaid session expires `Settings.checko
 seconds (default 1 h) after creation: applied when it is next read or written, and by a sweep.
 
 Complete, step by step (each step's failure leaves a state a retry or the follower can finish):
-0. proof of control of the paying address: payment_data.instrument.credential.signature must be
-   the token address's EIP-191 personal_sign of core.checkout.payment_message (chain id, gateway,
-   session id, total in micro-USDC, payer), else 400 missing/invalid_payment_signature or 401
-   payment_signature_mismatch, nothing written. Naming an address alone would let any buyer spend
-   another user's allowance to the gateway;
+0. the payer's consent: payment_data.instrument.credential.signature must be the token address's
+   EIP-712 signature of core.checkout.checkout_typed_data (the gateway's Funding struct: job id,
+   buyer, provider token, total in micro-USDC, work deadline; domain chain id + gateway), else 400
+   missing/invalid_payment_signature or 401 payment_signature_mismatch, nothing written. The
+   gateway checks the same signature on-chain, so the operator key alone cannot move anyone's
+   allowance;
 1. one writer transaction: incomplete -> complete_in_progress, job id = core.checkout.job_id_for
    (a concurrent complete gets 409 session_in_progress);
 2. USDC balanceOf(buyer) and allowance(buyer, gateway) >= total, else 422 and the session goes
    back to incomplete;
-3. PaymentGateway.fund(jobId, buyer, providerToken, total, deadline) with the operator key,
-   deadline = latest block time + the longest tier's hours; right before it one read re-checks that
+3. PaymentGateway.fund(jobId, buyer, providerToken, total, deadline, signature) with the operator
+   key, deadline = core.checkout.work_deadline (the session's expiry + the longest tier's hours, the
+   value the buyer signed); right before it one read re-checks that
    the session is still complete_in_progress with this job id and payer (else 409 session_changed),
    and from step 1 until the send's outcome is known the job id is in app[FUNDING], which the
    stuck-session sweep skips;
@@ -138,8 +140,8 @@ class Credential(BaseModel):
         str,
         Field(
             pattern=r"^0x[0-9a-fA-F]{130}$",
-            description="EIP-191 personal_sign by `token` of the payment message (core.checkout.payment_message; "
-            "the session's payment handler config gives it as payment_message_template)",
+            description="EIP-712 signature by `token` of the session's Funding typed data (core.checkout."
+            "checkout_typed_data; the session's payment handler config gives it as typed_data, message.buyer to fill)",
         ),
     ]
 
@@ -181,8 +183,18 @@ class OrderResponse(BaseModel):
 # ---- views --------------------------------------------------------------------------------------
 
 
-def _payment_config(op: Operator, session_id: str, total: int, chain_id: int) -> dict[str, Any]:
+def _payment_config(op: Operator, s: SessionRow, provider_token_id: int | None, chain_id: int) -> dict[str, Any]:
     gateway = op.contract("PaymentGateway").address
+    typed = rules.checkout_typed_data(
+        chain_id=chain_id,
+        gateway=gateway,
+        session_id=s.id,
+        buyer=gateway,  # a placeholder, replaced below: the payer is named only at complete
+        provider_token_id=provider_token_id or 0,
+        amount=s.total,
+        deadline=rules.work_deadline(s.expires_at, [li["tier"] for li in s.line_items]),
+    )
+    typed["message"]["buyer"] = "{payer}"
     return {
         "id": rules.PAYMENT_HANDLER_ID,
         "name": "dev.agentledger.usdc_escrow",
@@ -195,15 +207,14 @@ def _payment_config(op: Operator, session_id: str, total: int, chain_id: int) ->
             "chain_id": chain_id,
             "token": op.contract(USDC).address,
             "spender": gateway,
-            "amount": total,
+            "amount": s.total,
             "decimals": 6,
-            "signature_scheme": "eip191_personal_sign",
-            "payment_message_template": rules.PAYMENT_MESSAGE_FORMAT.format(
-                chain=chain_id, gateway=gateway, session=session_id, amount=total, payer="{payer}"
-            ),
-            "instructions": "approve `amount` of `token` to `spender` from the paying address, sign "
-            "payment_message_template with {payer} = that address (EIP-55) using personal_sign, then complete "
-            "with payment_data.instrument.credential.token = that address and .signature = the signature",
+            "signature_scheme": "eip712",
+            "typed_data": typed,
+            "instructions": "approve `amount` of `token` to `spender` from the paying address, set typed_data.message"
+            ".buyer to that address and sign typed_data (EIP-712, eth_signTypedData_v4): the gateway pulls only this "
+            "amount, for this job, provider and deadline (you may reclaim after it); then complete with "
+            "payment_data.instrument.credential.token = that address and .signature = the signature",
         },
     }
 
@@ -220,7 +231,9 @@ def session_json(
         "status": s.status,
         "currency": rules.CURRENCY,
         "protocol": {"version": rules.SUPPORTED_API_VERSIONS[0]},
-        "capabilities": {"payment": {"handlers": [_payment_config(op, s.id, s.total, chain_id)]}},
+        "capabilities": {
+            "payment": {"handlers": [_payment_config(op, s, provider.token_id if provider else None, chain_id)]}
+        },
         "line_items": s.line_items,
         "totals": rules.totals_json(s.total),
         "fulfillment_options": [],
@@ -522,7 +535,7 @@ def _complete_fields(body: bytes) -> tuple[dict[str, Any] | None, str, str]:
         raise ApiError(
             400,
             "missing_payment_signature",
-            "the payer's EIP-191 signature of the session's payment message is required",
+            "the payer's EIP-712 signature of the session's typed_data (its Funding consent) is required",
             param=SIGNATURE_PARAM,
         )
     if not isinstance(signature, str) or not rules.valid_signature(signature):
@@ -543,16 +556,20 @@ def _complete_fields(body: bytes) -> tuple[dict[str, Any] | None, str, str]:
 
 
 def _check_payer(app: web.Application, s: SessionRow, address: str, signature: str) -> None:
-    """401 unless `address` signed this session's payment message for its current total: naming an
-    address is not enough, the service would otherwise pull USDC from anyone who approved the gateway."""
-    message = rules.payment_message(
+    """401 unless `address` signed (EIP-712) this session's Funding consent as it stands: job id,
+    provider token, total and work deadline. The gateway checks the same signature, so the service
+    can pull no USDC from anyone who approved the gateway without their consent to this job."""
+    provider = store.get_provider(app[WALLET_DB], s.provider_uuid)
+    typed = rules.checkout_typed_data(
         chain_id=app[_CHAIN_ID],
         gateway=app[OPERATOR].contract("PaymentGateway").address,
         session_id=s.id,
+        buyer=address,
+        provider_token_id=provider.token_id if provider and provider.token_id is not None else 0,
         amount=s.total,
-        payer=address,
+        deadline=rules.work_deadline(s.expires_at, [li["tier"] for li in s.line_items]),
     )
-    signer = rules.recover_signer(message, signature)
+    signer = rules.recover_typed_signer(typed, signature)
     if signer is None:
         raise ApiError(
             400, "invalid_payment_signature", "the payment signature cannot be recovered", param=SIGNATURE_PARAM
@@ -561,8 +578,8 @@ def _check_payer(app: web.Application, s: SessionRow, address: str, signature: s
         raise ApiError(
             401,
             "payment_signature_mismatch",
-            "the signature is not the credential token's signature of this session's payment message "
-            "(chain, gateway, session id, total and payer; see the payment handler's config.message)",
+            "the signature is not the credential token's EIP-712 signature of this session's Funding consent "
+            "(job id, provider, total and deadline; see the payment handler's config.typed_data)",
             param=SIGNATURE_PARAM,
         )
 
@@ -648,14 +665,13 @@ async def complete_session(request: web.Request) -> web.Response:
             allowance = int(
                 await op.call(USDC, "allowance", funded.buyer_address, op.contract("PaymentGateway").address)
             )
-            chain_now = await op.block_timestamp()
         except (ChainUnavailable, ContractReverted) as exc:
             raise await abort(chain_unavailable(exc)) from exc
         if balance < s.total:
             raise await abort(_short("insufficient_balance", "balance", balance, s.total))
         if allowance < s.total:
             raise await abort(_short("insufficient_allowance", "allowance to the gateway", allowance, s.total))
-        funded.deadline = rules.job_deadline([li["tier"] for li in s.line_items], chain_now)
+        funded.deadline = rules.work_deadline(s.expires_at, [li["tier"] for li in s.line_items])  # as signed
         current = store.get_session(app[WALLET_DB], sid)  # still ours? (a sweep elsewhere may have reset it)
         if current is None or (current.status, current.job_id, current.buyer_address) != (
             "complete_in_progress",
@@ -672,8 +688,18 @@ async def complete_session(request: web.Request) -> web.Response:
                 provider.token_id,
                 s.total,
                 funded.deadline,
+                bytes.fromhex(_complete_fields(body)[2][2:]),  # the buyer's consent, checked again on-chain
             )
         except ContractReverted as exc:
+            if exc.error_name == "BadBuyerSignature":  # the session changed after the signature was checked
+                raise await abort(
+                    ApiError(
+                        401,
+                        "payment_signature_mismatch",
+                        "the session changed since it was signed: sign its typed_data again",
+                        param=SIGNATURE_PARAM,
+                    )
+                ) from exc
             if exc.error_name == "JobExists":  # funded by an earlier attempt: the follower records it
                 raise ApiError(
                     503,
@@ -952,8 +978,11 @@ OPERATIONS: list[Operation] = [
         description=f"payment_data.handler_id must be {rules.PAYMENT_HANDLER_ID}; "
         "payment_data.instrument.credential.token is the buyer's 0x address, which must have approved the "
         "PaymentGateway for the session total; payment_data.instrument.credential.signature is that address's "
-        "EIP-191 personal_sign of the payment message (core.checkout.payment_message; the session's payment "
-        "handler config carries it as payment_message_template):\n" + rules.PAYMENT_MESSAGE_FORMAT,
+        "EIP-712 signature of the session's Funding consent (core.checkout.checkout_typed_data; the session's payment "
+        "handler config carries it as typed_data, with message.buyer to set to that address): "
+        "Funding(bytes32 jobId,address buyer,uint256 providerTokenId,uint256 amount,uint64 deadline), domain "
+        f"{{name: {rules.FUNDING_DOMAIN_NAME!r}, version: {rules.FUNDING_DOMAIN_VERSION!r}, chainId, "
+        "verifyingContract: the gateway}",
     ),
     Operation(
         "GET",
