@@ -114,7 +114,12 @@ def _check_signature(request: web.Request, order: store.OrderRow, message: str, 
         )
     expected = store.signer_for(request.app[WALLET_DB], order)
     if expected is None:
-        raise ApiError(409, "provider_not_linked", "the order's provider has no registered self wallet")
+        raise ApiError(
+            409,
+            "provider_not_linked",
+            "the order's provider has no self wallet (none registered, or reset after the agent changed hands "
+            "until its new owner sets one)",
+        )
     message_obj = encode_defunct(text=message)
     try:
         signer = Account.recover_message(message_obj, signature=signed.signature)
