@@ -76,8 +76,8 @@ class Credential(BaseModel):
         str,
         Field(
             pattern=r"^0x[0-9a-fA-F]{130}$",
-            description="EIP-191 personal_sign by `token` of the payment message (core.checkout.payment_message; "
-            "the session's payment handler config gives it as payment_message_template)",
+            description="EIP-712 signature by `token` of the session's Funding typed data (core.checkout.rules."
+            "checkout_typed_data; the session's payment handler config gives it as typed_data, message.buyer to fill)",
         ),
     ]
 
@@ -365,8 +365,11 @@ OPERATIONS: list[Operation] = [
         description=f"payment_data.handler_id must be {rules.PAYMENT_HANDLER_ID}; "
         "payment_data.instrument.credential.token is the buyer's 0x address, which must have approved the "
         "PaymentGateway for the session total; payment_data.instrument.credential.signature is that address's "
-        "EIP-191 personal_sign of the payment message (core.checkout.payment_message; the session's payment "
-        "handler config carries it as payment_message_template):\n" + rules.PAYMENT_MESSAGE_FORMAT,
+        "EIP-712 signature of the session's Funding consent (core.checkout.rules.checkout_typed_data; the session's "
+        "payment handler config carries it as typed_data, with message.buyer to set to that address): "
+        "Funding(bytes32 jobId,address buyer,uint256 providerTokenId,uint256 amount,uint64 deadline), domain "
+        f"{{name: {rules.FUNDING_DOMAIN_NAME!r}, version: {rules.FUNDING_DOMAIN_VERSION!r}, chainId, "
+        "verifyingContract: the gateway}",
     ),
     Operation(
         "GET",

@@ -140,7 +140,17 @@ def baseline(w3: Web3, dep: deployments.Deployment, operator: LocalAccount, runs
         started = time.perf_counter()
         send(w3, buyer, usdc.functions.approve(gateway.address, 250 * USDC))
         deadline = w3.eth.get_block("latest")["timestamp"] + 48 * 3600
-        send(w3, operator, gateway.functions.fund(job, buyer.address, token, 250 * USDC, deadline))
+        typed = rules.funding_typed_data(
+            chain_id=dep.chain_id,
+            gateway=gateway.address,
+            job_id="0x" + job.hex(),
+            buyer=buyer.address,
+            provider_token_id=token,
+            amount=250 * USDC,
+            deadline=deadline,
+        )
+        consent = bytes(buyer.sign_typed_data(full_message=typed).signature)
+        send(w3, operator, gateway.functions.fund(job, buyer.address, token, 250 * USDC, deadline, consent))
         ts = int(time.time())
         attestation = _sign(self_wallet, completion_message("0x" + job.hex(), cid, ts))
         send(w3, operator, gateway.functions.release(job, cid, ts, bytes.fromhex(attestation[2:])))
@@ -245,8 +255,9 @@ class Shop:
         total = {x["type"]: x["amount"] for x in session["totals"]}["total"]
         send(self.w3, self.buyer, self.usdc.functions.approve(self.gateway, total))
         lap("approve")
-        config = session["capabilities"]["payment"]["handlers"][0]["config"]
-        signature = _sign(self.buyer, config["payment_message_template"].format(payer=self.buyer.address))
+        typed = session["capabilities"]["payment"]["handlers"][0]["config"]["typed_data"]
+        typed["message"]["buyer"] = self.buyer.address  # the buyer's EIP-712 consent to this funding
+        signature = self.buyer.sign_typed_data(full_message=typed).signature.to_0x_hex()
         credential = {"type": "address", "token": self.buyer.address, "signature": signature}
         payment = {"handler_id": rules.PAYMENT_HANDLER_ID, "instrument": {"type": "wallet", "credential": credential}}
         done = _ok(

@@ -4,7 +4,10 @@
 
 Each run deploys the whole system afresh and performs every operation once, so cold/warm
 storage effects are the same from run to run; the figure is gasUsed from the receipt (for the
-inclusion-proof view, eth_estimateGas of the call at 2^20 leaves).
+inclusion-proof view, eth_estimateGas of the call at 2^20 leaves). Fundings carry the buyer's
+real EIP-712 consent, self-wallet changes the new wallet's EIP-712 proof, hires the provider's
+published SLA; "setSelfWallet (after a sale)" is the new owner naming a wallet after `settle`
+reset it (scripts.devchain.run_scenario).
 """
 
 from __future__ import annotations

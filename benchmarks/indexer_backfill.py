@@ -102,9 +102,9 @@ def generate(s: System, rpc_url: str, n_events: int) -> int:
         jobs: list[bytes] = []
         for i, a in enumerate(senders):
             for k in range(200):  # PriceSet: 1 event each
-                batch.append(tx(a, esc.functions.setPrice(tokens[i], (1 + (k + round_no) % 50) * USDC)))
+                batch.append(tx(a, esc.functions.setPrice(tokens[i], (1 + (k + round_no) % 50) * USDC, 0)))
             emitted += 200
-            batch.append(tx(a, esc.functions.setPrice(tokens[i], 5 * USDC)))
+            batch.append(tx(a, esc.functions.setPrice(tokens[i], 5 * USDC, 0)))
             emitted += 1
         for i, a in enumerate(senders):
             target = tokens[(i + 1) % len(tokens)]
@@ -112,7 +112,12 @@ def generate(s: System, rpc_url: str, n_events: int) -> int:
                 job = round_no.to_bytes(8, "big") + i.to_bytes(8, "big") + k.to_bytes(16, "big")
                 jobs.append(job)
                 batch.append(
-                    tx(a, esc.functions.createJob(job, f"agl_{0xBE00 + (i + 1) % len(tokens):012x}", 5 * USDC))
+                    tx(
+                        a,
+                        esc.functions.createJob(
+                            job, f"agl_{0xBE00 + (i + 1) % len(tokens):012x}", 5 * USDC, 7 * 86_400
+                        ),
+                    )
                 )
             emitted += 50
             del target
@@ -207,7 +212,7 @@ def live_lag(rpc_url: str, s: System, db: Path, samples: int) -> list[float]:
     lags = []
     for i in range(samples):
         price = (1000 + i) * USDC
-        tx_hash = s.escrow.functions.setPrice(token, price).transact({"from": owner})
+        tx_hash = s.escrow.functions.setPrice(token, price, 0).transact({"from": owner})
         s.w3.eth.wait_for_transaction_receipt(tx_hash, poll_latency=0.001)
         mined = time.perf_counter()
         while (

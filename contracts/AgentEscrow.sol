@@ -9,17 +9,27 @@ import {AgentRegistry} from "./AgentRegistry.sol";
 import {AgentPayouts} from "./AgentPayouts.sol";
 import {CreditFallback} from "./CreditFallback.sol";
 
-/// @notice Agent-to-agent hire. The hiring agent locks USDC for a provider named by its
-/// service wallet id, at exactly the provider's published price; an oracle releases it through
-/// the payout path or refunds it; the caller can reclaim after the job's expiry.
+/// @notice Agent-to-agent hire. The provider publishes a price and an SLA (how long a job may
+/// take); the hiring agent locks USDC for a provider named by its service wallet id, at exactly
+/// the provider's published price and SLA. A job expires SLA + SETTLEMENT_GRACE after creation.
+/// Until then the oracle releases it through the payout path or refunds it; after it anyone may
+/// reclaim it, and the USDC always goes back to the job's caller.
+///
+/// Time rule (no race between release and reclaim): release and refund need
+/// block.timestamp <= expiresAt, reclaim needs block.timestamp > expiresAt.
 contract AgentEscrow is AccessControl, Pausable, CreditFallback {
     using SafeERC20 for IERC20;
 
     bytes32 public constant ORACLE_ROLE = keccak256("ORACLE_ROLE");
     bytes32 public constant PAUSER_ROLE = keccak256("PAUSER_ROLE");
 
-    uint64 public constant MIN_JOB_TTL = 1 hours;
-    uint64 public constant MAX_JOB_TTL = 90 days;
+    /// @notice Bounds of a provider's SLA; an SLA given as 0 means DEFAULT_SLA.
+    uint64 public constant MIN_SLA = 1 hours;
+    uint64 public constant MAX_SLA = 90 days;
+    uint64 public constant DEFAULT_SLA = 7 days;
+    /// @notice Added to the SLA for the oracle's release (sent when the work is delivered at the
+    /// end of the SLA) to be mined before the job becomes reclaimable.
+    uint64 public constant SETTLEMENT_GRACE = 1 hours;
 
     enum Status {
         NotFound,
@@ -38,21 +48,21 @@ contract AgentEscrow is AccessControl, Pausable, CreditFallback {
 
     AgentRegistry public immutable registry;
     AgentPayouts public immutable payouts;
-    uint64 public jobTtl;
 
     mapping(bytes32 => Job) private _jobs;
     /// @notice The price a provider charges per hire, set by its owner or self wallet.
     mapping(uint256 => uint256) public priceOf;
+    /// @notice Seconds a provider's job may take (its SLA), published with its price; 0 when not for hire.
+    mapping(uint256 => uint64) public slaOf;
     /// @notice USDC held for locked jobs.
     uint256 public totalLocked;
 
-    event PriceSet(uint256 indexed tokenId, uint256 price, address setter);
+    event PriceSet(uint256 indexed tokenId, uint256 price, uint64 slaSeconds, address setter);
     event JobCreated(
         bytes32 indexed jobId, address indexed caller, uint256 indexed providerTokenId, uint256 amount, uint64 expiresAt
     );
     event JobReleased(bytes32 indexed jobId, uint256 indexed providerTokenId, uint256 amount, address oracle);
     event JobRefunded(bytes32 indexed jobId, address indexed caller, uint256 amount, address by);
-    event JobTtlChanged(uint64 previous, uint64 current);
 
     error JobExists(bytes32 jobId);
     error UnknownJob(bytes32 jobId);
@@ -60,36 +70,44 @@ contract AgentEscrow is AccessControl, Pausable, CreditFallback {
     error PriceMismatch(uint256 expected, uint256 offered);
     error NoPrice(uint256 tokenId);
     error NotProviderController(uint256 tokenId, address caller);
-    error NotCaller(bytes32 jobId, address caller);
     error NotExpired(bytes32 jobId, uint64 expiresAt);
+    error Expired(bytes32 jobId, uint64 expiresAt);
     error AgentPaused(uint256 tokenId);
-    error BadTtl(uint64 ttl);
+    error BadSla(uint64 slaSeconds);
+    error SlaMismatch(uint64 expected, uint64 offered);
+    error NoSelfWallet(uint256 tokenId);
 
-    constructor(IERC20 usdc_, AgentRegistry registry_, AgentPayouts payouts_, address admin, uint64 jobTtl_)
-        CreditFallback(usdc_)
-    {
+    constructor(IERC20 usdc_, AgentRegistry registry_, AgentPayouts payouts_, address admin) CreditFallback(usdc_) {
         if (address(registry_) == address(0) || address(payouts_) == address(0) || admin == address(0)) {
             revert ZeroAddress();
         }
-        if (jobTtl_ < MIN_JOB_TTL || jobTtl_ > MAX_JOB_TTL) revert BadTtl(jobTtl_);
         registry = registry_;
         payouts = payouts_;
-        jobTtl = jobTtl_;
         _grantRole(DEFAULT_ADMIN_ROLE, admin);
     }
 
-    /// @notice The provider's owner or self wallet publishes its hire price (0 = not for hire).
-    function setPrice(uint256 tokenId, uint256 price) external {
+    /// @notice The provider's owner or self wallet publishes its hire price (0 = not for hire) and
+    /// its SLA in seconds (0 = DEFAULT_SLA; else within MIN_SLA..MAX_SLA). Jobs already created
+    /// keep the expiry they were created with.
+    function setPrice(uint256 tokenId, uint256 price, uint64 slaSeconds) external {
         if (msg.sender != registry.ownerOf(tokenId) && msg.sender != registry.selfWalletOf(tokenId)) {
             revert NotProviderController(tokenId, msg.sender);
         }
+        if (price == 0) {
+            slaSeconds = 0;
+        } else {
+            if (slaSeconds == 0) slaSeconds = DEFAULT_SLA;
+            if (slaSeconds < MIN_SLA || slaSeconds > MAX_SLA) revert BadSla(slaSeconds);
+        }
         priceOf[tokenId] = price;
-        emit PriceSet(tokenId, price, msg.sender);
+        slaOf[tokenId] = slaSeconds;
+        emit PriceSet(tokenId, price, slaSeconds, msg.sender);
     }
 
-    /// @notice Lock `amount` of the caller's approved USDC to hire `providerWallet`.
-    /// `amount` is the price the caller expects and must equal the published price.
-    function createJob(bytes32 jobId, string calldata providerWallet, uint256 amount)
+    /// @notice Lock `amount` of the caller's approved USDC to hire `providerWallet`. `amount` and
+    /// `slaSeconds` are the price and SLA the caller expects and must equal the published ones
+    /// (the SLA says how long the caller's USDC can stay locked).
+    function createJob(bytes32 jobId, string calldata providerWallet, uint256 amount, uint64 slaSeconds)
         external
         whenNotPaused
         nonReentrant
@@ -99,18 +117,21 @@ contract AgentEscrow is AccessControl, Pausable, CreditFallback {
         uint256 price = priceOf[tokenId];
         if (price == 0) revert NoPrice(tokenId);
         if (amount != price) revert PriceMismatch(price, amount);
+        uint64 sla = slaOf[tokenId];
+        if (slaSeconds != sla) revert SlaMismatch(sla, slaSeconds);
         if (registry.isAgentPaused(tokenId)) revert AgentPaused(tokenId);
+        if (registry.selfWalletOf(tokenId) == address(0)) revert NoSelfWallet(tokenId); // a release could not pay it
 
-        uint64 expiresAt = uint64(block.timestamp) + jobTtl;
+        uint64 expiresAt = uint64(block.timestamp) + sla + SETTLEMENT_GRACE;
         _jobs[jobId] = Job(msg.sender, expiresAt, Status.Locked, tokenId, amount);
         totalLocked += amount;
         emit JobCreated(jobId, msg.sender, tokenId, amount, expiresAt);
         usdc.safeTransferFrom(msg.sender, address(this), amount);
     }
 
-    /// @notice The oracle confirms delivery: pay the provider through the payout path.
+    /// @notice The oracle confirms delivery, until the job expires: pay the provider through the payout path.
     function release(bytes32 jobId) external onlyRole(ORACLE_ROLE) whenNotPaused nonReentrant {
-        Job storage job = _locked(jobId);
+        Job storage job = _unexpired(jobId);
         uint256 amount = job.amount;
         job.status = Status.Released;
         totalLocked -= amount;
@@ -119,15 +140,14 @@ contract AgentEscrow is AccessControl, Pausable, CreditFallback {
         payouts.pay(job.providerTokenId, amount, jobId);
     }
 
-    /// @notice The oracle refunds the caller (e.g. the provider failed).
+    /// @notice The oracle refunds the caller (e.g. the provider failed), until the job expires.
     function refund(bytes32 jobId) external onlyRole(ORACLE_ROLE) nonReentrant {
-        _refund(_locked(jobId), jobId);
+        _refund(_unexpired(jobId), jobId);
     }
 
-    /// @notice The caller takes the funds back after expiry if the oracle never acted.
+    /// @notice Anyone refunds an expired job nobody acted on; the USDC goes to the job's caller.
     function reclaim(bytes32 jobId) external nonReentrant {
         Job storage job = _locked(jobId);
-        if (msg.sender != job.caller) revert NotCaller(jobId, msg.sender);
         if (block.timestamp <= job.expiresAt) revert NotExpired(jobId, job.expiresAt);
         _refund(job, jobId);
     }
@@ -149,12 +169,6 @@ contract AgentEscrow is AccessControl, Pausable, CreditFallback {
         return _jobs[jobId];
     }
 
-    function setJobTtl(uint64 ttl) external onlyRole(DEFAULT_ADMIN_ROLE) {
-        if (ttl < MIN_JOB_TTL || ttl > MAX_JOB_TTL) revert BadTtl(ttl);
-        emit JobTtlChanged(jobTtl, ttl);
-        jobTtl = ttl;
-    }
-
     function pause() external onlyRole(PAUSER_ROLE) {
         _pause();
     }
@@ -167,6 +181,11 @@ contract AgentEscrow is AccessControl, Pausable, CreditFallback {
         job = _jobs[jobId];
         if (job.status == Status.NotFound) revert UnknownJob(jobId);
         if (job.status != Status.Locked) revert NotLocked(jobId, job.status);
+    }
+
+    function _unexpired(bytes32 jobId) private view returns (Job storage job) {
+        job = _locked(jobId);
+        if (block.timestamp > job.expiresAt) revert Expired(jobId, job.expiresAt);
     }
 
     function _refund(Job storage job, bytes32 jobId) private {

@@ -14,6 +14,8 @@ import {CreditFallback} from "./CreditFallback.sol";
 ///   ownerCut    = floor(A * 97%) - referralCut  -> the token owner
 ///   serviceCut  = A - ownerCut - agentCut - referralCut (2% plus rounding dust) -> the treasury
 /// The four parts always sum exactly to A. A payee that cannot receive gets a withdrawable credit.
+/// An agent whose self wallet was reset (it changed hands, the new owner has not set one) is not
+/// paid: `pay` reverts with AgentRegistry.NoSelfWallet until a self wallet is set.
 contract AgentPayouts is AccessControl, Pausable, CreditFallback {
     using SafeERC20 for IERC20;
 
@@ -74,7 +76,7 @@ contract AgentPayouts is AccessControl, Pausable, CreditFallback {
     {
         if (amount == 0) revert ZeroAmount();
         address owner = registry.ownerPayee(tokenId);
-        address selfWallet = registry.selfWalletOf(tokenId);
+        address selfWallet = registry.requireSelfWallet(tokenId); // reset after a change of hands: no payout
         address referrer = registry.referralPayee(tokenId);
         (uint256 ownerCut, uint256 agentCut, uint256 serviceCut, uint256 referralCut) =
             split(amount, referrer != address(0));

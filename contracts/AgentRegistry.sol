@@ -4,15 +4,29 @@ pragma solidity ^0.8.24;
 import {ERC721} from "@openzeppelin/contracts/token/ERC721/ERC721.sol";
 import {AccessControl} from "@openzeppelin/contracts/access/AccessControl.sol";
 import {Pausable} from "@openzeppelin/contracts/utils/Pausable.sol";
+import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
+import {SignatureChecker} from "@openzeppelin/contracts/utils/cryptography/SignatureChecker.sol";
 
 /// @notice One ERC-721 token per agent. The token owner is the agent's owner and receives the
 /// owner share of every payout; the token also carries the agent's self wallet, its service
 /// wallet id (`agl_` + 12 lowercase hex), its referrer, a sale pause flag and lifetime earnings.
-contract AgentRegistry is ERC721, AccessControl, Pausable {
+///
+/// The self wallet follows ownership: when the token changes hands (a direct transfer, or a
+/// marketplace sale settled to its buyer) it is reset to zero until the new owner sets one, and
+/// setting one needs an EIP-712 proof signed by the new self wallet itself (an EOA or an ERC-1271
+/// contract wallet), so nobody can point an agent at an address it does not control. The
+/// marketplace's escrow of a listed token (in on list, back to the seller on cancel or expiry) is
+/// not a change of hands and keeps it. While it is zero, everything keyed on it fails closed
+/// (`requireSelfWallet` reverts: no attestation, no payout, no new job).
+contract AgentRegistry is ERC721, AccessControl, Pausable, EIP712 {
     bytes32 public constant REGISTRAR_ROLE = keccak256("REGISTRAR_ROLE");
     bytes32 public constant EARNINGS_ROLE = keccak256("EARNINGS_ROLE");
     bytes32 public constant MARKET_ROLE = keccak256("MARKET_ROLE");
     bytes32 public constant PAUSER_ROLE = keccak256("PAUSER_ROLE");
+    /// @notice What a new self wallet signs to accept the role for `tokenId` under `owner`;
+    /// `nonce` is selfWalletNonce(tokenId), which every change of the self wallet advances.
+    bytes32 public constant SELF_WALLET_TYPEHASH =
+        keccak256("SelfWallet(uint256 tokenId,address selfWallet,address owner,uint256 nonce,uint256 deadline)");
 
     struct Agent {
         address selfWallet;
@@ -27,6 +41,12 @@ contract AgentRegistry is ERC721, AccessControl, Pausable {
     mapping(uint256 => Agent) private _agents;
     mapping(bytes32 => uint256) private _tokenOfWalletId; // keccak256(walletId) => tokenId
     mapping(address => uint256) public tokenOfSelfWallet;
+    /// @notice Advanced by every change of the token's self wallet (set or reset): a proof names it,
+    /// so a proof is good for one change only.
+    mapping(uint256 => uint256) public selfWalletNonce;
+    /// @dev Who sent a token into a MARKET_ROLE holder's escrow: its return to that address is not
+    /// a change of hands.
+    mapping(uint256 => address) private _escrowedFrom;
 
     event AgentRegistered(
         uint256 indexed tokenId,
@@ -47,8 +67,11 @@ contract AgentRegistry is ERC721, AccessControl, Pausable {
     error NotTokenOwner(uint256 tokenId, address caller);
     error AgentIsPaused(uint256 tokenId);
     error ZeroAddress();
+    error NoSelfWallet(uint256 tokenId);
+    error ProofExpired(uint256 deadline);
+    error BadSelfWalletProof(uint256 tokenId, address selfWallet);
 
-    constructor(address admin) ERC721("agentledger Agent", "AGENT") {
+    constructor(address admin) ERC721("agentledger Agent", "AGENT") EIP712("agentledger AgentRegistry", "1") {
         if (admin == address(0)) revert ZeroAddress();
         _grantRole(DEFAULT_ADMIN_ROLE, admin);
     }
@@ -79,18 +102,44 @@ contract AgentRegistry is ERC721, AccessControl, Pausable {
         _mint(owner, tokenId); // not _safeMint: no receiver callback during registration
     }
 
-    /// @notice The token owner rotates the agent's self wallet (e.g. after buying the agent).
-    function setSelfWallet(uint256 tokenId, address newSelfWallet) external whenNotPaused {
-        if (_requireOwned(tokenId) != msg.sender) revert NotTokenOwner(tokenId, msg.sender);
+    /// @notice The token owner sets the agent's self wallet (e.g. after buying the agent), with
+    /// `signature`: the new wallet's EIP-712 signature of SelfWallet(tokenId, newSelfWallet, owner,
+    /// selfWalletNonce(tokenId), deadline), valid until `deadline` (an ERC-1271 wallet's
+    /// isValidSignature counts too).
+    function setSelfWallet(uint256 tokenId, address newSelfWallet, uint256 deadline, bytes calldata signature)
+        external
+        whenNotPaused
+    {
+        address owner = _requireOwned(tokenId);
+        if (owner != msg.sender) revert NotTokenOwner(tokenId, msg.sender);
         Agent storage a = _agents[tokenId];
         if (a.paused) revert AgentIsPaused(tokenId);
         if (newSelfWallet == address(0)) revert ZeroAddress();
         if (tokenOfSelfWallet[newSelfWallet] != 0) revert SelfWalletTaken(newSelfWallet);
+        if (block.timestamp > deadline) revert ProofExpired(deadline);
+        bytes32 digest = selfWalletDigest(tokenId, newSelfWallet, owner, selfWalletNonce[tokenId], deadline);
+        if (!SignatureChecker.isValidSignatureNow(newSelfWallet, digest, signature)) {
+            revert BadSelfWalletProof(tokenId, newSelfWallet);
+        }
         address previous = a.selfWallet;
-        delete tokenOfSelfWallet[previous];
+        if (previous != address(0)) delete tokenOfSelfWallet[previous];
         tokenOfSelfWallet[newSelfWallet] = tokenId;
         a.selfWallet = newSelfWallet;
+        ++selfWalletNonce[tokenId];
         emit SelfWalletChanged(tokenId, previous, newSelfWallet);
+    }
+
+    /// @notice The EIP-712 digest a new self wallet signs (domain "agentledger AgentRegistry", "1").
+    function selfWalletDigest(uint256 tokenId, address selfWallet, address owner, uint256 nonce, uint256 deadline)
+        public
+        view
+        returns (bytes32)
+    {
+        return _hashTypedDataV4(keccak256(abi.encode(SELF_WALLET_TYPEHASH, tokenId, selfWallet, owner, nonce, deadline)));
+    }
+
+    function domainSeparator() external view returns (bytes32) {
+        return _domainSeparatorV4();
     }
 
     // ---- protocol hooks -----------------------------------------------------------------
@@ -135,6 +184,14 @@ contract AgentRegistry is ERC721, AccessControl, Pausable {
         return _agents[tokenId].selfWallet;
     }
 
+    /// @notice The self wallet, or a NoSelfWallet revert while it is reset (after a change of
+    /// hands): what attestations and payouts use, so they fail closed.
+    function requireSelfWallet(uint256 tokenId) external view returns (address selfWallet) {
+        _requireOwned(tokenId);
+        selfWallet = _agents[tokenId].selfWallet;
+        if (selfWallet == address(0)) revert NoSelfWallet(tokenId);
+    }
+
     function isAgentPaused(uint256 tokenId) external view returns (bool) {
         _requireOwned(tokenId);
         return _agents[tokenId].paused;
@@ -170,10 +227,33 @@ contract AgentRegistry is ERC721, AccessControl, Pausable {
 
     // ---- internals ----------------------------------------------------------------------
 
-    /// @dev A paused (listed) agent moves only by the marketplace, which escrows it.
-    function _update(address to, uint256 tokenId, address auth) internal override returns (address) {
+    /// @dev A paused (listed) agent moves only by the marketplace, which escrows it. A change of
+    /// hands resets the self wallet; the marketplace's escrow (into a MARKET_ROLE holder, and back
+    /// out to the address it came from) is not one.
+    function _update(address to, uint256 tokenId, address auth) internal override returns (address from) {
         if (_agents[tokenId].paused && !hasRole(MARKET_ROLE, msg.sender)) revert AgentIsPaused(tokenId);
-        return super._update(to, tokenId, auth);
+        from = super._update(to, tokenId, auth);
+        if (from == address(0) || from == to) return from; // a mint, or no move
+        if (hasRole(MARKET_ROLE, to)) {
+            _escrowedFrom[tokenId] = from;
+            return from;
+        }
+        if (hasRole(MARKET_ROLE, from)) {
+            address seller = _escrowedFrom[tokenId];
+            delete _escrowedFrom[tokenId];
+            if (to == seller) return from;
+        }
+        _resetSelfWallet(tokenId);
+    }
+
+    function _resetSelfWallet(uint256 tokenId) private {
+        Agent storage a = _agents[tokenId];
+        address previous = a.selfWallet;
+        if (previous == address(0)) return;
+        delete tokenOfSelfWallet[previous];
+        a.selfWallet = address(0);
+        ++selfWalletNonce[tokenId];
+        emit SelfWalletChanged(tokenId, previous, address(0));
     }
 
     /// @dev `agl_` followed by exactly 12 lowercase hex digits.

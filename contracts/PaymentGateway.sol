@@ -6,6 +6,8 @@ import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol
 import {AccessControl} from "@openzeppelin/contracts/access/AccessControl.sol";
 import {Pausable} from "@openzeppelin/contracts/utils/Pausable.sol";
 import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
+import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
+import {SignatureChecker} from "@openzeppelin/contracts/utils/cryptography/SignatureChecker.sol";
 import {MessageHashUtils} from "@openzeppelin/contracts/utils/cryptography/MessageHashUtils.sol";
 import {Strings} from "@openzeppelin/contracts/utils/Strings.sol";
 import {AgentRegistry} from "./AgentRegistry.sol";
@@ -13,18 +15,25 @@ import {AgentPayouts} from "./AgentPayouts.sol";
 import {CreditFallback} from "./CreditFallback.sol";
 
 /// @notice Buyer-funded checkout escrow. The operator funds a job from the buyer's
-/// pre-approved USDC; the provider's EIP-191 attestation releases it through the payout path
-/// (anyone may submit it, so funds never depend on the operator); the buyer may dispute
-/// before release or reclaim after the work deadline; an arbiter resolves disputes.
+/// pre-approved USDC, but only with the buyer's EIP-712 consent to exactly that job (job id,
+/// provider, amount and work deadline; an ERC-1271 contract wallet consents through
+/// isValidSignature), so the operator key alone cannot move anyone's allowance; the provider's
+/// EIP-191 attestation releases it through the payout path (anyone may submit it, so funds
+/// never depend on the operator); the buyer may dispute before release or reclaim after the
+/// work deadline; an arbiter resolves disputes.
 ///
 /// Time rule (no race between release and reclaim): release needs block.timestamp <= deadline,
 /// reclaim needs block.timestamp > deadline.
-contract PaymentGateway is AccessControl, Pausable, CreditFallback {
+contract PaymentGateway is AccessControl, Pausable, EIP712, CreditFallback {
     using SafeERC20 for IERC20;
 
     bytes32 public constant OPERATOR_ROLE = keccak256("OPERATOR_ROLE");
     bytes32 public constant ARBITER_ROLE = keccak256("ARBITER_ROLE");
     bytes32 public constant PAUSER_ROLE = keccak256("PAUSER_ROLE");
+    /// @notice The buyer's consent to one funding (domain "agentledger PaymentGateway", "1").
+    /// A job id is funded at most once, so a consent is good for one funding only.
+    bytes32 public constant FUNDING_TYPEHASH =
+        keccak256("Funding(bytes32 jobId,address buyer,uint256 providerTokenId,uint256 amount,uint64 deadline)");
 
     enum Status {
         None,
@@ -71,8 +80,13 @@ contract PaymentGateway is AccessControl, Pausable, CreditFallback {
     error BadAttestation(bytes32 jobId, address signer, address expected);
     error NotBuyer(bytes32 jobId, address caller);
     error SplitTooLarge(uint256 providerAmount, uint256 amount);
+    error BadBuyerSignature(bytes32 jobId, address buyer);
+    error NoSelfWallet(uint256 tokenId);
 
-    constructor(IERC20 usdc_, AgentRegistry registry_, AgentPayouts payouts_, address admin) CreditFallback(usdc_) {
+    constructor(IERC20 usdc_, AgentRegistry registry_, AgentPayouts payouts_, address admin)
+        EIP712("agentledger PaymentGateway", "1")
+        CreditFallback(usdc_)
+    {
         if (address(registry_) == address(0) || address(payouts_) == address(0) || admin == address(0)) {
             revert ZeroAddress();
         }
@@ -83,23 +97,46 @@ contract PaymentGateway is AccessControl, Pausable, CreditFallback {
 
     // ---- funding ------------------------------------------------------------------------
 
-    /// @notice Pull `amount` of the buyer's approved USDC into escrow for `jobId`.
-    function fund(bytes32 jobId, address buyer, uint256 providerTokenId, uint256 amount, uint64 deadline)
-        external
-        onlyRole(OPERATOR_ROLE)
-        whenNotPaused
-        nonReentrant
-    {
+    /// @notice Pull `amount` of the buyer's approved USDC into escrow for `jobId`. `signature` is
+    /// the buyer's EIP-712 signature of Funding(jobId, buyer, providerTokenId, amount, deadline)
+    /// (see fundingDigest); the buyer can reclaim only after `deadline`, so it consents to that too.
+    function fund(
+        bytes32 jobId,
+        address buyer,
+        uint256 providerTokenId,
+        uint256 amount,
+        uint64 deadline,
+        bytes calldata signature
+    ) external onlyRole(OPERATOR_ROLE) whenNotPaused nonReentrant {
         if (_jobs[jobId].status != Status.None) revert JobExists(jobId);
         if (buyer == address(0)) revert ZeroAddress();
         if (amount == 0) revert ZeroAmount();
         if (deadline <= block.timestamp) revert DeadlineInPast(deadline);
         if (registry.isAgentPaused(providerTokenId)) revert AgentPaused(providerTokenId);
+        if (registry.selfWalletOf(providerTokenId) == address(0)) revert NoSelfWallet(providerTokenId); // none could attest
+        bytes32 digest = fundingDigest(jobId, buyer, providerTokenId, amount, deadline);
+        if (!SignatureChecker.isValidSignatureNow(buyer, digest, signature)) revert BadBuyerSignature(jobId, buyer);
 
         _jobs[jobId] = Job(buyer, deadline, Status.Funded, providerTokenId, amount);
         totalEscrowed += amount;
         emit JobFunded(jobId, buyer, providerTokenId, amount, deadline);
-        usdc.safeTransferFrom(buyer, address(this), amount);
+        // slither-disable-next-line arbitrary-send-erc20
+        usdc.safeTransferFrom(buyer, address(this), amount); // the buyer signed for exactly this (checked above)
+    }
+
+    /// @notice The EIP-712 digest the buyer signs to consent to a funding.
+    function fundingDigest(bytes32 jobId, address buyer, uint256 providerTokenId, uint256 amount, uint64 deadline)
+        public
+        view
+        returns (bytes32)
+    {
+        return _hashTypedDataV4(
+            keccak256(abi.encode(FUNDING_TYPEHASH, jobId, buyer, providerTokenId, amount, deadline))
+        );
+    }
+
+    function domainSeparator() external view returns (bytes32) {
+        return _domainSeparatorV4();
     }
 
     // ---- release ------------------------------------------------------------------------
@@ -124,8 +161,9 @@ contract PaymentGateway is AccessControl, Pausable, CreditFallback {
         Job storage job = _funded(jobId);
         if (block.timestamp > job.deadline) revert DeadlinePassed(jobId, job.deadline);
         bytes32 digest = MessageHashUtils.toEthSignedMessageHash(bytes(attestationMessage(jobId, cid, timestamp)));
-        (address signer, ECDSA.RecoverError err,) = ECDSA.tryRecover(digest, signature);
-        address expected = registry.selfWalletOf(job.providerTokenId);
+        address expected = registry.requireSelfWallet(job.providerTokenId); // zero after a change of hands
+        // slither-disable-next-line unused-return
+        (address signer, ECDSA.RecoverError err,) = ECDSA.tryRecover(digest, signature); // the 3rd value only details err
         if (err != ECDSA.RecoverError.NoError || signer != expected) revert BadAttestation(jobId, signer, expected);
 
         uint256 amount = job.amount;

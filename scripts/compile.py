@@ -1,8 +1,10 @@
 """Compile contracts/*.sol with the npm solc package (solcjs, offline) via its standard-JSON API.
 
 Writes one artifact per contract to contracts/build/<Name>.json ({abi, bytecode,
-deployedBytecode}) and a Hardhat-style build-info file (input and output with ASTs, which
-slither can analyse offline). Skips the compiler when the sources have not changed.
+deployedBytecode}) and a Hardhat-style build-info file (input and output with ASTs and source
+maps: what crytic-compile's hardhat parser reads, so slither can analyse it offline). Skips the
+compiler when the sources have not changed. contracts/test/*.sol (test-only helpers such as an
+ERC-1271 wallet) are compiled too; scripts.deploy never deploys them.
 
     python -m scripts.compile [--force]
 """
@@ -21,13 +23,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 CONTRACTS_DIR = ROOT / "contracts"
 BUILD_DIR = CONTRACTS_DIR / "build"
+TEST_CONTRACTS_DIR = CONTRACTS_DIR / "test"
 DRIVER = ROOT / "scripts" / "solc_compile.js"
 SOLC_PACKAGE = ROOT / "node_modules" / "solc" / "package.json"
 EVM_VERSION = "cancun"  # supported by Base and by anvil; no newer opcodes needed
 
 
 def standard_json_input() -> dict[str, Any]:
-    sources = {f"contracts/{p.name}": {"content": p.read_text()} for p in sorted(CONTRACTS_DIR.glob("*.sol"))}
+    paths = [*sorted(CONTRACTS_DIR.glob("*.sol")), *sorted(TEST_CONTRACTS_DIR.glob("*.sol"))]
+    sources = {p.relative_to(ROOT).as_posix(): {"content": p.read_text()} for p in paths}
     return {
         "language": "Solidity",
         "sources": sources,
@@ -36,7 +40,16 @@ def standard_json_input() -> dict[str, Any]:
             "evmVersion": EVM_VERSION,
             "outputSelection": {
                 "*": {
-                    "*": ["abi", "evm.bytecode.object", "evm.deployedBytecode.object", "evm.methodIdentifiers"],
+                    "*": [
+                        "abi",
+                        "evm.bytecode.object",
+                        "evm.bytecode.sourceMap",
+                        "evm.deployedBytecode.object",
+                        "evm.deployedBytecode.sourceMap",
+                        "evm.methodIdentifiers",
+                        "userdoc",
+                        "devdoc",
+                    ],
                     "": ["ast"],
                 }
             },

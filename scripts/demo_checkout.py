@@ -9,8 +9,10 @@ registered and its chain account gets test USDC from MockUSDC.
 The five buyer steps:
 1. POST /api/acp/checkout_sessions (Idempotency-Key) -> session `incomplete`, totals;
 2. the buyer approves the PaymentGateway for the total on the USDC contract (its own wallet);
-3. the buyer signs the payment message (EIP-191; the session gives it as payment_message_template)
-   and POSTs /api/acp/checkout_sessions/{id}/complete -> `completed`, order `created`, funding tx;
+3. the buyer signs its consent to the funding (EIP-712 typed data: job id, buyer, provider token,
+   amount, work deadline; the session gives it as the payment handler's typed_data) and POSTs
+   /api/acp/checkout_sessions/{id}/complete -> `completed`, order `created`, funding tx (the
+   gateway checks the same signature on-chain);
 4. GET /api/acp/orders/{order_id} with the buyer's key -> the funder's view;
 5. the provider acknowledges, starts, uploads a deliverable and completes (signed by its self
    wallet); the service submits the gateway release; the buyer waits for `released` and checks
@@ -133,10 +135,14 @@ def main(argv: list[str] | None = None) -> int:
     _say("2", f"approved {total} units to the gateway {config['spender']}: tx {receipt['transactionHash'].to_0x_hex()}")
 
     # ---- 3. complete ----------------------------------------------------------------------------
-    # The buyer proves it controls the paying address: it signs (EIP-191) the payment message the
-    # session's payment handler gives, which binds chain, gateway, session, amount and payer.
-    pay_message = config["payment_message_template"].format(payer=buyer.address)
-    credential = {"type": "address", "token": buyer.address, "signature": _sign(buyer, pay_message)}
+    # The buyer consents to exactly this funding: it signs (EIP-712) the typed data the session's
+    # payment handler gives (chain and gateway in the domain; job id, provider token, amount and work
+    # deadline in the message), with itself as the buyer. The gateway checks the same signature.
+    typed = config["typed_data"]
+    typed["message"]["buyer"] = buyer.address
+    _say("3", f"signing: pull {typed['message']['amount']} units, reclaimable after {typed['message']['deadline']}")
+    consent = buyer.sign_typed_data(full_message=typed).signature.to_0x_hex()
+    credential = {"type": "address", "token": buyer.address, "signature": consent}
     done = _check(
         api.post(
             f"/api/acp/checkout_sessions/{session['id']}/complete",

@@ -31,8 +31,6 @@ from core.chain import connect, deploy, send
 from core.networks import ANVIL_DEV_KEY, LOCAL_CHAIN_ID, network_for
 from scripts.compile import SOLC_PACKAGE, compile_contracts
 
-DEFAULT_JOB_TTL = 7 * 24 * 3600
-
 
 @dataclass(frozen=True)
 class Roles:
@@ -102,7 +100,7 @@ def deploy_system(w3: Web3, deployer: LocalAccount, roles: Roles, *, usdc: str |
     record("AgentPayouts", r["blockNumber"], payouts.address)
     gateway, r = deploy(w3, deployer, "PaymentGateway", usdc, registry.address, payouts.address, me)
     record("PaymentGateway", r["blockNumber"], gateway.address)
-    escrow, r = deploy(w3, deployer, "AgentEscrow", usdc, registry.address, payouts.address, me, DEFAULT_JOB_TTL)
+    escrow, r = deploy(w3, deployer, "AgentEscrow", usdc, registry.address, payouts.address, me)
     record("AgentEscrow", r["blockNumber"], escrow.address)
     market, r = deploy(w3, deployer, "AgentMarketplace", usdc, registry.address, roles.treasury, me)
     record("AgentMarketplace", r["blockNumber"], market.address)

@@ -17,6 +17,7 @@ from web3.logs import DISCARD
 from web3.types import TxReceipt
 
 from core.chain import CONTRACT_NAMES, contract_at, send
+from core.checkout.rules import funding_typed_data
 from core.deployments import Deployment
 from scripts.deploy import Roles, deploy_system
 
@@ -102,6 +103,44 @@ class System:
         value: int = self.usdc.functions.balanceOf(who).call()
         return value
 
+    def funding_signature(self, buyer: LocalAccount, job: bytes, token_id: int, amount: int, deadline: int) -> bytes:
+        """`buyer`'s EIP-712 consent to PaymentGateway.fund(job, buyer, token_id, amount, deadline)."""
+        typed = funding_typed_data(
+            chain_id=self.deployment.chain_id,
+            gateway=self.gateway.address,
+            job_id="0x" + job.hex(),
+            buyer=buyer.address,
+            provider_token_id=token_id,
+            amount=amount,
+            deadline=deadline,
+        )
+        return bytes(buyer.sign_typed_data(full_message=typed).signature)
+
+    def fund_fn(self, buyer: LocalAccount, job: bytes, token_id: int, amount: int, deadline: int) -> ContractFunction:
+        """PaymentGateway.fund of `job`, carrying `buyer`'s consent (for the operator to send)."""
+        sig = self.funding_signature(buyer, job, token_id, amount, deadline)
+        return self.gateway.functions.fund(job, buyer.address, token_id, amount, deadline, sig)
+
+    def self_wallet_proof(self, wallet: LocalAccount, token_id: int, owner: str, deadline: int) -> bytes:
+        """`wallet`'s EIP-712 proof that it accepts to be `token_id`'s self wallet under `owner`."""
+        nonce: int = self.registry.functions.selfWalletNonce(token_id).call()
+        typed = self_wallet_typed_data(
+            chain_id=self.deployment.chain_id,
+            registry=self.registry.address,
+            token_id=token_id,
+            self_wallet=wallet.address,
+            owner=owner,
+            nonce=nonce,
+            deadline=deadline,
+        )
+        return bytes(wallet.sign_typed_data(full_message=typed).signature)
+
+    def set_self_wallet_fn(self, owner: str, token_id: int, wallet: LocalAccount) -> ContractFunction:
+        """AgentRegistry.setSelfWallet(token_id, wallet) with `wallet`'s proof (valid 1 h), for `owner` to send."""
+        deadline = self.now() + 3600
+        proof = self.self_wallet_proof(wallet, token_id, owner, deadline)
+        return self.registry.functions.setSelfWallet(token_id, wallet.address, deadline, proof)
+
     def register_agent(self, owner: str, self_wallet: str, wallet_id: str, referrer: int = 0) -> int:
         receipt = self.tx(
             self.operator, self.registry.functions.mint(owner, self_wallet, wallet_id, referrer), "AgentRegistry.mint"
@@ -112,6 +151,44 @@ class System:
 
 
 _DISCARD: Any = DISCARD
+
+
+def self_wallet_typed_data(
+    *, chain_id: int, registry: str, token_id: int, self_wallet: str, owner: str, nonce: int, deadline: int
+) -> dict[str, Any]:
+    """The EIP-712 typed data a new self wallet signs for AgentRegistry.setSelfWallet."""
+    return {
+        "domain": {
+            "name": "agentledger AgentRegistry",
+            "version": "1",
+            "chainId": chain_id,
+            "verifyingContract": registry,
+        },
+        "types": {
+            "EIP712Domain": [
+                {"name": "name", "type": "string"},
+                {"name": "version", "type": "string"},
+                {"name": "chainId", "type": "uint256"},
+                {"name": "verifyingContract", "type": "address"},
+            ],
+            "SelfWallet": [
+                {"name": "tokenId", "type": "uint256"},
+                {"name": "selfWallet", "type": "address"},
+                {"name": "owner", "type": "address"},
+                {"name": "nonce", "type": "uint256"},
+                {"name": "deadline", "type": "uint256"},
+            ],
+        },
+        "primaryType": "SelfWallet",
+        "message": {
+            "tokenId": token_id,
+            "selfWallet": self_wallet,
+            "owner": owner,
+            "nonce": nonce,
+            "deadline": deadline,
+        },
+    }
+
 
 ETH = 10**18
 
@@ -178,8 +255,8 @@ def run_scenario(s: System) -> dict[str, int]:
         s.operator,
         s.registry.functions.mint(owner_b.address, self_b.address, "agl_00000000000b", 1),
     )
-    tx("AgentRegistry.setSelfWallet", owner_b, s.registry.functions.setSelfWallet(2, s.users[8].address))
-    tx("AgentRegistry.setSelfWallet", owner_b, s.registry.functions.setSelfWallet(2, self_b.address))
+    tx("AgentRegistry.setSelfWallet", owner_b, s.set_self_wallet_fn(owner_b.address, 2, s.users[8]))
+    tx("AgentRegistry.setSelfWallet", owner_b, s.set_self_wallet_fn(owner_b.address, 2, self_b))
 
     s.tx(s.deployer, s.payouts.functions.grantRole(s.payouts.functions.PAYER_ROLE().call(), payer.address))
     tx("AgentPayouts.pay", payer, s.payouts.functions.pay(1, 100 * USDC, b"\x01" * 32))
@@ -192,7 +269,7 @@ def run_scenario(s: System) -> dict[str, int]:
     deadline = s.now() + 2 * DAY
     jobs = [bytes([0xA0 + i]) * 32 for i in range(4)]
     for j in jobs:
-        tx("PaymentGateway.fund", s.operator, s.gateway.functions.fund(j, buyer.address, 1, 250 * USDC, deadline))
+        tx("PaymentGateway.fund", s.operator, s.fund_fn(buyer, j, 1, 250 * USDC, deadline))
     cid = "bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy"
     ts = s.now()
     sig = self_a.sign_message(encode_defunct(text=f"complete:0x{jobs[0].hex()}:{cid}:{ts}")).signature
@@ -202,10 +279,11 @@ def run_scenario(s: System) -> dict[str, int]:
     tx("PaymentGateway.openDispute", buyer, s.gateway.functions.openDispute(jobs[2]))
     tx("PaymentGateway.resolveDispute (refund)", s.arbiter, s.gateway.functions.resolveDispute(jobs[2], 0))
 
-    tx("AgentEscrow.setPrice", owner, s.escrow.functions.setPrice(1, 50 * USDC))
+    tx("AgentEscrow.setPrice", owner, s.escrow.functions.setPrice(1, 50 * USDC, 0))  # 0: the default SLA
+    sla: int = s.escrow.functions.slaOf(1).call()
     hires = [bytes([0xB0 + i]) * 32 for i in range(3)]
     for h in hires:
-        tx("AgentEscrow.createJob", buyer, s.escrow.functions.createJob(h, "agl_00000000000a", 50 * USDC))
+        tx("AgentEscrow.createJob", buyer, s.escrow.functions.createJob(h, "agl_00000000000a", 50 * USDC, sla))
     tx("AgentEscrow.release", s.operator, s.escrow.functions.release(hires[0]))
     tx("AgentEscrow.refund", s.operator, s.escrow.functions.refund(hires[1]))
 
@@ -218,6 +296,8 @@ def run_scenario(s: System) -> dict[str, int]:
     tx("AgentMarketplace.buy", buyer, s.market.functions.buy(1))
     s.advance(7 * DAY)
     tx("AgentMarketplace.settle", s.users[9], s.market.functions.settle(1))
+    assert s.registry.functions.selfWalletOf(1).call() == "0x" + "00" * 20  # reset on the change of hands
+    tx("AgentRegistry.setSelfWallet (after a sale)", buyer, s.set_self_wallet_fn(buyer.address, 1, self_a))
     s.tx(buyer, s.registry.functions.setApprovalForAll(s.market.address, True))
     s.tx(buyer, s.market.functions.list(1, 1000 * USDC, 200 * USDC, 0))
     offer = (2, buyer2.address, 300 * USDC, 1, s.now() + DAY)

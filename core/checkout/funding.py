@@ -1,15 +1,17 @@
 """Completing a checkout session: the four-step funding saga.
 
-    0. the payer proves control of the paying address: its EIP-191 personal_sign of
-       rules.payment_message (chain id, gateway, session id, total in micro-USDC, payer), else 400
-       missing/invalid_payment_signature or 401 payment_signature_mismatch, nothing written.
-       Naming an address alone would let any buyer spend another user's allowance to the gateway;
+    0. the payer's consent: its EIP-712 signature of rules.checkout_typed_data (the gateway's
+       Funding struct: job id, buyer, provider token, total in micro-USDC, work deadline; domain
+       chain id + gateway), else 400 missing/invalid_payment_signature or 401
+       payment_signature_mismatch, nothing written. The gateway checks the same signature on-chain,
+       so the operator key alone cannot move anyone's allowance;
     1. one writer transaction: incomplete -> complete_in_progress with job id rules.job_id_for
        (a concurrent complete gets 409 session_in_progress);
     2. the buyer's USDC balance and allowance to the gateway cover the total, else 422 and the
        session goes back to incomplete;
-    3. PaymentGateway.fund(jobId, buyer, providerToken, total, deadline) with the operator key,
-       deadline = latest block time + the longest tier's hours; right before it one read re-checks
+    3. PaymentGateway.fund(jobId, buyer, providerToken, total, deadline, signature) with the operator
+       key, deadline = rules.work_deadline (the session's expiry + the longest tier's hours, the value
+       the buyer signed); right before it one read re-checks
        that the session is still complete_in_progress with this job id and payer (else 409
        session_changed); from step 1 until the send's outcome is known the job id is in
        Checkout.funding, which the stuck-session sweep skips;
@@ -103,7 +105,7 @@ def parse_payment(data: dict[str, Any]) -> Payment:
         raise ServiceError(
             400,
             "missing_payment_signature",
-            "the payer's EIP-191 signature of the session's payment message is required",
+            "the payer's EIP-712 signature of the session's typed_data (its Funding consent) is required",
             param=SIGNATURE_PARAM,
         )
     if not isinstance(signature, str) or not rules.valid_signature(signature):
@@ -124,16 +126,20 @@ def parse_payment(data: dict[str, Any]) -> Payment:
 
 
 def check_payer(ctx: Checkout, s: SessionRow, payer: str, signature: str) -> None:
-    """401 unless `payer` signed this session's payment message for its current total: naming an
-    address is not enough, the service would otherwise pull USDC from anyone who approved the gateway."""
-    message = rules.payment_message(
+    """401 unless `payer` signed (EIP-712) this session's Funding consent as it stands: job id,
+    provider token, total and work deadline. The gateway checks the same signature, so the service
+    can pull no USDC from anyone who approved the gateway without their consent to this job."""
+    provider = store.get_provider(ctx.reader, s.provider_uuid)
+    typed = rules.checkout_typed_data(
         chain_id=ctx.chain_id,
         gateway=ctx.operator.contract("PaymentGateway").address,
         session_id=s.id,
+        buyer=payer,
+        provider_token_id=provider.token_id if provider and provider.token_id is not None else 0,
         amount=s.total,
-        payer=payer,
+        deadline=rules.work_deadline(s.expires_at, [li["tier"] for li in s.line_items]),
     )
-    signer = rules.recover_signer(message, signature)
+    signer = rules.recover_typed_signer(typed, signature)
     if signer is None:
         raise ServiceError(
             400, "invalid_payment_signature", "the payment signature cannot be recovered", param=SIGNATURE_PARAM
@@ -142,8 +148,8 @@ def check_payer(ctx: Checkout, s: SessionRow, payer: str, signature: str) -> Non
         raise ServiceError(
             401,
             "payment_signature_mismatch",
-            "the signature is not the credential token's signature of this session's payment message "
-            "(chain, gateway, session id, total and payer; see the payment handler's config.message)",
+            "the signature is not the credential token's EIP-712 signature of this session's Funding consent "
+            "(job id, provider, total and deadline; see the payment handler's config.typed_data)",
             param=SIGNATURE_PARAM,
         )
 
@@ -282,14 +288,13 @@ class Completion:
         try:
             balance = int(await op.call(USDC, "balanceOf", payer))
             allowance = int(await op.call(USDC, "allowance", payer, op.contract("PaymentGateway").address))
-            chain_now = await op.block_timestamp()
         except (ChainUnavailable, ContractReverted) as exc:
             raise await self._abort(_chain_unavailable(exc)) from exc
         if balance < s.total:
             raise await self._abort(_short("insufficient_balance", "balance", balance, s.total))
         if allowance < s.total:
             raise await self._abort(_short("insufficient_allowance", "allowance to the gateway", allowance, s.total))
-        self.deadline = rules.job_deadline([li["tier"] for li in s.line_items], chain_now)
+        self.deadline = rules.work_deadline(s.expires_at, [li["tier"] for li in s.line_items])  # as signed
 
     async def _send_fund(self, s: SessionRow, provider: ProviderRow) -> None:
         assert s.job_id is not None and provider.token_id is not None
@@ -309,8 +314,18 @@ class Completion:
                 provider.token_id,
                 s.total,
                 self.deadline,
+                bytes.fromhex(self.payment.signature[2:]),  # the buyer's consent, checked again on-chain
             )
         except ContractReverted as exc:
+            if exc.error_name == "BadBuyerSignature":  # the session changed after the signature was checked
+                raise await self._abort(
+                    ServiceError(
+                        401,
+                        "payment_signature_mismatch",
+                        "the session changed since it was signed: sign its typed_data again",
+                        param=SIGNATURE_PARAM,
+                    )
+                ) from exc
             if exc.error_name == "JobExists":  # funded by an earlier attempt: the follower records it
                 raise ServiceError(
                     503,

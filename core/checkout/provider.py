@@ -59,7 +59,12 @@ def check_signature(
         )
     expected = store.signer_for(conn, order)
     if expected is None:
-        raise ServiceError(409, "provider_not_linked", "the order's provider has no registered self wallet")
+        raise ServiceError(
+            409,
+            "provider_not_linked",
+            "the order's provider has no self wallet (none registered, or reset after the agent changed hands "
+            "until its new owner sets one)",
+        )
     try:
         signer = Account.recover_message(encode_defunct(text=message), signature=signature)
     except Exception as exc:  # malformed signature bytes (bad v, s out of range, ...)

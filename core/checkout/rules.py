@@ -1,6 +1,6 @@
-"""Pure rules of escrow checkout: tiers and prices, session expiry, totals, the gateway job id
-the provider-link message and the payer's payment message. No I/O: the store and the API build on
-these.
+"""Pure rules of escrow checkout: tiers and prices, session expiry, totals, the gateway job id and
+work deadline, the provider-link message and the payer's EIP-712 funding consent. No I/O: the
+store and the API build on these.
 
 Amounts are integers of micro-USDC. Checkout sessions speak ACP 2026-04-17, whose amounts are
 integers in the currency's minor unit: for USDC that is exactly micro-USDC (6 decimals), so
@@ -9,12 +9,14 @@ integers in the currency's minor unit: for USDC that is exactly micro-USDC (6 de
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from eth_account import Account
-from eth_account.messages import encode_defunct
+from eth_account.messages import encode_typed_data
 from web3 import Web3
 
 from core.money import MAX_AMOUNT_UNITS, UNITS_PER_USDC
@@ -25,7 +27,7 @@ TierName = Literal["standard", "rush", "deep"]
 @dataclass(frozen=True)
 class Tier:
     name: TierName
-    hours: int  # the work deadline: the gateway job's deadline is funding time + this
+    hours: int  # work time: the gateway job's deadline is the session's expiry + the longest tier's hours
     default_price: int  # micro-USDC per unit when the provider names no price
 
 
@@ -65,10 +67,14 @@ def job_id_for(session_id: str) -> str:
     return "0x" + bytes(Web3.keccak(b"agentledger:checkout:" + session_id.encode())).hex()
 
 
-def job_deadline(tier_names: list[str], chain_now: int) -> int:
-    """The job's on-chain deadline: chain time plus the longest tier among the session's items
-    (one job pays for every line item, so it must leave time for the slowest)."""
-    return chain_now + max(TIERS[t].hours for t in tier_names) * 3600
+def work_deadline(expires_at: float, tier_names: Iterable[str]) -> int:
+    """The gateway job's deadline for a session, in Unix seconds: the session's expiry plus the
+    longest tier among its items (one job pays for every line item, so it must leave time for the
+    slowest). Fixed by the session's contents alone (expires_at is set at creation; an update of
+    the items can change the tiers), so the buyer signs it before paying: a session can only be
+    completed before it expires, which leaves the provider at least the tier's hours, and the
+    buyer knows exactly when it may reclaim (after this instant)."""
+    return math.ceil(expires_at) + max(TIERS[t].hours for t in tier_names) * 3600
 
 
 def session_expires_at(now: float, ttl: float) -> float:
@@ -162,31 +168,68 @@ def within_window(timestamp: int, now: float, window: int = LINK_WINDOW_SECONDS)
     return abs(timestamp - now) <= window
 
 
-# ---- payer authorization ------------------------------------------------------------------------
+# ---- the payer's consent ------------------------------------------------------------------------
+
+#: EIP-712 domain of PaymentGateway (name and version as its constructor gives them to EIP712).
+FUNDING_DOMAIN_NAME = "agentledger PaymentGateway"
+FUNDING_DOMAIN_VERSION = "1"
+#: The struct PaymentGateway.fund checks (FUNDING_TYPEHASH), with the domain's own type.
+FUNDING_TYPES: dict[str, list[dict[str, str]]] = {
+    "EIP712Domain": [
+        {"name": "name", "type": "string"},
+        {"name": "version", "type": "string"},
+        {"name": "chainId", "type": "uint256"},
+        {"name": "verifyingContract", "type": "address"},
+    ],
+    "Funding": [
+        {"name": "jobId", "type": "bytes32"},
+        {"name": "buyer", "type": "address"},
+        {"name": "providerTokenId", "type": "uint256"},
+        {"name": "amount", "type": "uint256"},
+        {"name": "deadline", "type": "uint64"},
+    ],
+}
 
 
-#: The payer's message (see payment_message); amount in micro-USDC, addresses EIP-55.
-PAYMENT_MESSAGE_FORMAT = (
-    "agentledger checkout payment\n"
-    "chain: {chain}\n"
-    "gateway: {gateway}\n"
-    "session: {session}\n"
-    "amount: {amount}\n"
-    "payer: {payer}"
-)
+def funding_typed_data(
+    *, chain_id: int, gateway: str, job_id: str, buyer: str, provider_token_id: int, amount: int, deadline: int
+) -> dict[str, Any]:
+    """The EIP-712 typed data {domain, types, primaryType, message} the buyer signs to let the
+    gateway pull exactly `amount` micro-USDC from it into job `job_id` (0x + 64 hex) for provider
+    token `provider_token_id`, reclaimable only after `deadline` (Unix seconds). The domain binds the
+    chain and the gateway; the job id is funded at most once, so a signature is good once."""
+    return {
+        "domain": {
+            "name": FUNDING_DOMAIN_NAME,
+            "version": FUNDING_DOMAIN_VERSION,
+            "chainId": chain_id,
+            "verifyingContract": Web3.to_checksum_address(gateway),
+        },
+        "types": FUNDING_TYPES,
+        "primaryType": "Funding",
+        "message": {
+            "jobId": job_id,
+            "buyer": Web3.to_checksum_address(buyer),
+            "providerTokenId": provider_token_id,
+            "amount": amount,
+            "deadline": deadline,
+        },
+    }
 
 
-def payment_message(*, chain_id: int, gateway: str, session_id: str, amount: int, payer: str) -> str:
-    """The exact text the paying address signs (EIP-191 personal_sign) to let the service pull
-    `amount` micro-USDC from it into the gateway for one checkout session. Addresses are EIP-55.
-    Binding the chain, the gateway, the session and the amount makes a signature useless for any
-    other session, any other cart (an update changes the amount) and any other deployment."""
-    return PAYMENT_MESSAGE_FORMAT.format(
-        chain=chain_id,
-        gateway=Web3.to_checksum_address(gateway),
-        session=session_id,
+def checkout_typed_data(
+    *, chain_id: int, gateway: str, session_id: str, buyer: str, provider_token_id: int, amount: int, deadline: int
+) -> dict[str, Any]:
+    """funding_typed_data for a checkout session: its job id is job_id_for(session_id), `amount`
+    its total and `deadline` its work_deadline."""
+    return funding_typed_data(
+        chain_id=chain_id,
+        gateway=gateway,
+        job_id=job_id_for(session_id),
+        buyer=buyer,
+        provider_token_id=provider_token_id,
         amount=amount,
-        payer=Web3.to_checksum_address(payer),
+        deadline=deadline,
     )
 
 
@@ -194,10 +237,11 @@ def valid_signature(value: str) -> bool:
     return SIGNATURE_RE.fullmatch(value) is not None
 
 
-def recover_signer(message: str, signature: str) -> str | None:
-    """The EIP-55 address whose personal_sign of `message` is `signature`; None when the signature
-    cannot be recovered (bad v, r or s out of range)."""
+def recover_typed_signer(typed_data: dict[str, Any], signature: str) -> str | None:
+    """The EIP-55 address whose EIP-712 signature of `typed_data` is `signature` (an EOA's; a
+    contract wallet's ERC-1271 signature is checked by the gateway itself); None when it cannot be
+    recovered (bad v, r or s)."""
     try:
-        return str(Account.recover_message(encode_defunct(text=message), signature=signature))
+        return str(Account.recover_message(encode_typed_data(full_message=typed_data), signature=signature))
     except Exception:  # eth_keys raises BadSignature / ValueError for malformed values
         return None

@@ -88,9 +88,19 @@ def order_view(conn: apsw.Connection, order_id: str, visibility: Visibility) -> 
 # ---- sessions -----------------------------------------------------------------------------------
 
 
-def payment_config(ctx: Checkout, session_id: str, total: int) -> dict[str, Any]:
+def payment_config(ctx: Checkout, s: SessionRow, provider_token_id: int | None) -> dict[str, Any]:
     op = ctx.operator
     gateway = op.contract("PaymentGateway").address
+    typed = rules.checkout_typed_data(
+        chain_id=ctx.chain_id,
+        gateway=gateway,
+        session_id=s.id,
+        buyer=gateway,  # a placeholder, replaced below: the payer is named only at complete
+        provider_token_id=provider_token_id or 0,
+        amount=s.total,
+        deadline=rules.work_deadline(s.expires_at, [li["tier"] for li in s.line_items]),
+    )
+    typed["message"]["buyer"] = "{payer}"
     return {
         "id": rules.PAYMENT_HANDLER_ID,
         "name": "dev.agentledger.usdc_escrow",
@@ -103,15 +113,14 @@ def payment_config(ctx: Checkout, session_id: str, total: int) -> dict[str, Any]
             "chain_id": ctx.chain_id,
             "token": op.contract(USDC).address,
             "spender": gateway,
-            "amount": total,
+            "amount": s.total,
             "decimals": 6,
-            "signature_scheme": "eip191_personal_sign",
-            "payment_message_template": rules.PAYMENT_MESSAGE_FORMAT.format(
-                chain=ctx.chain_id, gateway=gateway, session=session_id, amount=total, payer="{payer}"
-            ),
-            "instructions": "approve `amount` of `token` to `spender` from the paying address, sign "
-            "payment_message_template with {payer} = that address (EIP-55) using personal_sign, then complete "
-            "with payment_data.instrument.credential.token = that address and .signature = the signature",
+            "signature_scheme": "eip712",
+            "typed_data": typed,
+            "instructions": "approve `amount` of `token` to `spender` from the paying address, set typed_data.message"
+            ".buyer to that address and sign typed_data (EIP-712, eth_signTypedData_v4): the gateway pulls only this "
+            "amount, for this job, provider and deadline (you may reclaim after it); then complete with "
+            "payment_data.instrument.credential.token = that address and .signature = the signature",
         },
     }
 
@@ -127,7 +136,9 @@ def session_json(
         "status": s.status,
         "currency": rules.CURRENCY,
         "protocol": {"version": rules.SUPPORTED_API_VERSIONS[0]},
-        "capabilities": {"payment": {"handlers": [payment_config(ctx, s.id, s.total)]}},
+        "capabilities": {
+            "payment": {"handlers": [payment_config(ctx, s, provider.token_id if provider else None)]}
+        },
         "line_items": s.line_items,
         "totals": rules.totals_json(s.total),
         "fulfillment_options": [],

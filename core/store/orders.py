@@ -162,11 +162,13 @@ def forget_signature(conn: apsw.Connection, digest: str) -> None:
 
 def signer_for(conn: apsw.Connection, order: OrderRow) -> str | None:
     """The address that signs for the order's provider: the agent NFT's current self wallet as the
-    indexer last saw it on-chain (it changes with AgentRegistry.setSelfWallet, e.g. after a sale),
-    else the self wallet registered at link time."""
+    indexer last saw it on-chain (it changes with AgentRegistry.setSelfWallet), else the self wallet
+    registered at link time. None (nobody signs) while the registry has reset it after a change of
+    hands (the zero address), until the new owner sets one."""
     rows = _rows(conn, "SELECT self_wallet FROM agents WHERE token_id = ?", (order.provider_token_id,))
     if rows:
-        return str(rows[0][0])
+        wallet = str(rows[0][0])
+        return None if int(wallet, 16) == 0 else wallet
     rows = _rows(conn, "SELECT self_wallet FROM providers WHERE agent_uuid = ?", (order.provider_uuid,))
     return str(rows[0][0]) if rows else None
 

@@ -93,6 +93,8 @@ def _agent_transfer(chain: int, e: Event, a: dict[str, Any]) -> Statement:
 
 @_overwrite
 def _self_wallet_changed(chain: int, e: Event, a: dict[str, Any]) -> Statement:
+    """A rotation, or a reset to the zero address when the agent changed hands (stored as is: the
+    zero address signs nothing, and core.store.orders.signer_for reads it as "no self wallet")."""
     return (
         "UPDATE agents SET self_wallet = ?, updated_block = ? WHERE chain_id = ? AND token_id = ?",
         (a["current"], e.block_number, chain, a["tokenId"]),
@@ -205,8 +207,8 @@ def _gw_disputed(chain: int, e: Event, a: dict[str, Any]) -> Statement:
 @_overwrite
 def _price_set(chain: int, e: Event, a: dict[str, Any]) -> Statement:
     return (
-        "UPDATE agents SET hire_price = ?, updated_block = ? WHERE chain_id = ? AND token_id = ?",
-        (_n(a["price"]), e.block_number, chain, a["tokenId"]),
+        "UPDATE agents SET hire_price = ?, hire_sla = ?, updated_block = ? WHERE chain_id = ? AND token_id = ?",
+        (_n(a["price"]), a["slaSeconds"], e.block_number, chain, a["tokenId"]),
     )
 
 

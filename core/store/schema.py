@@ -491,4 +491,11 @@ MIGRATIONS: list[str] = [
         last_error TEXT
     ) WITHOUT ROWID;
     """,
+    # 10: AgentEscrow's PriceSet carries the provider's SLA (seconds a hire may take; a job expires SLA +
+    # SETTLEMENT_GRACE after creation and is then refundable by anyone): agents.hire_sla, 0 when not for
+    # hire. (agents.self_wallet holds the zero address while AgentRegistry has reset it after a change of
+    # hands: SelfWalletChanged(token, previous, 0x0); nothing signs for such an agent.)
+    """
+    ALTER TABLE agents ADD COLUMN hire_sla INTEGER NOT NULL DEFAULT 0;
+    """,
 ]

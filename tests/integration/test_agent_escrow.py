@@ -1,5 +1,6 @@
-"""AgentEscrow on a real anvil: prices, hiring at the published price, oracle release/refund,
-reclaim after expiry, the jobStatus view, the job TTL, credits and pause."""
+"""AgentEscrow on a real anvil: prices and SLAs, hiring at the published price and SLA, oracle
+release/refund until expiry (SLA + settlement grace), reclaim by anyone after it (funds to the
+caller), the jobStatus view, credits and pause."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ WALLET_ID = "agl_0000000a11ce"
 REF_WALLET_ID = "agl_00000000beef"
 HOUR = 3600
 DAY = 24 * HOUR
-MIN_TTL, MAX_TTL, DEFAULT_TTL = HOUR, 90 * DAY, 7 * DAY
+MIN_SLA, MAX_SLA, DEFAULT_SLA, GRACE = HOUR, 90 * DAY, 7 * DAY, HOUR
+DEFAULT_TTL = DEFAULT_SLA + GRACE  # a job of a provider with the default SLA expires this long after creation
 CALLER_FUNDS = 10_000 * USDC
 
 # AgentEscrow Status enum
@@ -59,7 +61,7 @@ class Provider:
     referrer_owner: LocalAccount | None = None
 
 
-def make_provider(system: System, referred: bool = False, price: int = PRICE) -> Provider:
+def make_provider(system: System, referred: bool = False, price: int = PRICE, sla: int = 0) -> Provider:
     """Register a provider agent, publish its price, and fund + approve the default caller."""
     owner, self_wallet = system.users[0], system.users[1]
     ref_owner, referrer = None, 0
@@ -68,7 +70,7 @@ def make_provider(system: System, referred: bool = False, price: int = PRICE) ->
         referrer = system.register_agent(ref_owner.address, system.users[4].address, REF_WALLET_ID)
     token = system.register_agent(owner.address, self_wallet.address, WALLET_ID, referrer=referrer)
     if price:
-        system.tx(owner, system.escrow.functions.setPrice(token, price), "AgentEscrow.setPrice")
+        system.tx(owner, system.escrow.functions.setPrice(token, price, sla), "AgentEscrow.setPrice")
     caller = system.users[2]
     system.mint_usdc(caller.address, CALLER_FUNDS)
     system.approve(caller, system.escrow.address, CALLER_FUNDS)
@@ -76,11 +78,17 @@ def make_provider(system: System, referred: bool = False, price: int = PRICE) ->
 
 
 def create_job(
-    system: System, label: str = "job", caller: LocalAccount | None = None, amount: int = PRICE
+    system: System,
+    label: str = "job",
+    caller: LocalAccount | None = None,
+    amount: int = PRICE,
+    sla: int = DEFAULT_SLA,
 ) -> tuple[bytes, Any]:
     jid = job_id(label)
     receipt = system.tx(
-        caller or system.users[2], system.escrow.functions.createJob(jid, WALLET_ID, amount), "AgentEscrow.createJob"
+        caller or system.users[2],
+        system.escrow.functions.createJob(jid, WALLET_ID, amount, sla),
+        "AgentEscrow.createJob",
     )
     return jid, receipt
 
@@ -121,17 +129,14 @@ def test_constructor_guards(system: System) -> None:
         system.deployer.address,
     )
     for args in ((ZERO, reg, pay, admin), (usdc, ZERO, pay, admin), (usdc, reg, ZERO, admin), (usdc, reg, pay, ZERO)):
-        assert_reverts(lambda a=args: deploy(system.w3, system.deployer, "AgentEscrow", *a, DEFAULT_TTL), "ZeroAddress")  # type: ignore[misc]
-    for ttl in (0, MIN_TTL - 1, MAX_TTL + 1):
-        assert_reverts(
-            lambda t=ttl: deploy(system.w3, system.deployer, "AgentEscrow", usdc, reg, pay, admin, t), "BadTtl"
-        )  # type: ignore[misc]
-    for ttl in (MIN_TTL, MAX_TTL):
-        fresh, _ = deploy(system.w3, system.deployer, "AgentEscrow", usdc, reg, pay, admin, ttl)
-        assert fresh.functions.jobTtl().call() == ttl
+        assert_reverts(lambda a=args: deploy(system.w3, system.deployer, "AgentEscrow", *a), "ZeroAddress")  # type: ignore[misc]
     e = system.escrow
-    assert e.functions.jobTtl().call() == DEFAULT_TTL
-    assert (e.functions.MIN_JOB_TTL().call(), e.functions.MAX_JOB_TTL().call()) == (MIN_TTL, MAX_TTL)
+    assert (
+        e.functions.MIN_SLA().call(),
+        e.functions.MAX_SLA().call(),
+        e.functions.DEFAULT_SLA().call(),
+        e.functions.SETTLEMENT_GRACE().call(),
+    ) == (MIN_SLA, MAX_SLA, DEFAULT_SLA, GRACE)
     assert (e.functions.usdc().call(), e.functions.registry().call(), e.functions.payouts().call()) == (usdc, reg, pay)
     assert e.functions.hasRole(e.functions.ORACLE_ROLE().call(), system.operator.address).call()
     assert e.functions.hasRole(e.functions.PAUSER_ROLE().call(), system.deployer.address).call()
@@ -175,33 +180,52 @@ def test_set_price_by_owner_or_self_wallet_only(system: System) -> None:
     p = make_provider(system, price=0)
     e = system.escrow
     assert e.functions.priceOf(p.token_id).call() == 0
-    r = system.tx(p.owner, e.functions.setPrice(p.token_id, 5 * USDC), "AgentEscrow.setPrice")
+    r = system.tx(p.owner, e.functions.setPrice(p.token_id, 5 * USDC, DAY), "AgentEscrow.setPrice")
     (ev,) = system.events(r, "AgentEscrow", "PriceSet")
-    assert dict(ev["args"]) == {"tokenId": p.token_id, "price": 5 * USDC, "setter": p.owner.address}
+    assert dict(ev["args"]) == {"tokenId": p.token_id, "price": 5 * USDC, "slaSeconds": DAY, "setter": p.owner.address}
     assert e.functions.priceOf(p.token_id).call() == 5 * USDC
-    r = system.tx(p.self_wallet, e.functions.setPrice(p.token_id, 7 * USDC))
+    assert e.functions.slaOf(p.token_id).call() == DAY
+    r = system.tx(p.self_wallet, e.functions.setPrice(p.token_id, 7 * USDC, 0))
     assert system.events(r, "AgentEscrow", "PriceSet")[0]["args"]["setter"] == p.self_wallet.address
     assert e.functions.priceOf(p.token_id).call() == 7 * USDC
 
     other = system.register_agent(system.users[7].address, system.users[8].address, "agl_00000000cafe")
     for who in (system.users[2], system.operator, system.users[8]):
         assert revert_args(
-            lambda w=who: system.tx(w, e.functions.setPrice(p.token_id, 1)),  # type: ignore[misc]
+            lambda w=who: system.tx(w, e.functions.setPrice(p.token_id, 1, 0)),  # type: ignore[misc]
             "NotProviderController",
         ) == (p.token_id, who.address)
     assert e.functions.priceOf(p.token_id).call() == 7 * USDC
     assert e.functions.priceOf(other).call() == 0
-    assert_reverts(lambda: system.tx(p.owner, e.functions.setPrice(999, 1)), "ERC721NonexistentToken")
+    assert_reverts(lambda: system.tx(p.owner, e.functions.setPrice(999, 1, 0)), "ERC721NonexistentToken")
 
-    # control follows the registry: a rotated self wallet and a transferred token
-    system.tx(p.owner, system.registry.functions.setSelfWallet(p.token_id, system.users[9].address))
-    assert_reverts(lambda: system.tx(p.self_wallet, e.functions.setPrice(p.token_id, 1)), "NotProviderController")
-    system.tx(system.users[9], e.functions.setPrice(p.token_id, 9 * USDC))
+    # control follows the registry: a rotated self wallet and a transferred token (which resets the
+    # self wallet: the old one controls nothing, the new owner does)
+    new_self = system.users[9]
+    system.tx(p.owner, system.set_self_wallet_fn(p.owner.address, p.token_id, new_self))
+    assert_reverts(lambda: system.tx(p.self_wallet, e.functions.setPrice(p.token_id, 1, 0)), "NotProviderController")
+    system.tx(new_self, e.functions.setPrice(p.token_id, 9 * USDC, 0))
     new_owner = system.users[10]
     system.tx(p.owner, system.registry.functions.transferFrom(p.owner.address, new_owner.address, p.token_id))
-    assert_reverts(lambda: system.tx(p.owner, e.functions.setPrice(p.token_id, 1)), "NotProviderController")
-    system.tx(new_owner, e.functions.setPrice(p.token_id, 0))
-    assert e.functions.priceOf(p.token_id).call() == 0
+    for old in (p.owner, new_self):
+        assert_reverts(lambda o=old: system.tx(o, e.functions.setPrice(p.token_id, 1, 0)), "NotProviderController")  # type: ignore[misc]
+    r = system.tx(new_owner, e.functions.setPrice(p.token_id, 0, DAY))
+    assert system.events(r, "AgentEscrow", "PriceSet")[0]["args"]["slaSeconds"] == 0  # not for hire: no SLA
+    assert (e.functions.priceOf(p.token_id).call(), e.functions.slaOf(p.token_id).call()) == (0, 0)
+
+
+def test_set_price_sla_default_and_bounds(system: System) -> None:
+    p = make_provider(system, price=0)
+    e = system.escrow
+    for bad in (1, MIN_SLA - 1, MAX_SLA + 1, 2**64 - 1):
+        assert revert_args(
+            lambda b=bad: system.tx(p.owner, e.functions.setPrice(p.token_id, PRICE, b)),  # type: ignore[misc]
+            "BadSla",
+        ) == (bad,)
+    for sla, stored in ((0, DEFAULT_SLA), (MIN_SLA, MIN_SLA), (MAX_SLA, MAX_SLA)):
+        r = system.tx(p.owner, e.functions.setPrice(p.token_id, PRICE, sla))
+        assert system.events(r, "AgentEscrow", "PriceSet")[0]["args"]["slaSeconds"] == stored
+        assert e.functions.slaOf(p.token_id).call() == stored
 
 
 # ---- createJob ------------------------------------------------------------------------------
@@ -240,24 +264,28 @@ def test_create_job_needs_exactly_the_published_price(system: System) -> None:
     p = make_provider(system, price=0)
     e, caller = system.escrow, system.users[2]
 
-    def hire(amount: int) -> Callable[[], object]:
-        return lambda: system.tx(caller, e.functions.createJob(job_id("price"), WALLET_ID, amount))
+    def hire(amount: int, sla: int = DEFAULT_SLA) -> Callable[[], object]:
+        return lambda: system.tx(caller, e.functions.createJob(job_id("price"), WALLET_ID, amount, sla))
 
     assert revert_args(hire(PRICE), "NoPrice") == (p.token_id,)
     assert revert_args(hire(0), "NoPrice") == (p.token_id,)
-    system.tx(p.owner, e.functions.setPrice(p.token_id, PRICE))
+    system.tx(p.owner, e.functions.setPrice(p.token_id, PRICE, 0))
     assert revert_args(hire(PRICE - 1), "PriceMismatch") == (PRICE, PRICE - 1)
     assert revert_args(hire(PRICE + 1), "PriceMismatch") == (PRICE, PRICE + 1)
     assert revert_args(hire(0), "PriceMismatch") == (PRICE, 0)
     # the provider raises its price between quote and hire: the caller is not charged more
-    system.tx(p.self_wallet, e.functions.setPrice(p.token_id, 2 * PRICE))
+    system.tx(p.self_wallet, e.functions.setPrice(p.token_id, 2 * PRICE, 0))
     assert revert_args(hire(PRICE), "PriceMismatch") == (2 * PRICE, PRICE)
+    # ... or lengthens its SLA: the caller's USDC is not locked longer than it accepted
+    system.tx(p.self_wallet, e.functions.setPrice(p.token_id, PRICE, 30 * DAY))
+    assert revert_args(hire(PRICE), "SlaMismatch") == (30 * DAY, DEFAULT_SLA)
+    assert revert_args(hire(PRICE, 0), "SlaMismatch") == (30 * DAY, 0)
     # back to "not for hire"
-    system.tx(p.owner, e.functions.setPrice(p.token_id, 0))
+    system.tx(p.owner, e.functions.setPrice(p.token_id, 0, 0))
     assert_reverts(hire(PRICE), "NoPrice")
     assert e.functions.totalLocked().call() == 0
     assert system.balance(caller.address) == CALLER_FUNDS
-    system.tx(p.owner, e.functions.setPrice(p.token_id, PRICE))
+    system.tx(p.owner, e.functions.setPrice(p.token_id, PRICE, 0))
     hire(PRICE)()
     assert status(system, job_id("price"))[0] == "locked"
     assert_solvent(system)
@@ -267,17 +295,18 @@ def test_create_job_rejections(system: System) -> None:
     p = make_provider(system)
     e, caller = system.escrow, system.users[2]
     jid, _ = create_job(system, "dup")
-    assert revert_args(lambda: system.tx(caller, e.functions.createJob(jid, WALLET_ID, PRICE)), "JobExists") == (jid,)
+    dup = e.functions.createJob(jid, WALLET_ID, PRICE, DEFAULT_SLA)
+    assert revert_args(lambda: system.tx(caller, dup), "JobExists") == (jid,)
     # another caller cannot take over an existing id either
     other = system.users[6]
     system.mint_usdc(other.address, PRICE)
     system.approve(other, e.address, PRICE)
-    assert_reverts(lambda: system.tx(other, e.functions.createJob(jid, WALLET_ID, PRICE)), "JobExists")
+    assert_reverts(lambda: system.tx(other, dup), "JobExists")
     assert status(system, jid)[1] == caller.address
 
     for bad in ("agl_0000000b0b00", WALLET_ID.upper(), "", "agl_0000000a11c"):
         assert revert_args(
-            lambda w=bad: system.tx(caller, e.functions.createJob(job_id("x"), w, PRICE)),  # type: ignore[misc]
+            lambda w=bad: system.tx(caller, e.functions.createJob(job_id("x"), w, PRICE, DEFAULT_SLA)),  # type: ignore[misc]
             "UnknownWalletId",
         ) == (bad,)
 
@@ -285,19 +314,21 @@ def test_create_job_rejections(system: System) -> None:
     system.tx(system.deployer, reg.functions.grantRole(reg.functions.MARKET_ROLE().call(), market.address))
     system.tx(market, reg.functions.setSalePause(p.token_id, True, p.owner.address))
     assert revert_args(
-        lambda: system.tx(caller, e.functions.createJob(job_id("x"), WALLET_ID, PRICE)), "AgentPaused"
+        lambda: system.tx(caller, e.functions.createJob(job_id("x"), WALLET_ID, PRICE, DEFAULT_SLA)), "AgentPaused"
     ) == (p.token_id,)
     system.tx(market, reg.functions.setSalePause(p.token_id, False, ZERO))
 
     poor = system.users[11]
     system.approve(poor, e.address, PRICE - 1)
     assert revert_args(
-        lambda: system.tx(poor, e.functions.createJob(job_id("x"), WALLET_ID, PRICE)), "ERC20InsufficientAllowance"
+        lambda: system.tx(poor, e.functions.createJob(job_id("x"), WALLET_ID, PRICE, DEFAULT_SLA)),
+        "ERC20InsufficientAllowance",
     ) == (e.address, PRICE - 1, PRICE)
     system.approve(poor, e.address, PRICE)
     system.mint_usdc(poor.address, PRICE - 1)
     assert revert_args(
-        lambda: system.tx(poor, e.functions.createJob(job_id("x"), WALLET_ID, PRICE)), "ERC20InsufficientBalance"
+        lambda: system.tx(poor, e.functions.createJob(job_id("x"), WALLET_ID, PRICE, DEFAULT_SLA)),
+        "ERC20InsufficientBalance",
     ) == (poor.address, PRICE - 1, PRICE)
     assert e.functions.totalLocked().call() == PRICE
     assert status(system, job_id("x"))[0] == "not_found"
@@ -391,27 +422,79 @@ def test_refund_by_oracle(system: System) -> None:
     assert_solvent(system)
 
 
-def test_reclaim_by_the_caller_after_expiry_only(system: System) -> None:
-    make_provider(system)
+def test_an_expired_job_is_refundable_by_anyone_to_its_caller(system: System) -> None:
+    """A job expires SLA + SETTLEMENT_GRACE after creation. Until then (inclusive) only the oracle
+    settles it; after it the oracle cannot, and anyone may reclaim it: the USDC goes to its caller."""
+    p = make_provider(system, sla=DAY)
     e, caller = system.escrow, system.users[2]
-    jid, receipt = create_job(system, "reclaim")
-    expires = block_ts(system, receipt) + DEFAULT_TTL
+    jid, receipt = create_job(system, "reclaim", sla=DAY)
+    expires = block_ts(system, receipt) + DAY + GRACE
+    assert system.events(receipt, "AgentEscrow", "JobCreated")[0]["args"]["expiresAt"] == expires
     assert revert_args(lambda: system.tx(caller, e.functions.reclaim(jid)), "NotExpired") == (jid, expires)
-    set_next_timestamp(system, expires)  # exactly at expiry: not yet
-    assert revert_args(at_next_block(caller, e.functions.reclaim(jid)), "NotExpired") == (jid, expires)
+    set_next_timestamp(system, expires)  # exactly at expiry: not yet reclaimable, still the oracle's
+    for who in (caller, system.users[6]):
+        assert revert_args(at_next_block(who, e.functions.reclaim(jid)), "NotExpired") == (jid, expires)
+    at_expiry, _ = create_job(system, "at-expiry", sla=DAY)  # mined at `expires`
+    assert e.functions.getJob(at_expiry).call()[1] == expires + DAY + GRACE
     set_next_timestamp(system, expires + 1)
-    for who in (system.users[6], system.operator, system.users[0]):
-        assert revert_args(at_next_block(who, e.functions.reclaim(jid)), "NotCaller") == (jid, who.address)
-    before = system.balance(caller.address)
-    r = send(system.w3, caller, e.functions.reclaim(jid), gas=300_000)
+    # past expiry: the oracle can neither release nor refund it any more
+    for fn in (e.functions.release(jid), e.functions.refund(jid)):
+        assert revert_args(at_next_block(system.operator, fn), "Expired") == (jid, expires)
+    stranger = system.users[6]
+    before, stranger_before = system.balance(caller.address), system.balance(stranger.address)
+    parties = snapshot_parties(system, p)
+    r = send(system.w3, stranger, e.functions.reclaim(jid), gas=300_000)
     assert block_ts(system, r) == expires + 1
     (ev,) = system.events(r, "AgentEscrow", "JobRefunded")
-    assert dict(ev["args"]) == {"jobId": jid, "caller": caller.address, "amount": PRICE, "by": caller.address}
+    assert dict(ev["args"]) == {"jobId": jid, "caller": caller.address, "amount": PRICE, "by": stranger.address}
     assert system.balance(caller.address) - before == PRICE
+    assert system.balance(stranger.address) == stranger_before
+    assert snapshot_parties(system, p) == parties
     assert status(system, jid) == ("refunded", caller.address, PRICE, False, True)
-    assert e.functions.totalLocked().call() == 0
+    assert e.functions.totalLocked().call() == PRICE  # the other job is still locked
     assert_solvent(system)
     assert revert_args(lambda: system.tx(caller, e.functions.reclaim(jid)), "NotLocked") == (jid, REFUNDED)
+
+
+def test_oracle_settles_up_to_the_expiry_inclusive(system: System) -> None:
+    make_provider(system, sla=MIN_SLA)
+    e = system.escrow
+    to_release, r1 = create_job(system, "edge-release", sla=MIN_SLA)
+    release_at = block_ts(system, r1) + MIN_SLA + GRACE
+    assert e.functions.getJob(to_release).call()[1] == release_at
+    set_next_timestamp(system, release_at)
+    r = send(system.w3, system.operator, e.functions.release(to_release), gas=500_000)
+    assert block_ts(system, r) == release_at and status(system, to_release)[0] == "released"
+    to_refund, r2 = create_job(system, "edge-refund", sla=MIN_SLA)
+    refund_at = block_ts(system, r2) + MIN_SLA + GRACE
+    set_next_timestamp(system, refund_at)
+    r = send(system.w3, system.operator, e.functions.refund(to_refund), gas=300_000)
+    assert block_ts(system, r) == refund_at and status(system, to_refund)[0] == "refunded"
+    assert_solvent(system)
+
+
+def test_hire_fails_closed_while_the_providers_self_wallet_is_reset(system: System) -> None:
+    """After the provider agent changes hands (self wallet reset to zero) nobody can hire it and the
+    oracle cannot pay it (the payout path has no self wallet to pay); the caller can still be
+    refunded. Once the new owner sets a self wallet with its proof, both work again."""
+    p = make_provider(system)
+    e, caller = system.escrow, system.users[2]
+    locked, _ = create_job(system, "before-sale")
+    refundable, _ = create_job(system, "before-sale-2")
+    new_owner = system.users[10]
+    system.tx(p.owner, system.registry.functions.transferFrom(p.owner.address, new_owner.address, p.token_id))
+    assert revert_args(
+        lambda: system.tx(caller, e.functions.createJob(job_id("x"), WALLET_ID, PRICE, DEFAULT_SLA)), "NoSelfWallet"
+    ) == (p.token_id,)
+    assert revert_args(lambda: system.tx(system.operator, e.functions.release(locked)), "NoSelfWallet") == (p.token_id,)
+    system.tx(system.operator, e.functions.refund(refundable))
+    fresh = system.users[9]
+    system.tx(new_owner, system.set_self_wallet_fn(new_owner.address, p.token_id, fresh))
+    before = system.balance(fresh.address)
+    system.tx(system.operator, e.functions.release(locked))
+    assert system.balance(fresh.address) - before == money.split(PRICE, False).agent_cut
+    create_job(system, "after-sale")
+    assert_solvent(system)
 
 
 def test_unknown_job(system: System) -> None:
@@ -440,45 +523,23 @@ def test_job_status_in_every_state(system: System) -> None:
     assert_solvent(system)
 
 
-# ---- job TTL --------------------------------------------------------------------------------
+# ---- SLA --------------------------------------------------------------------------------------
 
 
-def test_set_job_ttl(system: System) -> None:
-    make_provider(system)
-    e = system.escrow
-    admin_role = e.functions.DEFAULT_ADMIN_ROLE().call()
-    for who in (system.operator, system.arbiter, system.users[2]):
-        assert revert_args(
-            lambda w=who: system.tx(w, e.functions.setJobTtl(2 * HOUR)),  # type: ignore[misc]
-            "AccessControlUnauthorizedAccount",
-        ) == (who.address, admin_role)
-    for bad in (0, MIN_TTL - 1, MAX_TTL + 1, 2**64 - 1):
-        assert revert_args(lambda t=bad: system.tx(system.deployer, e.functions.setJobTtl(t)), "BadTtl") == (bad,)  # type: ignore[misc]
-    assert e.functions.jobTtl().call() == DEFAULT_TTL
-
-    old_job, r_old = create_job(system, "ttl-old")
-    old_expiry = block_ts(system, r_old) + DEFAULT_TTL
-    r = system.tx(system.deployer, e.functions.setJobTtl(MIN_TTL), "AgentEscrow.setJobTtl")
-    (ev,) = system.events(r, "AgentEscrow", "JobTtlChanged")
-    assert dict(ev["args"]) == {"previous": DEFAULT_TTL, "current": MIN_TTL}
-    assert e.functions.jobTtl().call() == MIN_TTL
-    new_job, r_new = create_job(system, "ttl-new")
-    new_expiry = block_ts(system, r_new) + MIN_TTL
-    assert e.functions.getJob(new_job).call()[1] == new_expiry
-    assert e.functions.getJob(old_job).call()[1] == old_expiry  # existing jobs keep their expiry
-    system.advance(MIN_TTL + 1)
-    system.tx(system.users[2], e.functions.reclaim(new_job))
-    assert_reverts(lambda: system.tx(system.users[2], e.functions.reclaim(old_job)), "NotExpired")
-
-    r = system.tx(system.deployer, e.functions.setJobTtl(MAX_TTL))
-    assert dict(system.events(r, "AgentEscrow", "JobTtlChanged")[0]["args"]) == {
-        "previous": MIN_TTL,
-        "current": MAX_TTL,
-    }
-    _, r_max = create_job(system, "ttl-max")
-    assert (
-        system.events(r_max, "AgentEscrow", "JobCreated")[0]["args"]["expiresAt"] == block_ts(system, r_max) + MAX_TTL
-    )
+def test_each_provider_sla_sets_its_jobs_expiry_and_existing_jobs_keep_theirs(system: System) -> None:
+    make_provider(system, sla=MAX_SLA)
+    e, caller = system.escrow, system.users[2]
+    long_job, r_long = create_job(system, "sla-long", sla=MAX_SLA)
+    long_expiry = block_ts(system, r_long) + MAX_SLA + GRACE
+    assert e.functions.getJob(long_job).call()[1] == long_expiry
+    system.tx(system.users[0], e.functions.setPrice(1, PRICE, MIN_SLA))
+    short_job, r_short = create_job(system, "sla-short", sla=MIN_SLA)
+    assert e.functions.getJob(short_job).call()[1] == block_ts(system, r_short) + MIN_SLA + GRACE
+    assert e.functions.getJob(long_job).call()[1] == long_expiry  # unchanged by the new SLA
+    system.advance(MIN_SLA + GRACE + 1)
+    system.tx(system.users[7], e.functions.reclaim(short_job))  # anyone
+    assert_reverts(lambda: system.tx(caller, e.functions.reclaim(long_job)), "NotExpired")
+    system.tx(system.operator, e.functions.release(long_job))  # still within its own expiry
     assert_solvent(system)
 
 
@@ -535,9 +596,10 @@ def test_blacklisted_self_wallet_does_not_block_release(system: System) -> None:
 
 
 def test_pause_blocks_hire_and_release_but_not_refunds(system: System) -> None:
-    make_provider(system)
+    p = make_provider(system, sla=30 * DAY)
     e, caller = system.escrow, system.users[2]
-    to_release, _ = create_job(system, "p-release")
+    to_release, _ = create_job(system, "p-release", sla=30 * DAY)  # still releasable after the wait below
+    system.tx(p.owner, e.functions.setPrice(p.token_id, PRICE, 0))
     to_refund, _ = create_job(system, "p-refund")
     to_reclaim, _ = create_job(system, "p-reclaim")
 
@@ -552,7 +614,10 @@ def test_pause_blocks_hire_and_release_but_not_refunds(system: System) -> None:
     assert e.functions.paused().call()
     assert_reverts(lambda: system.tx(system.deployer, e.functions.pause()), "EnforcedPause")
 
-    assert_reverts(lambda: system.tx(caller, e.functions.createJob(job_id("p-new"), WALLET_ID, PRICE)), "EnforcedPause")
+    assert_reverts(
+        lambda: system.tx(caller, e.functions.createJob(job_id("p-new"), WALLET_ID, PRICE, DEFAULT_SLA)),
+        "EnforcedPause",
+    )
     assert_reverts(lambda: system.tx(system.operator, e.functions.release(to_release)), "EnforcedPause")
     before = system.balance(caller.address)
     system.tx(system.operator, e.functions.refund(to_refund))

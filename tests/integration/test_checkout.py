@@ -23,7 +23,6 @@ import aiohttp
 import pytest
 from aiohttp import web
 from eth_account import Account
-from eth_account.messages import encode_defunct
 from eth_account.signers.local import LocalAccount
 
 from api.checkout import add_checkout_routes
@@ -54,17 +53,33 @@ STD = 250 * USDC
 FUNDED = 1  # PaymentGateway.Status.Funded
 
 
-def pay_signature(system: System, signer: LocalAccount, sid: str, amount: int, payer: str | None = None) -> str:
-    """`signer`'s personal_sign of the payment message of session `sid` for `amount` paid by `payer`
-    (default: the signer itself)."""
-    message = rules.payment_message(
-        chain_id=system.deployment.chain_id,
-        gateway=system.gateway.address,
+def pay_signature(
+    h: Harness,
+    signer: LocalAccount,
+    sid: str,
+    *,
+    amount: int | None = None,
+    payer: str | None = None,
+    token: int | None = None,
+    deadline: int | None = None,
+) -> str:
+    """`signer`'s EIP-712 Funding consent for session `sid` (core.checkout.checkout_typed_data) paid by
+    `payer` (default: the signer itself); amount, provider token and deadline default to the session's
+    current ones (0 for an unknown session)."""
+    s = store.get_session(h.db, sid)
+    provider = store.get_provider(h.db, s.provider_uuid) if s else None
+    typed = rules.checkout_typed_data(
+        chain_id=h.system.deployment.chain_id,
+        gateway=h.system.gateway.address,
         session_id=sid,
-        amount=amount,
-        payer=payer or signer.address,
+        buyer=payer or signer.address,
+        provider_token_id=token if token is not None else (provider.token_id or 0 if provider else 0),
+        amount=amount if amount is not None else (s.total if s else 0),
+        deadline=deadline
+        if deadline is not None
+        else (rules.work_deadline(s.expires_at, [li["tier"] for li in s.line_items]) if s else 0),
     )
-    return signer.sign_message(encode_defunct(text=message)).signature.to_0x_hex()
+    return signer.sign_typed_data(full_message=typed).signature.to_0x_hex()
 
 
 def complete_body(
@@ -122,9 +137,8 @@ class Shop:
         return str(r.body["id"])
 
     def signature(self, sid: str) -> str:
-        """The buyer's payment signature for the session's current total (0 for an unknown session)."""
-        s = store.get_session(self.h.db, sid)
-        return pay_signature(self.h.system, self.buyer, sid, s.total if s else 0)
+        """The buyer's Funding consent for the session as it stands (zeros for an unknown session)."""
+        return pay_signature(self.h, self.buyer, sid)
 
     def body(self, sid: str, **kw: Any) -> Any:
         return complete_body(self.buyer.address, signature=self.signature(sid), **kw)
@@ -239,8 +253,10 @@ def test_buyer_flow_end_to_end(system: System, tmp_path: Path) -> None:
         on_chain = job(system, sid)
         assert on_chain[0] == shop.buyer.address and on_chain[2] == FUNDED
         assert on_chain[3] == shop.token and on_chain[4] == 2 * STD
-        block_ts = system.w3.eth.get_block(receipt["blockNumber"] - 1)["timestamp"]
-        assert on_chain[1] == funded["args"]["deadline"] == block_ts + 48 * 3600
+        session = store.get_session(h.db, sid)
+        assert session is not None
+        deadline = rules.work_deadline(session.expires_at, ["standard"])  # what the buyer signed
+        assert on_chain[1] == funded["args"]["deadline"] == deadline == int(session.expires_at) + 48 * 3600
         assert system.balance(shop.buyer.address) == buyer_before - 2 * STD
         again = await shop.complete(sid, idem="complete-1")
         assert again.raw == c.raw and again.headers["Idempotent-Replayed"] == "true"
@@ -394,10 +410,12 @@ def test_complete_refuses_another_users_allowance(system: System, tmp_path: Path
         sid = await shop.new(buyer={"email": "b@example.com"})
         other = await shop.new(buyer={"email": "b@example.com"})
         attempts = [
-            pay_signature(system, shop.buyer, sid, STD, payer=victim.address),  # the attacker's own key
-            pay_signature(system, victim, other, STD),  # the victim's signature, for another session
-            pay_signature(system, victim, sid, STD - 1),  # ... for another amount
-            pay_signature(system, victim, sid, STD, payer=shop.buyer.address),  # ... naming another payer
+            pay_signature(h, shop.buyer, sid, payer=victim.address),  # the attacker's own key
+            pay_signature(h, victim, other),  # the victim's signature, for another session
+            pay_signature(h, victim, sid, amount=STD - 1),  # ... for another amount
+            pay_signature(h, victim, sid, payer=shop.buyer.address),  # ... naming another payer
+            pay_signature(h, victim, sid, token=shop.token + 1),  # ... for another provider
+            pay_signature(h, victim, sid, deadline=rules.work_deadline(h.clock.now, ["deep"])),  # another deadline
         ]
         for i, sig in enumerate(attempts):
             r = await shop.complete(sid, complete_body(victim.address, signature=sig), idem=f"steal-{i}")
@@ -415,7 +433,8 @@ def test_complete_refuses_another_users_allowance(system: System, tmp_path: Path
 
 
 def test_payment_signature_is_bound_to_the_cart(system: System, tmp_path: Path) -> None:
-    """A cart update changes the amount: the signature made before it no longer completes."""
+    """A cart update changes the amount: the consent signed before it no longer completes; the session
+    shows the typed data to sign (with its payer to fill in)."""
 
     async def body(h: Harness) -> None:
         shop = await Shop(h, system.users[2]).open()
@@ -427,15 +446,22 @@ def test_payment_signature_is_bound_to_the_cart(system: System, tmp_path: Path) 
         assert status_of(h, sid) == "incomplete" and job(system, sid)[2] == 0
         got = await h.call("GET", f"/api/acp/checkout_sessions/{sid}", key=shop.key)
         config = got.body["capabilities"]["payment"]["handlers"][0]["config"]
-        template = config["payment_message_template"]
-        assert template.format(payer=shop.buyer.address) == rules.payment_message(
+        typed = config["typed_data"]
+        assert config["signature_scheme"] == "eip712" and typed["message"]["buyer"] == "{payer}"
+        typed["message"]["buyer"] = shop.buyer.address
+        s = store.get_session(h.db, sid)
+        assert s is not None
+        assert typed == rules.checkout_typed_data(
             chain_id=system.deployment.chain_id,
             gateway=system.gateway.address,
             session_id=sid,
+            buyer=shop.buyer.address,
+            provider_token_id=shop.token,
             amount=2 * STD,
-            payer=shop.buyer.address,
+            deadline=int(s.expires_at) + 48 * 3600,
         )
-        sig = shop.buyer.sign_message(encode_defunct(text=template.format(payer=shop.buyer.address)))
+        assert typed["message"]["jobId"] == rules.job_id_for(sid)
+        sig = shop.buyer.sign_typed_data(full_message=typed)
         ok = await shop.complete(sid, complete_body(shop.buyer.address, signature=sig.signature.to_0x_hex()))
         assert ok.status == 200, ok.body
         assert job(system, sid)[4] == 2 * STD

@@ -25,6 +25,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -306,18 +307,29 @@ async def buy(w: World, shop: Shop, name: str, *, multipart: bool, refusals: boo
     # 2. the buyer approves the gateway from its own account
     s.approve(shop.buyer, s.gateway.address, total)
     buyer_before = s.balance(shop.buyer.address)
-    # 3. complete: the buyer proves control of the paying address by signing the payment message the
-    # session's handler config gives (EIP-191), and the service funds the gateway job
+    # 3. complete: the buyer consents to this funding by signing the EIP-712 typed data the session's
+    # handler config gives (payer filled in), and the service funds the gateway job with that signature
     config = session["capabilities"]["payment"]["handlers"][0]["config"]
-    message = config["payment_message_template"].format(payer=shop.buyer.address)
-    assert message == rules.payment_message(
+    typed = config["typed_data"]
+    typed["message"]["buyer"] = shop.buyer.address
+    expires_at = datetime.fromisoformat(session["expires_at"].replace("Z", "+00:00")).timestamp()
+    deadline = typed["message"]["deadline"]  # the session's expiry (whole seconds, rounded up) + the tier's 48 h
+    assert 0 <= deadline - 48 * 3600 - expires_at < 1
+    assert typed == rules.checkout_typed_data(
         chain_id=s.deployment.chain_id,
         gateway=s.gateway.address,
         session_id=session["id"],
+        buyer=shop.buyer.address,
+        provider_token_id=shop.token_id,
         amount=total,
-        payer=shop.buyer.address,
+        deadline=deadline,
     )
-    signature = shop.buyer.sign_message(encode_defunct(text=message)).signature.to_0x_hex()
+    digest = s.gateway.functions.fundingDigest(
+        bytes.fromhex(rules.job_id_for(session["id"])[2:]), shop.buyer.address, shop.token_id, total, deadline
+    ).call()
+    consent = shop.buyer.sign_typed_data(full_message=typed)
+    assert bytes(consent.message_hash) == digest  # what the buyer signs is what the gateway checks
+    signature = consent.signature.to_0x_hex()
     credential = {"type": "address", "token": shop.buyer.address, "signature": signature}
     payment = {"handler_id": rules.PAYMENT_HANDLER_ID, "instrument": {"type": "wallet", "credential": credential}}
     paid = await w.ok(

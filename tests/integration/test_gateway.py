@@ -1,7 +1,8 @@
 """PaymentGateway on a real anvil: funding, attested release, disputes, reclaim, credits, pause.
 
-Every release is authorised by a real EIP-191 signature (eth-account) over the exact string
-`complete:{jobId}:{cid}:{timestamp}` made by the provider's registered self wallet.
+Every funding carries the buyer's real EIP-712 consent (eth-account, typed data built by
+core.checkout.funding_typed_data); every release is authorised by a real EIP-191 signature over
+the exact string `complete:{jobId}:{cid}:{timestamp}` made by the provider's registered self wallet.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ from typing import Any
 
 import pytest
 from eth_account import Account
-from eth_account.messages import encode_defunct
+from eth_account.messages import encode_defunct, encode_typed_data
 from eth_account.signers.local import LocalAccount
 from eth_utils import keccak
 
 from core import money
 from core.chain import TransactionFailed, deploy, send
+from core.checkout import rules
 from tests.integration.chainkit import (
     USDC,
     System,
@@ -113,7 +115,7 @@ def fund_job(
     deadline = system.now() + ttl
     system.tx(
         system.operator,
-        system.gateway.functions.fund(jid, buyer.address, p.token_id, amount, deadline),
+        system.fund_fn(buyer, jid, p.token_id, amount, deadline),
         "PaymentGateway.fund",
     )
     return jid, deadline
@@ -199,11 +201,11 @@ def test_role_administration(system: System) -> None:
     p = make_provider(system)
     system.tx(admin, g.functions.grantRole(op_role, newcomer.address))
     jid = job_id("new-operator")
-    fund = g.functions.fund(jid, system.users[2].address, p.token_id, AMOUNT, system.now() + HOUR)
+    fund = system.fund_fn(system.users[2], jid, p.token_id, AMOUNT, system.now() + HOUR)
     system.tx(newcomer, fund)
     assert status_of(system, jid) == FUNDED
     system.tx(admin, g.functions.revokeRole(op_role, newcomer.address))
-    fund2 = g.functions.fund(job_id("after-revoke"), system.users[2].address, p.token_id, AMOUNT, system.now() + HOUR)
+    fund2 = system.fund_fn(system.users[2], job_id("after-revoke"), p.token_id, AMOUNT, system.now() + HOUR)
     assert_reverts(lambda: system.tx(newcomer, fund2), "AccessControlUnauthorizedAccount")
     # an arbiter that renounces can no longer resolve
     system.tx(system.users[2], g.functions.openDispute(jid))
@@ -226,7 +228,7 @@ def test_fund_pulls_the_buyers_approved_usdc(system: System) -> None:
     system.approve(buyer, g.address, AMOUNT + 7)
     deadline = system.now() + HOUR
     receipt = system.tx(
-        system.operator, g.functions.fund(jid, buyer.address, p.token_id, AMOUNT, deadline), "PaymentGateway.fund"
+        system.operator, system.fund_fn(buyer, jid, p.token_id, AMOUNT, deadline), "PaymentGateway.fund"
     )
 
     (ev,) = system.events(receipt, "PaymentGateway", "JobFunded")
@@ -255,7 +257,7 @@ def test_fund_rejects_an_existing_job_id(system: System) -> None:
     buyer = system.users[6]
     system.mint_usdc(buyer.address, AMOUNT)
     system.approve(buyer, system.gateway.address, AMOUNT)
-    fund = system.gateway.functions.fund(jid, buyer.address, p.token_id, AMOUNT, system.now() + HOUR)
+    fund = system.fund_fn(buyer, jid, p.token_id, AMOUNT, system.now() + HOUR)
     assert revert_args(lambda: system.tx(system.operator, fund), "JobExists") == (jid,)
     # still taken once the job is settled: a job id is never reused
     release(system, system.users[5], jid, attest(p.self_wallet, jid))
@@ -269,27 +271,25 @@ def test_fund_validates_its_inputs(system: System) -> None:
     g, buyer = system.gateway, system.users[2]
     op = system.operator
     later = system.now() + HOUR
-    assert_reverts(lambda: system.tx(op, g.functions.fund(job_id("z"), ZERO, p.token_id, AMOUNT, later)), "ZeroAddress")
     assert_reverts(
-        lambda: system.tx(op, g.functions.fund(job_id("z"), buyer.address, p.token_id, 0, later)), "ZeroAmount"
+        lambda: system.tx(op, g.functions.fund(job_id("z"), ZERO, p.token_id, AMOUNT, later, b"")), "ZeroAddress"
     )
+    assert_reverts(lambda: system.tx(op, system.fund_fn(buyer, job_id("z"), p.token_id, 0, later)), "ZeroAmount")
     past = system.now() - 1
     assert revert_args(
-        lambda: system.tx(op, g.functions.fund(job_id("z"), buyer.address, p.token_id, AMOUNT, past)), "DeadlineInPast"
+        lambda: system.tx(op, system.fund_fn(buyer, job_id("z"), p.token_id, AMOUNT, past)), "DeadlineInPast"
     ) == (past,)
     # a deadline equal to the block time is already in the past
     now_dl = system.now() + 50
     set_next_timestamp(system, now_dl)
-    assert_reverts(
-        at_next_block(op, g.functions.fund(job_id("z"), buyer.address, p.token_id, AMOUNT, now_dl)), "DeadlineInPast"
-    )
+    assert_reverts(at_next_block(op, system.fund_fn(buyer, job_id("z"), p.token_id, AMOUNT, now_dl)), "DeadlineInPast")
     # an unknown provider token
     assert_reverts(
-        lambda: system.tx(op, g.functions.fund(job_id("z"), buyer.address, 999, AMOUNT, later + 100)),
+        lambda: system.tx(op, system.fund_fn(buyer, job_id("z"), 999, AMOUNT, later + 100)),
         "ERC721NonexistentToken",
     )
     # one second after the block time is fine
-    r = send_fixed_gas(system, op, g.functions.fund(job_id("z"), buyer.address, p.token_id, AMOUNT, now_dl + 1))
+    r = send_fixed_gas(system, op, system.fund_fn(buyer, job_id("z"), p.token_id, AMOUNT, now_dl + 1))
     assert block_ts(system, r) == now_dl
     assert g.functions.totalEscrowed().call() == AMOUNT
     assert_solvent(system)
@@ -301,7 +301,7 @@ def test_fund_rejects_a_paused_agent(system: System) -> None:
     system.tx(system.deployer, reg.functions.grantRole(reg.functions.MARKET_ROLE().call(), market.address))
     system.tx(market, reg.functions.setSalePause(p.token_id, True, p.owner.address))
     buyer = system.users[2]
-    fund = system.gateway.functions.fund(job_id("paused"), buyer.address, p.token_id, AMOUNT, system.now() + HOUR)
+    fund = system.fund_fn(buyer, job_id("paused"), p.token_id, AMOUNT, system.now() + HOUR)
     assert revert_args(lambda: system.tx(system.operator, fund), "AgentPaused") == (p.token_id,)
     system.tx(market, reg.functions.setSalePause(p.token_id, False, ZERO))
     system.tx(system.operator, fund)
@@ -313,14 +313,14 @@ def test_fund_needs_allowance_and_balance(system: System) -> None:
     g, buyer, op = system.gateway, system.users[6], system.operator
     system.mint_usdc(buyer.address, AMOUNT)
     system.approve(buyer, g.address, AMOUNT - 1)
-    fund = g.functions.fund(job_id("a"), buyer.address, p.token_id, AMOUNT, system.now() + HOUR)
+    fund = system.fund_fn(buyer, job_id("a"), p.token_id, AMOUNT, system.now() + HOUR)
     assert revert_args(lambda: system.tx(op, fund), "ERC20InsufficientAllowance") == (
         g.address,
         AMOUNT - 1,
         AMOUNT,
     )
     system.approve(buyer, g.address, AMOUNT + 1)
-    fund_more = g.functions.fund(job_id("a"), buyer.address, p.token_id, AMOUNT + 1, system.now() + HOUR)
+    fund_more = system.fund_fn(buyer, job_id("a"), p.token_id, AMOUNT + 1, system.now() + HOUR)
     assert revert_args(lambda: system.tx(op, fund_more), "ERC20InsufficientBalance") == (
         buyer.address,
         AMOUNT,
@@ -334,7 +334,7 @@ def test_fund_needs_allowance_and_balance(system: System) -> None:
 def test_fund_is_operator_only(system: System) -> None:
     p = make_provider(system)
     g, buyer = system.gateway, system.users[2]
-    fund = g.functions.fund(job_id("op"), buyer.address, p.token_id, AMOUNT, system.now() + HOUR)
+    fund = system.fund_fn(buyer, job_id("op"), p.token_id, AMOUNT, system.now() + HOUR)
     role = g.functions.OPERATOR_ROLE().call()
     for who in (buyer, system.arbiter, system.deployer):
         assert revert_args(lambda w=who: system.tx(w, fund), "AccessControlUnauthorizedAccount") == (
@@ -343,6 +343,177 @@ def test_fund_is_operator_only(system: System) -> None:
         )  # type: ignore[misc]
     assert system.balance(buyer.address) == BUYER_FUNDS
     assert system.gateway.functions.totalEscrowed().call() == 0
+
+
+# ---- the buyer's consent -----------------------------------------------------------------------
+
+
+def test_funding_digest_matches_python_typed_data(system: System) -> None:
+    """The contract's domain separator and digest are exactly eth-account's EIP-712 hashing of
+    core.checkout.funding_typed_data (what the API shows buyers and checks)."""
+    g, buyer = system.gateway, system.users[2]
+    jid, deadline = job_id("digest"), 1_900_000_000
+    typed = rules.funding_typed_data(
+        chain_id=system.deployment.chain_id,
+        gateway=g.address,
+        job_id="0x" + jid.hex(),
+        buyer=buyer.address,
+        provider_token_id=7,
+        amount=AMOUNT,
+        deadline=deadline,
+    )
+    signable = encode_typed_data(full_message=typed)
+    assert signable.version == b"\x01"  # header: the domain separator, body: the struct hash
+    assert g.functions.domainSeparator().call() == bytes(signable.header)
+    digest = keccak(b"\x19\x01" + bytes(signable.header) + bytes(signable.body))
+    assert g.functions.fundingDigest(jid, buyer.address, 7, AMOUNT, deadline).call() == digest
+    assert g.functions.FUNDING_TYPEHASH().call() == keccak(
+        text="Funding(bytes32 jobId,address buyer,uint256 providerTokenId,uint256 amount,uint64 deadline)"
+    )
+    sig = system.funding_signature(buyer, jid, 7, AMOUNT, deadline)
+    assert rules.recover_typed_signer(typed, "0x" + sig.hex()) == buyer.address
+
+
+def test_fund_needs_the_buyers_consent_to_exactly_this_job(system: System) -> None:
+    """No signature, another signer's, or the buyer's signature of any other job id, provider,
+    amount or deadline: BadBuyerSignature, nothing moves. Only the exact consent funds."""
+    p = make_provider(system)
+    other = system.register_agent(system.users[3].address, system.users[4].address, "agl_0000000b0b00")
+    g, buyer, op = system.gateway, system.users[2], system.operator
+    jid, deadline = job_id("consent"), system.now() + HOUR
+
+    def fund_with(sig: bytes) -> Callable[[], object]:
+        return lambda: system.tx(op, g.functions.fund(jid, buyer.address, p.token_id, AMOUNT, deadline, sig))
+
+    good = system.funding_signature(buyer, jid, p.token_id, AMOUNT, deadline)
+    wrong = {
+        "none": b"",
+        "garbage": b"\x01" * 65,
+        "another signer": system.funding_signature(system.users[6], jid, p.token_id, AMOUNT, deadline),
+        "the operator": system.funding_signature(op, jid, p.token_id, AMOUNT, deadline),
+        "another amount": system.funding_signature(buyer, jid, p.token_id, AMOUNT + 1, deadline),
+        "another provider": system.funding_signature(buyer, jid, other, AMOUNT, deadline),
+        "another deadline": system.funding_signature(buyer, jid, p.token_id, AMOUNT, deadline + 1),
+        "another job": system.funding_signature(buyer, job_id("consent-2"), p.token_id, AMOUNT, deadline),
+        "personal_sign of the digest": sign_text(
+            buyer, "0x" + g.functions.fundingDigest(jid, buyer.address, p.token_id, AMOUNT, deadline).call().hex()
+        ),
+    }
+    for name, sig in wrong.items():
+        assert revert_args(fund_with(sig), "BadBuyerSignature") == (jid, buyer.address), name
+    # another chain or another gateway (the EIP-712 domain) does not count either
+    for domain in ({"chainId": 1}, {"verifyingContract": system.escrow.address}):
+        typed = rules.funding_typed_data(
+            chain_id=system.deployment.chain_id,
+            gateway=g.address,
+            job_id="0x" + jid.hex(),
+            buyer=buyer.address,
+            provider_token_id=p.token_id,
+            amount=AMOUNT,
+            deadline=deadline,
+        )
+        typed["domain"].update(domain)
+        sig = bytes(buyer.sign_typed_data(full_message=typed).signature)
+        assert_reverts(fund_with(sig), "BadBuyerSignature")
+    assert system.balance(buyer.address) == BUYER_FUNDS
+    assert status_of(system, jid) == 0
+
+    receipt = system.tx(op, g.functions.fund(jid, buyer.address, p.token_id, AMOUNT, deadline, good))
+    assert system.events(receipt, "PaymentGateway", "JobFunded")[0]["args"]["deadline"] == deadline
+    assert system.balance(buyer.address) == BUYER_FUNDS - AMOUNT
+    # the same consent can never fund again: the job id is taken for good
+    assert_reverts(fund_with(good), "JobExists")
+    assert_solvent(system)
+
+
+def test_a_stolen_operator_key_cannot_move_an_allowance(system: System) -> None:
+    """Whoever holds OPERATOR_ROLE (here: a thief with the key) cannot pull a victim's approved USDC
+    without the victim's signature, nor re-use a consent the victim gave for another job."""
+    p = make_provider(system)
+    g, op = system.gateway, system.operator
+    victim, thief = system.users[6], system.users[7]
+    system.mint_usdc(victim.address, 1_000 * USDC)
+    system.approve(victim, g.address, 2**256 - 1)  # an unlimited allowance, as wallets often give
+    thief_token = system.register_agent(thief.address, system.users[9].address, "agl_0000000bad00")
+    deadline = system.now() + HOUR
+    # a consent the victim did give: 10 USDC for one job with provider p
+    consent = system.funding_signature(victim, job_id("honest"), p.token_id, 10 * USDC, deadline)
+    attempts = [
+        (
+            job_id("steal"),
+            thief_token,
+            1_000 * USDC,
+            system.funding_signature(thief, job_id("steal"), thief_token, 1_000 * USDC, deadline),
+        ),
+        (job_id("steal"), thief_token, 1_000 * USDC, b""),
+        (job_id("honest"), thief_token, 10 * USDC, consent),  # the victim's consent, another provider
+        (job_id("honest"), p.token_id, 1_000 * USDC, consent),  # the victim's consent, a larger amount
+        (job_id("steal-2"), p.token_id, 10 * USDC, consent),  # the victim's consent, another job id
+    ]
+    for jid, token, amount, sig in attempts:
+        fn = g.functions.fund(jid, victim.address, token, amount, deadline, sig)
+        assert_reverts(lambda f=fn: system.tx(op, f), "BadBuyerSignature")  # type: ignore[misc]
+    assert system.balance(victim.address) == 1_000 * USDC
+    assert g.functions.totalEscrowed().call() == 0
+    # what the victim signed is all that can move
+    system.tx(op, g.functions.fund(job_id("honest"), victim.address, p.token_id, 10 * USDC, deadline, consent))
+    assert system.balance(victim.address) == 990 * USDC
+    assert_solvent(system)
+
+
+def test_an_erc1271_contract_wallet_can_consent(system: System) -> None:
+    """A contract wallet (ERC-1271) buyer consents through isValidSignature: its owner key's
+    signature of the funding digest counts; anyone else's does not."""
+    p = make_provider(system)
+    g, op, owner = system.gateway, system.operator, system.users[6]
+    wallet, _ = deploy(system.w3, owner, "TestContractWallet", owner.address)
+    system.mint_usdc(wallet.address, AMOUNT)
+    system.tx(owner, wallet.functions.approve(system.usdc.address, g.address, AMOUNT))
+    jid, deadline = job_id("erc1271"), system.now() + HOUR
+    digest = g.functions.fundingDigest(jid, wallet.address, p.token_id, AMOUNT, deadline).call()
+
+    def fund_with(signer: LocalAccount) -> Any:
+        sig = bytes(Account.unsafe_sign_hash(digest, signer.key).signature)
+        return g.functions.fund(jid, wallet.address, p.token_id, AMOUNT, deadline, sig)
+
+    assert revert_args(lambda: system.tx(op, fund_with(system.users[7])), "BadBuyerSignature") == (
+        jid,
+        wallet.address,
+    )
+    receipt = system.tx(op, fund_with(owner))
+    (ev,) = system.events(receipt, "PaymentGateway", "JobFunded")
+    assert ev["args"]["buyer"] == wallet.address
+    assert system.balance(wallet.address) == 0
+    assert tuple(g.functions.getJob(jid).call()) == (wallet.address, deadline, FUNDED, p.token_id, AMOUNT)
+    # an empty signature is not the wallet's consent either (isValidSignature says no)
+    fn = g.functions.fund(job_id("empty"), wallet.address, p.token_id, 1, deadline, b"")
+    assert_reverts(lambda: system.tx(op, fn), "BadBuyerSignature")
+    assert_solvent(system)
+
+
+def test_fund_and_release_fail_closed_without_a_self_wallet(system: System) -> None:
+    """After the agent changes hands its self wallet is zero: no funding (nobody could attest),
+    no release (not even by the old self wallet), until the new owner sets one with a proof."""
+    p = make_provider(system)
+    buyer, submitter = system.users[2], system.users[5]
+    jid, _ = fund_job(system, p, "handover", ttl=10 * HOUR)
+    new_owner = system.users[7]
+    system.tx(p.owner, system.registry.functions.transferFrom(p.owner.address, new_owner.address, p.token_id))
+    assert system.registry.functions.selfWalletOf(p.token_id).call() == ZERO
+    assert revert_args(lambda: release(system, submitter, jid, attest(p.self_wallet, jid)), "NoSelfWallet") == (
+        p.token_id,
+    )
+    fund = system.fund_fn(buyer, job_id("handover-2"), p.token_id, AMOUNT, system.now() + HOUR)
+    assert revert_args(lambda: system.tx(system.operator, fund), "NoSelfWallet") == (p.token_id,)
+    # the new owner names a self wallet (with its proof): that wallet attests now, the old one cannot
+    fresh = system.users[8]
+    system.tx(new_owner, system.set_self_wallet_fn(new_owner.address, p.token_id, fresh))
+    assert_reverts(lambda: release(system, submitter, jid, attest(p.self_wallet, jid)), "BadAttestation")
+    before = system.balance(new_owner.address)
+    release(system, submitter, jid, attest(fresh, jid))
+    assert system.balance(new_owner.address) - before == money.split(AMOUNT, False).owner_cut
+    system.tx(system.operator, fund)
+    assert_solvent(system)
 
 
 # ---- attestation ------------------------------------------------------------------------------
@@ -488,7 +659,7 @@ def test_release_follows_a_rotated_self_wallet(system: System) -> None:
     p = make_provider(system)
     jid, _ = fund_job(system, p, "rotate")
     new_wallet = system.users[8]
-    system.tx(p.owner, system.registry.functions.setSelfWallet(p.token_id, new_wallet.address))
+    system.tx(p.owner, system.set_self_wallet_fn(p.owner.address, p.token_id, new_wallet))
     assert_reverts(lambda: release(system, system.users[5], jid, attest(p.self_wallet, jid)), "BadAttestation")
     before = system.balance(new_wallet.address)
     release(system, system.users[5], jid, attest(new_wallet, jid))
@@ -764,7 +935,7 @@ def test_pause_blocks_fund_and_release_but_not_the_exits(system: System) -> None
     assert g.functions.paused().call()
     assert_reverts(lambda: system.tx(system.deployer, g.functions.pause()), "EnforcedPause")
 
-    fund = g.functions.fund(job_id("p-new"), buyer.address, p.token_id, AMOUNT, system.now() + HOUR)
+    fund = system.fund_fn(buyer, job_id("p-new"), p.token_id, AMOUNT, system.now() + HOUR)
     assert_reverts(lambda: system.tx(system.operator, fund), "EnforcedPause")
     sig = attest(p.self_wallet, to_release)
     assert_reverts(lambda: release(system, system.users[5], to_release, sig), "EnforcedPause")

@@ -108,8 +108,8 @@ def test_reorg_rolls_back_to_the_ancestor_and_equals_a_clean_reindex(snap: Syste
             owner, buyer = s.users[2], s.users[1]
             s.mint_usdc(buyer.address, 1000 * USDC)
             s.approve(buyer, s.escrow.address, 1000 * USDC)
-            s.tx(owner, s.escrow.functions.setPrice(2, 10 * USDC))
-            s.tx(buyer, s.escrow.functions.createJob(b"\x42" * 32, "agl_00000000000b", 10 * USDC))
+            s.tx(owner, s.escrow.functions.setPrice(2, 10 * USDC, 0))
+            s.tx(buyer, s.escrow.functions.createJob(b"\x42" * 32, "agl_00000000000b", 10 * USDC, 7 * 86_400))
             await ix.run_until(s.w3.eth.block_number)
             nonce = s.w3.eth.get_transaction_count(s.operator.address)
             s.tx(s.operator, s.escrow.functions.release(b"\x42" * 32))  # the escrow release
@@ -143,7 +143,7 @@ def test_restart_resumes_from_the_checkpoint_without_duplicates(snap: System, tm
             ix = make_indexer(conn, rpc, s)
             await ix.run_until(s.deployment.deploy_block + 20)
         conn.close()
-        s.tx(s.users[2], s.escrow.functions.setPrice(2, 77 * USDC))
+        s.tx(s.users[2], s.escrow.functions.setPrice(2, 77 * USDC, 0))
         rows = await index_to_head(db, url(s), s)  # a new process: picks up at the checkpoint
         assert rows == await index_to_head(tmp_path / "clean.db", url(s), s)
         assert any(r[9] == 77 * USDC for r in rows["agents"])
@@ -157,11 +157,11 @@ def test_reorg_while_the_indexer_was_down_is_detected_on_restart(snap: System, t
     async def scenario() -> None:
         db = tmp_path / "down.db"
         nonce = s.w3.eth.get_transaction_count(s.users[2].address)
-        s.tx(s.users[2], s.escrow.functions.setPrice(2, 55 * USDC))
+        s.tx(s.users[2], s.escrow.functions.setPrice(2, 55 * USDC, 0))
         rows_before = await index_to_head(db, url(s), s)
         assert any(r[9] == 55 * USDC for r in rows_before["agents"])
         # While the indexer is "down", the block with that price is replaced by one with another price.
-        reorg(s, 1, [(signed_tx(s, s.users[2], s.escrow.functions.setPrice(2, 56 * USDC), nonce), 0)])
+        reorg(s, 1, [(signed_tx(s, s.users[2], s.escrow.functions.setPrice(2, 56 * USDC, 0), nonce), 0)])
         mine(s, 1)
         rows = await index_to_head(db, url(s), s)
         assert rows == await index_to_head(tmp_path / "clean.db", url(s), s)
@@ -192,8 +192,8 @@ def test_subscriber_effects_commit_with_the_event_and_roll_back_with_it(snap: Sy
         owner, buyer = s.users[2], s.users[1]
         s.mint_usdc(buyer.address, 100 * USDC)
         s.approve(buyer, s.escrow.address, 100 * USDC)
-        s.tx(owner, s.escrow.functions.setPrice(2, 10 * USDC))
-        s.tx(buyer, s.escrow.functions.createJob(b"\x77" * 32, "agl_00000000000b", 10 * USDC))
+        s.tx(owner, s.escrow.functions.setPrice(2, 10 * USDC, 0))
+        s.tx(buyer, s.escrow.functions.createJob(b"\x77" * 32, "agl_00000000000b", 10 * USDC, 7 * 86_400))
         async with RpcClient(url(s)) as rpc:
             ix = make_indexer(conn, rpc, s, subscribers={"AgentEscrow.JobReleased": [on_release]})
             await ix.run_until(s.w3.eth.block_number)
@@ -224,7 +224,7 @@ def test_head_going_backwards_is_waited_out_then_a_real_fork_is_rolled_back(snap
         conn = db_connect(tmp_path / "back.db", durable=False)
         async with RpcClient(url(s)) as rpc:
             ix = make_indexer(conn, rpc, s)
-            s.tx(s.users[2], s.escrow.functions.setPrice(2, 31 * USDC))
+            s.tx(s.users[2], s.escrow.functions.setPrice(2, 31 * USDC, 0))
             mine(s, 3)
             tip = s.w3.eth.block_number
             await ix.run_until(tip)
@@ -234,7 +234,7 @@ def test_head_going_backwards_is_waited_out_then_a_real_fork_is_rolled_back(snap
             for _ in range(3):
                 assert await ix.step() is False  # waiting, not rolling back
             assert dump(conn) == before and ix.status.reorgs == 0
-            s.tx(s.users[2], s.escrow.functions.setPrice(2, 32 * USDC))
+            s.tx(s.users[2], s.escrow.functions.setPrice(2, 32 * USDC, 0))
             mine(s, 6)
             await ix.run_until(s.w3.eth.block_number)
             assert ix.status.reorgs == 1
@@ -302,7 +302,7 @@ def test_a_database_locked_past_the_busy_timeout_fails_a_step_not_the_indexer(sn
             other.execute("BEGIN IMMEDIATE")  # hold the write lock
             stop = asyncio.Event()
             task = asyncio.create_task(ix.run(stop))
-            s.tx(s.users[2], s.escrow.functions.setPrice(2, 77 * USDC))
+            s.tx(s.users[2], s.escrow.functions.setPrice(2, 77 * USDC, 0))
             head = s.w3.eth.block_number
             for _ in range(200):
                 if "Busy" in ix.status.last_error:

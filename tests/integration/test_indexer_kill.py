@@ -70,7 +70,7 @@ def test_sigkill_at_random_points_then_restart_equals_clean_reindex(chain: tuple
     token = s.register_agent(owner.address, s.users[2].address, "agl_00000000c0de")
     s.mint_usdc(caller.address, 10**6 * USDC)
     s.approve(caller, s.escrow.address, 2**255)
-    s.tx(owner, s.escrow.functions.setPrice(token, 5 * USDC))
+    s.tx(owner, s.escrow.functions.setPrice(token, 5 * USDC, 0))
 
     kills = 0
     proc = start_indexer(rpc, db, tmp_path / "deployments", log)
@@ -78,11 +78,11 @@ def test_sigkill_at_random_points_then_restart_equals_clean_reindex(chain: tuple
         for i in range(40):
             # a stream of events: hires, releases/refunds and price changes
             job = rng.randbytes(32)
-            s.tx(caller, s.escrow.functions.createJob(job, "agl_00000000c0de", 5 * USDC))
+            s.tx(caller, s.escrow.functions.createJob(job, "agl_00000000c0de", 5 * USDC, 7 * 86_400))
             if i % 3:
                 s.tx(s.operator, s.escrow.functions.release(job) if i % 2 else s.escrow.functions.refund(job))
             if i % 10 == 9:
-                s.tx(owner, s.escrow.functions.setPrice(token, 5 * USDC))
+                s.tx(owner, s.escrow.functions.setPrice(token, 5 * USDC, 0))
             if rng.random() < 0.2:
                 # Kill it mid-flight: once it has committed something since its start, at a random instant.
                 wait_for_progress(db, since=checkpoint(db))

@@ -241,7 +241,7 @@ def test_run_waits_out_a_node_outage_and_catches_up(snap: System, tmp_path: Path
                 proxy.down(outage, mode)
                 went_down = time.monotonic()
                 # the chain moves on while the indexer cannot see it
-                s.tx(s.users[2], s.escrow.functions.setPrice(2, 31 * USDC))
+                s.tx(s.users[2], s.escrow.functions.setPrice(2, 31 * USDC, 0))
                 mine(s, 3)
                 head = s.w3.eth.block_number
                 await wait_until(lambda: not ix.status.node_ok, outage, "the outage to show")

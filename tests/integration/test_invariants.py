@@ -1,7 +1,9 @@
-"""Invariant: after any random sequence of fund / release / dispute / resolve / reclaim / hire /
-list / buy / offer / settle / cancel / expire, the USDC each contract holds equals exactly what it
-still owes (computed from an independent Python model, not from the contracts' own counters),
-no USDC appears or vanishes, and every agent NFT is where the model says it is."""
+"""Invariant: after any random sequence of fund (with and without the buyer's consent) / release /
+dispute / resolve / reclaim / hire / list / buy / offer / settle / cancel / expire / transfer /
+set self wallet, the USDC each contract holds equals exactly what it still owes (computed from an
+independent Python model, not from the contracts' own counters), no USDC appears or vanishes,
+every agent NFT is where the model says it is, and every agent's self wallet is the one the model
+says (reset to zero by a change of hands, kept through a listing that ends without a sale)."""
 
 from __future__ import annotations
 
@@ -18,7 +20,10 @@ from core.money import split
 from tests.integration.chainkit import USDC, System
 
 DAY = 86_400
+HOUR = 3600
 AGENTS = 4
+GRACE = 3600  # AgentEscrow.SETTLEMENT_GRACE
+ZERO = "0x" + "00" * 20
 
 
 @dataclass
@@ -29,6 +34,8 @@ class Model:
     escrow_jobs: dict[bytes, tuple[LocalAccount, int, int]] = field(default_factory=dict)  # caller, amount, expiry
     listings: dict[int, dict[str, object]] = field(default_factory=dict)  # open or committed
     owner_of: dict[int, str] = field(default_factory=dict)
+    self_of: dict[int, LocalAccount | None] = field(default_factory=dict)  # None: reset, not set again yet
+    sla_of: dict[int, int] = field(default_factory=dict)
     credits: dict[str, dict[str, int]] = field(default_factory=dict)  # contract -> payee -> credit
 
 
@@ -44,12 +51,17 @@ class Run:
         self.done: dict[str, int] = {}  # successful state changes by kind, to prove the run did something
         self.job_counter = 0
         self.offer_nonce = 0
+        self.wallets_made = 0
         for i in range(AGENTS):
             token = system.register_agent(
                 self.owners[i].address, self.selves[i].address, f"agl_{i:012x}", 1 if i == 3 else 0
             )
             self.m.owner_of[token] = self.owners[i].address
-            system.tx(self.owners[i], system.escrow.functions.setPrice(token, (i + 1) * 10 * USDC))
+            self.m.self_of[token] = self.selves[i]
+            self.m.sla_of[token] = self.rng.choice([HOUR, DAY, 3 * DAY])
+            system.tx(
+                self.owners[i], system.escrow.functions.setPrice(token, (i + 1) * 10 * USDC, self.m.sla_of[token])
+            )
             system.tx(self.owners[i], system.registry.functions.setApprovalForAll(system.market.address, True))
         for b in self.buyers + self.owners:
             system.mint_usdc(b.address, 100_000 * USDC)
@@ -92,9 +104,15 @@ class Run:
         deadline = self.s.now() + self.rng.randint(1, 5) * DAY
         job = self.new_id()
         listed = any(lst["token"] == token for lst in self.m.listings.values())
-        ok = self.try_tx(self.s.operator, self.s.gateway.functions.fund(job, buyer.address, token, amount, deadline))
+        # the operator alone (another account's signature, or none) can never pull the buyer's USDC
+        forger = self.rng.choice([self.s.operator, self.rng.choice(self.buyers)])
+        forged = self.s.funding_signature(forger, job, token, amount, deadline) if forger != buyer else b""
+        assert not self.try_tx(
+            self.s.operator, self.s.gateway.functions.fund(job, buyer.address, token, amount, deadline, forged)
+        )
+        ok = self.try_tx(self.s.operator, self.s.fund_fn(buyer, job, token, amount, deadline))
         blocked = buyer.address in self.blacklisted
-        assert ok == (not listed and not blocked)
+        assert ok == (not listed and not blocked and self.m.self_of[token] is not None)
         if ok:
             self.m.gateway_jobs[job] = amount
             self.m.gateway_meta[job] = (buyer, token, deadline)
@@ -108,12 +126,13 @@ class Run:
         cid = "bafkrei" + self.rng.randbytes(8).hex()
         ts = self.s.now()
         msg = f"complete:0x{job.hex()}:{cid}:{ts}"
-        sig = self.selves[token - 1].sign_message(encode_defunct(text=msg)).signature
+        signer = self.m.self_of[token] or self.selves[token - 1]  # reset: the old self wallet tries
+        sig = signer.sign_message(encode_defunct(text=msg)).signature
         submitter = self.rng.choice(self.s.users)
         late = self.after(deadline)
         ok = self.try_tx(submitter, self.s.gateway.functions.release(job, cid, ts, sig))
         if late is not None:
-            assert ok == (not late)
+            assert ok == (not late and self.m.self_of[token] is not None)
         if ok:
             self.pay_model(token, self.m.gateway_jobs.pop(job))
 
@@ -132,8 +151,11 @@ class Run:
         job = self.rng.choice(sorted(self.m.disputed))
         amount = self.m.gateway_jobs[job]
         provider_part = self.rng.choice([0, amount, self.rng.randint(0, amount)])
-        assert self.try_tx(self.s.arbiter, self.s.gateway.functions.resolveDispute(job, provider_part))
         buyer, token, _ = self.m.gateway_meta[job]
+        ok = self.try_tx(self.s.arbiter, self.s.gateway.functions.resolveDispute(job, provider_part))
+        assert ok == (provider_part == 0 or self.m.self_of[token] is not None)  # no payout without a self wallet
+        if not ok:
+            return
         del self.m.gateway_jobs[job]
         self.m.disputed.discard(job)
         if provider_part:
@@ -159,10 +181,15 @@ class Run:
         price = token * 10 * USDC
         job = self.new_id()
         listed = any(lst["token"] == token for lst in self.m.listings.values())
-        ok = self.try_tx(caller, self.s.escrow.functions.createJob(job, f"agl_{token - 1:012x}", price))
-        assert ok == (not listed and caller.address not in self.blacklisted)
+        sla = self.m.sla_of[token]
+        wallet = f"agl_{token - 1:012x}"
+        assert not self.try_tx(
+            caller, self.s.escrow.functions.createJob(job, wallet, price, sla + 1)
+        )  # SLA it did not accept
+        ok = self.try_tx(caller, self.s.escrow.functions.createJob(job, wallet, price, sla))
+        assert ok == (not listed and caller.address not in self.blacklisted and self.m.self_of[token] is not None)
         if ok:
-            self.m.escrow_jobs[job] = (caller, price, self.s.now() + 7 * DAY)
+            self.m.escrow_jobs[job] = (caller, price, self.s.now() + sla + GRACE)
 
     def op_hire_end(self) -> None:
         if not self.m.escrow_jobs:
@@ -171,15 +198,23 @@ class Run:
         caller, amount, expiry = self.m.escrow_jobs[job]
         token = amount // (10 * USDC)
         kind = self.rng.choice(["release", "refund", "reclaim"])
+        late = self.after(expiry)
         if kind == "release":
-            assert self.try_tx(self.s.operator, self.s.escrow.functions.release(job))
+            ok = self.try_tx(self.s.operator, self.s.escrow.functions.release(job))
+            if late is not None:
+                assert ok == (not late and self.m.self_of[token] is not None)
+            if not ok:
+                return
             self.pay_model(token, amount)
         elif kind == "refund":
-            assert self.try_tx(self.s.operator, self.s.escrow.functions.refund(job))
+            ok = self.try_tx(self.s.operator, self.s.escrow.functions.refund(job))
+            if late is not None:
+                assert ok == (not late)
+            if not ok:
+                return
             self.maybe_credit("AgentEscrow", caller.address, amount)
-        else:
-            late = self.after(expiry)
-            ok = self.try_tx(caller, self.s.escrow.functions.reclaim(job))
+        else:  # anyone may reclaim an expired job; the USDC goes to its caller
+            ok = self.try_tx(self.rng.choice(self.s.users), self.s.escrow.functions.reclaim(job))
             if late is not None:
                 assert ok == late
             if not ok:
@@ -272,6 +307,7 @@ class Run:
                 seller_amount = price * 9800 // 10000
                 self.maybe_credit("AgentMarketplace", str(lst["seller"]), seller_amount)
                 self.m.owner_of[token] = str(lst["buyer"])
+                self.m.self_of[token] = None  # a sale is a change of hands
                 self.done["settle"] = self.done.get("settle", 0) + 1
                 del self.m.listings[lid]
             else:
@@ -287,6 +323,41 @@ class Run:
                 assert ok == due
             if ok:
                 del self.m.listings[lid]
+
+    def account(self, address: str) -> LocalAccount:
+        return next(a for a in self.s.users + self.buyers if a.address == address)
+
+    def op_transfer(self) -> None:
+        """The owner hands an unlisted agent to someone else directly: its self wallet is reset."""
+        listed = {lst["token"] for lst in self.m.listings.values()}
+        free = [t for t in self.m.owner_of if t not in listed]
+        if not free:
+            return
+        token = self.rng.choice(free)
+        owner = self.account(self.m.owner_of[token])
+        to = self.rng.choice([b for b in self.buyers + self.owners if b.address != owner.address])
+        self.s.tx(owner, self.s.registry.functions.transferFrom(owner.address, to.address, token))
+        self.m.owner_of[token] = to.address
+        self.m.self_of[token] = None
+        self.s.tx(to, self.s.registry.functions.setApprovalForAll(self.s.market.address, True))
+
+    def op_set_self_wallet(self) -> None:
+        """The owner of an agent whose self wallet was reset names a new one, with the new wallet's
+        proof; without the proof (signed by another key) it is refused."""
+        listed = {lst["token"] for lst in self.m.listings.values()}
+        reset = [t for t, w in self.m.self_of.items() if w is None and t not in listed]
+        if not reset:
+            return
+        token = self.rng.choice(reset)
+        owner = self.account(self.m.owner_of[token])
+        self.wallets_made += 1
+        fresh = Account.from_key(bytes([0xA0 + self.rng.randint(0, 15)]) * 28 + self.wallets_made.to_bytes(4, "big"))
+        deadline = self.s.now() + HOUR
+        impostor = self.s.self_wallet_proof(owner, token, owner.address, deadline)  # the owner's own key
+        bad = self.s.registry.functions.setSelfWallet(token, fresh.address, deadline, impostor)
+        assert not self.try_tx(owner, bad)
+        assert self.try_tx(owner, self.s.set_self_wallet_fn(owner.address, token, fresh))
+        self.m.self_of[token] = fresh
 
     def op_time(self) -> None:
         self.s.advance(self.rng.choice([60, 3600, DAY, 3 * DAY, 8 * DAY]))
@@ -337,6 +408,8 @@ class Run:
             actual = s.registry.functions.ownerOf(token).call()
             assert actual == (s.market.address if token in listed_tokens else owner)
             assert s.registry.functions.isAgentPaused(token).call() == (token in listed_tokens)
+            wallet = m.self_of[token]
+            assert s.registry.functions.selfWalletOf(token).call() == (wallet.address if wallet else ZERO)
         assert s.usdc.functions.totalSupply().call() == self.supply  # nothing minted or burnt
 
 
@@ -353,6 +426,8 @@ OPS = [
     ("op_end_listing", 2),
     ("op_time", 2),
     ("op_blacklist", 1),
+    ("op_transfer", 1),
+    ("op_set_self_wallet", 2),
 ]
 
 

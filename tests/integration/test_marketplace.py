@@ -69,6 +69,7 @@ class Market:
         self.poor = system.users[5]  # holds no USDC and has approved nothing
         self.payer = system.users[11]  # holds AgentPayouts.PAYER_ROLE (see `funded`)
         self._agents = 0
+        self.self_wallet_of: dict[int, str] = {}
 
     # -- agents and earnings --
     def agent(self, owner: LocalAccount | None = None, earnings: int = 0) -> int:
@@ -76,6 +77,7 @@ class Market:
         n = self._agents
         self_wallet = Account.from_key(keccak(text=f"marketplace-self-wallet-{n}")).address
         token = self.s.register_agent((owner or self.seller).address, self_wallet, f"agl_{0xA0000 + n:012x}")
+        self.self_wallet_of[token] = self_wallet
         if earnings:
             self.pay(token, earnings)
         return token
@@ -723,7 +725,11 @@ def test_settle_pays_98_2_and_transfers_nft(mk: Market, price: int) -> None:
     assert s.events(receipt, "AgentMarketplace", "PaymentCredited") == []
     # The NFT is the buyer's, with its self wallet and lifetime earnings intact, and unpaused.
     assert mk.owner(token) == mk.buyer.address
-    assert mk.reg.functions.selfWalletOf(token).call() == self_wallet
+    # A sale is a change of hands: the self wallet is reset (the new owner sets its own, with a proof).
+    assert mk.reg.functions.selfWalletOf(token).call() == ZERO
+    (reset,) = s.events(receipt, "AgentRegistry", "SelfWalletChanged")
+    assert dict(reset["args"]) == {"tokenId": token, "previous": self_wallet, "current": ZERO}
+    assert mk.reg.functions.tokenOfSelfWallet(self_wallet).call() == 0
     assert mk.reg.functions.lifetimeEarningsOf(token).call() == earnings
     assert not mk.reg.functions.isAgentPaused(token).call()
     assert mk.reg.functions.ownerPayee(token).call() == mk.buyer.address
@@ -743,11 +749,14 @@ def test_settled_agent_serves_new_owner_and_can_be_relisted(mk: Market) -> None:
     mk.accept(lid, offer, sig)
     s.advance(7 * DAY + 1)
     s.tx(mk.other, m.functions.settle(lid), "AgentMarketplace.settle")
-    # Payouts now go to the buyer; the buyer can rotate the self wallet.
-    before = s.balance(mk.buyer.address)
+    # The self wallet was reset: no payout until the buyer sets one (with that wallet's proof); then
+    # payouts go to the buyer and its self wallet.
+    assert revert_args(lambda: mk.pay(token, USDC), "NoSelfWallet") == (token,)
+    s.tx(mk.buyer, s.set_self_wallet_fn(mk.buyer.address, token, mk.other))
+    before, self_before = s.balance(mk.buyer.address), s.balance(mk.other.address)
     mk.pay(token, USDC)
     assert s.balance(mk.buyer.address) - before == 970_000
-    s.tx(mk.buyer, mk.reg.functions.setSelfWallet(token, mk.other.address))
+    assert s.balance(mk.other.address) - self_before == 10_000
     # The buyer relists; the floor minimum uses the agent's whole history (41 USDC).
     mk.approve_nft(mk.buyer, token)
     assert revert_args(lambda: s.tx(mk.buyer, m.functions.list(token, 20 * USDC, 10 * USDC, 0)), "FloorTooLow") == (
@@ -776,6 +785,9 @@ def test_cancel_before_commit_returns_nft(mk: Market) -> None:
     assert mk.reg.functions.ownerPayee(token).call() == mk.seller.address
     assert mk.reg.functions.agent(token).call()[3] == ZERO
     assert mk.reg.functions.lifetimeEarningsOf(token).call() == USDC
+    # listing and cancelling is no change of hands: the self wallet is kept all along
+    assert mk.reg.functions.selfWalletOf(token).call() == mk.self_wallet_of[token]
+    assert s.events(receipt, "AgentRegistry", "SelfWalletChanged") == []
     assert mk.listing(lid)["status"] == CANCELLED
     assert revert_args(lambda: s.tx(mk.seller, m.functions.cancel(lid)), "WrongStatus") == (lid, CANCELLED)
     assert_reverts(lambda: s.tx(mk.buyer, m.functions.buy(lid)), "WrongStatus")
@@ -784,9 +796,10 @@ def test_cancel_before_commit_returns_nft(mk: Market) -> None:
     assert_reverts(lambda: s.tx(mk.keeper, m.functions.settle(lid)), "WrongStatus")
     s.advance(31 * DAY)
     assert_reverts(lambda: s.tx(mk.keeper, m.functions.expire(lid)), "WrongStatus")
-    # The seller owns it again and can transfer it freely.
+    # The seller owns it again and can transfer it freely (a direct transfer resets the self wallet).
     s.tx(mk.seller, mk.reg.functions.transferFrom(mk.seller.address, mk.other.address, token))
     assert mk.owner(token) == mk.other.address
+    assert mk.reg.functions.selfWalletOf(token).call() == ZERO
     s.tx(mk.other, mk.reg.functions.transferFrom(mk.other.address, mk.seller.address, token))
 
 
@@ -811,6 +824,9 @@ def test_expire_after_ttl_by_anyone(mk: Market) -> None:
     assert (ev["args"]["listingId"], ev["args"]["tokenId"]) == (lid, token)
     assert mk.owner(token) == mk.seller.address
     assert not mk.reg.functions.isAgentPaused(token).call()
+    # back with its seller: not a change of hands, the self wallet is kept
+    assert mk.reg.functions.selfWalletOf(token).call() == mk.self_wallet_of[token]
+    assert s.events(receipt, "AgentRegistry", "SelfWalletChanged") == []
     assert mk.listing(lid)["status"] == EXPIRED
     assert revert_args(lambda: s.tx(mk.keeper, m.functions.expire(lid)), "WrongStatus") == (lid, EXPIRED)
     assert_reverts(lambda: s.tx(mk.seller, m.functions.cancel(lid)), "WrongStatus")

@@ -80,7 +80,7 @@ def _fund(system: System, job: str, token: int) -> str:
     system.approve(buyer, system.gateway.address, AMOUNT)
     receipt = system.tx(
         system.operator,
-        system.gateway.functions.fund(bytes.fromhex(job[2:]), buyer.address, token, AMOUNT, system.now() + 48 * 3600),
+        system.fund_fn(buyer, bytes.fromhex(job[2:]), token, AMOUNT, system.now() + 48 * 3600),
     )
     return "0x" + bytes(receipt["transactionHash"]).hex()
 

@@ -19,7 +19,7 @@ from web3.exceptions import ContractLogicError
 
 from core import money
 from core.chain import deploy
-from tests.integration.chainkit import USDC, System, assert_reverts
+from tests.integration.chainkit import USDC, System, assert_reverts, revert_args
 
 ZERO = "0x" + "00" * 20
 ADMIN_ROLE = b"\x00" * 32
@@ -320,12 +320,24 @@ def test_owner_share_goes_to_the_seller_while_sale_paused(system: System, world:
 
 
 def test_pay_follows_a_transferred_token(system: System, world: World) -> None:
+    """A transfer resets the agent's self wallet: no payout (NoSelfWallet, nothing moves) until the new
+    owner sets one with its proof; then the new owner and the new self wallet are paid."""
     w, reg = world, system.registry.functions
     system.tx(w.owner, reg.transferFrom(w.owner.address, w.other.address, w.plain))
+    before = balances(system, w.payer.address, w.owner.address, w.other.address, w.self_wallet.address)
+    assert revert_args(lambda: pay(system, w, w.plain, 3 * USDC), "NoSelfWallet") == (w.plain,)
+    assert deltas(system, before) == {a: 0 for a in before}
+    fresh = system.users[11]
+    system.tx(w.other, system.set_self_wallet_fn(w.other.address, w.plain, fresh))
     s = money.split(3 * USDC, False)
-    before = balances(system, w.owner.address, w.other.address)
+    before = balances(system, w.owner.address, w.other.address, w.self_wallet.address, fresh.address)
     pay(system, w, w.plain, 3 * USDC)
-    assert deltas(system, before) == {w.owner.address: 0, w.other.address: s.owner_cut}
+    assert deltas(system, before) == {
+        w.owner.address: 0,
+        w.other.address: s.owner_cut,
+        w.self_wallet.address: 0,
+        fresh.address: s.agent_cut,
+    }
 
 
 def test_pay_works_while_registry_paused(system: System, world: World) -> None:

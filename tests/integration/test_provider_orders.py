@@ -115,7 +115,7 @@ def test_signatures_follow_the_self_wallet_rotated_on_chain(system: System, tmp_
             assert (await h.signed(order_id, "acknowledge", old))[0] == 200
             new = dev_account(301)
             owner = system.users[1]  # _setup made users[1] the NFT's owner
-            system.tx(owner, system.registry.functions.setSelfWallet(token, new.address))
+            system.tx(owner, system.set_self_wallet_fn(owner.address, token, new))
             await h.index()
             status, body = await h.signed(order_id, "start", old)
             assert (status, body["code"]) == (401, "invalid_signature")
@@ -123,6 +123,34 @@ def test_signatures_follow_the_self_wallet_rotated_on_chain(system: System, tmp_
             assert store.get_order(h.db, order_id).status == "acknowledged"  # type: ignore[union-attr]
             status, body = await h.signed(order_id, "start", new)
             assert (status, body["status"]) == (200, "in_progress")
+
+    asyncio.run(main())
+
+
+def test_nobody_signs_for_an_agent_that_changed_hands_until_its_new_owner_sets_a_self_wallet(
+    system: System, tmp_path: Path
+) -> None:
+    """A transfer of the agent NFT resets its self wallet on-chain (SelfWalletChanged to 0x0): the
+    indexed zero address signs nothing (409 provider_not_linked; the old wallet is refused too) until
+    the new owner sets a wallet with its proof."""
+
+    async def main() -> None:
+        async with harness(system, tmp_path) as h:
+            order_id, token, old = await _order(h, "agl_00000000e002", "cs_sold")
+            owner, new_owner, fresh = system.users[1], system.users[5], dev_account(302)
+            system.tx(owner, system.registry.functions.transferFrom(owner.address, new_owner.address, token))
+            await h.index()
+            assert h.db.execute("SELECT self_wallet FROM agents WHERE token_id = ?", (token,)).fetchall() == [
+                ("0x" + "00" * 20,)
+            ]
+            status, body = await h.signed(order_id, "acknowledge", old)
+            assert (status, body["code"]) == (409, "provider_not_linked")
+            assert store.get_order(h.db, order_id).status == "created"  # type: ignore[union-attr]
+            system.tx(new_owner, system.set_self_wallet_fn(new_owner.address, token, fresh))
+            await h.index()
+            assert (await h.signed(order_id, "acknowledge", old))[1]["code"] == "invalid_signature"
+            status, body = await h.signed(order_id, "acknowledge", fresh)
+            assert (status, body["status"]) == (200, "acknowledged")
 
     asyncio.run(main())
 

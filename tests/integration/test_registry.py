@@ -9,10 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from eth_account import Account
+from eth_account.messages import encode_typed_data
+from eth_account.signers.local import LocalAccount
 from eth_utils import keccak
 
 from core.chain import deploy
-from tests.integration.chainkit import System, assert_reverts
+from scripts.devchain import self_wallet_typed_data
+from tests.integration.chainkit import System, assert_reverts, at_next_block, revert_args, set_next_timestamp
 
 ZERO = "0x" + "00" * 20
 ADMIN_ROLE = b"\x00" * 32
@@ -262,7 +266,8 @@ def test_registry_pause_blocks_mint_and_self_wallet_changes(system: System, cast
     assert reg.paused().call() is True
     assert_reverts(lambda: system.tx(system.deployer, reg.pause()), "EnforcedPause")
     assert_reverts(lambda: mint_tx(system, cast.bob.address, cast.bob_self.address, wid(2)), "EnforcedPause")
-    assert_reverts(lambda: system.tx(cast.alice, reg.setSelfWallet(token, cast.carol.address)), "EnforcedPause")
+    set_carol = system.set_self_wallet_fn(cast.alice.address, token, cast.carol)
+    assert_reverts(lambda: system.tx(cast.alice, set_carol), "EnforcedPause")
     # earnings keep being recorded (payouts must not stall), and views keep answering
     grant(system, "EARNINGS_ROLE", cast.earner.address)
     system.tx(cast.earner, reg.recordEarnings(token, 5))
@@ -275,7 +280,7 @@ def test_registry_pause_blocks_mint_and_self_wallet_changes(system: System, cast
     assert len(system.events(receipt, "AgentRegistry", "Unpaused")) == 1
     assert reg.paused().call() is False
     assert system.register_agent(cast.bob.address, cast.bob_self.address, wid(2)) == 2
-    system.tx(cast.alice, reg.setSelfWallet(token, cast.carol.address))
+    system.tx(cast.alice, set_carol)
 
 
 # ---- views -------------------------------------------------------------------------------------------
@@ -314,18 +319,111 @@ def test_views_of_a_nonexistent_token_revert(system: System, view: str) -> None:
 # ---- setSelfWallet -----------------------------------------------------------------------------------
 
 
-def test_set_self_wallet_by_owner(system: System, cast: Cast) -> None:
+def proof(
+    system: System, wallet: LocalAccount, token: int, owner: str, deadline: int, nonce: int | None = None
+) -> bytes:
+    """`wallet`'s EIP-712 SelfWallet proof, built from the typed data (not the contract's digest)."""
+    if nonce is None:
+        nonce = system.registry.functions.selfWalletNonce(token).call()
+    typed = self_wallet_typed_data(
+        chain_id=system.deployment.chain_id,
+        registry=system.registry.address,
+        token_id=token,
+        self_wallet=wallet.address,
+        owner=owner,
+        nonce=nonce,
+        deadline=deadline,
+    )
+    return bytes(wallet.sign_typed_data(full_message=typed).signature)
+
+
+def test_self_wallet_digest_matches_python_typed_data(system: System, cast: Cast) -> None:
+    reg = system.registry.functions
+    typed = self_wallet_typed_data(
+        chain_id=system.deployment.chain_id,
+        registry=system.registry.address,
+        token_id=3,
+        self_wallet=cast.carol.address,
+        owner=cast.alice.address,
+        nonce=5,
+        deadline=1_900_000_000,
+    )
+    signable = encode_typed_data(full_message=typed)
+    assert reg.domainSeparator().call() == bytes(signable.header)
+    digest = keccak(b"\x19\x01" + bytes(signable.header) + bytes(signable.body))
+    assert reg.selfWalletDigest(3, cast.carol.address, cast.alice.address, 5, 1_900_000_000).call() == digest
+    assert reg.SELF_WALLET_TYPEHASH().call() == keccak(
+        text="SelfWallet(uint256 tokenId,address selfWallet,address owner,uint256 nonce,uint256 deadline)"
+    )
+
+
+def test_set_self_wallet_by_owner_with_the_new_wallets_proof(system: System, cast: Cast) -> None:
     reg = system.registry.functions
     token = system.register_agent(cast.alice.address, cast.alice_self.address, wid(1))
-    receipt = system.tx(cast.alice, reg.setSelfWallet(token, cast.carol.address), "AgentRegistry.setSelfWallet")
+    assert reg.selfWalletNonce(token).call() == 0
+    deadline = system.now() + 600
+    sig = proof(system, cast.carol, token, cast.alice.address, deadline)
+    receipt = system.tx(
+        cast.alice, reg.setSelfWallet(token, cast.carol.address, deadline, sig), "AgentRegistry.setSelfWallet"
+    )
     (ev,) = system.events(receipt, "AgentRegistry", "SelfWalletChanged")
     assert dict(ev["args"]) == {"tokenId": token, "previous": cast.alice_self.address, "current": cast.carol.address}
     assert reg.selfWalletOf(token).call() == cast.carol.address
+    assert reg.requireSelfWallet(token).call() == cast.carol.address
     assert reg.agent(token).call()[0] == cast.carol.address
     assert reg.tokenOfSelfWallet(cast.carol.address).call() == token
     assert reg.tokenOfSelfWallet(cast.alice_self.address).call() == 0
+    assert reg.selfWalletNonce(token).call() == 1
+    # the proof was good once: the nonce moved on, so it cannot put carol back after a rotation
+    system.tx(cast.alice, system.set_self_wallet_fn(cast.alice.address, token, cast.dave))
+    assert_reverts(
+        lambda: system.tx(cast.alice, reg.setSelfWallet(token, cast.carol.address, deadline, sig)),
+        "BadSelfWalletProof",
+        token,
+        cast.carol.address,
+    )
     # the released wallet is free for another agent
     assert system.register_agent(cast.bob.address, cast.alice_self.address, wid(2)) == 2
+
+
+def test_set_self_wallet_needs_a_valid_unexpired_proof_by_that_wallet(system: System, cast: Cast) -> None:
+    """Nobody can point an agent at an address it does not control: the proof must be the new
+    wallet's signature of exactly (token, wallet, owner, current nonce, deadline), before the deadline."""
+    reg = system.registry.functions
+    token = system.register_agent(cast.alice.address, cast.alice_self.address, wid(1))
+    other = system.register_agent(cast.bob.address, cast.bob_self.address, wid(2))
+    deadline = system.now() + 600
+    carol, alice = cast.carol, cast.alice.address
+    bad = {
+        "none": b"",
+        "the owner's own key": proof(system, cast.alice, token, alice, deadline),
+        "another token": proof(system, carol, other, alice, deadline, nonce=0),
+        "another owner": proof(system, carol, token, cast.bob.address, deadline),
+        "another nonce": proof(system, carol, token, alice, deadline, nonce=1),
+        "another deadline": proof(system, carol, token, alice, deadline + 1),
+    }
+    for name, sig in bad.items():
+        fn = reg.setSelfWallet(token, carol.address, deadline, sig)
+        assert revert_args(lambda f=fn: system.tx(cast.alice, f), "BadSelfWalletProof") == (token, carol.address), name  # type: ignore[misc]
+    # a proof past its deadline (one second is enough)
+    expired = system.now() + 30
+    sig = proof(system, carol, token, alice, expired)
+    set_next_timestamp(system, expired + 1)
+    late = reg.setSelfWallet(token, carol.address, expired, sig)
+    assert revert_args(at_next_block(cast.alice, late), "ProofExpired") == (expired,)
+    assert reg.selfWalletOf(token).call() == cast.alice_self.address
+    # a contract wallet (ERC-1271) proves control through isValidSignature
+    wallet, _ = deploy(system.w3, cast.dave, "TestContractWallet", cast.dave.address)
+    deadline = system.now() + 600
+    digest = reg.selfWalletDigest(token, wallet.address, alice, reg.selfWalletNonce(token).call(), deadline).call()
+    not_dave = bytes(Account.unsafe_sign_hash(digest, cast.carol.key).signature)
+    assert_reverts(
+        lambda: system.tx(cast.alice, reg.setSelfWallet(token, wallet.address, deadline, not_dave)),
+        "BadSelfWalletProof",
+    )
+    by_dave = bytes(Account.unsafe_sign_hash(digest, cast.dave.key).signature)
+    system.tx(cast.alice, reg.setSelfWallet(token, wallet.address, deadline, by_dave))
+    assert reg.selfWalletOf(token).call() == wallet.address
 
 
 def test_set_self_wallet_reverts(system: System, cast: Cast) -> None:
@@ -337,35 +435,41 @@ def test_set_self_wallet_reverts(system: System, cast: Cast) -> None:
     system.tx(cast.alice, reg.setApprovalForAll(cast.carol.address, True))
     for who in (cast.alice_self, cast.bob, cast.carol, cast.dave, system.operator, system.deployer):
         assert_reverts(
-            lambda w=who: system.tx(w, reg.setSelfWallet(token, cast.earner.address)),
+            lambda w=who: system.tx(w, system.set_self_wallet_fn(w.address, token, cast.earner)),
             "NotTokenOwner",
             token,
             who.address,
         )
     assert_reverts(
-        lambda: system.tx(cast.alice, reg.setSelfWallet(7, cast.earner.address)), "ERC721NonexistentToken", 7
+        lambda: system.tx(cast.alice, system.set_self_wallet_fn(cast.alice.address, 7, cast.earner)),
+        "ERC721NonexistentToken",
+        7,
     )
-    assert_reverts(lambda: system.tx(cast.alice, reg.setSelfWallet(token, ZERO)), "ZeroAddress")
-    assert_reverts(
-        lambda: system.tx(cast.alice, reg.setSelfWallet(token, cast.bob_self.address)),
-        "SelfWalletTaken",
-        cast.bob_self.address,
-    )
-    assert_reverts(
-        lambda: system.tx(cast.alice, reg.setSelfWallet(token, cast.alice_self.address)),
-        "SelfWalletTaken",
-        cast.alice_self.address,
-    )
+    later = system.now() + 600
+    assert_reverts(lambda: system.tx(cast.alice, reg.setSelfWallet(token, ZERO, later, b"")), "ZeroAddress")
+    for taken in (cast.bob_self, cast.alice_self):
+        assert_reverts(
+            lambda t=taken: system.tx(cast.alice, system.set_self_wallet_fn(cast.alice.address, token, t)),  # type: ignore[misc]
+            "SelfWalletTaken",
+            taken.address,
+        )
     # sale-paused agent: owner cannot rotate
     grant(system, "MARKET_ROLE", cast.market.address)
     system.tx(cast.market, reg.setSalePause(token, True, cast.alice.address))
-    assert_reverts(lambda: system.tx(cast.alice, reg.setSelfWallet(token, cast.earner.address)), "AgentIsPaused", token)
+    assert_reverts(
+        lambda: system.tx(cast.alice, system.set_self_wallet_fn(cast.alice.address, token, cast.earner)),
+        "AgentIsPaused",
+        token,
+    )
     assert reg.selfWalletOf(token).call() == cast.alice_self.address
 
 
-def test_new_owner_controls_self_wallet_after_transfer(system: System, cast: Cast) -> None:
+def test_a_transfer_resets_the_self_wallet_until_the_new_owner_sets_one(system: System, cast: Cast) -> None:
     reg = system.registry.functions
     token = system.register_agent(cast.alice.address, cast.alice_self.address, wid(1))
+    # a proof alice collected before the sale is no good to anyone after it
+    deadline = system.now() + 3600
+    stale = proof(system, cast.carol, token, cast.alice.address, deadline)
     receipt = system.tx(
         cast.alice, reg.transferFrom(cast.alice.address, cast.bob.address, token), "AgentRegistry.transferFrom"
     )
@@ -375,17 +479,61 @@ def test_new_owner_controls_self_wallet_after_transfer(system: System, cast: Cas
         cast.bob.address,
         token,
     )
+    (reset,) = system.events(receipt, "AgentRegistry", "SelfWalletChanged")
+    assert dict(reset["args"]) == {"tokenId": token, "previous": cast.alice_self.address, "current": ZERO}
     assert reg.ownerOf(token).call() == cast.bob.address
     assert reg.ownerPayee(token).call() == cast.bob.address
-    assert reg.selfWalletOf(token).call() == cast.alice_self.address  # unchanged until the buyer rotates it
+    assert reg.selfWalletOf(token).call() == ZERO
+    assert reg.tokenOfSelfWallet(cast.alice_self.address).call() == 0
+    assert reg.selfWalletNonce(token).call() == 1
+    assert_reverts(lambda: reg.requireSelfWallet(token).call(), "NoSelfWallet", token)
     assert_reverts(
-        lambda: system.tx(cast.alice, reg.setSelfWallet(token, cast.carol.address)),
+        lambda: system.tx(cast.alice, system.set_self_wallet_fn(cast.alice.address, token, cast.carol)),
         "NotTokenOwner",
         token,
         cast.alice.address,
     )
-    system.tx(cast.bob, reg.setSelfWallet(token, cast.bob_self.address))
+    assert_reverts(
+        lambda: system.tx(cast.bob, reg.setSelfWallet(token, cast.carol.address, deadline, stale)),
+        "BadSelfWalletProof",
+    )
+    # a second transfer while it is zero changes nothing more (no event, no nonce)
+    r2 = system.tx(cast.bob, reg.safeTransferFrom(cast.bob.address, cast.dave.address, token))
+    assert system.events(r2, "AgentRegistry", "SelfWalletChanged") == []
+    assert reg.selfWalletNonce(token).call() == 1
+    system.tx(cast.dave, system.set_self_wallet_fn(cast.dave.address, token, cast.bob_self))
     assert reg.selfWalletOf(token).call() == cast.bob_self.address
+    # a transfer to oneself is no change of hands
+    r3 = system.tx(cast.dave, reg.transferFrom(cast.dave.address, cast.dave.address, token))
+    assert system.events(r3, "AgentRegistry", "SelfWalletChanged") == []
+    assert reg.selfWalletOf(token).call() == cast.bob_self.address
+
+
+def test_market_escrow_keeps_the_self_wallet_a_sale_resets_it(system: System, cast: Cast) -> None:
+    """Into a MARKET_ROLE holder and back to the same owner: kept; out of it to anyone else: reset."""
+    reg = system.registry.functions
+    grant(system, "MARKET_ROLE", cast.market.address)
+    token = system.register_agent(cast.alice.address, cast.alice_self.address, wid(1))
+    system.tx(cast.alice, reg.approve(cast.market.address, token))
+    r_in = system.tx(cast.market, reg.transferFrom(cast.alice.address, cast.market.address, token))
+    r_back = system.tx(cast.market, reg.transferFrom(cast.market.address, cast.alice.address, token))
+    for r in (r_in, r_back):
+        assert system.events(r, "AgentRegistry", "SelfWalletChanged") == []
+    assert reg.selfWalletOf(token).call() == cast.alice_self.address
+    # escrowed again, then handed to someone else: reset
+    system.tx(cast.alice, reg.approve(cast.market.address, token))
+    system.tx(cast.market, reg.transferFrom(cast.alice.address, cast.market.address, token))
+    assert reg.selfWalletOf(token).call() == cast.alice_self.address
+    r_out = system.tx(cast.market, reg.transferFrom(cast.market.address, cast.bob.address, token))
+    (reset,) = system.events(r_out, "AgentRegistry", "SelfWalletChanged")
+    assert reset["args"]["current"] == ZERO
+    assert reg.selfWalletOf(token).call() == ZERO
+    # the escrow record was used up: the next return to alice (a later escrow by bob) is a change of hands
+    system.tx(cast.bob, system.set_self_wallet_fn(cast.bob.address, token, cast.bob_self))
+    system.tx(cast.bob, reg.approve(cast.market.address, token))
+    system.tx(cast.market, reg.transferFrom(cast.bob.address, cast.market.address, token))
+    system.tx(cast.market, reg.transferFrom(cast.market.address, cast.alice.address, token))
+    assert reg.selfWalletOf(token).call() == ZERO
 
 
 # ---- setSalePause, ownerPayee and transfers while paused ---------------------------------------------

@@ -4,6 +4,7 @@ totals, the deterministic job id and the provider-link message."""
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import pytest
 from eth_account import Account
@@ -41,10 +42,12 @@ def test_job_ids_differ_for_different_sessions(a: str, b: str) -> None:
     assert (rules.job_id_for(a) == rules.job_id_for(b)) == (a == b)
 
 
-def test_deadline_uses_the_slowest_tier() -> None:
-    assert rules.job_deadline(["rush"], 1000) == 1000 + 24 * 3600
-    assert rules.job_deadline(["standard", "rush"], 1000) == 1000 + 48 * 3600
-    assert rules.job_deadline(["rush", "deep", "standard"], 0) == 72 * 3600
+def test_work_deadline_is_the_expiry_plus_the_slowest_tier() -> None:
+    assert rules.work_deadline(1000.0, ["rush"]) == 1000 + 24 * 3600
+    assert rules.work_deadline(1000.0, ["standard", "rush"]) == 1000 + 48 * 3600
+    assert rules.work_deadline(0.0, ["rush", "deep", "standard"]) == 72 * 3600
+    # a fractional expiry rounds up: the deadline is never before the session's expiry + the tier
+    assert rules.work_deadline(1000.2, ["rush"]) == 1001 + 24 * 3600
 
 
 def test_expiry_applies_only_to_incomplete_sessions() -> None:
@@ -128,20 +131,57 @@ def test_link_window() -> None:
     assert not rules.within_window(1301, 1000.0)
 
 
-def test_payment_message_is_exact_and_binds_every_field() -> None:
+def test_funding_typed_data_is_exact_and_binds_every_field() -> None:
     payer = Account.from_key(b"\x22" * 32)
     gateway = "0x" + "ab" * 20
-    fields = {"chain_id": 8453, "gateway": gateway, "session_id": "cs_1", "amount": 250_000_000}
-    msg = rules.payment_message(**fields, payer=payer.address.lower())  # type: ignore[arg-type]
-    assert msg == (
-        "agentledger checkout payment\nchain: 8453\n"
-        f"gateway: {Web3.to_checksum_address(gateway)}\nsession: cs_1\namount: 250000000\npayer: {payer.address}"
-    )
-    sig = payer.sign_message(encode_defunct(text=msg)).signature.to_0x_hex()
-    assert rules.valid_signature(sig) and rules.recover_signer(msg, sig) == payer.address
-    for name, other in (("chain_id", 84532), ("gateway", "0x" + "cd" * 20), ("session_id", "cs_2"), ("amount", 1)):
-        changed = rules.payment_message(**{**fields, name: other}, payer=payer.address)  # type: ignore[arg-type]
-        assert changed != msg and rules.recover_signer(changed, sig) != payer.address
+    fields: dict[str, Any] = {
+        "chain_id": 8453,
+        "gateway": gateway,
+        "session_id": "cs_1",
+        "provider_token_id": 7,
+        "amount": 250_000_000,
+        "deadline": 1_900_000_000,
+    }
+    typed = rules.checkout_typed_data(**fields, buyer=payer.address.lower())
+    assert typed == {
+        "domain": {
+            "name": "agentledger PaymentGateway",
+            "version": "1",
+            "chainId": 8453,
+            "verifyingContract": Web3.to_checksum_address(gateway),
+        },
+        "types": rules.FUNDING_TYPES,
+        "primaryType": "Funding",
+        "message": {
+            "jobId": rules.job_id_for("cs_1"),
+            "buyer": payer.address,
+            "providerTokenId": 7,
+            "amount": 250_000_000,
+            "deadline": 1_900_000_000,
+        },
+    }
+    assert [f["name"] for f in rules.FUNDING_TYPES["Funding"]] == [
+        "jobId",
+        "buyer",
+        "providerTokenId",
+        "amount",
+        "deadline",
+    ]
+    sig = payer.sign_typed_data(full_message=typed).signature.to_0x_hex()
+    assert rules.valid_signature(sig) and rules.recover_typed_signer(typed, sig) == payer.address
+    others = {
+        "chain_id": 84532,
+        "gateway": "0x" + "cd" * 20,
+        "session_id": "cs_2",
+        "provider_token_id": 8,
+        "amount": 1,
+        "deadline": 1_900_000_001,
+    }
+    for name, other in others.items():
+        changed = rules.checkout_typed_data(**{**fields, name: other}, buyer=payer.address)
+        assert changed != typed and rules.recover_typed_signer(changed, sig) != payer.address
+    another_payer = rules.checkout_typed_data(**fields, buyer="0x" + "ef" * 20)
+    assert rules.recover_typed_signer(another_payer, sig) != payer.address
 
 
 def test_signature_shape_and_unrecoverable_signatures() -> None:
@@ -149,4 +189,13 @@ def test_signature_shape_and_unrecoverable_signatures() -> None:
     assert rules.valid_signature(good) and rules.valid_signature(good.upper().replace("0X", "0x"))
     for bad in ("", "0x", good[:-2], good + "00", good[2:] + "00", "0x" + "zz" * 65):
         assert not rules.valid_signature(bad)
-    assert rules.recover_signer("m", "0x" + "00" * 65) is None  # r = s = 0: no public key
+    typed = rules.funding_typed_data(
+        chain_id=1,
+        gateway="0x" + "ab" * 20,
+        job_id="0x" + "00" * 32,
+        buyer="0x" + "cd" * 20,
+        provider_token_id=1,
+        amount=1,
+        deadline=1,
+    )
+    assert rules.recover_typed_signer(typed, "0x" + "00" * 65) is None  # r = s = 0: no public key

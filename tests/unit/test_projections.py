@@ -38,10 +38,14 @@ def _event(i: int, op: tuple[str, int, int]) -> Event:
             },
         ),
         "Transfer": ("AgentRegistry", {"from": _addr(0), "to": _addr(value), "tokenId": token}),
-        "SelfWalletChanged": ("AgentRegistry", {"tokenId": token, "current": _addr(1000 + value)}),
+        # every fifth change is a reset to the zero address (the agent changed hands)
+        "SelfWalletChanged": (
+            "AgentRegistry",
+            {"tokenId": token, "current": _addr(0 if value % 5 == 0 else 1000 + value)},
+        ),
         "AgentPauseChanged": ("AgentRegistry", {"tokenId": token, "paused": value % 2 == 1, "seller": _addr(value)}),
         "EarningsRecorded": ("AgentRegistry", {"tokenId": token, "lifetimeEarnings": value}),
-        "PriceSet": ("AgentEscrow", {"tokenId": token, "price": value}),
+        "PriceSet": ("AgentEscrow", {"tokenId": token, "price": value, "slaSeconds": value * 3600}),
         "PaymentCredited": ("AgentPayouts", {"payee": _addr(token), "amount": value}),
     }[name]
     return Event(i + 1, "0x" + "bb" * 32, "0x" + f"{i:064x}", 0, contract, name, "0x01", "0x", args)
@@ -156,10 +160,21 @@ def test_schema_6_keeps_the_events_and_payouts_of_a_version_5_file(tmp_path: Pat
     assert conn.execute("SELECT rowid FROM payouts").fetchall() == [(41,)]  # the journal names rows by rowid
     # the same log again is ignored; another log of the block is kept
     with transaction(conn):
-        again = Event(7, "0xb", "0xt", 3, "AgentEscrow", "PriceSet", "0x01", "0x", {"tokenId": 9, "price": 1})
+        again = Event(
+            7, "0xb", "0xt", 3, "AgentEscrow", "PriceSet", "0x01", "0x", {"tokenId": 9, "price": 1, "slaSeconds": 3600}
+        )
         apply_events(conn, 1, [again])
         apply_events(conn, 1, [Event(7, "0xb", "0xt", 5, "AgentEscrow", "Other", "0x02", "0x", {})])
     assert [r[4] for r in dump(conn)["events"]] == [3, 5]
     # payouts are journaled for reorgs again after the rebuild (its triggers were dropped with it)
     triggers = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
     assert {"payouts_undo_I", "payouts_undo_U", "payouts_undo_D"} <= triggers
+
+
+def test_price_set_records_the_sla_and_a_reset_self_wallet_is_the_zero_address() -> None:
+    conn = _db()
+    events = _history([("PriceSet", 1, 5), ("SelfWalletChanged", 2, 7), ("SelfWalletChanged", 2, 10)])
+    with transaction(conn):
+        apply_events(conn, CHAIN, events)
+    rows = conn.execute("SELECT token_id, hire_price, hire_sla, self_wallet FROM agents ORDER BY token_id").fetchall()
+    assert rows == [(1, 5, 5 * 3600, _addr(1)), (2, 0, 0, _addr(0))]
