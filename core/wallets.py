@@ -289,20 +289,32 @@ def create_email_key(conn: apsw.Connection, email: str, key_hash: str, now: floa
 
 
 def issue_key(
-    conn: apsw.Connection, key_hash: str, now: float, *, account_id: str | None = None, agent_uuid: str | None = None
+    conn: apsw.Connection,
+    key_hash: str,
+    now: float,
+    *,
+    account_id: str | None = None,
+    agent_uuid: str | None = None,
+    admin: bool = False,
+    new_account: bool = False,
 ) -> tuple[str, str | None]:
-    """Store an operator-issued key scoped to an account (every agent of it) or to one agent;
-    returns (account id, agent uuid or None). Raises LookupError for an unknown id."""
-    if (account_id is None) == (agent_uuid is None):
-        raise ValueError("give exactly one of account_id, agent_uuid")
-    if agent_uuid is not None:
+    """Store an operator-issued key scoped to an account (every agent of it), to one agent, or
+    (new_account) to a new, empty account; `admin` keys open the operator's view. Returns (account
+    id, agent uuid or None). Raises LookupError for an unknown id."""
+    if sum((account_id is not None, agent_uuid is not None, new_account)) != 1:
+        raise ValueError("give exactly one of account_id, agent_uuid, new_account")
+    if new_account:
+        account_id = str(uuid.uuid4())
+        store.insert_account(conn, account_id, now)
+    elif agent_uuid is not None:
         agent = store.agent_by_uuid(conn, agent_uuid)
         if agent is None:
             raise LookupError(f"no agent {agent_uuid}")
         account_id = agent.account_id
     elif account_id is None or not store.account_exists(conn, account_id):
         raise LookupError(f"no account {account_id}")
-    store.insert_api_key(conn, key_hash, account_id, agent_uuid, None, now)
+    assert account_id is not None
+    store.insert_api_key(conn, key_hash, account_id, agent_uuid, None, now, admin=admin)
     return account_id, agent_uuid
 
 

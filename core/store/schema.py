@@ -498,4 +498,23 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE agents ADD COLUMN hire_sla INTEGER NOT NULL DEFAULT 0;
     """,
+    # The dashboard (issue 16). api_keys.admin: a key the operator issued with `scripts.issue_key --admin`
+    # opens the operator's view (core.dashboard.access.require_admin; key scopes will replace it);
+    # api_keys.revoked_at: a revoked key authenticates nothing (the row stays, for the operator's list).
+    # dashboard_sessions: a signed-in browser, found by the SHA-256 of its cookie (the cookie itself is
+    # never stored), bound to the key it signed in with and to its CSRF token; expired rows are pruned
+    # at each sign-in through the expiry index.
+    """
+    ALTER TABLE api_keys ADD COLUMN admin INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE api_keys ADD COLUMN revoked_at REAL;
+    CREATE TABLE dashboard_sessions (
+        token_hash TEXT PRIMARY KEY,         -- SHA-256 hex of the session cookie's value
+        key_hash TEXT NOT NULL,              -- the API key it signed in with
+        csrf TEXT NOT NULL,                  -- the token every form of the session carries
+        created_at REAL NOT NULL,
+        expires_at REAL NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX dashboard_sessions_expiry ON dashboard_sessions (expires_at);
+    CREATE INDEX dashboard_sessions_key ON dashboard_sessions (key_hash);
+    """,
 ]

@@ -102,13 +102,29 @@ def _auth_rows_changed() -> None:
 
 
 def insert_api_key(
-    conn: apsw.Connection, key_hash: str, account_id: str, agent_id: str | None, email: str | None, now: float
+    conn: apsw.Connection,
+    key_hash: str,
+    account_id: str,
+    agent_id: str | None,
+    email: str | None,
+    now: float,
+    *,
+    admin: bool = False,
 ) -> None:
+    """`admin`: a key the operator issued for the operator's view (core.dashboard.access)."""
     _auth_rows_changed()
     conn.execute(
-        "INSERT INTO api_keys (key_hash, account_id, agent_id, email, created_at) VALUES (?, ?, ?, ?, ?)",
-        (key_hash, account_id, agent_id, email, now),
+        "INSERT INTO api_keys (key_hash, account_id, agent_id, email, created_at, admin) VALUES (?, ?, ?, ?, ?, ?)",
+        (key_hash, account_id, agent_id, email, now, int(admin)),
     )
+
+
+def revoke_api_key(conn: apsw.Connection, key_hash: str, now: float) -> bool:
+    """Revoke a key (it authenticates nothing from now on; the row stays); False when there is no
+    such key or it was already revoked. Callers clear api.auth's caches once this has committed."""
+    _auth_rows_changed()
+    conn.execute("UPDATE api_keys SET revoked_at = ? WHERE key_hash = ? AND revoked_at IS NULL", (now, key_hash))
+    return bool(conn.changes())
 
 
 def account_exists(conn: apsw.Connection, account_id: str) -> bool:
@@ -120,7 +136,11 @@ def email_has_key(conn: apsw.Connection, email: str) -> bool:
 
 
 def get_api_key(conn: apsw.Connection, key_hash: str) -> ApiKeyRow | None:
-    rows = _rows(conn, "SELECT key_hash, account_id, agent_id FROM api_keys WHERE key_hash = ?", (key_hash,))
+    rows = _rows(
+        conn,
+        "SELECT key_hash, account_id, agent_id FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL",
+        (key_hash,),
+    )
     if not rows:
         return None
     h, account, agent = rows[0]
