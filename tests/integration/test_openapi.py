@@ -19,6 +19,7 @@ from aiohttp import web
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis.errors import Unsatisfiable
 
+from api import dashboard, metrics
 from api.app import create_app
 from api.models import WALLET_PATTERN
 from api.openapi import (
@@ -40,9 +41,11 @@ DEPLOYMENT = Deployment(
     mock_usdc=True, contracts={},
 )  # fmt: skip
 
-#: Routes deliberately left out of the document: none today. Add (METHOD, path) here, with a reason,
-#: only for a route that is not part of the API (every other route must have its OPERATIONS row).
-UNDOCUMENTED: frozenset[tuple[str, str]] = frozenset()
+#: Routes deliberately left out of the document. Add (METHOD, path) here, with a reason, only for a
+#: route that is not part of the API (every other route must have its OPERATIONS row):
+#: - the dashboard's pages, forms and assets (HTML for people, signed in by cookie; not MCP tools);
+#: - /metrics (Prometheus text format behind its own optional token, not an API key).
+UNDOCUMENTED: frozenset[tuple[str, str]] = dashboard.ROUTES | metrics.ROUTES
 
 #: The POSTs that move value and must honour Idempotency-Key.
 VALUE_MOVING = {("POST", "/api/agents/earn"), ("POST", "/api/agents/spend")}
