@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 
 from eth_account import Account
 
-from core import deployments
+from core import deployments, logs
 from core.anvil import Anvil
 from core.chain import connect
 from core.config import Settings
@@ -33,8 +32,8 @@ log = logging.getLogger("agentledger.run")
 
 
 def main() -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
     settings = Settings.load()
+    logs.configure(settings.log_format)
     compile_contracts()
     anvil: Anvil | None = None
     try:
