@@ -14,7 +14,7 @@ import json
 import logging
 import re
 import sys
-from datetime import UTC, datetime
+import time
 from typing import Any, TextIO
 
 FORMATS = ("text", "json")
@@ -29,27 +29,44 @@ _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"m
 
 
 def redact(text: str) -> str:
+    if "aglk_" not in text and "agls_" not in text and "earer" not in text and "EARER" not in text:
+        return text  # the common case, at the cost of four substring scans (every access line pays it)
     for pattern, replacement in _SECRETS:
         text = pattern.sub(replacement, text)
     return text
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
 class JsonFormatter(logging.Formatter):
     """{"ts", "level", "logger", "message", ...extra fields, "exc"?} on one line."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._second = -1
+        self._stamp = ""
+
+    def _iso(self, t: float) -> str:
+        """ISO 8601 UTC with milliseconds; the part up to the second is formatted once a second."""
+        second = int(t)
+        if second != self._second:
+            self._second, self._stamp = second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+        return f"{self._stamp}.{int(t * 1000) % 1000:03d}Z"
+
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {
-            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "ts": self._iso(record.created),
             "level": record.levelname.lower(),
             "logger": record.name,
             "message": redact(record.getMessage()),
         }
         for key, value in vars(record).items():
-            if key not in _STANDARD and not key.startswith("_"):
+            if key not in _STANDARD and key[0] != "_":
                 out[key] = redact(value) if isinstance(value, str) else value
         if record.exc_info:
             out["exc"] = redact(self.formatException(record.exc_info))
-        return json.dumps(out, default=str, ensure_ascii=False)
+        return _ENCODER.encode(out)
 
 
 class TextFormatter(logging.Formatter):
@@ -73,4 +90,10 @@ def configure(fmt: str = "text", *, level: int = logging.INFO, stream: TextIO | 
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level)
+    # Neither format shows the caller's file and line, nor thread or process names: skip gathering
+    # them on every record (the logging HOWTO's "Optimization"; an access line is logged per request).
+    logging._srcfile = None  # type: ignore[attr-defined]
+    logging.logThreads = False
+    logging.logProcesses = False
+    logging.logMultiprocessing = False
     return handler
