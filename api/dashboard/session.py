@@ -136,12 +136,12 @@ async def sign_in(request: web.Request) -> web.StreamResponse:
     key = form.get("key", "")
     now = request.app[CLOCK]()
     try:
-        token, viewer = await request.app[WRITER].run(lambda conn: access.sign_in(conn, key, now))
+        token, _viewer = await request.app[WRITER].run(lambda conn: access.sign_in(conn, key, now))
     except ServiceError as exc:
         if exc.status != 401:
             raise
         return _sign_in_page(request, secrets.token_urlsafe(24), "That API key is not valid.", 401)
-    resp = redirect("/dashboard/operator" if viewer.admin and request.query.get("next") == "operator" else "/dashboard")
+    resp = redirect("/dashboard")
     set_cookie(request, resp, SESSION_COOKIE, token, int(access.SESSION_TTL))
     clear_cookie(request, resp, SIGNIN_COOKIE)
     return resp

@@ -10,8 +10,9 @@ agent of its account; an agent-scoped key sees its one agent.
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -100,6 +101,42 @@ def _contract_names(contracts: dict[str, str]) -> dict[str, str]:
     return {address.lower(): name for name, address in contracts.items()}
 
 
+@dataclass
+class _Reported:
+    """An agent's reported earnings folded up to ledger row `last_id`: by source (gross, count) and by
+    UTC day. The ledger is append-only and its ids grow in commit order (one writer at a time), so
+    folding in the rows above `last_id` keeps this exact: a live update reads only what is new."""
+
+    last_id: int = 0
+    by_source: dict[str, list[int]] = field(default_factory=dict)
+    by_day: dict[str, int] = field(default_factory=dict)
+
+
+#: Folded earnings per (database file, agent), least recently used first; bounded.
+_FOLDED: OrderedDict[tuple[str, str], _Reported] = OrderedDict()
+_FOLDED_MAX = 4096
+_FOLD_PAGE = 10_000
+
+
+def _reported(conn: apsw.Connection, agent_uuid: str) -> _Reported:
+    key = (conn.filename, agent_uuid)
+    folded = _FOLDED.pop(key, None) or _Reported()
+    _FOLDED[key] = folded
+    if len(_FOLDED) > _FOLDED_MAX:
+        _FOLDED.popitem(last=False)
+    while True:
+        rows = store.earnings_after(conn, agent_uuid, folded.last_id, _FOLD_PAGE)
+        for r in rows:
+            entry = folded.by_source.setdefault(r.source, [0, 0])
+            entry[0] += r.gross
+            entry[1] += 1
+            day = datetime.fromtimestamp(r.created_at, UTC).date().isoformat()
+            folded.by_day[day] = folded.by_day.get(day, 0) + r.gross
+            folded.last_id = r.id
+        if len(rows) < _FOLD_PAGE:
+            return folded
+
+
 def earnings(
     conn: apsw.Connection, agents_: list[AgentRow], now: float, contracts: dict[str, str], days: int = CHART_DAYS
 ) -> Earnings:
@@ -113,9 +150,15 @@ def earnings(
     labels = [(first + timedelta(days=i)).isoformat() for i in range(days)]
     since = datetime(first.year, first.month, first.day, tzinfo=UTC).timestamp()
     reported = dict.fromkeys(labels, 0)
-    for day, amount in store.reported_by_day(conn, uuids, since):
-        if day in reported:
-            reported[day] += amount
+    sourced: dict[str, list[int]] = {}
+    for uuid in uuids:
+        folded = _reported(conn, uuid)
+        for day in labels:
+            reported[day] += folded.by_day.get(day, 0)
+        for source, (amount, n) in folded.by_source.items():
+            entry = sourced.setdefault(source, [0, 0])
+            entry[0] += amount
+            entry[1] += n
     settled = dict.fromkeys(labels, 0)
     for day, amount in store.settled_by_day(conn, uuids, since):
         if day in settled:
@@ -124,7 +167,7 @@ def earnings(
     by_payer = store.settled_by_payer(conn, uuids)
     settled_total = sum(v for _, v, _ in by_payer)
     undated = settled_total - store.settled_dated_total(conn, uuids)
-    sources = [SourceTotal(s or "(none)", amount, n, False) for s, amount, n in store.reported_by_source(conn, uuids)]
+    sources = [SourceTotal(src or "(none)", amount, n, False) for src, (amount, n) in sourced.items()]
     sources += [SourceTotal("settled: " + names.get(a.lower(), a), v, n, True) for a, v, n in by_payer]
     sources.sort(key=lambda s: (-s.amount, s.source))
     reported_total = sum(s.amount for s in sources if not s.settled)
@@ -184,7 +227,7 @@ def _day_start(d: date) -> float:
 
 
 def _ledger_rows(
-    conn: apsw.Connection, agents_: list[AgentRow], f: LedgerFilter, limit: int | None
+    conn: apsw.Connection, agents_: list[AgentRow], f: LedgerFilter, limit: int
 ) -> tuple[list[store.LedgerRow], dict[str, AgentRow]]:
     by_uuid = {a.uuid: a for a in agents_}
     uuids = list(by_uuid)

@@ -6,6 +6,7 @@ rules (who may see what, how figures are composed) are core.dashboard's. Callers
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -184,14 +185,13 @@ def ledger_rows(
     since: float | None = None,
     until: float | None = None,
     before_id: int | None = None,
-    limit: int | None = None,
+    limit: int,
 ) -> list[LedgerRow]:
     """The agents' ledger rows, newest first, filtered (`source` is an exact match); `before_id`
-    continues a page. limit None: every row (the CSV export iterates them)."""
-    if not agent_uuids:
-        return []
-    where = [f"agent_uuid IN ({_marks(agent_uuids)})"]
-    args: list[Any] = list(agent_uuids)
+    continues a page. One query per agent, each walking its (agent_uuid, id) index backwards until
+    its limit, then merged: an IN list with ORDER BY id would sort every row of every agent."""
+    where = ["agent_uuid = ?"]
+    args: list[Any] = []
     for clause, value in (
         ("kind = ?", kind),
         ("source = ?", source),
@@ -202,42 +202,34 @@ def ledger_rows(
         if value is not None:
             where.append(clause)
             args.append(value)
-    sql = f"SELECT {_LEDGER_COLS} FROM ledger WHERE {' AND '.join(where)} ORDER BY id DESC"
-    if limit is not None:
-        sql += " LIMIT ?"
-        args.append(limit)
-    return [LedgerRow(*r) for r in _rows(conn, sql, args)]
+    sql = f"SELECT {_LEDGER_COLS} FROM ledger WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?"
+    per_agent = [[LedgerRow(*r) for r in _rows(conn, sql, (uuid, *args, limit))] for uuid in agent_uuids]
+    return list(heapq.merge(*per_agent, key=lambda r: -r.id))[:limit]
 
 
-def reported_by_day(conn: apsw.Connection, agent_uuids: list[str], since: float) -> list[tuple[str, int]]:
-    """(UTC day 'YYYY-MM-DD', gross reported) of the agents' earnings since `since` (earn rows plus
-    referral credits, as totalEarned counts them)."""
-    if not agent_uuids:
-        return []
+@dataclass(frozen=True)
+class EarningRow:
+    id: int
+    source: str  # the reporter's source; 'referral' for a referral credit
+    gross: int
+    created_at: float
+
+
+def earnings_after(conn: apsw.Connection, agent_uuid: str, after_id: int, limit: int) -> list[EarningRow]:
+    """The agent's reported earnings (earn rows by their gross, referral credits by their amount) with
+    an id above `after_id`, in id order: an index range, however long the ledger."""
     rows = _rows(
         conn,
-        "SELECT date(created_at, 'unixepoch'), SUM(CASE WHEN kind = 'earn' THEN gross ELSE amount END) FROM ledger"
-        f" WHERE agent_uuid IN ({_marks(agent_uuids)}) AND kind IN ('earn', 'referral') AND created_at >= ?"
-        " GROUP BY 1 ORDER BY 1",
-        (*agent_uuids, since),
+        "SELECT id, CASE WHEN kind = 'referral' THEN 'referral' ELSE COALESCE(source, '') END,"
+        " CASE WHEN kind = 'earn' THEN gross ELSE amount END, created_at FROM ledger"
+        " WHERE agent_uuid = ? AND id > ? AND kind IN ('earn', 'referral') ORDER BY id LIMIT ?",
+        (agent_uuid, after_id, limit),
     )
-    return [(str(d), int(v)) for d, v in rows]
+    return [EarningRow(int(i), str(s), int(g), float(t)) for i, s, g, t in rows]
 
 
-def reported_by_source(conn: apsw.Connection, agent_uuids: list[str]) -> list[tuple[str, int, int]]:
-    """(source, gross, count) of the agents' reported earnings over all time; referral credits are
-    the source 'referral'."""
-    if not agent_uuids:
-        return []
-    rows = _rows(
-        conn,
-        "SELECT CASE WHEN kind = 'referral' THEN 'referral' ELSE COALESCE(source, '') END,"
-        " SUM(CASE WHEN kind = 'earn' THEN gross ELSE amount END), COUNT(*) FROM ledger"
-        f" WHERE agent_uuid IN ({_marks(agent_uuids)}) AND kind IN ('earn', 'referral')"
-        " GROUP BY 1 ORDER BY 2 DESC",
-        tuple(agent_uuids),
-    )
-    return [(str(s), int(v), int(n)) for s, v, n in rows]
+def last_ledger_id(conn: apsw.Connection) -> int:
+    return int(_rows(conn, "SELECT COALESCE(MAX(id), 0) FROM ledger")[0][0])
 
 
 _SETTLED_FROM = "FROM payouts p JOIN providers pr ON pr.token_id = p.token_id"
@@ -329,15 +321,16 @@ def order_ids_for(conn: apsw.Connection, account_id: str, agent_uuids: list[str]
     """(order id, role) of the orders an account sees, most recently updated first: as provider (one
     of its agents sells) or as buyer (one of its keys funded the checkout session)."""
     agents = agent_uuids or [""]
-    rows = conn.execute(
+    rows = _rows(
+        conn,
         "SELECT id, role FROM ("
         f" SELECT o.id, 'provider' AS role, o.updated_at FROM orders o WHERE o.provider_uuid IN ({_marks(agents)})"
         " UNION ALL"
-        " SELECT o.id, 'buyer', o.updated_at FROM orders o JOIN checkout_sessions s ON s.id = o.session_id"
-        " JOIN api_keys k ON k.key_hash = s.key_hash WHERE k.account_id = ?"
+        " SELECT o.id, 'buyer', o.updated_at FROM checkout_sessions s JOIN orders o ON o.session_id = s.id"
+        " WHERE s.key_hash IN (SELECT key_hash FROM api_keys WHERE account_id = ?)"
         ") ORDER BY updated_at DESC, id LIMIT ?",
         (*agents, account_id, limit),
-    ).fetchall()
+    )
     return [(str(i), str(r)) for i, r in rows]
 
 

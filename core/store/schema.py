@@ -503,7 +503,7 @@ MIGRATIONS: list[str] = [
     # api_keys.revoked_at: a revoked key authenticates nothing (the row stays, for the operator's list).
     # dashboard_sessions: a signed-in browser, found by the SHA-256 of its cookie (the cookie itself is
     # never stored), bound to the key it signed in with and to its CSRF token; expired rows are pruned
-    # at each sign-in through the expiry index.
+    # at each sign-in through the expiry index. Three indexes for the dashboard's reads.
     """
     ALTER TABLE api_keys ADD COLUMN admin INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE api_keys ADD COLUMN revoked_at REAL;
@@ -516,5 +516,10 @@ MIGRATIONS: list[str] = [
     ) WITHOUT ROWID;
     CREATE INDEX dashboard_sessions_expiry ON dashboard_sessions (expires_at);
     CREATE INDEX dashboard_sessions_key ON dashboard_sessions (key_hash);
+    -- what a dashboard reads on every live update: an account's keys, the sessions they funded, the
+    -- orders its agents sell (each was a scan of its table)
+    CREATE INDEX api_keys_account ON api_keys (account_id);
+    CREATE INDEX checkout_sessions_key ON checkout_sessions (key_hash);
+    CREATE INDEX orders_provider ON orders (provider_uuid, updated_at);
     """,
 ]

@@ -253,6 +253,29 @@ def test_earnings_per_day_and_by_source_sum_reported_referral_and_settled(conn: 
     assert summaries[a.wallet].settled == e.settled_total
 
 
+def test_earnings_are_folded_incrementally_and_equal_a_fresh_fold(conn: apsw.Connection, tmp_path: Path) -> None:
+    _, _, (a, b) = _account(conn, "a", "b")
+    _earn(conn, a, 10 * USDC, "x", NOW - DAY)
+    first = owner.earnings(conn, [a, b], NOW, {})
+    assert [(s.source, s.amount) for s in first.by_source] == [("x", 10 * USDC)]
+    for i in range(5):
+        _earn(conn, a if i % 2 else b, (i + 1) * USDC, "y" if i % 2 else "x", NOW)
+    with transaction(conn):
+        wallets.spend(conn, a, USDC, "ads", NOW)  # not an earning
+    again = owner.earnings(conn, [a, b], NOW, {})  # only the new rows are read
+    owner._FOLDED.clear()
+    fresh = owner.earnings(conn, [a, b], NOW, {})
+    assert again == fresh
+    assert {s.source: (s.amount, s.count) for s in fresh.by_source} == {"x": (19 * USDC, 4), "y": (6 * USDC, 2)}
+    assert fresh.reported[-1] == 15 * USDC and fresh.reported[-2] == 10 * USDC
+    # another database with the same agent ids folds on its own
+    other = connect(tmp_path / "other.db")
+    with transaction(other):
+        other.execute("INSERT INTO accounts VALUES (?, 0)", (a.account_id,))
+        wallet_store.insert_agent(other, a)
+    assert owner.earnings(other, [a], NOW, {}).by_source == []
+
+
 def _caller_of(conn: apsw.Connection, agent: wallet_store.AgentRow) -> Caller:
     return Caller("kh", agent.account_id, None)
 
