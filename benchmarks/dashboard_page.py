@@ -25,7 +25,7 @@ from typing import Any
 
 import aiohttp
 from aiohttp.test_utils import TestServer
-from playwright.async_api import Browser, BrowserContext, async_playwright
+from playwright.async_api import Browser, BrowserContext, Page, async_playwright
 
 from api.app import create_app
 from core import decisions, wallets
@@ -72,6 +72,15 @@ MEASURE = """() => {
 
 PAINTED = "performance.getEntriesByName('first-contentful-paint').length > 0"
 CHARTS = "[...document.querySelectorAll('canvas')].filter(c => window.Chart && window.Chart.getChart(c)).length === 2"
+
+
+async def until_true(page: Page, expression: str, timeout: float = 15.0) -> None:
+    """Poll `expression` from outside the page (page.wait_for_function evaluates its predicate with
+    eval inside the page, which this page's Content-Security-Policy refuses)."""
+    deadline = time.monotonic() + timeout
+    while not await page.evaluate(expression):
+        assert time.monotonic() < deadline, f"timed out waiting for {expression}"
+        await asyncio.sleep(0.02)
 
 
 def seed(db_path: Path, n_agents: int, n_rows: int) -> tuple[str, str]:
@@ -138,8 +147,8 @@ async def load(browser: Browser, url: str, token: str | None, host: str) -> tupl
     page = await ctx.new_page()
     await page.goto(url, wait_until="load")
     if token is not None:  # the charts are part of the page: wait until both are drawn
-        await page.wait_for_function(CHARTS)
-    await page.wait_for_function(PAINTED)
+        await until_true(page, CHARTS)
+    await until_true(page, PAINTED)
     measured: dict[str, Any] = await page.evaluate(MEASURE)
     return measured, ctx
 
@@ -189,8 +198,8 @@ async def main_async(args: argparse.Namespace) -> None:
                 c, ctx = await load(browser, base + "/dashboard", token, "127.0.0.1")
                 page = ctx.pages[0]
                 await page.reload(wait_until="load")
-                await page.wait_for_function(CHARTS)
-                await page.wait_for_function(PAINTED)
+                await until_true(page, CHARTS)
+                await until_true(page, PAINTED)
                 wm: dict[str, Any] = await page.evaluate(MEASURE)
                 await ctx.close()
                 if i:

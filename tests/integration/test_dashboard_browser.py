@@ -88,6 +88,15 @@ async def sign_in_by_keyboard(page: Page, base: str, key: str) -> None:
     await page.wait_for_url(base + "/dashboard")
 
 
+async def until_true(page: Page, expression: str, timeout: float = 15.0) -> None:
+    """Poll `expression` from outside the page (page.wait_for_function evaluates its predicate with
+    eval inside the page, which this page's Content-Security-Policy refuses)."""
+    deadline = time.monotonic() + timeout
+    while not await page.evaluate(expression):
+        assert time.monotonic() < deadline, f"timed out waiting for {expression}"
+        await asyncio.sleep(0.02)
+
+
 async def no_csp_violations(page: Page) -> None:
     assert await page.evaluate("window.__csp") == []
 
@@ -197,9 +206,10 @@ def test_an_earn_and_a_released_order_appear_live_and_the_operator_resets_a_dead
             await expect(sold).to_contain_text("provider")
             await expect(sold.locator('td > [data-status="released"]')).to_be_visible()
             # both charts drawn by the vendored Chart.js (served by the service, allowed by the CSP)
-            await seller.wait_for_function(
+            await until_true(
+                seller,
                 "[...document.querySelectorAll('canvas')]"
-                ".filter(c => window.Chart && window.Chart.getChart(c)).length === 2"
+                ".filter(c => window.Chart && window.Chart.getChart(c)).length === 2",
             )
             await no_csp_violations(seller)
             await shot(seller, artifacts, "dashboard")
@@ -307,7 +317,7 @@ def test_the_csp_blocks_injected_scripts_and_stored_markup_shows_as_text(tmp_pat
                     document.body.appendChild(f);
                 }"""
             )
-            await page.wait_for_function("window.__csp.length >= 3")
+            await until_true(page, "window.__csp.length >= 3")
             assert await page.evaluate("window.__pwned") is None
             violations = await page.evaluate("window.__csp")
             assert all(v.startswith("script-src") for v in violations), violations
