@@ -10,9 +10,12 @@ Both lookups are on every request's path, so both are cached per connection:
 
 - valid keys (never unknown ones, so a new key works at once): at most CACHE_SIZE entries, each
   trusted for KEY_CACHE_TTL seconds;
-- agents (never updated or deleted today), only as committed: agent_for notes what it read from
-  the database in `fresh`, and its caller hands that to remember_agents() once its transaction
-  has committed, so an agent whose registration rolled back is never served from the cache.
+- agents, only as committed: agent_for notes what it read from the database in `fresh`, and its
+  caller hands that to remember_agents() once its transaction has committed, so an agent whose
+  registration rolled back is never served from the cache. An agent changes account only when it
+  is sold (core.marketplace.handover), which advances the database's auth_epoch in the same
+  transaction: a cache hit is served only at the epoch its entries were read at (one indexed read
+  per hit), so a seller's key stops acting for a sold agent at the commit, in every process.
 
 Both drop everything when this process writes api_keys (or, in future, changes an agent; see
 core.store.wallets.auth_generation) and on clear_auth_caches(). A future revocation calls
@@ -76,12 +79,13 @@ KEY_CACHE_TTL = 30.0
 class _Cache:
     """One connection's cached rows and the auth generation they were read at."""
 
-    __slots__ = ("agents", "generation", "keys")
+    __slots__ = ("agents", "epoch", "generation", "keys")
 
     def __init__(self) -> None:
         self.keys: dict[str, tuple[Caller, float]] = {}  # key hash -> (caller, trusted until)
         self.agents: dict[str, AgentRow] = {}  # wallet -> agent
         self.generation = store.auth_generation()
+        self.epoch: int | None = None  # the auth_epoch the cached agents were read at
 
 
 _caches: weakref.WeakKeyDictionary[apsw.Connection, _Cache] = weakref.WeakKeyDictionary()
@@ -142,6 +146,7 @@ class FreshAgents(list[AgentRow]):
     def __init__(self) -> None:
         super().__init__()
         self.generation = store.auth_generation()
+        self.epoch: int | None = None  # auth_epoch, read before the first agent row
 
 
 def agent_for(
@@ -151,8 +156,15 @@ def agent_for(
     Served from the cache of committed agents when it is there; otherwise read from `db` and, when
     `fresh` is given, appended to it (for remember_agents() after the commit)."""
     cache = _caches.get(db)
-    agent = None if cache is None or cache.generation != store.auth_generation() else cache.agents.get(wallet)
+    agent = None
+    if cache is not None and cache.generation == store.auth_generation() and cache.agents:
+        epoch = store.auth_epoch(db)
+        if cache.epoch != epoch:  # an agent changed hands since these were read
+            cache.agents.clear()
+        agent = cache.agents.get(wallet)
     if agent is None:
+        if fresh is not None and fresh.epoch is None:
+            fresh.epoch = store.auth_epoch(db)  # before the row: a change in between only costs a miss
         agent = store.agent_by_wallet(db, wallet)
         if agent is not None and fresh is not None:
             fresh.append(agent)
@@ -163,9 +175,15 @@ def agent_for(
 
 def remember_agents(db: apsw.Connection, agents: FreshAgents) -> None:
     """Cache `agents` for agent_for on `db`: only rows read in a transaction that has committed."""
-    if not agents or agents.generation != store.auth_generation():
+    if not agents or agents.generation != store.auth_generation() or agents.epoch is None:
         return
-    cache = _cache(db).agents
+    found = _cache(db)
+    if found.epoch != agents.epoch:
+        if found.epoch is not None and found.epoch > agents.epoch:
+            return  # read before a later change of hands: not worth keeping
+        found.agents.clear()
+        found.epoch = agents.epoch
+    cache = found.agents
     for agent in agents:
         if len(cache) >= CACHE_SIZE:
             del cache[next(iter(cache))]  # the oldest

@@ -52,6 +52,8 @@ from core.store.committer import GroupCommitter
 from core.store.wallets import AgentRow, BalanceRow, get_balance
 
 _STATUS = {
+    "agent_paused": 409,
+    "agent_settling": 409,
     "insufficient_balance": 422,
     "balance_limit": 422,
     "value_too_large": 413,

@@ -87,7 +87,8 @@ def insert_account(conn: apsw.Connection, account_id: str, now: float) -> None:
 
 
 #: Counts this process's writes that can change who may act for what: api_keys rows (insert now)
-#: and, should they ever be updated or deleted (nothing does today), wallet_agents rows. Such a
+#: and, should they ever be updated or deleted, wallet_agents rows (a marketplace handover moves an
+#: agent to another account: it also advances auth_epoch, which every process's cache checks). Such a
 #: write calls _auth_rows_changed(); caches of those rows (api.auth) drop everything when it moves.
 _auth_generation = 0
 
@@ -99,6 +100,13 @@ def auth_generation() -> int:
 def _auth_rows_changed() -> None:
     global _auth_generation
     _auth_generation += 1
+
+
+def auth_epoch(conn: apsw.Connection) -> int:
+    """The count of changes of who controls an agent, in any process (a marketplace handover or claim
+    moves an agent to another account): caches of agents are good only at the epoch they were read at."""
+    rows = conn.execute("SELECT n FROM auth_epoch WHERE id = 1").fetchall()
+    return int(rows[0][0]) if rows else 0  # type: ignore[arg-type]
 
 
 def insert_api_key(
