@@ -13,6 +13,7 @@ from api import (
     decisions,
     health,
     ipfs_gateway,
+    marketplace,
     openapi,
     provider_orders,
     providers,
@@ -33,4 +34,5 @@ OPERATIONS: tuple[Operation, ...] = (
     *provider_orders.OPERATIONS,
     *ipfs_gateway.OPERATIONS,
     *verification.OPERATIONS,
+    *marketplace.OPERATIONS,
 )

@@ -188,7 +188,7 @@ class MailDirChannel:
         self.directory = directory
 
     async def start(self, concurrency: int) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
+        return None  # the directory is made by the first message (a service that sends none leaves no trace)
 
     async def close(self) -> None:
         return None
@@ -196,6 +196,7 @@ class MailDirChannel:
     async def send(self, d: Delivery, now: float) -> Attempt:
         try:
             recipient_of(d)
+            self.directory.mkdir(parents=True, exist_ok=True)
             path = self.directory / f"{d.event_id}.eml"
             tmp = path.with_suffix(".tmp")
             tmp.write_bytes(d.body)
