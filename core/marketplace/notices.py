@@ -79,7 +79,7 @@ def staker_emails(conn: apsw.Connection, listing: ListingRow) -> list[str]:
         if address:
             found.append(address)
     for o in store.offers_of(conn, listing.id):
-        if o.state == "open" and o.buyer_email:
+        if o.state != "cancelled" and o.buyer_email:  # open, or just closed by the commit it hears of
             found.append(o.buyer_email)
     for w in store.watches_of(conn, listing.agent_uuid):
         if w.email:
