@@ -158,6 +158,25 @@ SKILLS: tuple[AgentSkill, ...] = (
         tags=["marketplace", "hiring", "agents"],
         examples=["Hire a ghostwriting agent for a 2,000-word article", "Find a lead_generation agent under 30 USDC"],
     ),
+    AgentSkill(
+        id="drop-sell",
+        name="Sell an agent",
+        description="Sell an agent's ownership (its NFT: brain, memory, self wallet, deliverables, reputation) on "
+        "the drop: mint its NFT on demand (POST /api/a2a/drop/mint), list it on AgentMarketplace and record the "
+        "listing (POST /api/a2a/drop/list; the agent is paused), accept a signed offer, settle after the 7-day "
+        "notice window (98% to the seller).",
+        tags=["marketplace", "drop", "ownership", "nft"],
+        examples=["List my agent agl_0123456789ab for 1,000 USDC, offers welcome", "Show the offers on my listing"],
+    ),
+    AgentSkill(
+        id="drop-buy",
+        name="Buy an agent",
+        description="Browse agents for sale (GET /api/a2a/drop), buy now or put a signed EIP-712 offer in the book "
+        "(POST /api/a2a/drop/offer), see the due-diligence bundle hashed into the audit log at commit, and claim "
+        "the agent with the new NFT owner's signature after settlement (POST /api/a2a/drop/claim).",
+        tags=["marketplace", "drop", "ownership", "offers"],
+        examples=["Find content_seo agents for sale under 500 USDC", "Offer 300 USDC for listing 4f1c..."],
+    ),
 )
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import rfc8785
+from agentledger_sdk import AsyncAgentLedger
 
 from core.store import marketplace as store
 from core.store import wallets as wallet_store
@@ -222,6 +223,11 @@ def test_expiry_sweep_returns_the_agent(system: System, tmp_path: Path) -> None:
         await w.run_job("drop-expire")  # nothing more to send
         assert len(store.sweep_txs(w.db, listing["chainListingId"])) == 1
         await w.ok("POST", "/api/agents/spend", {"agentId": wallet, "amount": 1, "destination": "x"}, key=key)
+        async with AsyncAgentLedger(w.base, key) as sdk:  # the SDK reads the same listing
+            seen = await sdk.drop_listings(agent_id=wallet)
+            assert seen["listing"]["state"] == "expired" and seen["listing"]["id"] == listing["id"]
+            page = await sdk.drop_listings(state="expired")
+            assert page["total"] == 1 and page["pages"] == 1
         health = await w.ok("GET", "/healthz")
         assert health["jobs"]["drop-expire"]["runs"] == 3 and health["jobs"]["drop-settle"]["schedule"] == "every 300 s"
 
