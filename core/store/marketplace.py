@@ -147,12 +147,13 @@ def count_listings(conn: apsw.Connection, state: str) -> int:
 
 
 def page_listings(conn: apsw.Connection, state: str, limit: int, offset: int) -> list[ListingRow]:
-    """Listings in `state`, newest first."""
+    """Listings in `state`, newest first: the page's ids are read from the (state, created_at DESC, id)
+    index alone (an OFFSET skips index entries, no sort), then only those rows are joined."""
     rows = _rows(
         conn,
-        f"SELECT {_LISTING_COLS} FROM (SELECT * FROM drop_listings WHERE state = ?"  # noqa: S608
-        " ORDER BY created_at DESC, id LIMIT ? OFFSET ?) l JOIN wallet_agents a ON a.uuid = l.agent_uuid"
-        " ORDER BY l.created_at DESC, l.id",
+        f"SELECT {_LISTING_COLS} FROM (SELECT id FROM drop_listings WHERE state = ?"  # noqa: S608
+        " ORDER BY created_at DESC, id LIMIT ? OFFSET ?) p JOIN drop_listings l ON l.id = p.id"
+        " JOIN wallet_agents a ON a.uuid = l.agent_uuid ORDER BY l.created_at DESC, l.id",
         (state, limit, offset),
     )
     return [_listing(r) for r in rows]

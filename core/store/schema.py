@@ -529,7 +529,8 @@ MIGRATIONS: list[str] = [
         updated_at REAL NOT NULL
     );
     CREATE INDEX drop_listings_agent ON drop_listings (agent_uuid, created_at);
-    CREATE INDEX drop_listings_state ON drop_listings (state, created_at);
+    -- browsing a state newest first: the page's ids straight from the index (no sort), then their rows
+    CREATE INDEX drop_listings_page ON drop_listings (state, created_at DESC, id);
     CREATE TABLE drop_offers (
         id TEXT PRIMARY KEY,
         listing_id TEXT NOT NULL REFERENCES drop_listings (id),
