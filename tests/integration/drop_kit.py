@@ -57,9 +57,7 @@ class World(Client):
 
     async def register(self, name: str = "scout", key: str | None = None) -> tuple[str, str, str]:
         """(account key, agl_ wallet, uuid)."""
-        body = await self.ok(
-            "POST", "/api/agents/register", {"name": name, "specialty": "content_seo"}, 201, key=key
-        )
+        body = await self.ok("POST", "/api/agents/register", {"name": name, "specialty": "content_seo"}, 201, key=key)
         return key or body["api_key"], body["agent"]["wallet"], body["agent"]["id"]
 
     async def mint(self, key: str, wallet: str, owner: LocalAccount, self_wallet: LocalAccount) -> int:
@@ -109,7 +107,13 @@ class World(Client):
         return "0x" + bytes(receipt["transactionHash"]).hex()
 
     def offer_body(
-        self, listing: dict[str, Any], buyer: LocalAccount, price: int, nonce: int, *, signer: LocalAccount | None = None
+        self,
+        listing: dict[str, Any],
+        buyer: LocalAccount,
+        price: int,
+        nonce: int,
+        *,
+        signer: LocalAccount | None = None,
     ) -> dict[str, Any]:
         deadline = self.system.now() + DAY
         typed = rules.offer_typed_data(
