@@ -85,15 +85,24 @@ def not_found(quote_id: str) -> ServiceError:
     return ServiceError(404, "quote_not_found", f"no quote {quote_id} for this API key", param="quote_id")
 
 
+def _check(row: store.QuoteRow | None, caller: Caller, quote_id: str, operation: str, now: float) -> store.QuoteRow:
+    if row is None or not secrets.compare_digest(row.key_hash, caller.key_hash) or row.operation != operation:
+        raise not_found(quote_id)
+    if row.executed_at is None and now > row.expires_at:
+        raise ServiceError(409, "quote_expired", f"quote {quote_id} expired; ask for a new one", param="quote_id")
+    return row
+
+
+def peek(conn: apsw.Connection, caller: Caller, quote_id: str, operation: str, now: float) -> Quote:
+    """The quote as claim would find it (same refusals), read without writing: what to confirm."""
+    return _quote(_check(store.get(conn, quote_id), caller, quote_id, operation, now))
+
+
 def claim(conn: apsw.Connection, caller: Caller, quote_id: str, operation: str, now: float) -> Quote:
     """Inside a writer transaction: the quote to execute, marked executed; 404 quote_not_found for
     an unknown id, another key's or another operation's quote; 409 quote_expired for one that
     expired before its first execute. An executed quote is returned again (its execute replays)."""
-    row = store.get(conn, quote_id)
-    if row is None or not secrets.compare_digest(row.key_hash, caller.key_hash) or row.operation != operation:
-        raise not_found(quote_id)
+    row = _check(store.get(conn, quote_id), caller, quote_id, operation, now)
     if row.executed_at is None:
-        if now > row.expires_at:
-            raise ServiceError(409, "quote_expired", f"quote {quote_id} expired; ask for a new one", param="quote_id")
         store.mark_executed(conn, quote_id, now)
     return _quote(row)
