@@ -51,7 +51,7 @@ class AgentProvider(_Card):
 class AgentExtension(_Card):
     uri: str
     description: str | None = None
-    required: bool = False
+    required: bool | None = None  # absent: not required (proto3 JSON leaves a false bool out)
     params: dict[str, Any] | None = None
 
 

@@ -38,7 +38,7 @@ __all__ = [
 #: (METHOD, route path) -> its row, for the HTTP middleware (set by add_policy).
 POLICY: web.AppKey[dict[tuple[str, str], Operation]] = web.AppKey("operation_policy", dict)
 #: The caller the middleware authenticated, kept on the request so the handler does not look it up again.
-_CALLER = "agentledger.caller"
+_CALLER: web.RequestKey[Caller] = web.RequestKey("caller", Caller)
 
 
 # ---- HTTP: a request as a Call, a Reply as a response ---------------------------------------------

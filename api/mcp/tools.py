@@ -31,6 +31,7 @@ from mcp import UriTemplate
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.operation import Call, Operation
+from core.errors import ServiceError
 from core.keys import Caller
 from core.quotes import QUOTE_ID_PATTERN, QUOTE_TTL_SECONDS
 
@@ -256,7 +257,8 @@ def to_call(
 ) -> Call:
     """The Call a route would make of the same request: path placeholders, query fields (as URL
     text) and the rest as the JSON body (what an Idempotency-Key digests, so the same arguments
-    give the same digest)."""
+    give the same digest). An argument the row has no place for is refused (400 unknown_field), as
+    the models refuse unknown fields."""
     args = dict(arguments)
     path: dict[str, str] = {}
     for name in path_params(op):
@@ -264,12 +266,15 @@ def to_call(
         path[name] = "" if value is None else str(value)
     query: dict[str, str] = {}
     if op.query is not None:
-        for name in op.query.model_fields:
-            if name in args:
-                value = args.pop(name)
-                if value is not None:
-                    query[name] = _query_text(value)
-    body = b"" if op.request is None and not args else json.dumps(args, separators=(",", ":")).encode()
+        names = set(op.query.model_fields) if op.request is not None else set(args)  # the rest: refused by the model
+        for name in sorted(names & set(args)):
+            value = args.pop(name)
+            if value is not None:
+                query[name] = _query_text(value)
+    if op.request is None and args:
+        name = sorted(args)[0]
+        raise ServiceError(400, "unknown_field", f"{name}: Extra inputs are not permitted", param=name)
+    body = b"" if op.request is None else json.dumps(args, separators=(",", ":")).encode()
     target = op.path
     for name, value in path.items():
         target = target.replace("{" + name + "}", value)
