@@ -234,8 +234,8 @@ async def quote_complete(app: web.Application, call: Call) -> Quoted:
     that can no longer be completed, its refusal."""
     db = app[READ_DB]
     sid = call.path["session_id"]
+    payment = funding.parse_payment(decode_json(call.body))  # first, as the run refuses in this order
     s = sessions.find_owned(db, _caller(call), sid)
-    payment = funding.parse_payment(decode_json(call.body))
     refusal = None
     try:
         sessions.require_incomplete(s)

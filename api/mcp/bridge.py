@@ -224,18 +224,23 @@ class Bridge:
 
         async def send(message: MutableMapping[str, Any]) -> None:
             nonlocal response
-            if message["type"] == "http.response.start":
-                response = web.StreamResponse(status=message["status"])
-                for name, value in message.get("headers", []):
-                    response.headers.add(name.decode("latin-1"), value.decode("latin-1"))
-                await response.prepare(request)
-            elif message["type"] == "http.response.body" and response is not None:
-                chunk = message.get("body", b"")
-                if chunk:
-                    await response.write(chunk)
-                if not message.get("more_body", False):
-                    await response.write_eof()
-                    done.set()
+            if done.is_set():
+                return  # the peer went away: whatever the SDK still sends goes nowhere
+            try:
+                if message["type"] == "http.response.start":
+                    response = web.StreamResponse(status=message["status"])
+                    for name, value in message.get("headers", []):
+                        response.headers.add(name.decode("latin-1"), value.decode("latin-1"))
+                    await response.prepare(request)
+                elif message["type"] == "http.response.body" and response is not None:
+                    chunk = message.get("body", b"")
+                    if chunk:
+                        await response.write(chunk)
+                    if not message.get("more_body", False):
+                        await response.write_eof()
+                        done.set()
+            except ConnectionResetError:  # the client closed its stream (an SSE GET it no longer reads)
+                done.set()
 
         token = auth_context_var.set(user)  # what the SDK binds sealed requestState to
         try:
