@@ -164,7 +164,12 @@ def _description(op: Operation, kind: ToolKind) -> str:
             "retry with the same quote_id replays the first answer and never moves money twice."
         )
     scope = op.needs_scope
-    lines.append(f"Needs an API key with scope '{scope}'." if scope else "Public: no API key needed.")
+    if scope is None:
+        lines.append("Public: no API key needed.")
+    elif op.auth == "optional":
+        lines.append(f"Works without an API key; a key given needs scope '{scope}'.")
+    else:
+        lines.append(f"Needs an API key with scope '{scope}'.")
     return "\n\n".join(lines)
 
 
