@@ -20,6 +20,8 @@ operation, its HTTP route, the scope it needs and, on value-moving tools, that t
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -84,7 +86,9 @@ class LinkedContent(BaseModel):
     size: int
 
 
+@functools.cache
 def _object_schema(model: type[BaseModel], mode: Literal["validation", "serialization"]) -> dict[str, Any] | None:
+    """The model's JSON Schema when it is an object (cached: generating one costs more than a call)."""
     schema = model.model_json_schema(mode=mode)
     return schema if schema.get("type") == "object" else None
 
@@ -117,7 +121,7 @@ def input_schema(op: Operation) -> dict[str, Any]:
 
 def output_schema(op: Operation) -> dict[str, Any]:
     """The response model's schema; a response that is not a JSON object (stored bytes) is a link."""
-    return _object_schema(op.response, "serialization") or LinkedContent.model_json_schema()
+    return copy.deepcopy(_object_schema(op.response, "serialization") or LinkedContent.model_json_schema())
 
 
 def is_linked(op: Operation) -> bool:
