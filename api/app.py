@@ -26,8 +26,10 @@ from api.health import add_health_routes
 from api.http import DELIVERABLES, DEPLOYMENT, DISPATCHER, JOBS, OPERATOR, PUBLIC_URL, RPC_URL, WRITER, Hooks
 from api.ipfs_gateway import add_ipfs_routes
 from api.marketplace import add_marketplace_routes
+from api.mcp import add_mcp_routes
 from api.openapi import add_schema_routes
 from api.operations import OPERATIONS
+from api.policy import add_policy
 from api.provider_orders import add_provider_order_routes
 from api.providers import add_provider_routes
 from api.verification import add_verification_routes
@@ -136,6 +138,8 @@ def create_app(
     add_provider_routes(app, checkout)
     add_checkout_routes(app, checkout)
     add_provider_order_routes(app)
+    add_mcp_routes(app, OPERATIONS)  # after every route module: the tools are the table's rows
+    add_policy(app, OPERATIONS)  # the limits of keys (scopes, daily caps), for HTTP as for MCP
     jobs: list[Job] = []
     if sweep_interval is not None:
         jobs.append(Job("checkout-sweep", Every(sweep_interval), lambda: sweep(checkout)))

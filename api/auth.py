@@ -33,6 +33,7 @@ import apsw
 from aiohttp import web
 
 from api.errors import ApiError
+from api.http import base_url
 from core.keys import KEY_RE, Caller, hash_api_key
 from core.store import wallets as store
 from core.store.wallets import AgentRow
@@ -45,20 +46,36 @@ __all__ = [
     "authenticate",
     "authenticate_optional",
     "clear_auth_caches",
+    "lookup_key",
     "remember_agents",
     "require_account_scope",
+    "resource_metadata_url",
 ]
 
 
+#: RFC 9728 protected-resource metadata of the REST API (the MCP endpoint's adds its own path).
+PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource"
+
+
+def resource_metadata_url(request: web.Request, resource_path: str = "") -> str:
+    """Where the RFC 9728 metadata of the resource at `resource_path` ("" the API) is served."""
+    return base_url(request) + PROTECTED_RESOURCE_PATH + resource_path
+
+
 class AuthError(ApiError):
-    def __init__(self, code: str, message: str) -> None:
+    """401 with a Bearer challenge naming the RFC 9728 metadata document when it is known."""
+
+    def __init__(self, code: str, message: str, resource_metadata: str | None = None) -> None:
+        challenge = 'Bearer realm="agentledger"'
+        if resource_metadata is not None:
+            challenge += f', resource_metadata="{resource_metadata}"'
         super().__init__(
             401,
             code,
             message,
             type_="invalid_request",
             param="Authorization",
-            headers={"WWW-Authenticate": 'Bearer realm="agentledger"'},
+            headers={"WWW-Authenticate": challenge},
         )
 
 
@@ -68,7 +85,11 @@ def _bearer(request: web.Request) -> str | None:
         return None
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not KEY_RE.fullmatch(token.strip()):
-        raise AuthError("malformed_api_key", "Authorization must be 'Bearer aglk_' followed by 32 lowercase hex")
+        raise AuthError(
+            "malformed_api_key",
+            "Authorization must be 'Bearer aglk_' followed by 32 lowercase hex",
+            resource_metadata_url(request),
+        )
     return token.strip()
 
 
@@ -113,7 +134,13 @@ def _lookup(db: apsw.Connection, digest: str) -> Caller | None:
     row = store.get_api_key(db, digest)
     if row is None or not hmac.compare_digest(row.key_hash, digest):
         return None
-    caller = Caller(row.key_hash, row.account_id, row.agent_id)
+    caller = Caller(
+        row.key_hash,
+        row.account_id,
+        row.agent_id,
+        None if row.scopes is None else frozenset(row.scopes.split()),
+        row.daily_cap,
+    )
     if len(cache) >= CACHE_SIZE:
         del cache[next(iter(cache))]  # the least recently used
     cache[digest] = (caller, now + KEY_CACHE_TTL)
@@ -125,17 +152,24 @@ def authenticate_optional(db: apsw.Connection, request: web.Request) -> Caller |
     key = _bearer(request)
     if key is None:
         return None
-    caller = _lookup(db, hash_api_key(key))
+    caller = lookup_key(db, key)
     if caller is None:
-        raise AuthError("invalid_api_key", "the API key is not valid")
+        raise AuthError("invalid_api_key", "the API key is not valid", resource_metadata_url(request))
     return caller
+
+
+def lookup_key(db: apsw.Connection, key: str) -> Caller | None:
+    """The caller of a well-formed key (`aglk_` + 32 hex), None for an unknown one (cached as above)."""
+    return _lookup(db, hash_api_key(key))
 
 
 def authenticate(db: apsw.Connection, request: web.Request) -> Caller:
     """The caller of `request`; 401 without a valid key."""
     caller = authenticate_optional(db, request)
     if caller is None:
-        raise AuthError("missing_api_key", "this endpoint needs 'Authorization: Bearer <api key>'")
+        raise AuthError(
+            "missing_api_key", "this endpoint needs 'Authorization: Bearer <api key>'", resource_metadata_url(request)
+        )
     return caller
 
 

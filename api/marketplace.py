@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import secrets
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 import apsw
@@ -18,15 +19,17 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
 from api import idempotency
-from api.auth import agent_for, authenticate, authenticate_optional
+from api.auth import agent_for
 from api.errors import ApiError
-from api.http import CLOCK, WRITER, json_response, ok, wake_outbox
+from api.http import CLOCK, WRITER, encode, ok, usdc, wake_outbox
 from api.models import Amount, Strict, Wallet, parse_body, parse_query
-from api.operation import Operation
+from api.operation import Call, Operation, Quoted, Reply
+from api.policy import serve
 from core import webhooks
 from core.keys import Caller, hash_api_key, new_api_key
 from core.marketplace import handover, rules, usecases, views
 from core.marketplace.context import Market
+from core.money import usdc_text
 from core.store import marketplace as store
 from core.store import wallets as wallet_store
 from core.store.marketplace import ListingRow
@@ -191,30 +194,28 @@ def _email(value: str | None, param: str) -> str | None:
         raise ApiError(400, "invalid_email", exc.message, param=param) from exc
 
 
-def _market(request: web.Request) -> Market:
-    return request.app[MARKET]
+def _caller(call: Call) -> Caller:
+    assert call.caller is not None, "an authenticated operation's call carries its caller"
+    return call.caller
+
+
+def _reply(payload: dict[str, Any], status: int = 200) -> Reply:
+    return Reply(status, encode(payload).encode())
 
 
 async def _post(
-    request: web.Request,
-    caller: Caller,
-    body: bytes,
-    steps: Any,
-    answer: Any,
-) -> web.Response:
+    app: web.Application,
+    call: Call,
+    steps: Callable[[], Awaitable[None]],
+    answer: Callable[[apsw.Connection], tuple[int, bytes]],
+) -> Reply:
     """The common shape of a recording POST: `steps()` (chain checks and the recording, async) under
     the caller's Idempotency-Key, then `answer(conn)` -> (status, body) stored with the key."""
-    resp = await idempotency.execute(
-        request,
-        request.app[WRITER],
-        owner=caller.key_hash,
-        body=body,
-        now=request.app[CLOCK](),
-        work=answer,
-        before=steps,
+    reply = await idempotency.execute_call(
+        app[WRITER], call, owner=_caller(call).key_hash, now=app[CLOCK](), work=answer, before=steps
     )
-    wake_outbox(request)
-    return resp
+    wake_outbox(app)
+    return reply
 
 
 def _listing_or_404(conn: apsw.Connection, listing_id: str) -> ListingRow:
@@ -224,17 +225,16 @@ def _listing_or_404(conn: apsw.Connection, listing_id: str) -> ListingRow:
     return row
 
 
-# ---- handlers -----------------------------------------------------------------------------------------
+# ---- the operations (routes and MCP tools run the same code) ---------------------------------------
 
 
-async def mint(request: web.Request) -> web.Response:
-    m = _market(request)
-    caller = authenticate(m.reader, request)
-    body = await request.read()
+async def run_mint(app: web.Application, call: Call) -> Reply:
+    m = app[MARKET]
+    caller = _caller(call)
     out: dict[str, Any] = {}
 
     async def steps() -> None:
-        req = parse_body(MintRequest, body)
+        req = parse_body(MintRequest, call.body)
         agent = agent_for(m.reader, caller, req.agentId)
         token, tx, minted = await usecases.mint(
             m,
@@ -246,17 +246,16 @@ async def mint(request: web.Request) -> web.Response:
         )
         out.update(agentId=agent.wallet, tokenId=token, mintTx=tx, minted=minted)
 
-    return await _post(request, caller, body, steps, lambda _c: ok(out, 201 if out["minted"] else 200))
+    return await _post(app, call, steps, lambda _c: ok(out, 201 if out["minted"] else 200))
 
 
-async def list_agent(request: web.Request) -> web.Response:
-    m = _market(request)
-    caller = authenticate(m.reader, request)
-    body = await request.read()
+async def run_list(app: web.Application, call: Call) -> Reply:
+    m = app[MARKET]
+    caller = _caller(call)
     out: dict[str, Any] = {}
 
     async def steps() -> None:
-        req = parse_body(ListRequest, body)
+        req = parse_body(ListRequest, call.body)
         agent = agent_for(m.reader, caller, req.agentId)
         row, created = await usecases.record_listing(
             m,
@@ -273,17 +272,16 @@ async def list_agent(request: web.Request) -> web.Response:
         assert row is not None
         return ok({"listing": views.listing_json(row), "agentPaused": True}, 201 if out["created"] else 200)
 
-    return await _post(request, caller, body, steps, answer)
+    return await _post(app, call, steps, answer)
 
 
-async def offer(request: web.Request) -> web.Response:
-    m = _market(request)
-    caller = authenticate(m.reader, request)
-    body = await request.read()
+async def run_offer(app: web.Application, call: Call) -> Reply:
+    m = app[MARKET]
+    caller = _caller(call)
     out: dict[str, Any] = {}
 
     async def steps() -> None:
-        req = parse_body(OfferRequest, body)
+        req = parse_body(OfferRequest, call.body)
         out["offer"] = await usecases.record_offer(
             m,
             caller,
@@ -300,17 +298,16 @@ async def offer(request: web.Request) -> web.Response:
         o = out["offer"]
         return ok({"offer": views.offer_json(o, fillable=True, reason=None, show_signature=True)}, 201)
 
-    return await _post(request, caller, body, steps, answer)
+    return await _post(app, call, steps, answer)
 
 
-async def accept(request: web.Request) -> web.Response:
-    m = _market(request)
-    caller = authenticate(m.reader, request)
-    body = await request.read()
+async def run_accept(app: web.Application, call: Call) -> Reply:
+    m = app[MARKET]
+    caller = _caller(call)
     out: dict[str, Any] = {}
 
     async def steps() -> None:
-        req = parse_body(AcceptRequest, body)
+        req = parse_body(AcceptRequest, call.body)
         out["sale"], out["created"] = await usecases.record_commit(
             m,
             caller,
@@ -324,33 +321,41 @@ async def accept(request: web.Request) -> web.Response:
         sale = views.sale_json(out["sale"])
         return ok(sale, 201 if out["created"] else 200)
 
-    return await _post(request, caller, body, steps, answer)
+    return await _post(app, call, steps, answer)
 
 
-async def cancel(request: web.Request) -> web.Response:
-    m = _market(request)
-    caller = authenticate(m.reader, request)
-    body = await request.read()
+async def quote_accept(app: web.Application, call: Call) -> Quoted:
+    """What a recorded commit moved: the sale price from the buyer to the seller (and the service's
+    fee out of it), read from the commit transaction; nothing is recorded."""
+    req = parse_body(AcceptRequest, call.body)
+    price, buyer, seller = await usecases.quote_commit(app[MARKET], listing_uuid=req.listingId, tx_hash=req.txHash)
+    proceeds = price * rules.SELLER_BPS // 10_000
+    return Quoted(
+        amount=price,
+        source=buyer,
+        recipient=seller,
+        what=f"the purchase of listing {req.listingId}: {usdc_text(price)} USDC held in the marketplace until"
+        " settlement, then to the seller less the service fee",
+        details={"sellerProceeds": usdc(proceeds), "serviceFee": usdc(price - proceeds), "txHash": req.txHash},
+    )
+
+
+async def run_cancel(app: web.Application, call: Call) -> Reply:
+    m = app[MARKET]
+    caller = _caller(call)
     out: dict[str, Any] = {}
 
     async def steps() -> None:
-        req = parse_body(CancelRequest, body)
+        req = parse_body(CancelRequest, call.body)
         out["listing"] = await usecases.record_cancel(m, caller, listing_uuid=req.listingId, tx_hash=req.txHash)
 
-    return await _post(request, caller, body, steps, lambda _c: ok({"listing": views.listing_json(out["listing"])}))
+    return await _post(app, call, steps, lambda _c: ok({"listing": views.listing_json(out["listing"])}))
 
 
-async def claim(request: web.Request) -> web.Response:
-    m = _market(request)
-    caller = authenticate_optional(m.reader, request)
-    if idempotency.HEADER in request.headers:
-        raise ApiError(
-            400,
-            "idempotency_unsupported",
-            f"a claim answers a key shown once and cannot be replayed; retry without {idempotency.HEADER}",
-            param=idempotency.HEADER,
-        )
-    req = parse_body(ClaimRequest, await request.read())
+async def run_claim(app: web.Application, call: Call) -> Reply:
+    """Not replayable (its answer is a key shown once): HTTP refuses Idempotency-Key (claim)."""
+    m = app[MARKET]
+    req = parse_body(ClaimRequest, call.body)
     agent = wallet_store.agent_by_wallet(m.reader, req.agentId)
     if agent is None:
         raise ApiError(404, "agent_not_found", f"no agent {req.agentId}", param="agentId")
@@ -358,13 +363,13 @@ async def claim(request: web.Request) -> web.Response:
     moved, account, account_scoped = await handover.claim(
         m,
         agent=agent,
-        caller=caller,
+        caller=call.caller,
         owner=req.ownerAddress,
         timestamp=req.timestamp,
         signature=req.signature,
         new_key_hash=hash_api_key(key),
     )
-    return json_response(
+    return _reply(
         {
             "agent": {"id": moved.uuid, "wallet": moved.wallet, "name": moved.name, "specialty": moved.specialty},
             "accountId": account,
@@ -375,11 +380,10 @@ async def claim(request: web.Request) -> web.Response:
     )
 
 
-async def watch(request: web.Request) -> web.Response:
-    m = _market(request)
-    caller = authenticate(m.reader, request)
-    body = await request.read()
-    req = parse_body(WatchRequest, body)
+async def run_watch(app: web.Application, call: Call) -> Reply:
+    m = app[MARKET]
+    caller = _caller(call)
+    req = parse_body(WatchRequest, call.body)
     if (req.email is None) == (req.webhookUrl is None):
         raise ApiError(400, "invalid_field", "give exactly one of email, webhookUrl", param="email")
     agent = wallet_store.agent_by_wallet(m.reader, req.agentId)
@@ -393,46 +397,46 @@ async def watch(request: web.Request) -> web.Response:
         except webhooks.WebhookURLError as exc:
             raise ApiError(400, "invalid_webhook_url", str(exc), param="webhookUrl") from exc
         secret = webhooks.new_secret()
-    now = request.app[CLOCK]()
+    now = app[CLOCK]()
     row = store.WatchRow(
         "wat_" + secrets.token_hex(12), agent.uuid, caller.account_id, address, req.webhookUrl, secret, now
     )
-    await request.app[WRITER].run(lambda conn: store.insert_watch(conn, row))
+    await app[WRITER].run(lambda conn: store.insert_watch(conn, row))
     payload: dict[str, Any] = {
         "watch": {"id": row.id, "agentId": agent.wallet, "email": address, "webhookUrl": row.webhook_url}
     }
     if secret is not None:
         payload["webhook_secret"] = secret  # shown once
-    return json_response(payload, 201)
+    return _reply(payload, 201)
 
 
-async def unwatch(request: web.Request) -> web.Response:
-    m = _market(request)
-    caller = authenticate(m.reader, request)
-    watch_id = request.match_info["watch_id"]
+async def run_unwatch(app: web.Application, call: Call) -> Reply:
+    m = app[MARKET]
+    caller = _caller(call)
+    watch_id = call.path["watch_id"]
     row = store.get_watch(m.reader, watch_id)
     if row is None or row.account_id != caller.account_id:
         raise ApiError(404, "watch_not_found", f"no watch {watch_id} of yours", param="watch_id")
-    await request.app[WRITER].run(lambda conn: store.delete_watch(conn, watch_id))
-    return json_response({"deleted": watch_id})
+    await app[WRITER].run(lambda conn: store.delete_watch(conn, watch_id))
+    return _reply({"deleted": watch_id})
 
 
-async def assets(request: web.Request) -> web.Response:
-    m = _market(request)
-    q = parse_query(AgentQuery, dict(request.query))
+async def run_assets(app: web.Application, call: Call) -> Reply:
+    m = app[MARKET]
+    q = parse_query(AgentQuery, dict(call.query))
     agent = wallet_store.agent_by_wallet(m.reader, q.agentId)
     if agent is None:
         raise ApiError(404, "agent_not_found", f"no agent {q.agentId}", param="agentId")
     rows = store.assets_of(m.reader, agent.uuid)
-    return json_response({"agentId": agent.wallet, "assets": [views.asset_json(a) for a in rows]})
+    return _reply({"agentId": agent.wallet, "assets": [views.asset_json(a) for a in rows]})
 
 
-async def flag_asset(request: web.Request) -> web.Response:
-    m = _market(request)
-    caller = authenticate(m.reader, request)
-    req = parse_body(AssetFlagRequest, await request.read())
+async def run_flag_asset(app: web.Application, call: Call) -> Reply:
+    m = app[MARKET]
+    caller = _caller(call)
+    req = parse_body(AssetFlagRequest, call.body)
     agent = agent_for(m.reader, caller, req.agentId)
-    now = request.app[CLOCK]()
+    now = app[CLOCK]()
 
     def work(conn: apsw.Connection) -> list[store.AssetRow]:
         if store.sale_paused(conn, agent.uuid, agent.wallet) == "settling":
@@ -444,13 +448,13 @@ async def flag_asset(request: web.Request) -> web.Response:
         store.set_asset_flag(conn, agent.uuid, req.cid, req.transferredWithNft, now)
         return store.assets_of(conn, agent.uuid)
 
-    rows = await request.app[WRITER].run(work)
-    return json_response({"agentId": agent.wallet, "assets": [views.asset_json(a) for a in rows]})
+    rows = await app[WRITER].run(work)
+    return _reply({"agentId": agent.wallet, "assets": [views.asset_json(a) for a in rows]})
 
 
-async def browse(request: web.Request) -> web.Response:
-    m = _market(request)
-    q = parse_query(BrowseQuery, dict(request.query))
+async def run_browse(app: web.Application, call: Call) -> Reply:
+    m = app[MARKET]
+    q = parse_query(BrowseQuery, dict(call.query))
     db = m.reader
     if q.listingId is not None or q.agentId is not None:
         if q.listingId is not None:
@@ -461,20 +465,17 @@ async def browse(request: web.Request) -> web.Response:
             if found is None:
                 raise ApiError(404, "listing_not_found", f"agent {q.agentId} has no listing", param="agentId")
             row = found
-        return json_response({"listing": await _full_listing(request, m, row)})
+        return _reply({"listing": await _full_listing(m, call.caller, row)})
     state = q.state or rules.ACTIVE
     per_page = min(int(q.perPage or rules.PAGE_SIZE), rules.MAX_PAGE_SIZE)
     page = int(q.page or 1)
     total = store.count_listings(db, state)
     rows = store.page_listings(db, state, per_page, (page - 1) * per_page)
     pages = max(1, -(-total // per_page))
-    return json_response(
-        {"listings": [views.listing_json(r) for r in rows], "total": total, "page": page, "pages": pages}
-    )
+    return _reply({"listings": [views.listing_json(r) for r in rows], "total": total, "page": page, "pages": pages})
 
 
-async def _full_listing(request: web.Request, m: Market, row: ListingRow) -> dict[str, Any]:
-    caller = authenticate_optional(m.reader, request)
+async def _full_listing(m: Market, caller: Caller | None, row: ListingRow) -> dict[str, Any]:
     agent = wallet_store.agent_by_uuid(m.reader, row.agent_uuid)
     seller = (
         caller is not None
@@ -502,31 +503,94 @@ async def _full_listing(request: web.Request, m: Market, row: ListingRow) -> dic
     return out
 
 
+# ---- HTTP handlers ---------------------------------------------------------------------------------
+
+
+async def browse(request: web.Request) -> web.Response:
+    return await serve(request, run_browse, auth="optional")
+
+
+async def mint(request: web.Request) -> web.Response:
+    return await serve(request, run_mint, idempotent=True)
+
+
+async def list_agent(request: web.Request) -> web.Response:
+    return await serve(request, run_list, idempotent=True)
+
+
+async def offer(request: web.Request) -> web.Response:
+    return await serve(request, run_offer, idempotent=True)
+
+
+async def accept(request: web.Request) -> web.Response:
+    return await serve(request, run_accept, idempotent=True)
+
+
+async def cancel(request: web.Request) -> web.Response:
+    return await serve(request, run_cancel, idempotent=True)
+
+
+async def claim(request: web.Request) -> web.Response:
+    if idempotency.HEADER in request.headers:
+        raise ApiError(
+            400,
+            "idempotency_unsupported",
+            f"a claim answers a key shown once and cannot be replayed; retry without {idempotency.HEADER}",
+            param=idempotency.HEADER,
+        )
+    return await serve(request, run_claim, auth="optional")
+
+
+async def watch(request: web.Request) -> web.Response:
+    return await serve(request, run_watch)
+
+
+async def unwatch(request: web.Request) -> web.Response:
+    return await serve(request, run_unwatch)
+
+
+async def assets(request: web.Request) -> web.Response:
+    return await serve(request, run_assets, auth="none")
+
+
+async def flag_asset(request: web.Request) -> web.Response:
+    return await serve(request, run_flag_asset)
+
+
 _PAGE = '<!doctype html><html><head><meta charset="utf-8"><title>agentledger drop</title></head><body>{}</body></html>'
 
 
-async def unsubscribe_page(request: web.Request) -> web.Response:
-    """GET: a page with a button (link scanners follow GETs; only the POST unsubscribes)."""
-    q = parse_query(TokenQuery, dict(request.query))
-    if "application/json" in request.headers.get("Accept", ""):
-        return json_response({"unsubscribe": f"POST {BASE}/unsubscribe?token={q.token}"})
+async def run_unsubscribe_page(app: web.Application, call: Call) -> Reply:
+    """GET: a page with a button (link scanners follow GETs; only the POST unsubscribes); JSON when asked."""
+    q = parse_query(TokenQuery, dict(call.query))
+    wants_json = call.request is None or "application/json" in call.request.headers.get("Accept", "")
+    if wants_json:
+        return _reply({"unsubscribe": f"POST {BASE}/unsubscribe?token={q.token}"})
     form = (
         f'<form method="post" action="{BASE}/unsubscribe?token={html.escape(q.token)}">'
         "<p>Stop all agentledger drop e-mails to this address?</p><button>Unsubscribe</button></form>"
     )
-    return web.Response(text=_PAGE.format(form), content_type="text/html")
+    return Reply(200, _PAGE.format(form).encode(), media_type="text/html")
+
+
+async def run_unsubscribe(app: web.Application, call: Call) -> Reply:
+    """POST (the form, or a mail client's RFC 8058 one-click List-Unsubscribe-Post)."""
+    q = parse_query(TokenQuery, dict(call.query))
+    now = app[CLOCK]()
+    address = await app[WRITER].run(lambda conn: store.unsubscribe(conn, q.token, now))
+    if address is None:
+        raise ApiError(404, "unknown_token", "no such unsubscribe link", param="token")
+    if call.request is None or call.request.content_type != "application/x-www-form-urlencoded":
+        return _reply({"unsubscribed": True})
+    return Reply(200, _PAGE.format("<p>Unsubscribed: no more drop e-mails.</p>").encode(), media_type="text/html")
+
+
+async def unsubscribe_page(request: web.Request) -> web.Response:
+    return await serve(request, run_unsubscribe_page, auth="none")
 
 
 async def unsubscribe(request: web.Request) -> web.Response:
-    """POST (the form, or a mail client's RFC 8058 one-click List-Unsubscribe-Post)."""
-    q = parse_query(TokenQuery, dict(request.query))
-    now = request.app[CLOCK]()
-    address = await request.app[WRITER].run(lambda conn: store.unsubscribe(conn, q.token, now))
-    if address is None:
-        raise ApiError(404, "unknown_token", "no such unsubscribe link", param="token")
-    if request.content_type != "application/x-www-form-urlencoded":
-        return json_response({"unsubscribed": True})
-    return web.Response(text=_PAGE.format("<p>Unsubscribed: no more drop e-mails.</p>"), content_type="text/html")
+    return await serve(request, run_unsubscribe, auth="none")
 
 
 # ---- wiring -------------------------------------------------------------------------------------------
@@ -548,6 +612,7 @@ OPERATIONS: list[Operation] = [
         description="Without listingId or agentId: {listings[], total, page, pages} of `state` (default active), "
         "newest first. One listing also shows its offers (fillable or not, and why; signatures to the seller "
         "only), its sales with their due-diligence bundle, and the EIP-712 Offer template to sign.",
+        run=run_browse,
     ),
     Operation(
         "POST",
@@ -570,6 +635,9 @@ OPERATIONS: list[Operation] = [
         description="The self wallet signs (EIP-191) 'agentledger agent mint\\nchain: <id>\\nagent: <agl_ id>\\n"
         "self_wallet: <address>\\nowner: <address>\\ntimestamp: <unix s>' (EIP-55, +-5 min). 200 with the "
         "existing token when the agent has one.",
+        run=run_mint,
+        scope="admin",
+        open_world=True,
     ),
     Operation(
         "POST",
@@ -598,6 +666,9 @@ OPERATIONS: list[Operation] = [
         description="A paused agent still earns (its balance stays the seller's), spends nothing and cannot be "
         "hired. The floor (the listing's on-chain floorPrice) must be at least 25% of the agent's lifetime "
         "earnings as the service knows them (reported + on-chain), frozen at listing.",
+        run=run_list,
+        scope="admin",
+        open_world=True,
     ),
     Operation(
         "POST",
@@ -624,6 +695,9 @@ OPERATIONS: list[Operation] = [
             **_CHAIN,
         },
         tags=_TAGS,
+        run=run_offer,
+        scope="spend",
+        open_world=True,
     ),
     Operation(
         "POST",
@@ -642,6 +716,10 @@ OPERATIONS: list[Operation] = [
             **_CHAIN,
         },
         tags=_TAGS,
+        run=run_accept,
+        scope="spend",
+        quote=quote_accept,
+        open_world=True,
     ),
     Operation(
         "POST",
@@ -659,6 +737,10 @@ OPERATIONS: list[Operation] = [
             **_CHAIN,
         },
         tags=_TAGS,
+        run=run_cancel,
+        scope="admin",
+        destructive=True,
+        open_world=True,
     ),
     Operation(
         "POST",
@@ -681,6 +763,9 @@ OPERATIONS: list[Operation] = [
         description="The NFT owner signs (EIP-191) 'agentledger agent claim\\nchain: <id>\\nagent: <agl_ id>\\n"
         "token: <id>\\nowner: <address>\\ntimestamp: <unix s>'. With an account key the agent joins that account "
         "(an agent-scoped key comes back); without one its holding account becomes yours (an account key).",
+        run=run_claim,
+        scope="admin",
+        open_world=True,
     ),
     Operation(
         "POST",
@@ -692,6 +777,8 @@ OPERATIONS: list[Operation] = [
         request=WatchRequest,
         errors={400: ("invalid_email", "invalid_webhook_url"), 404: ("agent_not_found",)},
         tags=_TAGS,
+        run=run_watch,
+        scope="log",
     ),
     Operation(
         "DELETE",
@@ -702,6 +789,9 @@ OPERATIONS: list[Operation] = [
         errors={404: ("watch_not_found",)},
         tags=_TAGS,
         path_params={"watch_id": "the watch's id (wat_...)"},
+        run=run_unwatch,
+        scope="log",
+        destructive=True,
     ),
     Operation(
         "GET",
@@ -713,6 +803,7 @@ OPERATIONS: list[Operation] = [
         auth="none",
         errors={404: ("agent_not_found",)},
         tags=_TAGS,
+        run=run_assets,
     ),
     Operation(
         "POST",
@@ -723,6 +814,8 @@ OPERATIONS: list[Operation] = [
         request=AssetFlagRequest,
         errors={404: ("agent_not_found", "asset_not_found"), 409: ("agent_settling",)},
         tags=_TAGS,
+        run=run_flag_asset,
+        scope="admin",
     ),
     Operation(
         "GET",
@@ -734,6 +827,7 @@ OPERATIONS: list[Operation] = [
         auth="none",
         tags=_TAGS,
         description="HTML (a page whose button POSTs) unless Accept is application/json.",
+        run=run_unsubscribe_page,
     ),
     Operation(
         "POST",
@@ -747,6 +841,8 @@ OPERATIONS: list[Operation] = [
         tags=_TAGS,
         description="JSON, or an HTML page when posted by the page's form. Mail clients' one-click "
         "List-Unsubscribe-Post lands here too.",
+        run=run_unsubscribe,
+        destructive=True,
     ),
 ]
 

@@ -316,9 +316,17 @@ def create_email_key(conn: apsw.Connection, email: str, key_hash: str, now: floa
 
 
 def issue_key(
-    conn: apsw.Connection, key_hash: str, now: float, *, account_id: str | None = None, agent_uuid: str | None = None
+    conn: apsw.Connection,
+    key_hash: str,
+    now: float,
+    *,
+    account_id: str | None = None,
+    agent_uuid: str | None = None,
+    scopes: str | None = None,
+    daily_cap: int | None = None,
 ) -> tuple[str, str | None]:
-    """Store an operator-issued key scoped to an account (every agent of it) or to one agent;
+    """Store an operator-issued key scoped to an account (every agent of it) or to one agent, limited
+    to `scopes` (core.keys.scopes_text; None: all) and `daily_cap` micro-USDC a day (None: no cap);
     returns (account id, agent uuid or None). Raises LookupError for an unknown id."""
     if (account_id is None) == (agent_uuid is None):
         raise ValueError("give exactly one of account_id, agent_uuid")
@@ -329,7 +337,7 @@ def issue_key(
         account_id = agent.account_id
     elif account_id is None or not store.account_exists(conn, account_id):
         raise LookupError(f"no account {account_id}")
-    store.insert_api_key(conn, key_hash, account_id, agent_uuid, None, now)
+    store.insert_api_key(conn, key_hash, account_id, agent_uuid, None, now, scopes=scopes, daily_cap=daily_cap)
     return account_id, agent_uuid
 
 

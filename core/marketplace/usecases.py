@@ -382,6 +382,20 @@ async def fillability(
 # ---- a buyer's commit ----------------------------------------------------------------------------
 
 
+async def quote_commit(m: Market, *, listing_uuid: str, tx_hash: str) -> tuple[int, str, str]:
+    """What the commit `tx_hash` moved, without recording anything: (price in micro-USDC, the buyer,
+    the seller); 404/422 as record_commit would refuse it. The MCP accept tool's quote."""
+    listing = _open_listing(m.reader, listing_uuid)
+    receipt = await _receipt(m, tx_hash)
+    found = _events(m, receipt, "SaleCommitted", listing.chain_listing_id)
+    if len(found) != 1:
+        raise ServiceError(
+            422, "commit_event_missing", f"{tx_hash} holds no SaleCommitted event of this listing", param="txHash"
+        )
+    ev = found[0]
+    return int(ev["price"]), Web3.to_checksum_address(ev["buyer"]), listing.seller_address
+
+
 async def record_commit(
     m: Market, caller: Caller, *, listing_uuid: str, buy_now: bool, tx_hash: str, buyer_email: str | None
 ) -> tuple[SaleRow, bool]:

@@ -665,4 +665,33 @@ MIGRATIONS: list[str] = [
     ALTER TABLE ledger_v11 RENAME TO ledger;
     CREATE INDEX ledger_agent ON ledger (agent_uuid, id);
     """,
+    # API keys limited for least privilege (HTTP and MCP alike): `scopes` is a space-separated subset of
+    # read log spend admin (NULL: every scope, as every key issued before), `daily_cap` the micro-USDC a
+    # key may move per UTC day (NULL: no cap). spend_holds holds what each value-moving call of a capped
+    # key has reserved of its day (core.spend_caps); mcp_quotes the quotes of the MCP server's two-step
+    # value-moving tools (core.quotes): what will move, to whom, for which key, until when.
+    """
+    ALTER TABLE api_keys ADD COLUMN scopes TEXT;
+    ALTER TABLE api_keys ADD COLUMN daily_cap INTEGER;
+    CREATE TABLE spend_holds (
+        key_hash TEXT NOT NULL,
+        ref TEXT NOT NULL,                   -- the call's Idempotency-Key scope and key (a retry holds once)
+        day TEXT NOT NULL,                   -- UTC date, YYYY-MM-DD
+        amount INTEGER NOT NULL CHECK (amount >= 0),
+        PRIMARY KEY (key_hash, ref)
+    ) WITHOUT ROWID;
+    CREATE INDEX spend_holds_day ON spend_holds (key_hash, day);
+    CREATE TABLE mcp_quotes (
+        id TEXT PRIMARY KEY,                 -- q_ + 32 hex
+        key_hash TEXT NOT NULL,              -- the key that asked for it; only it may execute it
+        operation TEXT NOT NULL,             -- the operation id it executes
+        arguments TEXT NOT NULL,             -- the tool arguments, canonical JSON
+        amount INTEGER NOT NULL,             -- micro-USDC that will move
+        summary TEXT NOT NULL,               -- JSON: from, to, what
+        created_at REAL NOT NULL,
+        expires_at REAL NOT NULL,
+        executed_at REAL                     -- first execute; later ones replay its answer
+    );
+    CREATE INDEX mcp_quotes_expiry ON mcp_quotes (expires_at);
+    """,
 ]

@@ -23,6 +23,8 @@ class ApiKeyRow:
     key_hash: str
     account_id: str
     agent_id: str | None
+    scopes: str | None = None  # space-separated; None: every scope
+    daily_cap: int | None = None  # micro-USDC per UTC day; None: no cap
 
 
 @dataclass(frozen=True)
@@ -110,12 +112,21 @@ def auth_epoch(conn: apsw.Connection) -> int:
 
 
 def insert_api_key(
-    conn: apsw.Connection, key_hash: str, account_id: str, agent_id: str | None, email: str | None, now: float
+    conn: apsw.Connection,
+    key_hash: str,
+    account_id: str,
+    agent_id: str | None,
+    email: str | None,
+    now: float,
+    *,
+    scopes: str | None = None,
+    daily_cap: int | None = None,
 ) -> None:
     _auth_rows_changed()
     conn.execute(
-        "INSERT INTO api_keys (key_hash, account_id, agent_id, email, created_at) VALUES (?, ?, ?, ?, ?)",
-        (key_hash, account_id, agent_id, email, now),
+        "INSERT INTO api_keys (key_hash, account_id, agent_id, email, created_at, scopes, daily_cap)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (key_hash, account_id, agent_id, email, now, scopes, daily_cap),
     )
 
 
@@ -128,11 +139,16 @@ def email_has_key(conn: apsw.Connection, email: str) -> bool:
 
 
 def get_api_key(conn: apsw.Connection, key_hash: str) -> ApiKeyRow | None:
-    rows = _rows(conn, "SELECT key_hash, account_id, agent_id FROM api_keys WHERE key_hash = ?", (key_hash,))
+    rows = _rows(
+        conn, "SELECT key_hash, account_id, agent_id, scopes, daily_cap FROM api_keys WHERE key_hash = ?", (key_hash,)
+    )
     if not rows:
         return None
-    h, account, agent = rows[0]
-    return ApiKeyRow(str(h), str(account), None if agent is None else str(agent))
+    h, account, agent, scopes, cap = rows[0]
+    return ApiKeyRow(
+        str(h), str(account), None if agent is None else str(agent), None if scopes is None else str(scopes),
+        None if cap is None else int(cap),
+    )
 
 
 # ---- agents --------------------------------------------------------------------------------
