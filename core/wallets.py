@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 import apsw
 
 from core.money import format_usdc, split
+from core.store import marketplace as market_store
 from core.store import wallets as store
 from core.store.wallets import AgentRow, BalanceRow, LedgerEntry
 
@@ -202,8 +203,34 @@ def _check_room(conn: apsw.Connection, agent_uuid: str, amount: int) -> None:
         raise _limit_error()
 
 
+def check_not_paused(conn: apsw.Connection, agent: AgentRow) -> None:
+    """A listed agent (paused for a sale: listed in the drop, or its NFT paused on-chain) may still
+    earn (its balance stays the seller's: at settlement it moves to the seller's own wallet), but it
+    spends nothing and cannot be hired until the listing ends."""
+    why = market_store.sale_paused(conn, agent.uuid, agent.wallet)
+    if why is not None:
+        raise WalletError(
+            "agent_paused",
+            f"agent {agent.wallet} is {why} for sale: no spending (nor hiring) until the listing ends",
+            "agentId",
+        )
+
+
+def check_not_settling(conn: apsw.Connection, agent: AgentRow) -> None:
+    """Between a buyer's commit and the settlement the agent's memory and brain are frozen: the buyer
+    committed to their digest (the due-diligence bundle)."""
+    if market_store.sale_paused(conn, agent.uuid, agent.wallet) == "settling":
+        raise WalletError(
+            "agent_settling",
+            f"agent {agent.wallet} is being sold: its memory is frozen until the sale settles",
+            "agentId",
+        )
+
+
 def spend(conn: apsw.Connection, agent: AgentRow, amount: int, destination: str, now: float) -> SpendResult:
-    """Debit `amount` (self part first, then owner part); refuse more than the balance."""
+    """Debit `amount` (self part first, then owner part); refuse more than the balance, and any
+    spend of an agent paused for a sale."""
+    check_not_paused(conn, agent)
     cur = store.get_balance(conn, agent.uuid)
     if amount > cur.balance:
         raise WalletError(
@@ -295,12 +322,16 @@ def issue_key(
     *,
     account_id: str | None = None,
     agent_uuid: str | None = None,
-    admin: bool = False,
+    scopes: str | None = None,
+    daily_cap: int | None = None,
+    operator: bool = False,
     new_account: bool = False,
 ) -> tuple[str, str | None]:
     """Store an operator-issued key scoped to an account (every agent of it), to one agent, or
-    (new_account) to a new, empty account; `admin` keys open the operator's view. Returns (account
-    id, agent uuid or None). Raises LookupError for an unknown id."""
+    (new_account) to a new, empty account, limited to `scopes` (core.keys.scopes_text; None: all) and
+    `daily_cap` micro-USDC a day (None: no cap); `operator` keys open the service-wide operator's view
+    (core.dashboard.access; a power apart from the scope 'admin'). Returns (account id, agent uuid or
+    None). Raises LookupError for an unknown id."""
     if sum((account_id is not None, agent_uuid is not None, new_account)) != 1:
         raise ValueError("give exactly one of account_id, agent_uuid, new_account")
     if new_account:
@@ -314,7 +345,9 @@ def issue_key(
     elif account_id is None or not store.account_exists(conn, account_id):
         raise LookupError(f"no account {account_id}")
     assert account_id is not None
-    store.insert_api_key(conn, key_hash, account_id, agent_uuid, None, now, admin=admin)
+    store.insert_api_key(
+        conn, key_hash, account_id, agent_uuid, None, now, scopes=scopes, daily_cap=daily_cap, operator=operator
+    )
     return account_id, agent_uuid
 
 
@@ -339,6 +372,7 @@ def check_key(key: str, param: str = "key") -> None:
 def put_memory(conn: apsw.Connection, agent: AgentRow, key: str, value_json: str, now: float) -> store.MemoryRow:
     """Upsert one of the agent's own keys (`value_json`: compact JSON text)."""
     check_key(key)
+    check_not_settling(conn, agent)
     if key.startswith(RESERVED_PREFIXES):
         raise WalletError(
             "reserved_key", f"keys starting with {' or '.join(RESERVED_PREFIXES)} are written by the service", "key"
@@ -369,6 +403,7 @@ def record_run(
     transaction, so concurrent records (even from other processes) never lose a count."""
     if niche is not None:
         check_niche(niche)
+    check_not_settling(conn, agent)
     key = run_key(now, niche)
     row = store.get_memory(conn, agent.uuid, key)
     counts = {"success": 0, "failure": 0} if row is None else json.loads(row.value)
@@ -427,6 +462,7 @@ def update_brain(
     if action not in ("listed", "sold"):
         raise WalletError("invalid_action", "action must be 'listed' or 'sold'", "action")
     check_niche(niche)
+    check_not_settling(conn, agent)
     if action == "listed" and revenue is not None:
         raise WalletError("invalid_field", "revenue is only given with action 'sold'", "revenue")
     if action == "listed":

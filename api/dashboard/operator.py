@@ -1,4 +1,4 @@
-"""The operator's view, /dashboard/operator (an admin key): network totals, the indexer, background
+"""The operator's view, /dashboard/operator (an operator key): network totals, the indexer, background
 jobs, the outbox with its dead letters (reset), anchors with explorer links, contracts with their USDC
 balances against what the index says they owe, and API keys (issue, revoke).
 """
@@ -72,7 +72,7 @@ def network_panel(v: OperatorView) -> str:
             ("Agents", str(n.agents)),
             ("Accounts", str(n.accounts)),
             ("Active keys", str(n.active_keys)),
-            ("Admin keys", str(n.admin_keys)),
+            ("Operator keys", str(n.operator_keys)),
             ("Revoked keys", str(n.revoked_keys)),
             ("Earned (USDC)", money(n.earned)),
             ("Tolls (USDC)", money(n.tolls)),
@@ -283,8 +283,10 @@ def keys_form(v: OperatorView) -> str:
         '<div><label for="k-id">Account or agent id (UUID)</label>'
         '<input id="k-id" name="id" maxlength="36" spellcheck="false" autocomplete="off"></div>'
         '<div class="actions"><button type="submit">Issue a key</button></div></form>'
-        '<p class="hint">Admin keys are issued on the operator\'s machine: '
-        "<code>python -m scripts.issue_key --admin</code>.</p>"
+        '<p class="hint">Keys issued here have every scope and no cap. Narrower keys, and operator keys '
+        "(the service-wide view; not the scope <code>admin</code>, which manages one account), are issued "
+        "on the operator's machine: <code>python -m scripts.issue_key --scopes read,log</code>, "
+        "<code>--operator</code>.</p>"
     )
 
 
@@ -310,14 +312,16 @@ def keys_panel(v: OperatorView) -> str:
                 f"<code>{esc(short(k.account_id, 8, 4))}</code>",
                 "" if k.agent_id is None else f"<code>{esc(short(k.agent_id, 8, 4))}</code>",
                 esc(k.email or ""),
-                "admin" if k.admin else "",
+                esc(k.scopes or "all"),
+                "" if k.daily_cap is None else money(k.daily_cap),
+                "operator" if k.operator else "",
                 esc(when(k.created_at)),
                 action,
             ]
         )
     return table(
         "API keys (by the first 12 hex digits of their SHA-256; the keys are never stored)",
-        ["Key id", "Account", "Agent", "Email", "Admin", "Created", ""],
+        ["Key id", "Account", "Agent", "Email", "Scopes", "Daily cap (USDC)", "Operator", "Created", ""],
         rows,
     )
 
@@ -337,10 +341,10 @@ OPERATOR_PANELS: list[Panel] = [
 # ---- handlers ------------------------------------------------------------------------------------
 
 
-def _admin(request: web.Request) -> Viewer | None:
+def _operator_viewer(request: web.Request) -> Viewer | None:
     viewer = current(request)
     if viewer is not None:
-        access.require_admin(request.app[READ_DB], viewer.caller)
+        access.require_operator(request.app[READ_DB], viewer.caller)
     return viewer
 
 
@@ -377,14 +381,14 @@ def _page(v: OperatorView, status: int = 200) -> web.Response:
 
 @html_errors
 async def operator_page(request: web.Request) -> web.StreamResponse:
-    viewer = _admin(request)
+    viewer = _operator_viewer(request)
     if viewer is None:
         return redirect("/dashboard/sign-in")
     return _page(await operator_view(request, viewer, done=request.query.get("done", "")))
 
 
 async def operator_live(request: web.Request, viewer: Viewer) -> dict[str, str]:
-    access.require_admin(request.app[READ_DB], viewer.caller)
+    access.require_operator(request.app[READ_DB], viewer.caller)
     v = await operator_view(request, viewer)
     return {p.id: p.render(v) for p in OPERATOR_PANELS}
 
@@ -392,7 +396,7 @@ async def operator_live(request: web.Request, viewer: Viewer) -> dict[str, str]:
 @html_errors
 async def reset_dead_letters(request: web.Request) -> web.StreamResponse:
     viewer, form = await posted(request)
-    access.require_admin(request.app[READ_DB], viewer.caller)
+    access.require_operator(request.app[READ_DB], viewer.caller)
     event_id = None if form.get("all") == "1" else form.get("event_id", "")
     now = request.app[CLOCK]()
     n = await request.app[WRITER].run(lambda conn: operator.reset_dead_letters(conn, event_id, now))
@@ -403,7 +407,7 @@ async def reset_dead_letters(request: web.Request) -> web.StreamResponse:
 @html_errors
 async def issue_key(request: web.Request) -> web.StreamResponse:
     viewer, form = await posted(request)
-    access.require_admin(request.app[READ_DB], viewer.caller)
+    access.require_operator(request.app[READ_DB], viewer.caller)
     scope, ident = form.get("scope", ""), form.get("id", "").strip().lower()
     if scope not in ("new", "account", "agent"):
         raise ServiceError(400, "invalid_field", "scope must be new, account or agent", param="scope")
@@ -426,7 +430,7 @@ async def issue_key(request: web.Request) -> web.StreamResponse:
 @html_errors
 async def revoke_key(request: web.Request) -> web.StreamResponse:
     viewer, form = await posted(request)
-    access.require_admin(request.app[READ_DB], viewer.caller)
+    access.require_operator(request.app[READ_DB], viewer.caller)
     ref, now = form.get("key", ""), request.app[CLOCK]()
     await request.app[WRITER].run(lambda conn: operator.revoke_key(conn, ref, now, viewer.caller))
     clear_auth_caches()  # committed: no cached lookup may still admit the key

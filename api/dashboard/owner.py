@@ -1,7 +1,7 @@
 """The owner's pages: /dashboard (agents and balances, earnings charts, the ledger with filters and
 CSV export, on-chain standing, orders, decision-log entries) and /dashboard/agents/{wallet} (one
-agent's balances, memory and brain). Each panel is a function of an OwnerView (core.dashboard.owner
-does the reading); the live endpoint re-renders the same panels.
+agent's balances, its listing in the drop with offers, memory and brain). Each panel is a function
+of an OwnerView (core.dashboard.owner does the reading); the live endpoint re-renders the same panels.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class LedgerQuery(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
     agent: Annotated[str | None, Blank, Field(pattern=WALLET_PATTERN)] = None
-    kind: Annotated[Literal["earn", "spend", "compound", "referral"] | None, Blank] = None
+    kind: Annotated[Literal["earn", "spend", "compound", "referral", "transfer"] | None, Blank] = None
     source: Annotated[str | None, Blank, Field(max_length=200)] = None
     from_: Annotated[date | None, Blank, Field(alias="from")] = None
     to: Annotated[date | None, Blank] = None
@@ -183,7 +183,7 @@ def earnings_panel(v: OwnerView) -> str:
     )
 
 
-KINDS = ("earn", "spend", "compound", "referral")
+KINDS = ("earn", "spend", "compound", "referral", "transfer")
 
 
 def ledger_form(v: OwnerView) -> str:
@@ -384,8 +384,47 @@ def brain_panel(v: OwnerView) -> str:
     )
 
 
+def listing_panel(v: OwnerView) -> str:
+    """The agent's latest listing in the drop and its offers (core.dashboard.owner.listing)."""
+    assert v.agent is not None
+    found = owner.listing(v.conn, v.agent)
+    if found is None:
+        return '<p class="muted">Not listed in the drop.</p>'
+    row = found.listing
+    figures = stats(
+        [
+            ("State", badge(row.state)),
+            ("Agent", "paused for the sale (earns; no spend, no hire)" if found.paused else "not paused"),
+            ("Asking (USDC)", money(row.asking_price)),
+            ("Floor (USDC)", money(row.floor_price)),
+            ("Offers", "accepted below the asking price" if row.accept_offers else "not taken"),
+            ("Expires", esc(when(float(row.expires_at)))),
+        ]
+    )
+    offers = [
+        [
+            f"<code>{esc(short(o.buyer_address))}</code>",
+            money(o.price),
+            badge(o.state),
+            esc(when(float(o.deadline))),
+            esc(when(o.created_at)),
+        ]
+        for o in found.offers
+    ]
+    out = figures + table("Offers", ["Buyer", "Price (USDC)", "State", "Deadline", "Made"], offers, numeric=(1,))
+    if found.sale is not None:
+        sale = found.sale
+        out += (
+            f"<p>Sale {badge(sale.state)} to <code>{esc(short(sale.buyer_address))}</code> for "
+            f"{money(sale.price)} USDC (proceeds {money(sale.seller_proceeds)}); due-diligence bundle "
+            f'<a href="/verify/{int(sale.bundle_audit_id)}">audit #{int(sale.bundle_audit_id)}</a>.</p>'
+        )
+    return out
+
+
 AGENT_PANELS: list[Panel] = [
     Panel("agent", "Balances", agent_summary_panel, wide=True),
+    Panel("listing", "Listing in the drop", listing_panel, wide=True),
     Panel("memory", "Memory", memory_panel, fixed=memory_form, wide=True),
     Panel("brain", "Brain", brain_panel, wide=True),
 ]
@@ -434,7 +473,7 @@ async def overview(request: web.Request) -> web.StreamResponse:
         request,
         title,
         render(OVERVIEW_PANELS, v),
-        nav=Nav(viewer.csrf, viewer.admin, "overview"),
+        nav=Nav(viewer.csrf, viewer.operator, "overview"),
         live=_live_url("overview", dict(request.query)),
         charts=True,
     )
@@ -450,7 +489,7 @@ async def agent_page(request: web.Request) -> web.StreamResponse:
     v = agent_view(request, viewer, wallet)
     assert v.agent is not None
     live = _live_url("agent", {"wallet": wallet, **dict(request.query)})
-    page = layout(request, v.agent.name, render(AGENT_PANELS, v), nav=Nav(viewer.csrf, viewer.admin), live=live)
+    page = layout(request, v.agent.name, render(AGENT_PANELS, v), nav=Nav(viewer.csrf, viewer.operator), live=live)
     return html_response(page)
 
 

@@ -163,7 +163,7 @@ class Nav:
     """What the header shows: the signed-in viewer's links and the sign-out form."""
 
     csrf: str | None  # None: not signed in
-    admin: bool = False
+    operator: bool = False
     current: str = ""
 
 
@@ -200,7 +200,7 @@ def layout(
     links = []
     if nav.csrf is not None:
         items = [("overview", "/dashboard", "Overview")]
-        if nav.admin:
+        if nav.operator:
             items.append(("operator", "/dashboard/operator", "Operator"))
         for key, href, label in items:
             current = ' aria-current="page"' if key == nav.current else ""

@@ -2,7 +2,7 @@
 the browser sessions that sign an owner or an operator in.
 
 - access: sign-in sessions (the cookie's hash, the key it signed in with, its CSRF token), and the
-  one admin check (require_admin) that key scopes will replace;
+  one operator check (require_operator; the operator flag of a key, not its scope "admin");
 - owner: an account's agents, balances, earnings over time and by source, the ledger (filters, CSV),
   memory and brain, orders with their history and audit chain, decision-log entries;
 - operator: network totals, the indexer's progress, the outbox, anchors, contracts and what they owe,

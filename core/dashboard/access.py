@@ -1,4 +1,4 @@
-"""Who is looking: dashboard sessions, CSRF tokens and the admin check.
+"""Who is looking: dashboard sessions, CSRF tokens and the operator check.
 
 A browser signs in with an API key once; the service answers a session cookie (`agls_` + 43
 url-safe characters, 256 random bits) and stores only its SHA-256, bound to the key's hash, a
@@ -6,9 +6,11 @@ CSRF token and an expiry (SESSION_TTL). Every later request presents the cookie;
 never travels again and never appears in a URL. The session follows its key: a revoked key ends
 every session it opened (the key row is read on each request, uncached). Sign-out deletes the row.
 
-The operator's view needs an admin key. Until key scopes land (issue 15), admin means a key the
-operator issued with `python -m scripts.issue_key --admin` (api_keys.admin); `require_admin` is
-the one place that decides, so scopes replace it there.
+Signing in needs the key's 'read' scope (the pages show what the API's reads show). The operator's
+view needs an operator key: one the operator issued with `python -m scripts.issue_key --operator`
+(api_keys.operator). That is a power apart from the key scope 'admin' (core.keys), which manages the
+key's own account: every key issued before scopes existed has every scope, 'admin' included, and
+must not open the service-wide view. `require_operator` is the one place that decides.
 """
 
 from __future__ import annotations
@@ -34,11 +36,11 @@ TOKEN_RE = re.compile(r"agls_[A-Za-z0-9_-]{43}")
 
 @dataclass(frozen=True)
 class Viewer:
-    """A signed-in browser: the caller its key stands for, whether that key is an admin's, the
+    """A signed-in browser: the caller its key stands for, whether that key is an operator key, the
     session's CSRF token and when the session ends."""
 
     caller: Caller
-    admin: bool
+    operator: bool
     csrf: str
     expires_at: float
 
@@ -55,7 +57,8 @@ def _caller(conn: apsw.Connection, key_hash: str) -> Caller | None:
     row = wallet_store.get_api_key(conn, key_hash)  # revoked keys are not found
     if row is None or not hmac.compare_digest(row.key_hash, key_hash):
         return None
-    return Caller(row.key_hash, row.account_id, row.agent_id)
+    scopes = None if row.scopes is None else frozenset(row.scopes.split())
+    return Caller(row.key_hash, row.account_id, row.agent_id, scopes, row.daily_cap)
 
 
 def sign_in(conn: apsw.Connection, key: str, now: float) -> tuple[str, Viewer]:
@@ -65,11 +68,13 @@ def sign_in(conn: apsw.Connection, key: str, now: float) -> tuple[str, Viewer]:
     caller = _caller(conn, hash_api_key(key)) if KEY_RE.fullmatch(key) else None
     if caller is None:
         raise ServiceError(401, "invalid_api_key", "that API key is not valid", param="key")
+    if not caller.has_scope("read"):
+        raise ServiceError(403, "insufficient_scope", "the dashboard needs a key with the 'read' scope", param="key")
     store.prune_sessions(conn, now)
     token, csrf = new_token(), secrets.token_urlsafe(32)
     expires = now + SESSION_TTL
     store.insert_session(conn, token_hash(token), caller.key_hash, csrf, now, expires)
-    return token, Viewer(caller, is_admin(conn, caller), csrf, expires)
+    return token, Viewer(caller, is_operator(conn, caller), csrf, expires)
 
 
 def viewer(conn: apsw.Connection, token: str | None, now: float) -> Viewer | None:
@@ -83,7 +88,7 @@ def viewer(conn: apsw.Connection, token: str | None, now: float) -> Viewer | Non
     caller = _caller(conn, row.key_hash)
     if caller is None:
         return None
-    return Viewer(caller, is_admin(conn, caller), row.csrf, row.expires_at)
+    return Viewer(caller, is_operator(conn, caller), row.csrf, row.expires_at)
 
 
 def sign_out(conn: apsw.Connection, token: str) -> None:
@@ -96,14 +101,19 @@ def csrf_ok(expected: str, given: str | None) -> bool:
     return given is not None and hmac.compare_digest(expected.encode(), given.encode("utf-8", "replace"))
 
 
-def is_admin(conn: apsw.Connection, caller: Caller) -> bool:
-    """Whether `caller` may open the operator's view: today a key issued with `issue_key --admin`."""
-    return store.key_is_admin(conn, caller.key_hash)
+def is_operator(conn: apsw.Connection, caller: Caller) -> bool:
+    """Whether `caller` may open the operator's view: a key issued with `issue_key --operator`
+    (api_keys.operator), whatever its scopes."""
+    return store.key_is_operator(conn, caller.key_hash)
 
 
-def require_admin(conn: apsw.Connection, caller: Caller) -> None:
-    """The one admin check (key scopes will replace its body): 403 `admin_scope_required` otherwise."""
-    if not is_admin(conn, caller):
+def require_operator(conn: apsw.Connection, caller: Caller) -> None:
+    """The one operator check: 403 `operator_key_required` otherwise (a key with every scope, 'admin'
+    included, but no operator flag is refused)."""
+    if not is_operator(conn, caller):
         raise ServiceError(
-            403, "admin_scope_required", "the operator's view needs an admin key (issue_key --admin)", param="key"
+            403,
+            "operator_key_required",
+            "the operator's view needs an operator key (issue_key --operator)",
+            param="key",
         )

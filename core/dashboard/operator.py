@@ -48,7 +48,7 @@ class Network:
     agents: int
     accounts: int
     active_keys: int
-    admin_keys: int
+    operator_keys: int
     revoked_keys: int
     earned: int
     tolls: int
@@ -57,9 +57,9 @@ class Network:
 
 def network(conn: apsw.Connection) -> Network:
     agents, earned, tolls = wallet_store.network_totals(conn)
-    active, admin, revoked = store.key_counts(conn)
+    active, operators, revoked = store.key_counts(conn)
     return Network(
-        agents, store.count_accounts(conn), active, admin, revoked, earned, tolls, store.orders_by_status(conn)
+        agents, store.count_accounts(conn), active, operators, revoked, earned, tolls, store.orders_by_status(conn)
     )
 
 
@@ -207,8 +207,8 @@ def issue_key(
     conn: apsw.Connection, now: float, *, account_id: str | None = None, agent_uuid: str | None = None
 ) -> tuple[str, str, str | None]:
     """Issue a key (in the caller's write transaction) scoped to an existing account, one agent, or
-    (neither given) a new account: (the key, shown once; account id; agent uuid). Never an admin
-    key: those are issued on the operator's machine (`python -m scripts.issue_key --admin`).
+    (neither given) a new account: (the key, shown once; account id; agent uuid). Never an operator
+    key: those are issued on the operator's machine (`python -m scripts.issue_key --operator`).
     404 for an unknown account or agent."""
     if account_id is not None and agent_uuid is not None:
         raise ServiceError(400, "invalid_field", "give an account or an agent, not both", param="account_id")
@@ -231,21 +231,22 @@ def issue_key(
     return key, account, agent
 
 
-def revoke_key(conn: apsw.Connection, key_ref: str, now: float, by: Caller) -> store.KeyRow:
+def revoke_key(conn: apsw.Connection, key_ref: str, now: float, by: Caller | None) -> store.KeyRow:
     """Revoke the key named by `key_ref` (a unique prefix of its hash, at least KEY_ID_HEX digits) and
     end its dashboard sessions, in the caller's write transaction. Refused: the key the operator is
     signed in with (403 `cannot_revoke_own_key`: that would lock the operator out mid-action), an
-    ambiguous or unknown reference (404), a key already revoked (409). The caller clears the API's
-    key caches after the commit."""
+    ambiguous or unknown reference (404), a key already revoked (409). `by` None: the operator's own
+    machine (`scripts.issue_key --revoke`). The caller clears the API's key caches after the commit
+    (a running service's caches let a revoked key pass for at most api.auth's KEY_CACHE_TTL)."""
     if not _KEY_ID_RE.fullmatch(key_ref):
         raise ServiceError(400, "invalid_field", "key must be 12 to 64 lowercase hex digits of its hash", param="key")
     found = store.keys_by_prefix(conn, key_ref)
     if len(found) != 1:
         raise ServiceError(404, "key_not_found", f"no single key {key_ref}", param="key")
     row = found[0]
-    if row.key_hash == by.key_hash:
+    if by is not None and row.key_hash == by.key_hash:
         raise ServiceError(
-            403, "cannot_revoke_own_key", "sign in with another admin key to revoke this one", param="key"
+            403, "cannot_revoke_own_key", "sign in with another operator key to revoke this one", param="key"
         )
     if not wallet_store.revoke_api_key(conn, row.key_hash, now):
         raise ServiceError(409, "key_revoked", f"key {key_id(row.key_hash)} is already revoked", param="key")

@@ -1,7 +1,8 @@
 """What an owner sees: the agents a key may act for, their balances, earnings over time and by source,
-the ledger (filtered, exported), memory and brain, checkout orders with their history and audit
-chain, and decision-log entries. Each view composes the features' own views and store reads
-(core.wallets, core.checkout.views, core.store.*); nothing here writes.
+the ledger (filtered, exported), memory and brain, an agent's listing in the drop with its offers,
+checkout orders with their history and audit chain, and decision-log entries. Each view composes
+the features' own views and store reads (core.wallets, core.checkout.views, core.store.*); nothing
+here writes.
 
 Amounts are integers of micro-USDC; the adapter formats them. An account-scoped key sees every
 agent of its account; an agent-scoped key sees its one agent.
@@ -22,8 +23,10 @@ from core import wallets
 from core.checkout import views as checkout_views
 from core.errors import ServiceError
 from core.keys import Caller
+from core.marketplace import rules as market_rules
 from core.money import usdc_text
 from core.store import dashboard as store
+from core.store import marketplace as market_store
 from core.store import wallets as wallet_store
 from core.store.wallets import AgentRow, BalanceRow
 
@@ -31,7 +34,7 @@ from core.store.wallets import AgentRow, BalanceRow
 MAX_AGENTS = 200
 #: Days of the earnings-over-time chart.
 CHART_DAYS = 30
-LEDGER_KINDS = ("earn", "spend", "compound", "referral")
+LEDGER_KINDS = ("earn", "spend", "compound", "referral", "transfer")
 
 
 @dataclass(frozen=True)
@@ -362,6 +365,37 @@ def standing(conn: apsw.Connection, agents_: list[AgentRow]) -> list[Standing]:
             )
         )
     return out
+
+
+# ---- the drop: an agent's listing with its offers --------------------------------------------------
+
+
+#: At most this many offers of a listing are shown (the oldest first, as the offer book keeps them).
+MAX_OFFERS = 50
+
+
+@dataclass(frozen=True)
+class ListingView:
+    """The agent's latest listing in the drop (core.marketplace): its terms and state, whether it
+    pauses the agent (no spend, no hire while active or settling), its offers (never their
+    signatures: the API hands those to the seller only) and the sale it led to, if any."""
+
+    listing: market_store.ListingRow
+    paused: bool
+    offers: list[market_store.OfferRow]
+    sale: market_store.SaleRow | None
+
+
+def listing(conn: apsw.Connection, agent_: AgentRow) -> ListingView | None:
+    row = market_store.latest_listing(conn, agent_.uuid)
+    if row is None:
+        return None
+    return ListingView(
+        row,
+        row.state in (market_rules.ACTIVE, market_rules.SETTLING),
+        market_store.offers_of(conn, row.id)[:MAX_OFFERS],
+        market_store.live_sale(conn, row.id),
+    )
 
 
 # ---- memory and brain ------------------------------------------------------------------------------

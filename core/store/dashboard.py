@@ -75,20 +75,32 @@ class KeyRow:
     account_id: str
     agent_id: str | None
     email: str | None
-    admin: bool
+    operator: bool
     created_at: float
     revoked_at: float | None
+    scopes: str | None = None  # space-separated; None: every scope
+    daily_cap: int | None = None  # micro-USDC a UTC day; None: no cap
 
 
-_KEY_COLS = "key_hash, account_id, agent_id, email, admin, created_at, revoked_at"
+_KEY_COLS = "key_hash, account_id, agent_id, email, operator, created_at, revoked_at, scopes, daily_cap"
 
 
 def _key(row: Any) -> KeyRow:
-    return KeyRow(row[0], row[1], row[2], row[3], bool(row[4]), float(row[5]), row[6])
+    return KeyRow(
+        row[0],
+        row[1],
+        row[2],
+        row[3],
+        bool(row[4]),
+        float(row[5]),
+        row[6],
+        row[7],
+        None if row[8] is None else int(row[8]),
+    )
 
 
-def key_is_admin(conn: apsw.Connection, key_hash: str) -> bool:
-    rows = _rows(conn, "SELECT admin FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL", (key_hash,))
+def key_is_operator(conn: apsw.Connection, key_hash: str) -> bool:
+    rows = _rows(conn, "SELECT operator FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL", (key_hash,))
     return bool(rows and rows[0][0])
 
 
@@ -120,10 +132,10 @@ def keys_by_prefix(conn: apsw.Connection, prefix: str) -> list[KeyRow]:
 
 
 def key_counts(conn: apsw.Connection) -> tuple[int, int, int]:
-    """(active keys, active admin keys, revoked keys)."""
+    """(active keys, active operator keys, revoked keys)."""
     row = _rows(
         conn,
-        "SELECT COALESCE(SUM(revoked_at IS NULL), 0), COALESCE(SUM(revoked_at IS NULL AND admin = 1), 0),"
+        "SELECT COALESCE(SUM(revoked_at IS NULL), 0), COALESCE(SUM(revoked_at IS NULL AND operator = 1), 0),"
         " COALESCE(SUM(revoked_at IS NOT NULL), 0) FROM api_keys",
     )[0]
     return int(row[0]), int(row[1]), int(row[2])

@@ -23,6 +23,8 @@ class ApiKeyRow:
     key_hash: str
     account_id: str
     agent_id: str | None
+    scopes: str | None = None  # space-separated; None: every scope
+    daily_cap: int | None = None  # micro-USDC per UTC day; None: no cap
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,8 @@ def insert_account(conn: apsw.Connection, account_id: str, now: float) -> None:
 
 
 #: Counts this process's writes that can change who may act for what: api_keys rows (insert now)
-#: and, should they ever be updated or deleted (nothing does today), wallet_agents rows. Such a
+#: and, should they ever be updated or deleted, wallet_agents rows (a marketplace handover moves an
+#: agent to another account: it also advances auth_epoch, which every process's cache checks). Such a
 #: write calls _auth_rows_changed(); caches of those rows (api.auth) drop everything when it moves.
 _auth_generation = 0
 
@@ -101,6 +104,13 @@ def _auth_rows_changed() -> None:
     _auth_generation += 1
 
 
+def auth_epoch(conn: apsw.Connection) -> int:
+    """The count of changes of who controls an agent, in any process (a marketplace handover or claim
+    moves an agent to another account): caches of agents are good only at the epoch they were read at."""
+    rows = conn.execute("SELECT n FROM auth_epoch WHERE id = 1").fetchall()
+    return int(rows[0][0]) if rows else 0  # type: ignore[arg-type]
+
+
 def insert_api_key(
     conn: apsw.Connection,
     key_hash: str,
@@ -109,13 +119,17 @@ def insert_api_key(
     email: str | None,
     now: float,
     *,
-    admin: bool = False,
+    scopes: str | None = None,
+    daily_cap: int | None = None,
+    operator: bool = False,
 ) -> None:
-    """`admin`: a key the operator issued for the operator's view (core.dashboard.access)."""
+    """`operator`: a key the operator issued for the service-wide operator's view
+    (core.dashboard.access; not the key scope 'admin')."""
     _auth_rows_changed()
     conn.execute(
-        "INSERT INTO api_keys (key_hash, account_id, agent_id, email, created_at, admin) VALUES (?, ?, ?, ?, ?, ?)",
-        (key_hash, account_id, agent_id, email, now, int(admin)),
+        "INSERT INTO api_keys (key_hash, account_id, agent_id, email, created_at, scopes, daily_cap, operator)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (key_hash, account_id, agent_id, email, now, scopes, daily_cap, int(operator)),
     )
 
 
@@ -138,13 +152,17 @@ def email_has_key(conn: apsw.Connection, email: str) -> bool:
 def get_api_key(conn: apsw.Connection, key_hash: str) -> ApiKeyRow | None:
     rows = _rows(
         conn,
-        "SELECT key_hash, account_id, agent_id FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL",
+        "SELECT key_hash, account_id, agent_id, scopes, daily_cap FROM api_keys"
+        " WHERE key_hash = ? AND revoked_at IS NULL",
         (key_hash,),
     )
     if not rows:
         return None
-    h, account, agent = rows[0]
-    return ApiKeyRow(str(h), str(account), None if agent is None else str(agent))
+    h, account, agent, scopes, cap = rows[0]
+    return ApiKeyRow(
+        str(h), str(account), None if agent is None else str(agent), None if scopes is None else str(scopes),
+        None if cap is None else int(cap),
+    )
 
 
 # ---- agents --------------------------------------------------------------------------------

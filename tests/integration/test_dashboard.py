@@ -1,5 +1,5 @@
 """The dashboard over real HTTP (the real create_app, a real SQLite file, loopback): the session
-cookie's flags, the key never in a URL, CSRF and Origin checks on every form, sign-out, the admin
+cookie's flags, the key never in a URL, CSRF and Origin checks on every form, sign-out, the operator
 check, key issue and revoke, dead-letter reset, the CSV export, the live endpoint, security headers
 and HTML error pages. (The browser tests, test_dashboard_browser.py, drive the same pages in Chromium.)"""
 
@@ -26,7 +26,10 @@ from core.config import Settings
 from core.deployments import Deployment
 from core.keys import hash_api_key, new_api_key
 from core.store import connect, transaction
+from core.store import marketplace as market_store
 from core.store import outbox as outbox_store
+from core.store import wallets as wallet_store
+from scripts import issue_key
 
 DEPLOYMENT = Deployment(
     chain_id=31337, network="anvil", deploy_block=0, deployer="0x" + "0" * 40, usdc="0x" + "1" * 40,
@@ -55,11 +58,11 @@ class Site:
         assert status == 201
         return body["api_key"], body["agent"]["wallet"]
 
-    def admin_key(self) -> str:
+    def operator_key(self) -> str:
         key = new_api_key()
         conn = connect(self.db_path)
         with transaction(conn):
-            wallets.issue_key(conn, hash_api_key(key), time.time(), admin=True, new_account=True)
+            wallets.issue_key(conn, hash_api_key(key), time.time(), operator=True, new_account=True)
         conn.close()
         return key
 
@@ -281,9 +284,9 @@ def test_live_answers_the_panels_with_an_etag_and_401_json_once_signed_out(tmp_p
             async with s.get("/dashboard/live", params={"view": "overview"}, headers={"If-None-Match": etag}) as r:
                 assert r.status == 200 and "tips" in (await r.json())["panels"]["ledger"]
             async with s.get("/dashboard/live", params={"view": "agent", "wallet": wallet}) as r:
-                assert set((await r.json())["panels"]) == {"agent", "memory", "brain"}
+                assert set((await r.json())["panels"]) == {"agent", "listing", "memory", "brain"}
             async with s.get("/dashboard/live", params={"view": "operator"}) as r:
-                assert r.status == 403 and (await r.json())["code"] == "admin_scope_required"
+                assert r.status == 403 and (await r.json())["code"] == "operator_key_required"
 
     run(main())
 
@@ -291,21 +294,160 @@ def test_live_answers_the_panels_with_an_etag_and_401_json_once_signed_out(tmp_p
 # ---- the operator's view ------------------------------------------------------------------------------
 
 
-def test_the_operator_view_needs_an_admin_key(tmp_path: Path) -> None:
+def test_the_operator_view_needs_an_operator_key(tmp_path: Path) -> None:
     async def main() -> None:
         async with site(tmp_path) as w, w.browser() as s, w.browser() as ops:
             key, _ = await w.account()
             await sign_in(s, key)
             async with s.get("/dashboard/operator") as r:
-                assert r.status == 403 and "admin key" in await r.text()
+                assert r.status == 403 and "operator key" in await r.text()
             async with s.get("/dashboard") as r:
                 assert "/dashboard/operator" not in await r.text()  # no link for an owner
-            await sign_in(ops, w.admin_key())
+            await sign_in(ops, w.operator_key())
             async with ops.get("/dashboard/operator") as r:
                 html = await r.text()
             assert r.status == 200 and "balances unavailable" in html  # nothing answers at DEAD_RPC
             for panel in ("network", "indexer", "jobs", "outbox", "anchors", "contracts", "keys"):
                 assert f'data-panel="{panel}"' in html
+
+    run(main())
+
+
+def test_a_key_with_every_scope_but_no_operator_flag_is_refused_the_operator_view(tmp_path: Path) -> None:
+    """The key scope 'admin' (its own account) is not the operator flag (the whole service): a key with
+    all four scopes named, and one with NULL scopes (all, as every key issued before scopes), are refused
+    the operator's pages and forms; an operator key with the 'read' scope alone opens them."""
+
+    async def main() -> None:
+        async with site(tmp_path) as w:
+            owner_key, wallet = await w.account()
+            conn = connect(w.db_path)
+            account = conn.execute("SELECT account_id FROM wallet_agents WHERE wallet = ?", (wallet,)).fetchall()[0][0]
+            named, narrow_operator = new_api_key(), new_api_key()
+            with transaction(conn):
+                wallets.issue_key(
+                    conn, hash_api_key(named), time.time(), account_id=account, scopes="read log spend admin"
+                )
+                wallets.issue_key(
+                    conn, hash_api_key(narrow_operator), time.time(), scopes="read", operator=True, new_account=True
+                )
+            row = wallet_store.get_api_key(conn, hash_api_key(owner_key))
+            assert row is not None and row.scopes is None  # every scope, 'admin' included
+            conn.close()
+            event_id = _dead_letter(w.db_path, "https://hooks.example.com/x")
+            for key in (owner_key, named):
+                async with w.browser() as s:
+                    await sign_in(s, key)
+                    async with s.get("/dashboard") as r:
+                        token = form_token(await r.text())
+                    async with s.get("/dashboard/operator") as r:
+                        assert r.status == 403 and "operator key" in await r.text()
+                    data = {"event_id": event_id, "csrf": token}
+                    async with s.post("/dashboard/operator/dead-letters/reset", data=data) as r:
+                        assert r.status == 403
+                    async with s.post("/dashboard/operator/keys", data={"scope": "new", "id": "", "csrf": token}) as r:
+                        assert r.status == 403 and "aglk_" not in await r.text()
+            async with w.browser() as ops:
+                await sign_in(ops, narrow_operator)
+                async with ops.get("/dashboard/operator") as r:
+                    assert r.status == 200
+            conn = connect(w.db_path)
+            assert outbox_store.get_status(conn, event_id).status == "dead_letter"  # type: ignore[union-attr]
+            conn.close()
+
+    run(main())
+
+
+def test_a_log_only_key_cannot_sign_in(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with site(tmp_path) as w, w.browser() as s:
+            _, wallet = await w.account()
+            conn = connect(w.db_path)
+            account = conn.execute("SELECT account_id FROM wallet_agents WHERE wallet = ?", (wallet,)).fetchall()[0][0]
+            log_only = new_api_key()
+            with transaction(conn):
+                wallets.issue_key(conn, hash_api_key(log_only), time.time(), account_id=account, scopes="log")
+            conn.close()
+            r = await sign_in(s, log_only)
+            assert r.status == 403 and not r.headers.getall("Set-Cookie", [])
+            async with s.get("/dashboard", allow_redirects=False) as r:
+                assert r.status == 303
+
+    run(main())
+
+
+def test_issue_key_script_operator_scopes_cap_and_revoke(tmp_path: Path, capsys: Any) -> None:
+    """scripts.issue_key combines --scopes and --daily-cap (main) with --operator and --revoke."""
+    db_path = tmp_path / "keys.db"
+    connect(db_path).close()
+    assert issue_key.main(["--operator", "--scopes", "read", "--daily-cap", "5", "--db", str(db_path)]) == 0
+    out = capsys.readouterr()
+    key = out.out.strip()
+    assert re.fullmatch(r"aglk_[0-9a-f]{32}", key) and "an operator key" in out.err and "scopes read" in out.err
+    conn = connect(db_path)
+    row = conn.execute(
+        "SELECT operator, scopes, daily_cap, revoked_at FROM api_keys WHERE key_hash = ?", (hash_api_key(key),)
+    ).fetchall()[0]
+    assert row == (1, "read", 5_000_000, None)
+    account = conn.execute("SELECT account_id FROM api_keys WHERE key_hash = ?", (hash_api_key(key),)).fetchall()[0][0]
+    # a plain key for that account: every scope, no operator flag
+    assert issue_key.main(["--account", account, "--db", str(db_path)]) == 0
+    plain = capsys.readouterr().out.strip()
+    assert conn.execute("SELECT operator, scopes FROM api_keys WHERE key_hash = ?", (hash_api_key(plain),)).fetchall()[
+        0
+    ] == (0, None)
+    # revoke by the hash prefix the operator view lists; twice: refused, exit 2
+    assert issue_key.main(["--revoke", hash_api_key(plain)[:12], "--db", str(db_path)]) == 0
+    assert "revoked key" in capsys.readouterr().err
+    assert wallet_store.get_api_key(conn, hash_api_key(plain)) is None
+    assert issue_key.main(["--revoke", hash_api_key(plain)[:12], "--db", str(db_path)]) == 2
+    assert "already revoked" in capsys.readouterr().err
+    assert issue_key.main(["--revoke", "0" * 12, "--db", str(db_path)]) == 2
+    conn.close()
+    for bad in (["--db", str(db_path)], ["--revoke", "ab" * 6, "--operator", "--db", str(db_path)]):
+        try:
+            issue_key.main(bad)
+        except SystemExit as exc:
+            assert exc.code == 2
+        else:
+            raise AssertionError(bad)
+
+
+def test_the_agent_page_shows_its_listing_with_offers(tmp_path: Path) -> None:
+    """The drop (core/marketplace): the agent's latest listing, whether it pauses the agent, its offers
+    (no signature), and the same panel in the live update."""
+
+    async def main() -> None:
+        async with site(tmp_path) as w, w.browser() as s:
+            key, wallet = await w.account()
+            await sign_in(s, key)
+            async with s.get(f"/dashboard/agents/{wallet}") as r:
+                assert "Not listed in the drop" in await r.text()
+            conn = connect(w.db_path)
+            agent = wallet_store.agent_by_wallet(conn, wallet)
+            assert agent is not None
+            now = time.time()
+            listing = market_store.ListingRow(
+                "11111111-1111-4111-8111-111111111111", 7, agent.uuid, 3, agent.account_id, "0x" + "a" * 40,
+                25_000_000, 20_000_000, 0, True, None, "active", int(now) + 86400, "0x" + "1" * 64, 10, True, None,
+                now, now,
+            )  # fmt: skip
+            offer = market_store.OfferRow(
+                "22222222-2222-4222-8222-222222222222", listing.id, "0x" + "b" * 40, 21_500_000, 1,
+                int(now) + 3600, "0x" + "5" * 130, None, "buyer-account", "open", now, now,
+            )  # fmt: skip
+            with transaction(conn):
+                market_store.insert_listing(conn, listing)
+                market_store.insert_offer(conn, offer)
+            conn.close()
+            async with s.get(f"/dashboard/agents/{wallet}") as r:
+                html = await r.text()
+            assert 'data-panel="listing"' in html and "paused for the sale" in html
+            assert "25" in html and "21.5" in html and "0xbbbbbbbb" in html and "5" * 130 not in html
+            async with s.get("/dashboard/live", params={"view": "agent", "wallet": wallet}) as r:
+                panels = await r.json()
+            listing_html = panels["panels"]["listing"]
+            assert "21.5" in listing_html and 'data-status="open"' in listing_html
 
     run(main())
 
@@ -325,7 +467,7 @@ def test_a_dead_letter_is_reset_only_with_the_sessions_token(tmp_path: Path) -> 
     async def main() -> None:
         async with site(tmp_path) as w, w.browser() as ops:
             event_id = _dead_letter(w.db_path, "https://hooks.example.com/T0/SECRET")
-            await sign_in(ops, w.admin_key())
+            await sign_in(ops, w.operator_key())
             async with ops.get("/dashboard/operator") as r:
                 html = await r.text()
             assert event_id in html and "hooks.example.com:443" in html and "SECRET" not in html
@@ -351,7 +493,7 @@ def test_keys_are_issued_once_and_a_revoked_key_stops_working_at_once(tmp_path: 
         async with site(tmp_path) as w, w.browser() as ops, w.browser() as owner:
             key, wallet = await w.account()
             await sign_in(owner, key)
-            await sign_in(ops, w.admin_key())
+            await sign_in(ops, w.operator_key())
             async with ops.get("/dashboard/operator") as r:
                 token = form_token(await r.text())
             async with ops.post("/dashboard/operator/keys", data={"scope": "new", "id": "", "csrf": token}) as r:

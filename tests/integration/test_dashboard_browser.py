@@ -105,11 +105,11 @@ async def shot(page: Page, artifacts: Path, name: str) -> None:
     await page.screenshot(path=str(artifacts / f"{name}.png"), full_page=True)
 
 
-def admin_key(db_path: Path) -> str:
+def operator_key(db_path: Path) -> str:
     key = new_api_key()
     conn = connect(db_path)
     with transaction(conn):
-        wallets.issue_key(conn, hash_api_key(key), time.time(), admin=True, new_account=True)
+        wallets.issue_key(conn, hash_api_key(key), time.time(), operator=True, new_account=True)
     conn.close()
     return key
 
@@ -218,7 +218,7 @@ def test_an_earn_and_a_released_order_appear_live_and_the_operator_resets_a_dead
             w.hooks.secrets["revived"] = "revived-secret"
             event_id = dead_letter(tmp_path / "ledger.db", f"{w.hooks.url}/revived", "revived-secret")
             ops = await (await new_context(browser, viewport={"width": 1280, "height": 900})).new_page()
-            await sign_in_by_keyboard(ops, base, admin_key(tmp_path / "ledger.db"))
+            await sign_in_by_keyboard(ops, base, operator_key(tmp_path / "ledger.db"))
             await ops.get_by_role("link", name="Operator").click()
             await ops.wait_for_url(base + "/dashboard/operator")
             dead_row = ops.locator('[data-panel="outbox"] tr', has_text=event_id)
@@ -269,7 +269,7 @@ def test_a_wrong_key_is_refused_and_an_owner_cannot_open_the_operators_view(tmp_
             assert await page.evaluate("document.cookie") == ""  # no script can read it
             resp = await page.goto(w.base + "/dashboard/operator")
             assert resp is not None and resp.status == 403
-            await expect(page.get_by_role("alert")).to_contain_text("admin key")
+            await expect(page.get_by_role("alert")).to_contain_text("operator key")
             await page.goto(w.base + "/dashboard")
             await page.get_by_role("button", name="Sign out").click()
             await page.wait_for_url(w.base + "/dashboard/sign-in")
@@ -333,12 +333,12 @@ def test_on_a_phone_the_pages_fit_and_every_control_is_labelled(tmp_path: Path, 
             key, wallet = await w.account()
             for amount, source in ((250, "gumroad"), (40, "stripe")):
                 await w.api("POST", "/api/agents/earn", {"agentId": wallet, "amount": amount, "source": source}, key)
-            admin = admin_key(w.db_path)
+            ops_key = operator_key(w.db_path)
             phone = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
             for name, signed_with, path in (
                 ("phone-dashboard", key, "/dashboard"),
                 ("phone-agent", key, f"/dashboard/agents/{wallet}"),
-                ("phone-operator", admin, "/dashboard/operator"),
+                ("phone-operator", ops_key, "/dashboard/operator"),
             ):
                 page = await (await new_context(browser, **phone)).new_page()
                 await sign_in_by_keyboard(page, w.base, signed_with)

@@ -297,3 +297,72 @@ def test_json_logs_have_one_access_line_per_request_and_never_a_secret(tmp_path:
         ("/api/keys", 201),
     ]
     assert ("/dashboard/agents/{wallet}", 200) in [(ln["route"], ln["status"]) for ln in access]
+
+
+def test_the_policy_middleware_and_mcp_calls_are_counted_once(tmp_path: Path) -> None:
+    """The observer (outermost) counts each HTTP request once, whatever main's policy middleware does
+    inside it: a scope refusal (403 before the handler), a capped key's spend (a cap hold around the
+    handler), a spend past the cap. An MCP tool call is one request to /api/mcp; the tool runs the
+    operation in-process, so the REST route it mirrors is not counted again."""
+    from prometheus_client.parser import text_string_to_metric_families as families
+
+    from tests.integration.mcp_kit import mcp, service
+
+    def samples(text: str) -> Samples:
+        out: Samples = {}
+        for family in families(text):
+            for s in family.samples:
+                out[(s.name, tuple(sorted(s.labels.items())))] = s.value
+        return out
+
+    async def main() -> None:
+        async with service(tmp_path) as svc:
+            key, wallet, account = await svc.account()
+            await svc.fund(key, wallet, 100)
+            log_only = svc.issue_key(account, scopes="log")
+            capped = svc.issue_key(account, daily_cap=10_000_000)
+
+            async def scrape() -> Samples:
+                async with svc.session.get(svc.base + "/metrics") as r:
+                    return samples(await r.text())
+
+            before = await scrape()
+            r = await svc.call("GET", f"/api/agents/balance?agentId={wallet}", key=log_only)
+            assert (r.status, r.body["code"]) == (403, "insufficient_scope")
+            spend = {"agentId": wallet, "amount": 4, "destination": "shop"}
+            r = await svc.call("POST", "/api/agents/spend", spend, key=capped, headers={"Idempotency-Key": "k1"})
+            assert r.status == 200, r.body
+            r = await svc.call(
+                "POST", "/api/agents/spend", {**spend, "amount": 20}, key=capped, headers={"Idempotency-Key": "k2"}
+            )
+            assert (r.status, r.body["code"]) == (403, "daily_cap_exceeded")
+            middle = await scrape()
+            async with mcp(svc.url, key, "2026-07-28") as client:
+                for _ in range(3):
+                    result = await client.call_tool("get_balance", {"agentId": wallet})
+                    assert not result.is_error
+            after = await scrape()
+
+        def grew(a: Samples, b: Samples, **labels: str) -> float:
+            return value(b, "agentledger_http_requests_total", **labels) - value(
+                a, "agentledger_http_requests_total", **labels
+            )
+
+        balance, spend_route = "/api/agents/balance", "/api/agents/spend"
+        assert grew(before, middle, method="GET", route=balance, status="403") == 1
+        assert grew(before, middle, method="POST", route=spend_route, status="200") == 1
+        assert grew(before, middle, method="POST", route=spend_route, status="403") == 1
+        total = lambda s: sum(v for (n, _), v in s.items() if n == "agentledger_http_requests_total")  # noqa: E731
+        assert total(middle) - total(before) == 3 + 1  # the three calls and the scrape between
+        # MCP: requests to /api/mcp only (the handshake-free revision: one POST per call, plus the
+        # client's own requests), never to the REST route the tool mirrors
+        mcp_requests = sum(
+            v - before.get((n, labels), 0.0)
+            for (n, labels), v in after.items()
+            if n == "agentledger_http_requests_total" and ("route", "/api/mcp") in labels
+        )
+        assert mcp_requests >= 3
+        assert grew(middle, after, method="GET", route=balance, status="200") == 0
+        assert total(after) - total(middle) == mcp_requests + 1  # and the scrape between
+
+    asyncio.run(main())

@@ -1,4 +1,4 @@
-"""core.dashboard over a real SQLite file: sessions and the admin check (access), what an owner sees
+"""core.dashboard over a real SQLite file: sessions and the operator check (access), what an owner sees
 (owner) and what the operator sees and does (operator). Rows are written by the features' own code
 (core.wallets, core.checkout.orders, core.audit, core.outbox) wherever it exists."""
 
@@ -72,14 +72,14 @@ def _caller(conn: apsw.Connection, key: str) -> Caller:
     return Caller(row.key_hash, row.account_id, row.agent_id)
 
 
-# ---- access: sessions, CSRF, the admin check ----------------------------------------------------------
+# ---- access: sessions, CSRF, the operator check ----------------------------------------------------------
 
 
 def test_a_session_is_stored_by_hash_follows_its_key_and_ends(conn: apsw.Connection) -> None:
     key, account, _ = _account(conn, "a")
     with transaction(conn):
         token, viewer = access.sign_in(conn, key, NOW)
-    assert access.TOKEN_RE.fullmatch(token) and viewer.caller.account_id == account and not viewer.admin
+    assert access.TOKEN_RE.fullmatch(token) and viewer.caller.account_id == account and not viewer.operator
     # only the token's hash is stored, never the token or the key
     dump = "\n".join(str(r) for r in conn.execute("SELECT * FROM dashboard_sessions").fetchall())
     assert token not in dump and key not in dump and access.token_hash(token) in dump
@@ -121,24 +121,62 @@ def test_csrf_tokens_compare_exactly() -> None:
     assert not access.csrf_ok("abc", "abd") and not access.csrf_ok("abc", None) and not access.csrf_ok("abc", "")
 
 
-def test_admin_is_a_key_issued_with_admin_and_require_admin_is_the_one_check(conn: apsw.Connection) -> None:
+def test_an_operator_key_is_one_issued_with_operator_and_require_operator_is_the_one_check(
+    conn: apsw.Connection,
+) -> None:
     key, account, _ = _account(conn, "a")
-    admin_key = new_api_key()
+    operator_key = new_api_key()
     with transaction(conn):
-        admin_account, agent = wallets.issue_key(conn, hash_api_key(admin_key), NOW, admin=True, new_account=True)
-    assert agent is None and admin_account != account
-    owner_caller, admin_caller = _caller(conn, key), _caller(conn, admin_key)
-    assert access.is_admin(conn, admin_caller) and not access.is_admin(conn, owner_caller)
-    access.require_admin(conn, admin_caller)
+        operator_account, agent = wallets.issue_key(
+            conn, hash_api_key(operator_key), NOW, operator=True, new_account=True
+        )
+    assert agent is None and operator_account != account
+    owner_caller, operator_caller = _caller(conn, key), _caller(conn, operator_key)
+    assert access.is_operator(conn, operator_caller) and not access.is_operator(conn, owner_caller)
+    access.require_operator(conn, operator_caller)
     with pytest.raises(ServiceError) as info:
-        access.require_admin(conn, owner_caller)
-    assert (info.value.status, info.value.code) == (403, "admin_scope_required")
+        access.require_operator(conn, owner_caller)
+    assert (info.value.status, info.value.code) == (403, "operator_key_required")
     with transaction(conn):
-        _, viewer = access.sign_in(conn, admin_key, NOW)
-    assert viewer.admin
+        _, viewer = access.sign_in(conn, operator_key, NOW)
+    assert viewer.operator
     with transaction(conn):
-        wallet_store.revoke_api_key(conn, hash_api_key(admin_key), NOW)
-    assert not access.is_admin(conn, admin_caller)  # a revoked admin key is no admin
+        wallet_store.revoke_api_key(conn, hash_api_key(operator_key), NOW)
+    assert not access.is_operator(conn, operator_caller)  # a revoked operator key opens nothing
+
+
+def test_the_scope_admin_is_not_the_operator_flag(conn: apsw.Connection) -> None:
+    """A key with every scope ('admin' included: NULL scopes, as every key issued before scopes, or all
+    four named) is no operator key; an operator key stays one whatever its scopes."""
+    key, account, _ = _account(conn, "a")  # scopes NULL: every scope
+    named = new_api_key()
+    narrow_operator = new_api_key()
+    with transaction(conn):
+        wallets.issue_key(conn, hash_api_key(named), NOW, account_id=account, scopes="read log spend admin")
+        wallets.issue_key(conn, hash_api_key(narrow_operator), NOW, scopes="read", operator=True, new_account=True)
+    for k in (key, named):
+        with transaction(conn):
+            _, viewer = access.sign_in(conn, k, NOW)
+        assert viewer.caller.has_scope("admin") and not viewer.operator
+        with pytest.raises(ServiceError) as info:
+            access.require_operator(conn, viewer.caller)
+        assert (info.value.status, info.value.code) == (403, "operator_key_required")
+    with transaction(conn):
+        _, viewer = access.sign_in(conn, narrow_operator, NOW)
+    assert viewer.operator and not viewer.caller.has_scope("admin")
+    access.require_operator(conn, viewer.caller)
+
+
+def test_signing_in_needs_the_read_scope(conn: apsw.Connection) -> None:
+    _, account, _ = _account(conn, "a")
+    log_only = new_api_key()
+    with transaction(conn):
+        wallets.issue_key(conn, hash_api_key(log_only), NOW, account_id=account, scopes="log")
+    sessions = conn.execute("SELECT count(*) FROM dashboard_sessions").fetchall()[0][0]
+    with pytest.raises(ServiceError) as info, transaction(conn):
+        access.sign_in(conn, log_only, NOW)
+    assert (info.value.status, info.value.code) == (403, "insufficient_scope")
+    assert conn.execute("SELECT count(*) FROM dashboard_sessions").fetchall()[0][0] == sessions
 
 
 # ---- owner views ---------------------------------------------------------------------------------------
@@ -388,10 +426,10 @@ def test_network_counts_keys_accounts_and_orders(conn: apsw.Connection) -> None:
     _account(conn, "b")
     _earn(conn, a, 100 * USDC, "s", NOW)
     with transaction(conn):
-        wallets.issue_key(conn, "ad" * 32, NOW, admin=True, new_account=True)
+        wallets.issue_key(conn, "ad" * 32, NOW, operator=True, new_account=True)
         wallet_store.revoke_api_key(conn, hash_api_key(key), NOW)
     n = operator.network(conn)
-    assert (n.agents, n.accounts, n.active_keys, n.admin_keys, n.revoked_keys) == (2, 3, 2, 1, 1)
+    assert (n.agents, n.accounts, n.active_keys, n.operator_keys, n.revoked_keys) == (2, 3, 2, 1, 1)
     assert (n.earned, n.tolls) == (100 * USDC, 2 * USDC)
 
 
@@ -503,12 +541,12 @@ def test_contracts_owe_what_the_index_says(conn: apsw.Connection) -> None:
 
 def test_keys_are_issued_once_and_revoked_by_their_hash_prefix_never_the_operators_own(conn: apsw.Connection) -> None:
     _, account, (a,) = _account(conn, "a")
-    admin = Caller("ad" * 32, "ops", None)
+    ops = Caller("ad" * 32, "ops", None)
     with transaction(conn):
         key, acc, agent = operator.issue_key(conn, NOW, agent_uuid=a.uuid)
         fresh, new_acc, _ = operator.issue_key(conn, NOW)
     assert (acc, agent) == (account, a.uuid) and new_acc != account
-    assert not store.key_is_admin(conn, hash_api_key(key))  # the view never issues admin keys
+    assert not store.key_is_operator(conn, hash_api_key(key))  # the view never issues operator keys
     for kwargs, code in (
         ({"account_id": "not-a-uuid"}, "invalid_field"),
         ({"account_id": "00000000-0000-0000-0000-000000000000"}, "not_found"),
@@ -522,17 +560,17 @@ def test_keys_are_issued_once_and_revoked_by_their_hash_prefix_never_the_operato
         access.sign_in(conn, key, NOW)
     for ref, code in (("zz", "invalid_field"), ("0" * 12, "key_not_found")):
         with pytest.raises(ServiceError) as info, transaction(conn):
-            operator.revoke_key(conn, ref, NOW, admin)
+            operator.revoke_key(conn, ref, NOW, ops)
         assert info.value.code == code
     with pytest.raises(ServiceError) as info, transaction(conn):
         operator.revoke_key(conn, h[:12], NOW, Caller(h, account, None))
     assert info.value.code == "cannot_revoke_own_key"
     with transaction(conn):
-        row = operator.revoke_key(conn, operator.key_id(h), NOW, admin)
+        row = operator.revoke_key(conn, operator.key_id(h), NOW, ops)
     assert row.key_hash == h and wallet_store.get_api_key(conn, h) is None
     assert conn.execute("SELECT COUNT(*) FROM dashboard_sessions WHERE key_hash = ?", (h,)).fetchall()[0][0] == 0
     with pytest.raises(ServiceError) as info, transaction(conn):
-        operator.revoke_key(conn, h, NOW, admin)
+        operator.revoke_key(conn, h, NOW, ops)
     assert info.value.code == "key_revoked"
     listed = {k.key_hash: k for k in operator.keys(conn)}
     assert listed[h].revoked_at == NOW and listed[hash_api_key(fresh)].revoked_at is None
