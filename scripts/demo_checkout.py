@@ -173,10 +173,16 @@ def main(argv: list[str] | None = None) -> int:
         _say("5", f"provider {action}: order {moved['status']}")
     content = {"title": "Market report", "findings": ["demand is up", "prices are flat"]}
     sha = hashlib.sha256(canonical(content)).hexdigest()
+    upload = _signed(self_wallet, lambda t: deliverable_message(oid, sha, t))  # in headers: checked before the body
     up = _check(
         api.post(
             f"/api/acp/orders/{oid}/deliverables",
-            json={"content": content, **_signed(self_wallet, lambda t: deliverable_message(oid, sha, t))},
+            json={"content": content},
+            headers={
+                "X-Provider-Timestamp": str(upload["timestamp"]),
+                "X-Provider-Signature": upload["signature"],
+                "X-Content-SHA256": sha,
+            },
         ),
         201,
     )

@@ -4,7 +4,8 @@ States and who may move an order between them. No endpoint writes a status: each
 action, the action is checked against this table, and the move is recorded (history, audit chain,
 webhook) in one transaction.
 
-    created      -> acknowledged (provider), failed (provider, operator, chain), disputed (chain)
+    created      -> acknowledged (provider), in_progress (provider: acknowledge is optional),
+                    failed (provider, operator, chain), disputed (chain)
     acknowledged -> in_progress (provider), failed (provider, operator, chain), disputed (chain)
     in_progress  -> completed (provider; chain after a crash), failed (provider, operator, chain), disputed (chain)
     completed    -> released (chain), failed (operator, chain), disputed (chain)
@@ -25,6 +26,7 @@ the session gave a webhook_url, one `job.state_changed` webhook in the outbox.
 from __future__ import annotations
 
 import secrets
+import unicodedata
 from typing import Any
 
 import apsw
@@ -43,6 +45,8 @@ _ANY_FAIL = {"provider", "operator", "chain"}
 
 TRANSITIONS: dict[tuple[str, str], frozenset[str]] = {
     ("created", "acknowledged"): frozenset({"provider"}),
+    # the spec makes acknowledge optional: a provider may start straight away
+    ("created", "in_progress"): frozenset({"provider"}),
     ("created", "failed"): frozenset(_ANY_FAIL),
     ("created", "disputed"): frozenset({"chain"}),
     # chain: the gateway releases on the provider's attestation whoever submits it, so a release
@@ -71,6 +75,9 @@ TRANSITIONS: dict[tuple[str, str], frozenset[str]] = {
 PROVIDER_ACTIONS = {"acknowledge": "acknowledged", "start": "in_progress", "fail": "failed", "recover": "in_progress"}
 #: Signed timestamps older or newer than this many seconds are refused.
 SIGNATURE_WINDOW_SECONDS = 300
+#: A provider's failure reason is public (order history, audit log, webhooks): at most this many
+#: characters, no control, format, private-use or unassigned characters (nothing that hides text).
+MAX_REASON_CHARS = 280
 
 
 class InvalidTransition(ValueError):
@@ -87,8 +94,21 @@ def check_transition(from_state: str, to_state: str, actor: str) -> None:
         raise InvalidTransition(from_state, to_state, actor)
 
 
-def provider_message(action: str, order_id: str, timestamp: int) -> str:
-    """What a provider signs (EIP-191 personal_sign) for acknowledge, start, fail and recover."""
+def reason_problem(reason: str) -> str | None:
+    """Why `reason` cannot be a failure reason (None: it can)."""
+    if not 1 <= len(reason) <= MAX_REASON_CHARS:
+        return f"reason must be 1-{MAX_REASON_CHARS} characters"
+    if any(unicodedata.category(ch).startswith("C") for ch in reason):
+        return "reason must be printable text (no control, format, private-use or unassigned characters)"
+    return None
+
+
+def provider_message(action: str, order_id: str, timestamp: int, reason: str | None = None) -> str:
+    """What a provider signs (EIP-191 personal_sign) for acknowledge, start, fail and recover. A
+    fail's reason (public: it lands in the history and the audit log) is signed too, as the last
+    field, so nobody can put words in the provider's mouth: `fail:{order_id}:{timestamp}:{reason}`."""
+    if reason is not None:
+        return f"{action}:{order_id}:{timestamp}:{reason}"
     return f"{action}:{order_id}:{timestamp}"
 
 

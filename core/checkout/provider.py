@@ -76,6 +76,33 @@ def check_signature(
     return hashlib.sha256(message.encode()).hexdigest()
 
 
+def check_reason(reason: str) -> str:
+    """A provider's failure reason, bounded (400 invalid_reason otherwise): it is published."""
+    problem = orders.reason_problem(reason)
+    if problem is not None:
+        raise ServiceError(400, "invalid_reason", problem, param="reason")
+    return reason
+
+
+def check_upload(
+    conn: apsw.Connection, order_id: str, sha256_hex: str, timestamp: int, signature: str, now: float
+) -> tuple[OrderRow, str]:
+    """Before a deliverable's body is read (it may be 32 MiB, sent slowly): the order is in_progress
+    and (timestamp, signature) is its provider's fresh, unused signature of the upload message over
+    the DECLARED SHA-256 of the bytes. Returns the order and the replay guard's digest; the bytes
+    are checked against the declared hash once read."""
+    order = order_or_404(conn, order_id)
+    if order.status != "in_progress":
+        raise ServiceError(
+            409, "invalid_transition", f"deliverables are uploaded while in_progress, not {order.status}"
+        )
+    message = orders.deliverable_message(order.id, sha256_hex, timestamp)
+    digest = check_signature(conn, order, message, timestamp, signature, now)
+    if store.signature_used(conn, digest, now):
+        raise ServiceError(409, "signature_replayed", "this signed message was already used", param="signature")
+    return order, digest
+
+
 def use_signature(conn: apsw.Connection, digest: str, now: float) -> None:
     """Record a signed message's one use (409 signature_replayed on a second)."""
     if not store.use_signature(conn, digest, now + 2 * SIGNATURE_WINDOW_SECONDS, now):

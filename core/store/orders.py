@@ -155,6 +155,11 @@ def use_signature(conn: apsw.Connection, digest: str, expires_at: float, now: fl
     return True
 
 
+def signature_used(conn: apsw.Connection, digest: str, now: float) -> bool:
+    """Whether a provider signature's digest is recorded and not yet expired (a read, no write)."""
+    return bool(_rows(conn, "SELECT 1 FROM used_signatures WHERE digest = ? AND expires_at >= ?", (digest, now)))
+
+
 def forget_signature(conn: apsw.Connection, digest: str) -> None:
     """Give a signature back: what it asked for did not happen (nothing was sent), so it may be retried."""
     conn.execute("DELETE FROM used_signatures WHERE digest = ?", (digest,))
