@@ -108,12 +108,27 @@ class SessionResponse(BaseModel):
     messages: list[dict[str, Any]]
 
 
+class AuditChainEntry(BaseModel):
+    audit_id: int
+    seq: int
+    prev_hash: str
+    chain_hash: str
+    payload: dict[str, Any]
+
+
+class AuditChain(BaseModel):
+    """The order's audit trail in the spec's shape: {entries: [...]}, oldest first."""
+
+    entries: list[AuditChainEntry]
+
+
 class OrderResponse(BaseModel):
     model_config = ConfigDict(extra="allow")
     id: str
     status: str
     service_job_id: str
     settlement_tx_hash: str
+    audit_chain: AuditChain
 
 
 # ---- handlers -----------------------------------------------------------------------------------

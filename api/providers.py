@@ -24,6 +24,10 @@ recorded. A link retried after a crash in between finds the token by the registr
 tokenOfWalletId(walletId) instead of minting again (the registry refuses a second mint of one
 wallet id anyway).
 
+The provider's news: POST /api/acp/providers/{agent_id}/webhook {url} (the agent's or its account's
+key; SSRF rules; the secret shown once) sends it `order.created` for each new order, then
+`job.state_changed`; DELETE stops them; GET /api/acp/providers/{agent_id}/orders lists its orders.
+
 Catalogue: POST /api/acp/items (a linked provider's key) {item_id?, title, tier, price?, agent_id?}
 and the public GET /api/acp/items, GET /api/acp/items/{item_id}. Prices are decimal USDC in and
 out (`price`), with `unit_amount` in micro-USDC as checkout sessions use.
@@ -48,7 +52,7 @@ from api.errors import ApiError
 from api.http import CHECKOUT, CLOCK, READ_DB, WRITER, chain_unavailable, iso, json_response, ok, usdc
 from api.models import Amount, Wallet
 from api.operation import Operation
-from core.checkout import providers, rules
+from core.checkout import providers, rules, views
 from core.checkout.context import Checkout
 from core.operator import ChainUnavailable
 from core.store import checkout as store
@@ -85,6 +89,46 @@ class ItemsQuery(_Strict):
     provider: Wallet | None = None
     after: Annotated[str, Field(max_length=64)] | None = None
     limit: Annotated[str, Field(pattern=r"^[0-9]{1,3}$")] | None = None
+
+
+class ProviderWebhookRequest(_Strict):
+    url: Annotated[str, Field(min_length=1, max_length=2048, description="http(s) URL; private targets refused")]
+
+
+class ProviderOrdersQuery(_Strict):
+    status: (
+        Annotated[str, Field(pattern=r"^(created|acknowledged|in_progress|completed|released|failed|disputed)$")]
+        | None
+    ) = None
+    limit: Annotated[str, Field(pattern=r"^[0-9]{1,3}$", description="1-100, default 50")] | None = None
+    cursor: Annotated[str, Field(pattern=r"^[0-9]{1,19}$", description="next_cursor of the previous page")] | None = (
+        None
+    )
+
+
+class ProviderWebhookResponse(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    agent_id: str
+    webhook_url: str | None
+    webhook_secret: Annotated[
+        str | None, Field(description="HMAC key of the webhooks; shown once, in the answer that set it")
+    ] = None
+
+
+class ProviderOrder(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    id: str
+    status: str
+    service_job_id: str
+    amount: int
+    deadline: int
+
+
+class ProviderOrderList(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    data: list[ProviderOrder]
+    has_more: bool
+    next_cursor: str | None
 
 
 class ProviderResponse(BaseModel):
@@ -205,6 +249,51 @@ async def get_provider(request: web.Request) -> web.Response:
     return json_response(provider_json(p))
 
 
+# ---- the provider's webhook and its orders ---------------------------------------------------------
+
+
+def _own_provider(db: apsw.Connection, caller: Caller, agent_id: str) -> ProviderRow:
+    """The linked provider `agent_id` (an agl_ wallet) if the caller's key covers it."""
+    agent = agent_for(db, caller, agent_id, param="agent_id")
+    return providers.linked_provider(db, agent.uuid)
+
+
+async def set_provider_webhook(request: web.Request) -> web.Response:
+    """POST /api/acp/providers/{agent_id}/webhook {url}: where the provider hears of its orders
+    (`order.created` with what to work on, then `job.state_changed`), signed like every webhook
+    with the secret this answer shows once (each call rotates it)."""
+    app = request.app
+    db = app[READ_DB]
+    caller = authenticate(db, request)
+    agent_id = request.match_info["agent_id"]
+    p = _own_provider(db, caller, agent_id)
+    req = acp_body(ProviderWebhookRequest, await request.read())
+    await providers.check_webhook_url(req.url, app[CHECKOUT].allow_private_webhooks)  # DNS: outside the writer
+    secret = await app[WRITER].run(lambda conn: providers.set_webhook(conn, p.agent_uuid, req.url))
+    return json_response({"agent_id": agent_id, "webhook_url": req.url, "webhook_secret": secret})
+
+
+async def delete_provider_webhook(request: web.Request) -> web.Response:
+    app = request.app
+    db = app[READ_DB]
+    caller = authenticate(db, request)
+    agent_id = request.match_info["agent_id"]
+    p = _own_provider(db, caller, agent_id)
+    await app[WRITER].run(lambda conn: providers.clear_webhook(conn, p.agent_uuid))
+    return json_response({"agent_id": agent_id, "webhook_url": None})
+
+
+async def list_provider_orders(request: web.Request) -> web.Response:
+    """GET /api/acp/providers/{agent_id}/orders?status=&limit=&cursor=: the provider's orders, newest first."""
+    db = request.app[READ_DB]
+    caller = authenticate(db, request)
+    p = _own_provider(db, caller, request.match_info["agent_id"])
+    q = acp_body(ProviderOrdersQuery, None, query=dict(request.query))
+    limit = max(1, min(int(q.limit), 100)) if q.limit else 50
+    cursor = int(q.cursor) if q.cursor else None
+    return json_response(views.provider_orders_page(db, p.agent_uuid, status=q.status, cursor=cursor, limit=limit))
+
+
 # ---- catalogue ----------------------------------------------------------------------------------
 
 
@@ -310,6 +399,50 @@ OPERATIONS: list[Operation] = [
     ),
     Operation(
         "POST",
+        "/api/acp/providers/{agent_id}/webhook",
+        "setProviderWebhook",
+        "Register the provider's webhook (news of its orders)",
+        ProviderWebhookResponse,
+        request=ProviderWebhookRequest,
+        errors={
+            400: ("invalid_webhook_url",),
+            403: ("provider_not_linked",),
+            404: ("agent_not_found",),
+        },
+        tags=("checkout",),
+        description="Key of the agent or its account. The provider is sent `order.created` (the order id, "
+        "service_job_id, amount in micro-USDC, deadline, buyer_address, line_items) when an order of its is "
+        "created, then `job.state_changed` on each move, signed as every webhook (X-Service-Signature and the "
+        "Standard Webhooks headers) with `webhook_secret`, shown once in this answer; each call rotates it. "
+        "http(s) only; private, loopback and link-local targets are refused (also after DNS resolution).",
+        path_params={"agent_id": "the provider agent's agl_ wallet id"},
+    ),
+    Operation(
+        "DELETE",
+        "/api/acp/providers/{agent_id}/webhook",
+        "deleteProviderWebhook",
+        "Stop the provider's order webhooks",
+        ProviderWebhookResponse,
+        errors={403: ("provider_not_linked",), 404: ("agent_not_found",)},
+        tags=("checkout",),
+        path_params={"agent_id": "the provider agent's agl_ wallet id"},
+    ),
+    Operation(
+        "GET",
+        "/api/acp/providers/{agent_id}/orders",
+        "listProviderOrders",
+        "The provider's orders, newest first",
+        ProviderOrderList,
+        query=ProviderOrdersQuery,
+        errors={403: ("provider_not_linked",), 404: ("agent_not_found",)},
+        tags=("checkout",),
+        description="Key of the agent or its account. Each order: id, status, service_job_id, settlement_tx_hash, "
+        "amount (micro-USDC), deadline, buyer_address, deliverable_cid, line_items. Paginated: pass next_cursor "
+        "as cursor while has_more.",
+        path_params={"agent_id": "the provider agent's agl_ wallet id"},
+    ),
+    Operation(
+        "POST",
         "/api/acp/items",
         "createItem",
         "Publish a catalogue item",
@@ -352,6 +485,9 @@ def add_provider_routes(app: web.Application, ctx: Checkout) -> None:
     add_acp_headers(app)
     app.router.add_post("/api/acp/providers", link_provider)
     app.router.add_get("/api/acp/providers/{agent_id}", get_provider)
+    app.router.add_post("/api/acp/providers/{agent_id}/webhook", set_provider_webhook)
+    app.router.add_delete("/api/acp/providers/{agent_id}/webhook", delete_provider_webhook)
+    app.router.add_get("/api/acp/providers/{agent_id}/orders", list_provider_orders)
     app.router.add_post("/api/acp/items", create_item)
     app.router.add_get("/api/acp/items", list_items)
     app.router.add_get("/api/acp/items/{item_id}", get_item)

@@ -19,8 +19,9 @@ PaymentGateway events: JobReleased and DisputeResolved -> released, DisputeOpene
 JobReclaimed -> failed.
 
 Every change of an order's status writes, in the caller's transaction: the order row, one
-order_history row, one audit entry on the order's stream (core.audit order chain rule) and, when
-the session gave a webhook_url, one `job.state_changed` webhook in the outbox.
+order_history row, one audit entry on the order's stream (core.audit order chain rule), one
+`job.state_changed` webhook in the outbox when the session gave a webhook_url, and one to the
+provider's registered webhook (`order.created` for a new order, with what it needs to start).
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ from core.store import orders as store
 from core.store.orders import HistoryRow, OrderRow
 
 WEBHOOK_EVENT = "job.state_changed"
+#: Sent to the provider's registered webhook when one of its orders is created (then WEBHOOK_EVENT).
+NEW_ORDER_EVENT = "order.created"
 
 STATES = ("created", "acknowledged", "in_progress", "completed", "released", "failed", "disputed")
 ACTORS = ("provider", "operator", "chain", "service")
@@ -167,24 +170,43 @@ def _record(
     )
     row = HistoryRow(seq, from_state, to_state, actor, reason, tx_hash, entry.id, now)
     store.insert_history(conn, order.id, row)
+    change = {
+        "event": WEBHOOK_EVENT,
+        "job_id": order.id,
+        "status": to_state,
+        "timestamp": iso_utc(now),
+        "metadata": {"from_state": from_state, "to_state": to_state},
+    }
     url, secret = store.session_webhook(conn, order.session_id)
     if url and secret:
         outbox.enqueue_webhook(
-            conn,
-            event=WEBHOOK_EVENT,
-            source=f"order:{order.id}",
-            url=url,
-            secret=secret,
-            payload={
-                "event": WEBHOOK_EVENT,
-                "job_id": order.id,
-                "status": to_state,
-                "timestamp": iso_utc(now),
-                "metadata": {"from_state": from_state, "to_state": to_state},
-            },
-            now=now,
+            conn, event=WEBHOOK_EVENT, source=f"order:{order.id}", url=url, secret=secret, payload=change, now=now
+        )
+    url, secret = store.provider_webhook(conn, order.provider_uuid)
+    if url and secret:
+        # The provider learns of a new order here (no longer out of band), then of each move of it.
+        event = NEW_ORDER_EVENT if from_state is None else WEBHOOK_EVENT
+        payload = {**change, "event": event, "order_id": order.id}
+        if from_state is None:
+            payload.update(new_order_details(conn, order))
+        outbox.enqueue_webhook(
+            conn, event=event, source=f"provider-order:{order.id}", url=url, secret=secret, payload=payload, now=now
         )
     return row
+
+
+def new_order_details(conn: apsw.Connection, order: OrderRow) -> dict[str, Any]:
+    """What a provider needs to start on a new order: the job, amount, deadline and line items."""
+    contents = store.session_contents(conn, order.session_id)
+    return {
+        "service_job_id": order.job_id,
+        "amount": order.amount,  # micro-USDC
+        "currency": "usdc",
+        "deadline": order.deadline,
+        "buyer_address": order.buyer_address,
+        "funding_tx": order.funding_tx,
+        "line_items": contents[0] if contents is not None else [],
+    }
 
 
 def create_order(

@@ -81,6 +81,39 @@ def session_webhook(conn: apsw.Connection, session_id: str) -> tuple[str | None,
     return (rows[0][0], rows[0][1]) if rows else (None, None)
 
 
+def provider_webhook(conn: apsw.Connection, provider_uuid: str) -> tuple[str | None, str | None]:
+    """(webhook_url, webhook_secret) the provider registered for news of its orders."""
+    rows = _rows(conn, "SELECT webhook_url, webhook_secret FROM providers WHERE agent_uuid = ?", (provider_uuid,))
+    return (rows[0][0], rows[0][1]) if rows else (None, None)
+
+
+def set_provider_webhook(conn: apsw.Connection, provider_uuid: str, url: str | None, secret: str | None) -> None:
+    conn.execute(
+        "UPDATE providers SET webhook_url = ?, webhook_secret = ? WHERE agent_uuid = ?", (url, secret, provider_uuid)
+    )
+
+
+def orders_of_provider(
+    conn: apsw.Connection, provider_uuid: str, *, status: str | None, before: int | None, limit: int
+) -> list[tuple[int, OrderRow]]:
+    """(position, order) of a provider's orders, newest first; `before` is the position of the last
+    order of the previous page (keyset pagination on the rowid)."""
+    where: list[str] = ["provider_uuid = ?"]
+    args: list[Any] = [provider_uuid]
+    if status is not None:
+        where.append("status = ?")
+        args.append(status)
+    if before is not None:
+        where.append("rowid < ?")
+        args.append(before)
+    rows = _rows(
+        conn,
+        f"SELECT rowid, {_ORDER_COLS} FROM orders WHERE {' AND '.join(where)} ORDER BY rowid DESC LIMIT ?",  # noqa: S608
+        (*args, limit),
+    )
+    return [(int(r[0]), OrderRow(*r[1:])) for r in rows]
+
+
 def insert_history(conn: apsw.Connection, order_id: str, h: HistoryRow) -> None:
     conn.execute(
         "INSERT INTO order_history (order_id, seq, from_state, to_state, actor, reason, tx_hash, audit_id, at)"

@@ -498,4 +498,11 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE agents ADD COLUMN hire_sla INTEGER NOT NULL DEFAULT 0;
     """,
+    # issue 12 item 18: a provider registers a webhook URL (its secret shown once) and is told of each new
+    # order and every later move of its orders; it lists its orders, newest first (rowid order, by provider).
+    """
+    ALTER TABLE providers ADD COLUMN webhook_url TEXT;
+    ALTER TABLE providers ADD COLUMN webhook_secret TEXT;
+    CREATE INDEX orders_provider ON orders (provider_uuid);
+    """,
 ]

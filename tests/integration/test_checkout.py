@@ -273,7 +273,7 @@ def test_buyer_flow_end_to_end(system: System, tmp_path: Path) -> None:
         assert public.body["service_job_id"] == order["service_job_id"]
         assert public.body["settlement_tx_hash"] == order["settlement_tx_hash"]
         assert "line_items" not in public.body and "buyer_details" not in public.body
-        assert len(public.body["history"]) == 1 and len(public.body["audit_chain"]) == 1
+        assert len(public.body["history"]) == 1 and len(public.body["audit_chain"]["entries"]) == 1
         other_key, _, _ = await h.register()
         authed = await h.call("GET", opath, key=other_key)
         assert authed.body["line_items"][0]["quantity"] == 2 and "buyer_details" not in authed.body

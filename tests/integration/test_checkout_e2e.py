@@ -460,16 +460,16 @@ async def verify(w: World, shop: Shop, name: str, done: Done) -> None:
 
     # the audit chain, recomputed: chain_hash = SHA-256(prev_hash || RFC 8785 canonical payload)
     prev = "genesis"
-    for seq, entry in enumerate(view["audit_chain"], start=1):
+    for seq, entry in enumerate(view["audit_chain"]["entries"], start=1):
         assert entry["seq"] == seq and entry["prev_hash"] == prev
         mine = hashlib.sha256(prev.encode("ascii") + rfc8785.dumps(entry["payload"])).hexdigest()
         assert mine == entry["chain_hash"], entry
         prev = mine
-    payloads = [e["payload"] for e in view["audit_chain"]]
+    payloads = [e["payload"] for e in view["audit_chain"]["entries"]]
     assert [(p["from_state"], p["to_state"]) for p in payloads] == EXPECTED_MOVES
     assert payloads[-1]["tx_hash"] == done.complete_tx and payloads[3]["cid"] == done.cid
     assert [(h["from_state"], h["to_state"]) for h in view["history"]] == EXPECTED_MOVES
-    assert [h["audit_id"] for h in view["history"]] == [e["audit_id"] for e in view["audit_chain"]]
+    assert [h["audit_id"] for h in view["history"]] == [e["audit_id"] for e in view["audit_chain"]["entries"]]
 
     # the webhooks: one per move, both signatures valid
     async def all_delivered() -> bool:
