@@ -374,7 +374,7 @@ OPERATIONS: list[Operation] = [
             ),
             422: ("insufficient_allowance", "insufficient_balance"),
             502: ("funding_failed",),
-            503: ("order_pending", "funding_unconfirmed", "chain_unavailable"),
+            503: ("order_pending", "funding_unconfirmed", "chain_unavailable", "indexer_halted"),
         },
         tags=("checkout",),
         description=f"payment_data.handler_id must be {rules.PAYMENT_HANDLER_ID}; "

@@ -402,7 +402,7 @@ OPERATIONS: list[Operation] = [
             400: ("invalid_cid",),
             409: (*_SIGNED_ERRORS[409], "deliverable_mismatch", "release_refused", "already_released"),
             422: ("release_refused",),
-            503: ("chain_unavailable", "internal_step_failed"),
+            503: ("chain_unavailable", "internal_step_failed", "indexer_halted"),
         },
         tags=("orders",),
         description="Signed over 'complete:{jobId}:{cid}:{timestamp}' (the gateway's attestationMessage); sends the "

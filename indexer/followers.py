@@ -47,6 +47,12 @@ class FinalEvents:
         if self._memory_from is None:
             self._memory_from = tip
 
+    def reset(self) -> None:
+        """Forget what is held in memory (an operator lifted a halt, perhaps dropping the index):
+        the next start() reads anything needed back from the store."""
+        self._held = []
+        self._memory_from = None
+
     def rollback(self, ancestor: int) -> None:
         """A reorg rolled back every block above `ancestor`: forget their events."""
         self._held = [e for e in self._held if e.block_number <= ancestor]

@@ -1,6 +1,7 @@
 """Completing a checkout session: the four-step funding saga.
 
-    0. the payer's consent: its EIP-712 signature of rules.checkout_typed_data (the gateway's
+    0. the indexer is not halted (core.indexing: 503 indexer_halted otherwise, nothing written);
+       the payer's consent: its EIP-712 signature of rules.checkout_typed_data (the gateway's
        Funding struct: job id, buyer, provider token, total in micro-USDC, work deadline; domain
        chain id + gateway), else 400 missing/invalid_payment_signature or 401
        payment_signature_mismatch, nothing written. The gateway checks the same signature on-chain,
@@ -36,7 +37,7 @@ from typing import Any
 import apsw
 from web3 import Web3
 
-from core import errors
+from core import errors, indexing
 from core.checkout import orders, rules, sessions
 from core.checkout.context import Checkout
 from core.errors import ServiceError
@@ -228,6 +229,7 @@ class Completion:
         """Steps 0-3. Raises ServiceError (the session back to incomplete when nothing was sent)."""
         ctx = self.ctx
         self.payment = parse_payment(decode_json(self.body))  # a 400 here is stored under the key
+        indexing.require_running(ctx.reader, ctx.chain_id)  # the order would follow a halted index: 503
         # Step 0, first pass: the signature check (a few ms of ECDSA recovery) runs here, outside the
         # writer's transaction; step 1 re-checks only if the total it finds differs.
         pre = store.get_session(ctx.reader, self.session_id)

@@ -22,7 +22,7 @@ import apsw
 from eth_account import Account
 from eth_account.messages import encode_defunct
 
-from core import errors
+from core import errors, indexing
 from core.checkout import orders
 from core.checkout.context import Checkout
 from core.checkout.orders import SIGNATURE_WINDOW_SECONDS, InvalidTransition
@@ -160,6 +160,12 @@ async def release(
     """Release the gateway job with the provider's attestation and record `completed`.
     `claimed`: the attestation's replay guard, given back when nothing was sent, so the same
     attestation can be retried."""
+    try:
+        indexing.require_running(ctx.reader, ctx.chain_id)  # `released` needs the indexer: 503 while halted
+    except ServiceError:
+        if claimed is not None:
+            await ctx.writer.run(lambda conn: store.forget_signature(conn, claimed))
+        raise
     try:
         receipt = await ctx.operator.transact(
             "PaymentGateway", "release", bytes.fromhex(order.job_id[2:]), cid, timestamp, bytes.fromhex(signature[2:])

@@ -505,4 +505,11 @@ MIGRATIONS: list[str] = [
     ALTER TABLE providers ADD COLUMN webhook_secret TEXT;
     CREATE INDEX orders_provider ON orders (provider_uuid);
     """,
+    # issue 12 item 2: a fork below finality halts the indexer until an operator acts; the halt (its reason
+    # and time) is kept with the checkpoint so that every process sharing the file (an API whose indexer
+    # runs apart) sees it, and a restarted indexer stays halted.
+    """
+    ALTER TABLE sync_state ADD COLUMN halted TEXT;
+    ALTER TABLE sync_state ADD COLUMN halted_at REAL;
+    """,
 ]

@@ -31,8 +31,9 @@ from core.checkout.provider import MAX_DELIVERABLE_UPLOADS
 from core.config import Settings
 from core.ipfs import cid_of
 from core.operator import Operator
-from core.store import connect
+from core.store import connect, transaction
 from core.store import orders as store
+from core.store.projections import clear_halt, set_halt
 from indexer.rpc import RetryPolicy, RpcClient
 from scripts.devchain import System, dev_account
 from tests.integration.indexer_kit import make_indexer
@@ -478,5 +479,31 @@ def test_an_order_can_be_started_without_acknowledge(system: System, tmp_path: P
             assert (status, body["status"], body["from_state"]) == (200, "in_progress", "created"), body
             status, body = await h.upload(order_id, provider, b"done")
             assert status == 201, body
+
+    asyncio.run(main())
+
+
+def test_order_complete_is_refused_while_the_indexer_is_halted(system: System, tmp_path: Path) -> None:
+    """Issue 12 item 2: the release would be followed by a halted index: 503 indexer_halted, nothing
+    sent, and the same attestation works once an operator has resumed the indexer."""
+
+    async def main() -> None:
+        async with harness(system, tmp_path) as h:
+            order_id, cid, provider, order = await _delivered(h, "agl_00000000e105", "cs_halt")
+            attestation = _attestation(order, cid, provider)
+            chain_id = system.deployment.chain_id
+            with transaction(h.db):  # as the indexer (another process) records it
+                set_halt(h.db, chain_id, "reorg deeper than the stored window", time.time())
+            sent = system.w3.eth.get_transaction_count(system.operator.address)
+            async with h.http.post(f"{h.base}/api/acp/orders/{order_id}/complete", json=attestation) as r:
+                body = await r.json()
+                assert (r.status, body["code"]) == (503, "indexer_halted"), body
+                assert set(body) == {"type", "code", "message", "param"} and r.headers["Retry-After"] == "60"
+            assert system.w3.eth.get_transaction_count(system.operator.address) == sent  # nothing sent
+            assert store.get_order(h.db, order_id).status == "in_progress"  # type: ignore[union-attr]
+            with transaction(h.db):
+                assert clear_halt(h.db, chain_id)
+            async with h.http.post(f"{h.base}/api/acp/orders/{order_id}/complete", json=attestation) as r:
+                assert r.status == 200, await r.text()  # the same attestation: it was given back
 
     asyncio.run(main())
