@@ -5,6 +5,10 @@ once it is final, in chain order, exactly once (a cursor per follower, advanced 
 transaction), each event in a savepoint of its own: an event the follower cannot apply (anyone can
 call the contracts with values of their choosing) is logged and skipped, never allowed to stop the
 indexer. Final blocks never change, so what a follower writes is never rolled back.
+
+A follower may also have `finalized(conn, chain_id, final)`: run in the same transaction once its
+events up to block `final` are applied, each time the final block advances (e.g. the order
+follower settles orders recorded from receipts of blocks now final whose events never came).
 """
 
 from __future__ import annotations

@@ -75,6 +75,7 @@ class FinalEvents:
                 done = upto
             self._apply(conn, chain_id, f, [e for e in held if done < e.block_number <= final])
             projections.set_event_cursor(conn, f.name, chain_id, final)
+            self._finalized(conn, chain_id, f, final)
 
     def committed(self, fresh: Sequence[Event], final: int) -> None:
         """The transaction of `deliver` committed: hold `fresh` until final, forget what is final."""
@@ -101,6 +102,20 @@ class FinalEvents:
             if event is not None:
                 out.append(event)
         return out
+
+    def _finalized(self, conn: apsw.Connection, chain_id: int, f: Follower, final: int) -> None:
+        """A follower with a `finalized(conn, chain_id, final)` step (core.followers) runs it once its
+        events up to `final` are applied, in a savepoint: a failure is logged, never stops the indexer."""
+        step = getattr(f, "finalized", None)
+        if step is None:
+            return
+        conn.execute("SAVEPOINT follower_final")
+        try:
+            step(conn, chain_id, final)
+        except Exception:
+            conn.execute("ROLLBACK TO follower_final")
+            log.exception("%s: its step at final block %d failed; it runs again at the next", f.name, final)
+        conn.execute("RELEASE follower_final")
 
     def _apply(self, conn: apsw.Connection, chain_id: int, f: Follower, events: Sequence[Event]) -> None:
         for event in events:

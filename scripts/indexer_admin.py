@@ -30,7 +30,7 @@ from typing import Any
 import apsw
 
 from core.isotime import iso_utc
-from core.store import projections, transaction
+from core.store import orders, projections, transaction
 from scripts.operator_db import open_database
 
 
@@ -90,7 +90,11 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         with transaction(conn):
             projections.reset_chain_data(conn)
-        print("re-indexing: the chain-derived data is dropped; the indexer rebuilds it from the deploy block")
+            rechecked = orders.unsettle_open_orders(conn)
+        print(
+            "re-indexing: the chain-derived data is dropped; the indexer rebuilds it from the deploy block"
+            f" ({rechecked} open orders are re-checked against the chain as it goes)"
+        )
         return 0
     finally:
         conn.close()

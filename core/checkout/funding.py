@@ -17,7 +17,9 @@
        session_changed); from step 1 until the send's outcome is known the job id is in
        Checkout.funding, which the stuck-session sweep skips;
     4. one writer transaction: core.checkout.orders.create_order (session completed, history,
-       audit, webhook). If it fails after step 3 succeeded the answer is 503 order_pending and the
+       audit, webhook), marked as funded by a receipt that is not final yet: should the funding
+       transaction not be in the chain once its block is final (a reorg), the order follower's
+       reconciliation rule fails the order. If it fails after step 3 succeeded the answer is 503 order_pending and the
        order follower creates the order from the final JobFunded event (exactly once: the job id
        is unique).
 
@@ -221,6 +223,7 @@ class Completion:
         self.provider: ProviderRow | None = None
         self.deadline = 0
         self.funding_tx: str | None = None
+        self.funding_block: int | None = None
         self._signed_total: int | None = None  # the total the signature was checked against, before step 1
 
     # ---- steps 0-3: the chain ---------------------------------------------------------------------
@@ -347,6 +350,7 @@ class Completion:
                 type_="service_error",
             ) from exc
         self.funding_tx = tx_hash_of(receipt)
+        self.funding_block = int(receipt["blockNumber"])  # not final yet: the order follower settles it
 
     # ---- step 4: the order ----------------------------------------------------------------------
 
@@ -369,6 +373,8 @@ class Completion:
                 deadline=self.deadline,
                 funding_tx=self.funding_tx,
                 now=self.now,
+                funding_block=self.funding_block,
+                funding_final=False,
             )
         except Exception as exc:
             log.exception("session %s: funded in %s but the order was not recorded", self.session_id, self.funding_tx)

@@ -12,6 +12,8 @@ webhook) in one transaction.
     failed       -> in_progress (provider, operator: recovery), failed -> disputed (chain)
     disputed     -> released (chain: resolved with a provider share), failed (chain: refunded in full)
     created, acknowledged, failed -> completed (chain: a release submitted by anyone, then released)
+    completed    -> in_progress (chain: our release transaction is gone from the chain after a reorg)
+    failed       -> created (chain: a funding found gone after a reorg is final on-chain after all)
     released     -> (final)
 
 "chain" moves are made only by the order follower (core.checkout.follower) from final
@@ -69,6 +71,11 @@ TRANSITIONS: dict[tuple[str, str], frozenset[str]] = {
     ("completed", "failed"): frozenset({"operator", "chain"}),
     ("completed", "disputed"): frozenset({"chain"}),
     ("failed", "in_progress"): frozenset({"provider", "operator"}),
+    # chain, the reconciliation rule (core.checkout.follower): a release whose transaction the chain
+    # dropped (a reorg) takes the order back to work; a funding found gone failed it, and one final
+    # after all (the transaction mined again) brings it back.
+    ("completed", "in_progress"): frozenset({"chain"}),
+    ("failed", "created"): frozenset({"chain"}),
     ("failed", "disputed"): frozenset({"chain"}),
     ("disputed", "released"): frozenset({"chain"}),
     ("disputed", "failed"): frozenset({"chain"}),
@@ -76,6 +83,11 @@ TRANSITIONS: dict[tuple[str, str], frozenset[str]] = {
 
 #: Provider actions (no Bearer key: an EIP-191 signature of the provider's self wallet) -> target state.
 PROVIDER_ACTIONS = {"acknowledge": "acknowledged", "start": "in_progress", "fail": "failed", "recover": "in_progress"}
+#: Reasons of the reconciliation rule's moves (core.checkout.follower), also what it recognises.
+FUNDING_GONE = "funding transaction no longer in the chain (reorganised away): nothing was paid"
+FUNDING_BACK = "funding transaction final on-chain after all"
+RELEASE_GONE = "release transaction no longer in the chain (reorganised away): attest again"
+
 #: Signed timestamps older or newer than this many seconds are refused.
 SIGNATURE_WINDOW_SECONDS = 300
 #: A provider's failure reason is public (order history, audit log, webhooks): at most this many
@@ -221,9 +233,13 @@ def create_order(
     deadline: int,
     funding_tx: str,
     now: float,
+    funding_block: int | None = None,
+    funding_final: bool = True,
 ) -> OrderRow:
     """The order of a funded session, created once: a second call (the API after a crash, the
-    follower from the chain event) returns the existing order. Completes the session."""
+    follower from the chain event) returns the existing order. Completes the session.
+    `funding_block`: where the funding was mined; `funding_final` False when it comes from a receipt
+    not final yet (the API's), which the order follower then settles (core.checkout.follower)."""
     existing_id = store.session_order_id(conn, session_id)
     if existing_id:
         existing = store.get_order(conn, existing_id)
@@ -249,6 +265,11 @@ def create_order(
         updated_at=now,
     )
     store.insert_order(conn, order)
+    if funding_block is not None:
+        if funding_final:
+            store.funding_settled(conn, order.id, funding_block)
+        else:
+            store.funding_unsettled(conn, order.id, funding_block)
     _record(
         conn,
         order,

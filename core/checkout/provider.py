@@ -194,6 +194,7 @@ async def release(
             type_="service_error",
         ) from exc
     tx = tx_hash_of(receipt)
+    block = int(receipt["blockNumber"])
     now = ctx.clock()
 
     def record(conn: apsw.Connection) -> str:
@@ -211,8 +212,13 @@ async def release(
                 extra={"cid": cid, "attested_at": timestamp},
                 updates={"attested_at": timestamp, "attestation": signature.lower(), "release_submitted_tx": tx},
             )
+            # recorded from a receipt not final yet: the order follower settles it (or takes the order
+            # back to in_progress should the release not be in the chain once its block is final)
+            store.release_unsettled(conn, order.id, block)
         else:  # a resend, or the follower got there first
             store.update_order(conn, order.id, now, release_submitted_tx=tx)
+            if current.status == "completed":
+                store.release_unsettled(conn, order.id, block)
         after = store.get_order(conn, order.id)
         assert after is not None
         return after.status

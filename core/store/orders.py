@@ -217,6 +217,76 @@ def escrow_status(conn: apsw.Connection, job_id: str) -> str | None:
     return str(rows[0][0]) if rows else None
 
 
+# ---- receipts not yet final (issue 12 item 3: the reconciliation rule is core.checkout.follower's) ------
+
+
+def funding_unsettled(conn: apsw.Connection, order_id: str, block: int) -> None:
+    """The order was recorded from a funding receipt of `block` that was not final yet."""
+    conn.execute("UPDATE orders SET funding_block = ?, funding_settled = 0 WHERE id = ?", (block, order_id))
+
+
+def funding_settled(conn: apsw.Connection, order_id: str, block: int | None = None) -> None:
+    """The funding is decided: seen final on-chain (in `block`), or found gone."""
+    conn.execute(
+        "UPDATE orders SET funding_settled = 1, funding_block = coalesce(?, funding_block) WHERE id = ?",
+        (block, order_id),
+    )
+
+
+def release_unsettled(conn: apsw.Connection, order_id: str, block: int) -> None:
+    """The order was moved by a release receipt of `block` that was not final yet."""
+    conn.execute("UPDATE orders SET release_block = ?, release_settled = 0 WHERE id = ?", (block, order_id))
+
+
+def release_settled(conn: apsw.Connection, order_id: str) -> None:
+    conn.execute("UPDATE orders SET release_settled = 1 WHERE id = ?", (order_id,))
+
+
+def unsettled_fundings(conn: apsw.Connection, final: int) -> list[tuple[str, str | None]]:
+    """(order id, the gateway job's indexed status or None) of the orders whose funding receipt's block
+    is final while its JobFunded has not been seen final."""
+    rows = _rows(
+        conn,
+        "SELECT o.id, (SELECT g.status FROM gateway_jobs g WHERE g.job_id = o.job_id) FROM orders o"
+        " WHERE o.funding_settled = 0 AND o.funding_block <= ?",
+        (final,),
+    )
+    return [(str(r[0]), None if r[1] is None else str(r[1])) for r in rows]
+
+
+def unsettled_releases(conn: apsw.Connection, final: int) -> list[tuple[str, str | None]]:
+    """(order id, the gateway job's indexed status or None) of the orders whose release receipt's block
+    is final while the JobReleased has not been seen final."""
+    rows = _rows(
+        conn,
+        "SELECT o.id, (SELECT g.status FROM gateway_jobs g WHERE g.job_id = o.job_id) FROM orders o"
+        " WHERE o.release_settled = 0 AND o.release_block <= ?",
+        (final,),
+    )
+    return [(str(r[0]), None if r[1] is None else str(r[1])) for r in rows]
+
+
+def unsettle_open_orders(conn: apsw.Connection) -> int:
+    """Re-check every open order against the chain (a re-index): their receipts' blocks are known."""
+    conn.execute(
+        "UPDATE orders SET funding_settled = 0 WHERE funding_block IS NOT NULL"
+        " AND status IN ('created', 'acknowledged', 'in_progress', 'completed', 'disputed')"
+    )
+    n = conn.changes()
+    conn.execute("UPDATE orders SET release_settled = 0 WHERE release_block IS NOT NULL AND status = 'completed'")
+    return int(n + conn.changes())
+
+
+def last_move(conn: apsw.Connection, order_id: str) -> HistoryRow | None:
+    rows = _rows(
+        conn,
+        "SELECT seq, from_state, to_state, actor, reason, tx_hash, audit_id, at FROM order_history"
+        " WHERE order_id = ? ORDER BY seq DESC LIMIT 1",
+        (order_id,),
+    )
+    return HistoryRow(*rows[0]) if rows else None
+
+
 def reset_chain_bound_orders(conn: apsw.Connection) -> None:
     """Forget providers, catalogue, sessions and orders (they name tokens and jobs of one chain):
     for `make run`, which starts a fresh local chain. The audit log is append-only and stays."""

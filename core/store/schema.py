@@ -512,4 +512,16 @@ MIGRATIONS: list[str] = [
     ALTER TABLE sync_state ADD COLUMN halted TEXT;
     ALTER TABLE sync_state ADD COLUMN halted_at REAL;
     """,
+    # issue 12 item 3: an order recorded from a receipt that was not final yet (the API's funding, the
+    # provider's release) remembers the receipt's block and stays "unsettled" until the order follower sees
+    # the event final; once that block is final without the event, the reconciliation rule of
+    # core.checkout.follower moves the order (funding gone: failed; release gone: back to in_progress).
+    """
+    ALTER TABLE orders ADD COLUMN funding_block INTEGER;
+    ALTER TABLE orders ADD COLUMN funding_settled INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE orders ADD COLUMN release_block INTEGER;
+    ALTER TABLE orders ADD COLUMN release_settled INTEGER NOT NULL DEFAULT 1;
+    CREATE INDEX orders_unsettled_funding ON orders (funding_block) WHERE funding_settled = 0;
+    CREATE INDEX orders_unsettled_release ON orders (release_block) WHERE release_settled = 0;
+    """,
 ]
