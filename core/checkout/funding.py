@@ -39,7 +39,7 @@ from typing import Any
 import apsw
 from web3 import Web3
 
-from core import errors, indexing
+from core import errors, indexing, instance
 from core.checkout import orders, rules, sessions
 from core.checkout.context import Checkout
 from core.errors import ServiceError
@@ -274,7 +274,13 @@ class Completion:
         assert provider is not None and provider.token_id is not None
         job_id = rules.job_id_for(self.session_id)
         if not store.begin_complete(
-            conn, self.session_id, job_id=job_id, buyer_address=self.payment.payer, buyer=buyer, now=self.now
+            conn,
+            self.session_id,
+            job_id=job_id,
+            buyer_address=self.payment.payer,
+            buyer=buyer,
+            now=self.now,
+            owner=instance.current(),  # a restart after our crash settles it at once (core.checkout.sweep)
         ):
             raise ServiceError(409, "session_in_progress", "the checkout session is being completed", replayable=False)
         started = store.get_session(conn, self.session_id)

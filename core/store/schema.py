@@ -524,4 +524,11 @@ MIGRATIONS: list[str] = [
     CREATE INDEX orders_unsettled_funding ON orders (funding_block) WHERE funding_settled = 0;
     CREATE INDEX orders_unsettled_release ON orders (release_block) WHERE release_settled = 0;
     """,
+    # issue 12 item 7: an Idempotency-Key claim and a checkout session being completed name the process that
+    # holds them (core.instance), so a restart frees what a crashed process held at once instead of after the
+    # claim's 300 s or the session's 10 min.
+    """
+    ALTER TABLE idempotency_keys ADD COLUMN owner TEXT;
+    ALTER TABLE checkout_sessions ADD COLUMN completing_owner TEXT;
+    """,
 ]
