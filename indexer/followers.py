@@ -67,14 +67,14 @@ class FinalEvents:
         held = [*self._held, *fresh]
         for f in self.followers:
             done = projections.event_cursor(conn, f.name, chain_id)
-            if done >= final:
-                continue
-            if done < self._memory_from:  # never held in memory: read back what is final of it
-                upto = min(final, self._memory_from)
-                self._apply(conn, chain_id, f, self._stored(conn, chain_id, f, done + 1, upto))
-                done = upto
-            self._apply(conn, chain_id, f, [e for e in held if done < e.block_number <= final])
-            projections.set_event_cursor(conn, f.name, chain_id, final)
+            if done < final:
+                if done < self._memory_from:  # never held in memory: read back what is final of it
+                    upto = min(final, self._memory_from)
+                    self._apply(conn, chain_id, f, self._stored(conn, chain_id, f, done + 1, upto))
+                    done = upto
+                self._apply(conn, chain_id, f, [e for e in held if done < e.block_number <= final])
+                projections.set_event_cursor(conn, f.name, chain_id, final)
+            # every step, not only when `final` moved: a step that catches up with the head is one too
             self._finalized(conn, chain_id, f, final)
 
     def committed(self, fresh: Sequence[Event], final: int) -> None:
@@ -104,8 +104,9 @@ class FinalEvents:
         return out
 
     def _finalized(self, conn: apsw.Connection, chain_id: int, f: Follower, final: int) -> None:
-        """A follower with a `finalized(conn, chain_id, final)` step (core.followers) runs it once its
-        events up to `final` are applied, in a savepoint: a failure is logged, never stops the indexer."""
+        """A follower with a `finalized(conn, chain_id, final)` step (core.followers) runs it in each step's
+        transaction once its events up to `final` are applied, in a savepoint: a failure is logged,
+        never stops the indexer."""
         step = getattr(f, "finalized", None)
         if step is None:
             return

@@ -9,9 +9,9 @@ from the event's own values (the chain is the truth, whatever the session says b
 The reconciliation rule (issue 12 item 3). The API records `created` (the funding) and `completed`
 (our release) from transaction receipts, which are not final while confirmations > 0: a reorg can
 drop those transactions. Such an order remembers the receipt's block and stays unsettled until
-this follower sees the event final (JobFunded, JobReleased). Each time the final block advances,
-for every unsettled order whose receipt's block is now final (`finalized`, in the indexer's step,
-after the final events):
+this follower sees the event final (JobFunded, JobReleased). At each indexer step that leaves it
+caught up with the head, for every unsettled order whose receipt's block is now final
+(`finalized`, in the step's transaction, after the final events; two indexed queries):
 
 - funding: if the chain as indexed (up to the tip) holds no gateway job for it, the funding
   transaction is gone and nothing was paid: the order moves to `failed` (actor chain, reason
@@ -40,6 +40,7 @@ from core.checkout import orders
 from core.checkout.orders import InvalidTransition
 from core.store import checkout as checkout_store
 from core.store import orders as order_store
+from core.store import projections
 from core.store.projections import Event
 
 log = logging.getLogger("agentledger.orders")
@@ -157,7 +158,12 @@ class OrderFollower:
 
     def finalized(self, conn: apsw.Connection, chain_id: int, final: int) -> None:
         """Blocks up to `final` are final and their events applied: settle the orders recorded from
-        receipts of those blocks whose events never came (the rule in the module docstring)."""
+        receipts of those blocks whose events never came (the rule in the module docstring). Only once
+        the indexer has applied every block up to the head it saw: while it backfills, a transaction
+        mined again beyond its tip is not known yet, and "not in the chain" could not be told."""
+        tip = projections.get_tip(conn, chain_id)
+        if tip is None or tip[0] < tip[2]:
+            return  # behind the head: decided at a later step, once caught up
         now = self.clock()
         for order_id, job_status in order_store.unsettled_fundings(conn, final):
             if job_status is not None:

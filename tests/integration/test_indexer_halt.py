@@ -22,7 +22,7 @@ from indexer.rpc import RetryPolicy, RpcClient
 from indexer.sync import Halted
 from scripts import indexer_admin
 from tests.integration.chainkit import System
-from tests.integration.indexer_kit import index_to_head, make_indexer, mine, reorg
+from tests.integration.indexer_kit import index_to_head, make_indexer, mine, reorg, signed_tx
 from tests.integration.test_checkout import Shop, job, status_of
 from tests.integration.test_providers import Harness, assert_error, run
 
@@ -59,7 +59,12 @@ def test_a_fork_below_finality_halts_until_an_operator_acts(system: System, tmp_
             await ix.run_until(system.w3.eth.block_number)
             task = asyncio.create_task(ix.run(stop))
             try:
-                reorg(system, 5)  # three of the five replaced blocks were final
+                # three of the five replaced blocks were final; the new branch holds a transaction, so its
+                # blocks differ from the old empty ones even when their timestamps are the same
+                who = system.users[7]
+                nonce = system.w3.eth.get_transaction_count(who.address)
+                tx = signed_tx(system, who, system.usdc.functions.approve(who.address, 0), nonce)
+                reorg(system, 5, [(tx, 0)])
                 await until(lambda: indexing.halt_of(h.db, chain_id) is not None, "the halt")
                 halt = indexing.halt_of(h.db, chain_id)
                 assert halt is not None and "reorg" in halt.reason and ix.status.halted == halt.reason
