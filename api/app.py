@@ -148,7 +148,8 @@ def create_app(
     add_policy(app, OPERATIONS)  # the limits of keys (scopes, daily caps), for HTTP as for MCP
     jobs: list[Job] = []
     if sweep_interval is not None:
-        jobs.append(Job("checkout-sweep", Every(sweep_interval), lambda: sweep(checkout)))
+        # at start too: sessions a crashed run left complete_in_progress are settled against the chain at once
+        jobs.append(Job("checkout-sweep", Every(sweep_interval), lambda: sweep(checkout), at_start=True))
     if settings.ipfs_api_url:
         jobs.append(Job("ipfs-pin", Every(PIN_INTERVAL), deliverables.pin_unpinned))
     if anchor_daily and "AuditAnchor" in deployment.contracts:

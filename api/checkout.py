@@ -112,12 +112,27 @@ class SessionResponse(BaseModel):
     messages: list[dict[str, Any]]
 
 
+class AuditChainEntry(BaseModel):
+    audit_id: int
+    seq: int
+    prev_hash: str
+    chain_hash: str
+    payload: dict[str, Any]
+
+
+class AuditChain(BaseModel):
+    """The order's audit trail in the spec's shape: {entries: [...]}, oldest first."""
+
+    entries: list[AuditChainEntry]
+
+
 class OrderResponse(BaseModel):
     model_config = ConfigDict(extra="allow")
     id: str
     status: str
     service_job_id: str
     settlement_tx_hash: str
+    audit_chain: AuditChain
 
 
 # ---- handlers -----------------------------------------------------------------------------------
@@ -163,9 +178,7 @@ async def run_create_session(app: web.Application, call: Call) -> Reply:
         )
         return ok(views.session_json(ctx, conn, s, base=base, secret=secret), 201)
 
-    return await idempotency.execute_call(
-        app[WRITER], call, owner=caller.key_hash, now=now, work=work, before=validate
-    )
+    return await idempotency.execute_call(app[WRITER], call, owner=caller.key_hash, now=now, work=work, before=validate)
 
 
 async def create_session(request: web.Request) -> web.Response:
@@ -421,7 +434,7 @@ OPERATIONS: list[Operation] = [
             ),
             422: ("insufficient_allowance", "insufficient_balance"),
             502: ("funding_failed",),
-            503: ("order_pending", "funding_unconfirmed", "chain_unavailable"),
+            503: ("order_pending", "funding_unconfirmed", "chain_unavailable", "indexer_halted"),
         },
         tags=("checkout",),
         description=f"payment_data.handler_id must be {rules.PAYMENT_HANDLER_ID}; "

@@ -15,6 +15,8 @@ from api.errors import ApiError
 from api.http import DEPLOYMENT, JOBS, READ_DB, RPC_URL
 from api.operation import Call, Operation, Reply
 from api.policy import serve
+from core import indexing
+from core.isotime import iso_utc
 from core.networks import network_for
 from core.store.projections import get_tip
 
@@ -33,10 +35,15 @@ class _Response(BaseModel):
 
 
 class IndexerView(_Response):
-    state: Literal["starting", "behind", "synced"]
+    state: Literal["starting", "behind", "synced", "halted"]
     seen: int | None
     final: int | None
     behind: int | None
+    reason: Annotated[
+        str | SkipJsonSchema[None],
+        Field(description="why it halted (with state halted only)", json_schema_extra=_no_default),
+    ] = None
+    haltedAt: Annotated[str | SkipJsonSchema[None], Field(json_schema_extra=_no_default)] = None
 
 
 class JobView(BaseModel):
@@ -121,13 +128,23 @@ async def healthz(request: web.Request) -> web.Response:
 
 
 def indexer_view(db: apsw.Connection, chain_id: int, latest: int) -> dict[str, Any]:
-    """What the indexer has applied ("seen") and treats as final, and how far behind it is."""
+    """What the indexer has applied ("seen") and treats as final, and how far behind it is; `halted`
+    (with the reason) when it waits for an operator, whichever process runs it."""
     tip = get_tip(db, chain_id)
     if tip is None:
         return {"state": "starting", "seen": None, "final": None, "behind": None}
     seen, _hash, _head, final = tip
     behind = max(0, latest - seen)
-    return {"state": "behind" if behind > BEHIND_BLOCKS else "synced", "seen": seen, "final": final, "behind": behind}
+    view: dict[str, Any] = {
+        "state": "behind" if behind > BEHIND_BLOCKS else "synced",
+        "seen": seen,
+        "final": final,
+        "behind": behind,
+    }
+    halt = indexing.halt_of(db, chain_id)
+    if halt is not None:
+        view.update(state="halted", reason=halt.reason, haltedAt=iso_utc(halt.since))
+    return view
 
 
 async def _http_session(app: web.Application) -> Any:

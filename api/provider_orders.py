@@ -1,16 +1,21 @@
 """The provider side of an order over HTTP: acknowledge, start, fail, recover, upload the
 deliverable, complete. No Bearer key: each call carries the provider self wallet's EIP-191
-signature; the rules and transactions are core.checkout.provider's."""
+signature (an upload in its headers, so it is checked before the body is read); the rules and
+transactions are core.checkout.provider's."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
-from collections.abc import Callable
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
 from typing import Annotated, Any
 
 from aiohttp import BodyPartReader, web
+from aiohttp.http_exceptions import HttpProcessingError
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from api.errors import ApiError
@@ -20,10 +25,13 @@ from api.policy import respond, serve
 from core import ipfs
 from core.audit import canonical
 from core.checkout import orders, provider
+from core.deliverables import MAX_DELIVERABLE_BYTES, too_large
 
 SIGNATURE_PATTERN = r"^0x[0-9a-fA-F]{130}$"
-#: Deliverable uploads read at once (each up to MAX_DELIVERABLE_BYTES in memory).
-UPLOAD_SLOTS: web.AppKey[asyncio.Semaphore] = web.AppKey("upload_slots", asyncio.Semaphore)
+#: An upload's signature travels in headers, so it is checked before the body is read.
+TIMESTAMP_HEADER = "X-Provider-Timestamp"
+SIGNATURE_HEADER = "X-Provider-Signature"
+DIGEST_HEADER = "X-Content-SHA256"
 
 
 class Signed(BaseModel):
@@ -33,15 +41,33 @@ class Signed(BaseModel):
 
 
 class FailRequest(Signed):
-    reason: Annotated[StrictStr, Field(min_length=1, max_length=500)] | None = None
+    reason: (
+        Annotated[
+            StrictStr,
+            Field(
+                min_length=1,
+                max_length=orders.MAX_REASON_CHARS,
+                description="public (history, audit log, webhooks); signed: 'fail:{order_id}:{timestamp}:{reason}'",
+            ),
+        ]
+        | None
+    ) = None
 
 
 class CompleteRequest(Signed):
     cid: Annotated[StrictStr, Field(min_length=1, max_length=200, description="the deliverable's CID")]
 
 
-class DeliverableJson(Signed):
+class DeliverableJson(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
     content: dict[str, Any] = Field(description="stored as its RFC 8785 canonical JSON bytes")
+    # Over HTTP the signature travels in headers (checked before the body is read); a transport without
+    # headers (an MCP tool call, whose arguments arrive whole) carries the same two values here.
+    timestamp: StrictInt | None = Field(None, description=f"MCP only (over HTTP: the {TIMESTAMP_HEADER} header)")
+    signature: Annotated[
+        StrictStr | None,
+        Field(pattern=SIGNATURE_PATTERN, description=f"MCP only (over HTTP: the {SIGNATURE_HEADER} header)"),
+    ] = None
 
 
 class OrderMove(BaseModel):
@@ -66,7 +92,7 @@ class CompleteResponse(BaseModel):
 # ---- handlers -----------------------------------------------------------------------------------
 
 
-def _parse(model: type[Signed], raw: bytes) -> Any:
+def _parse(model: type[BaseModel], raw: bytes) -> Any:
     try:
         return model.model_validate_json(raw or b"{}")
     except ValidationError as exc:
@@ -83,11 +109,14 @@ def _action_run(action: str) -> Run:
         signed = _parse(model, call.body)
         db, now = app[READ_DB], app[CLOCK]()
         order = provider.order_or_404(db, call.path["order_id"])
-        message = orders.provider_message(action, order.id, signed.timestamp)
+        given = getattr(signed, "reason", None)
+        if given is not None:
+            provider.check_reason(given)
+        message = orders.provider_message(action, order.id, signed.timestamp, given)
         digest = provider.check_signature(db, order, message, signed.timestamp, signed.signature, now)
         if action == "recover":
             provider.check_recoverable(db, order)
-        reason = getattr(signed, "reason", None) or action
+        reason = given or action
         body = await app[WRITER].run(lambda conn: provider.move(conn, order.id, digest, to_state, now, reason=reason))
         wake_outbox(app)
         return Reply(200, json.dumps(body).encode())
@@ -109,18 +138,123 @@ def _action_handler(action: str) -> Callable[[web.Request], Any]:
     return handler
 
 
-def _open_order(app: web.Application, order_id: str) -> Any:
-    order = provider.order_or_404(app[READ_DB], order_id)
-    if order.status != "in_progress":
-        raise ApiError(409, "invalid_transition", f"deliverables are uploaded while in_progress, not {order.status}")
-    return order
+class UploadSlots:
+    """Who may have a deliverable body read at once. An upload is authenticated (its signature
+    headers) before any body byte is read, so only a provider holds a slot, and only:
+    one per order, `per_provider` per provider (409 / 429 at once past them, never a queue), and
+    `total` bodies in memory (each up to 32 MiB) across providers. Waiting for a slot and reading the
+    body must end within `read_deadline` seconds (408 after): a client sending 16 bytes a second
+    holds its own slot that long, nobody else's."""
+
+    def __init__(self, total: int = 8, per_provider: int = 2, read_deadline: float = 120.0) -> None:
+        self.total = asyncio.Semaphore(total)
+        self.per_provider = per_provider
+        self.read_deadline = read_deadline
+        self._orders: set[str] = set()
+        self._providers: Counter[str] = Counter()
+
+    @contextlib.contextmanager
+    def hold(self, order_id: str, provider: str) -> Iterator[None]:
+        if order_id in self._orders:
+            raise ApiError(
+                409,
+                "upload_in_progress",
+                "another upload to this order is being read; retry when it has ended",
+                headers={"Retry-After": "5"},
+                replayable=False,
+            )
+        if self._providers[provider] >= self.per_provider:
+            raise ApiError(
+                429,
+                "upload_slots_busy",
+                f"this provider already has {self.per_provider} uploads being read; retry when one has ended",
+                headers={"Retry-After": "5"},
+                replayable=False,
+            )
+        self._orders.add(order_id)
+        self._providers[provider] += 1
+        try:
+            yield
+        finally:
+            self._orders.discard(order_id)
+            self._providers[provider] -= 1
+            if not self._providers[provider]:
+                del self._providers[provider]
 
 
-async def _store_upload(app: web.Application, order: Any, data: bytes, signed: Signed) -> Reply:
-    """Check the provider's signature over the bytes, store them by CID (and pin them)."""
-    sha = hashlib.sha256(data).hexdigest()
-    message = orders.deliverable_message(order.id, sha, signed.timestamp)
-    digest = provider.check_signature(app[READ_DB], order, message, signed.timestamp, signed.signature, app[CLOCK]())
+#: The upload slots and read deadline of this app.
+UPLOAD_SLOTS: web.AppKey[UploadSlots] = web.AppKey("upload_slots", UploadSlots)
+
+
+def _upload_headers(request: web.Request) -> tuple[int, str, str]:
+    """(timestamp, signature, declared SHA-256) from the upload's signature headers (400 otherwise)."""
+    values = {}
+    for name in (TIMESTAMP_HEADER, SIGNATURE_HEADER, DIGEST_HEADER):
+        value = request.headers.get(name)
+        if not value:
+            raise ApiError(
+                401,
+                "missing_signature",
+                f"an upload is signed in its headers ({TIMESTAMP_HEADER}, {SIGNATURE_HEADER}, {DIGEST_HEADER}), "
+                "checked before the body is read",
+                param=name,
+            )
+        values[name] = value.strip()
+    raw_ts, signature, digest = values[TIMESTAMP_HEADER], values[SIGNATURE_HEADER], values[DIGEST_HEADER].lower()
+    if not re.fullmatch(r"[0-9]{1,12}", raw_ts):
+        raise ApiError(400, "invalid_request", "the timestamp header must be unix seconds", param=TIMESTAMP_HEADER)
+    if not re.fullmatch(SIGNATURE_PATTERN, signature):
+        raise ApiError(
+            400, "invalid_request", "the signature header must be 0x and 130 hex digits", param=SIGNATURE_HEADER
+        )
+    if not re.fullmatch(r"[0-9a-f]{64}", digest):
+        raise ApiError(
+            400, "invalid_request", "the SHA-256 header must be 64 hex digits (of the exact bytes)", param=DIGEST_HEADER
+        )
+    return int(raw_ts), signature, digest
+
+
+async def upload_deliverable(request: web.Request) -> web.StreamResponse:
+    """multipart/form-data (one `file` part) or JSON {content: {...}} (at most 1 MiB), signed in the
+    headers over the declared SHA-256 of the bytes. Everything but the bytes is checked before the
+    body is read (the order is in_progress, the signature is its provider's, fresh and unused);
+    then the body is read within the slot and deadline rules of UploadSlots, and must hash to the
+    declared SHA-256."""
+    app = request.app
+    db = app[READ_DB]
+    provider.order_or_404(db, request.match_info["order_id"])  # an unknown order is a 404 whatever the headers
+    timestamp, signature, declared = _upload_headers(request)
+    order, digest = provider.check_upload(
+        db, request.match_info["order_id"], declared, timestamp, signature, app[CLOCK]()
+    )
+    if request.content_length is not None and request.content_length > MAX_DELIVERABLE_BYTES + 64 * 1024:
+        raise too_large(request.content_length, param=None)
+    if request.content_type not in ("multipart/form-data", "application/json"):
+        raise ApiError(415, "unsupported_media_type", "send multipart/form-data or application/json")
+    slots = app[UPLOAD_SLOTS]
+    with slots.hold(order.id, order.provider_uuid):
+        try:
+            async with asyncio.timeout(slots.read_deadline):
+                async with slots.total:
+                    data = await _read_body(request)
+        except TimeoutError as exc:
+            raise ApiError(
+                408,
+                "upload_timeout",
+                f"the upload was not received within {slots.read_deadline:g} s; send it again",
+                replayable=False,
+            ) from exc
+        sha = await asyncio.to_thread(_sha256, data) if len(data) > 1 << 20 else _sha256(data)
+        if sha != declared:
+            raise ApiError(
+                400, "digest_mismatch", f"the bytes received hash to {sha}, not the signed SHA-256", param=DIGEST_HEADER
+            )
+        reply = await _store(app, order, digest, data)
+    return respond(reply)
+
+
+async def _store(app: web.Application, order: Any, digest: str, data: bytes) -> Reply:
+    """Store checked bytes by CID (and pin them); the signature's one use is recorded with them."""
     cid = await asyncio.to_thread(ipfs.cid_of, data) if len(data) > 1 << 20 else ipfs.cid_of(data)
     now = app[CLOCK]()
     await app[WRITER].run(lambda conn: provider.add_deliverable(conn, order.id, digest, cid, data, now))
@@ -131,72 +265,89 @@ async def _store_upload(app: web.Application, order: Any, data: bytes, signed: S
 
 
 async def run_upload_deliverable(app: web.Application, call: Call) -> Reply:
-    """The JSON form of an upload: {content: {...}, timestamp, signature}, stored as the content's
-    RFC 8785 bytes (at most 1 MiB)."""
-    order = _open_order(app, call.path["order_id"])
-    async with app[UPLOAD_SLOTS]:
-        parsed: DeliverableJson = _parse(DeliverableJson, call.body)
-        try:
-            data = canonical(parsed.content)
-        except (TypeError, ValueError) as exc:  # floats, integers beyond 2**53: no canonical form
-            raise ApiError(400, "invalid_content", f"content has no RFC 8785 form: {exc}", param="content") from exc
-        return await _store_upload(app, order, data, Signed(timestamp=parsed.timestamp, signature=parsed.signature))
+    """The upload without HTTP headers (an MCP tool): {content, timestamp, signature}, the signature over
+    the SHA-256 of the content's RFC 8785 bytes, exactly as the headers would carry it. The arguments
+    arrive whole (the transport bounds their size), so there is no slow body to guard against; the
+    order's slot is still held so that two uploads to one order do not interleave."""
+    provider.order_or_404(app[READ_DB], call.path["order_id"])  # as over HTTP: an unknown order first
+    parsed: DeliverableJson = _parse(DeliverableJson, call.body)
+    if parsed.timestamp is None or parsed.signature is None:
+        raise ApiError(
+            401,
+            "missing_signature",
+            "timestamp and signature (over the content's SHA-256) are required",
+            param="signature",
+        )
+    data = _canonical_content(parsed)
+    order, digest = provider.check_upload(
+        app[READ_DB], call.path["order_id"], _sha256(data), parsed.timestamp, parsed.signature, app[CLOCK]()
+    )
+    with app[UPLOAD_SLOTS].hold(order.id, order.provider_uuid):
+        return await _store(app, order, digest, data)
 
 
-async def upload_deliverable(request: web.Request) -> web.StreamResponse:
-    """multipart/form-data (one `file` part plus `timestamp` and `signature` fields) or JSON
-    {content: {...}, timestamp, signature} (at most 1 MiB); stores the bytes and answers their CID.
-    The signature covers the bytes, so they are read first: only for an order that is in_progress,
-    and at most UPLOAD_SLOTS uploads at a time, which bounds the memory anonymous callers can tie up."""
-    app = request.app
-    if request.content_type == "application/json":  # client_max_size: 1 MiB
-        return await serve(request, run_upload_deliverable, "none")
-    order = _open_order(app, request.match_info["order_id"])
-    if request.content_type != "multipart/form-data":
-        raise ApiError(415, "unsupported_media_type", "send multipart/form-data or application/json")
-    async with app[UPLOAD_SLOTS]:
-        data, signed = await _read_multipart(request)
-        reply = await _store_upload(app, order, data, signed)
-    return respond(reply)
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+async def _read_body(request: web.Request) -> bytes:
+    """The deliverable's bytes: the multipart `file` part, or the RFC 8785 bytes of JSON `content`."""
+    if request.content_type == "multipart/form-data":
+        return await _read_multipart(request)
+    parsed: DeliverableJson = _parse(DeliverableJson, await request.read())  # client_max_size: 1 MiB
+    if parsed.timestamp is not None or parsed.signature is not None:
+        raise ApiError(
+            400,
+            "invalid_request",
+            f"over HTTP the signature goes in the {TIMESTAMP_HEADER} / {SIGNATURE_HEADER} headers",
+            param="signature" if parsed.signature is not None else "timestamp",
+        )
+    return _canonical_content(parsed)
+
+
+def _canonical_content(parsed: DeliverableJson) -> bytes:
+    try:
+        return canonical(parsed.content)
+    except (TypeError, ValueError) as exc:  # floats, integers beyond 2**53: no canonical form
+        raise ApiError(400, "invalid_content", f"content has no RFC 8785 form: {exc}", param="content") from exc
 
 
 def _malformed(exc: Exception) -> ApiError:
     return ApiError(400, "invalid_request", f"malformed multipart body ({type(exc).__name__})")
 
 
-async def _read_multipart(request: web.Request) -> tuple[bytes, Signed]:
-    # aiohttp raises KeyError (no boundary), ValueError or AssertionError (broken parts) on bad bodies
+#: What aiohttp's multipart reader raises on a broken body: KeyError (no boundary), ValueError or
+#: AssertionError (broken parts), HttpProcessingError (InvalidHeader, BadHttpMessage: a part's headers).
+_MULTIPART_ERRORS = (KeyError, ValueError, AssertionError, HttpProcessingError)
+
+
+async def _read_multipart(request: web.Request) -> bytes:
     try:
         reader = await request.multipart()
-    except (KeyError, ValueError, AssertionError) as exc:
-        raise _malformed(exc) from exc
-    fields: dict[str, str] = {}
-    data: bytes | None = None
-    while True:
-        try:
+        data: bytes | None = None
+        while True:
             part = await reader.next()
-        except (KeyError, ValueError, AssertionError) as exc:
-            raise _malformed(exc) from exc
-        if part is None:
-            break
-        if not isinstance(part, BodyPartReader):
-            raise ApiError(400, "invalid_request", "nested multipart is not accepted")
-        if part.name == "file":
+            if part is None:
+                break
+            if not isinstance(part, BodyPartReader):
+                raise ApiError(400, "invalid_request", "nested multipart is not accepted")
+            if part.name in ("timestamp", "signature"):
+                raise ApiError(
+                    400,
+                    "invalid_request",
+                    f"{part.name} goes in the {TIMESTAMP_HEADER} / {SIGNATURE_HEADER} headers, checked before the body",
+                    param=part.name,
+                )
+            if part.name != "file":
+                raise ApiError(400, "invalid_request", f"unexpected form field {part.name!r}", param=part.name)
             if data is not None:
                 raise ApiError(400, "invalid_request", "exactly one 'file' part", param="file")
             data = await read_capped(part)
-        elif part.name in ("timestamp", "signature"):
-            fields[part.name] = (await read_capped(part, 200)).decode(errors="replace")
-        else:
-            raise ApiError(400, "invalid_request", f"unexpected form field {part.name!r}", param=part.name)
+    except _MULTIPART_ERRORS as exc:
+        raise _malformed(exc) from exc
     if data is None:
         raise ApiError(400, "invalid_request", "a 'file' part is required", param="file")
-    try:
-        timestamp = int(fields.get("timestamp", ""))
-    except ValueError as exc:
-        raise ApiError(400, "invalid_request", "timestamp must be an integer", param="timestamp") from exc
-    signed = _parse(Signed, json.dumps({"timestamp": timestamp, "signature": fields.get("signature", "")}).encode())
-    return data, signed
+    return data
 
 
 async def run_complete(app: web.Application, call: Call) -> Reply:
@@ -244,6 +395,19 @@ _SIGNED_ERRORS = {
     409: ("invalid_transition", "signature_replayed", "provider_not_linked", "escrow_closed"),
 }
 
+
+def _action_description(action: str) -> str:
+    text = f"Signed by the provider's self wallet (EIP-191) over '{action}:{{order_id}}:{{timestamp}}'"
+    if action == "fail":
+        return (
+            f"{text} or, with a reason (1-{orders.MAX_REASON_CHARS} printable characters, published in the history"
+            " and the audit log), over 'fail:{order_id}:{timestamp}:{reason}'."
+        )
+    if action == "start":
+        return f"{text}. An order may be started straight from created (acknowledge is optional)."
+    return text + "."
+
+
 OPERATIONS: list[Operation] = [
     *(
         Operation(
@@ -254,9 +418,9 @@ OPERATIONS: list[Operation] = [
             OrderMove,
             request=FailRequest if action == "fail" else Signed,
             auth="none",
-            errors=_SIGNED_ERRORS,
+            errors={**_SIGNED_ERRORS, 400: ("invalid_reason",)} if action == "fail" else _SIGNED_ERRORS,
             tags=("orders",),
-            description=f"Signed by the provider's self wallet (EIP-191) over '{action}:{{order_id}}:{{timestamp}}'.",
+            description=_action_description(action),
             run=ACTION_RUNS[action],
             destructive=action == "fail",
         )
@@ -273,18 +437,25 @@ OPERATIONS: list[Operation] = [
         auth="none",
         errors={
             **_SIGNED_ERRORS,
-            400: ("invalid_content",),
-            409: (*_SIGNED_ERRORS[409], "deliverable_quota"),
+            400: ("invalid_content", "digest_mismatch", "invalid_request"),
+            401: (*_SIGNED_ERRORS[401], "missing_signature"),
+            408: ("upload_timeout",),
+            409: (*_SIGNED_ERRORS[409], "deliverable_quota", "upload_in_progress"),
             413: ("payload_too_large",),
             415: ("unsupported_media_type",),
+            429: ("upload_slots_busy",),
         },
         tags=("orders",),
         run=run_upload_deliverable,
         links={"cid": "agentledger://ipfs/{cid}"},
-        description="multipart/form-data (file, timestamp, signature) or JSON {content, timestamp, signature}; "
-        "signed over 'deliver:{order_id}:{sha256 of the bytes}:{timestamp}'. Answers the bytes' CID (Kubo's "
+        description=f"multipart/form-data (one `file` part) or JSON {{content}}, signed in the headers "
+        f"{TIMESTAMP_HEADER} (unix s), {DIGEST_HEADER} (hex SHA-256 of the exact bytes: the file part, or the "
+        f"content's RFC 8785 JSON) and {SIGNATURE_HEADER} (EIP-191 over "
+        "'deliver:{order_id}:{sha256}:{timestamp}'), all checked before the body is read. One upload per order "
+        "and two per provider are read at a time (409 / 429 past them); the body must arrive within the read "
+        "deadline (408) and hash to the signed SHA-256 (400 digest_mismatch). Answers the bytes' CID (Kubo's "
         "`ipfs add --cid-version=1`), served at /ipfs/{cid}. At most 20 uploads per order; the last one is the "
-        "order's deliverable.",
+        "order's deliverable. As an MCP tool (no headers): {content, timestamp, signature}, signed alike.",
     ),
     Operation(
         "POST",
@@ -299,7 +470,7 @@ OPERATIONS: list[Operation] = [
             400: ("invalid_cid",),
             409: (*_SIGNED_ERRORS[409], "deliverable_mismatch", "release_refused", "already_released"),
             422: ("release_refused",),
-            503: ("chain_unavailable", "internal_step_failed"),
+            503: ("chain_unavailable", "internal_step_failed", "indexer_halted"),
         },
         tags=("orders",),
         run=run_complete,
@@ -310,9 +481,10 @@ OPERATIONS: list[Operation] = [
 ]
 
 
-def add_provider_order_routes(app: web.Application, upload_slots: int = 4) -> None:
-    """Mount the provider-side order calls (needs the wallet routes' DB/WRITER/CLOCK and an OPERATOR)."""
-    app[UPLOAD_SLOTS] = asyncio.Semaphore(upload_slots)
+def add_provider_order_routes(app: web.Application, uploads: UploadSlots | None = None) -> None:
+    """Mount the provider-side order calls (needs the wallet routes' DB/WRITER/CLOCK and an OPERATOR);
+    `uploads` sets the upload slots and read deadline (tests shorten it)."""
+    app[UPLOAD_SLOTS] = uploads or UploadSlots()
     for action in orders.PROVIDER_ACTIONS:
         app.router.add_post(f"/api/acp/orders/{{order_id}}/{action}", _action_handler(action))
     app.router.add_post("/api/acp/orders/{order_id}/deliverables", upload_deliverable)

@@ -24,6 +24,10 @@ recorded. A link retried after a crash in between finds the token by the registr
 tokenOfWalletId(walletId) instead of minting again (the registry refuses a second mint of one
 wallet id anyway).
 
+The provider's news: POST /api/acp/providers/{agent_id}/webhook {url} (the agent's or its account's
+key; SSRF rules; the secret shown once) sends it `order.created` for each new order, then
+`job.state_changed`; DELETE stops them; GET /api/acp/providers/{agent_id}/orders lists its orders.
+
 Catalogue: POST /api/acp/items (a linked provider's key) {item_id?, title, tier, price?, agent_id?}
 and the public GET /api/acp/items, GET /api/acp/items/{item_id}. Prices are decimal USDC in and
 out (`price`), with `unit_amount` in micro-USDC as checkout sessions use.
@@ -49,7 +53,7 @@ from api.http import CHECKOUT, CLOCK, READ_DB, WRITER, chain_unavailable, encode
 from api.models import Amount, Wallet
 from api.operation import Call, Operation, Reply
 from api.policy import serve
-from core.checkout import providers, rules
+from core.checkout import providers, rules, views
 from core.checkout.context import Checkout
 from core.operator import ChainUnavailable
 from core.store import checkout as store
@@ -86,6 +90,45 @@ class ItemsQuery(_Strict):
     provider: Wallet | None = None
     after: Annotated[str, Field(max_length=64)] | None = None
     limit: Annotated[str, Field(pattern=r"^[0-9]{1,3}$")] | None = None
+
+
+class ProviderWebhookRequest(_Strict):
+    url: Annotated[str, Field(min_length=1, max_length=2048, description="http(s) URL; private targets refused")]
+
+
+class ProviderOrdersQuery(_Strict):
+    status: (
+        Annotated[str, Field(pattern=r"^(created|acknowledged|in_progress|completed|released|failed|disputed)$")] | None
+    ) = None
+    limit: Annotated[str, Field(pattern=r"^[0-9]{1,3}$", description="1-100, default 50")] | None = None
+    cursor: Annotated[str, Field(pattern=r"^[0-9]{1,19}$", description="next_cursor of the previous page")] | None = (
+        None
+    )
+
+
+class ProviderWebhookResponse(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    agent_id: str
+    webhook_url: str | None
+    webhook_secret: Annotated[
+        str | None, Field(description="HMAC key of the webhooks; shown once, in the answer that set it")
+    ] = None
+
+
+class ProviderOrder(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    id: str
+    status: str
+    service_job_id: str
+    amount: int
+    deadline: int
+
+
+class ProviderOrderList(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    data: list[ProviderOrder]
+    has_more: bool
+    next_cursor: str | None
 
 
 class ProviderResponse(BaseModel):
@@ -191,9 +234,7 @@ async def run_link_provider(app: web.Application, call: Call) -> Reply:
         assert p is not None
         return ok(provider_json(p), 201)
 
-    return await idempotency.execute_call(
-        app[WRITER], call, owner=caller.key_hash, now=now, work=finish, before=steps
-    )
+    return await idempotency.execute_call(app[WRITER], call, owner=caller.key_hash, now=now, work=finish, before=steps)
 
 
 async def link_provider(request: web.Request) -> web.Response:
@@ -216,6 +257,61 @@ async def run_get_provider(app: web.Application, call: Call) -> Reply:
 
 async def get_provider(request: web.Request) -> web.Response:
     return await serve(request, run_get_provider, "none")
+
+
+# ---- the provider's webhook and its orders ---------------------------------------------------------
+
+
+def _own_provider(db: apsw.Connection, caller: Caller, agent_id: str) -> ProviderRow:
+    """The linked provider `agent_id` (an agl_ wallet) if the caller's key covers it."""
+    agent = agent_for(db, caller, agent_id, param="agent_id")
+    return providers.linked_provider(db, agent.uuid)
+
+
+async def run_set_provider_webhook(app: web.Application, call: Call) -> Reply:
+    """POST /api/acp/providers/{agent_id}/webhook {url}: where the provider hears of its orders
+    (`order.created` with what to work on, then `job.state_changed`), signed like every webhook
+    with the secret this answer shows once (each call rotates it)."""
+    db = app[READ_DB]
+    assert call.caller is not None
+    agent_id = call.path["agent_id"]
+    p = _own_provider(db, call.caller, agent_id)
+    req = acp_body(ProviderWebhookRequest, call.body)
+    await providers.check_webhook_url(req.url, app[CHECKOUT].allow_private_webhooks)  # DNS: outside the writer
+    secret = await app[WRITER].run(lambda conn: providers.set_webhook(conn, p.agent_uuid, req.url))
+    return _reply({"agent_id": agent_id, "webhook_url": req.url, "webhook_secret": secret})
+
+
+async def set_provider_webhook(request: web.Request) -> web.Response:
+    return await serve(request, run_set_provider_webhook)
+
+
+async def run_delete_provider_webhook(app: web.Application, call: Call) -> Reply:
+    db = app[READ_DB]
+    assert call.caller is not None
+    agent_id = call.path["agent_id"]
+    p = _own_provider(db, call.caller, agent_id)
+    await app[WRITER].run(lambda conn: providers.clear_webhook(conn, p.agent_uuid))
+    return _reply({"agent_id": agent_id, "webhook_url": None})
+
+
+async def delete_provider_webhook(request: web.Request) -> web.Response:
+    return await serve(request, run_delete_provider_webhook)
+
+
+async def run_list_provider_orders(app: web.Application, call: Call) -> Reply:
+    """GET /api/acp/providers/{agent_id}/orders?status=&limit=&cursor=: the provider's orders, newest first."""
+    db = app[READ_DB]
+    assert call.caller is not None
+    p = _own_provider(db, call.caller, call.path["agent_id"])
+    q = acp_body(ProviderOrdersQuery, None, query=dict(call.query))
+    limit = max(1, min(int(q.limit), 100)) if q.limit else 50
+    cursor = int(q.cursor) if q.cursor else None
+    return _reply(views.provider_orders_page(db, p.agent_uuid, status=q.status, cursor=cursor, limit=limit))
+
+
+async def list_provider_orders(request: web.Request) -> web.Response:
+    return await serve(request, run_list_provider_orders)
 
 
 # ---- catalogue ----------------------------------------------------------------------------------
@@ -340,6 +436,57 @@ OPERATIONS: list[Operation] = [
     ),
     Operation(
         "POST",
+        "/api/acp/providers/{agent_id}/webhook",
+        "setProviderWebhook",
+        "Register the provider's webhook (news of its orders)",
+        ProviderWebhookResponse,
+        request=ProviderWebhookRequest,
+        errors={
+            400: ("invalid_webhook_url",),
+            403: ("provider_not_linked",),
+            404: ("agent_not_found",),
+        },
+        tags=("checkout",),
+        run=run_set_provider_webhook,
+        scope="admin",
+        destructive=True,
+        description="Key of the agent or its account. The provider is sent `order.created` (the order id, "
+        "service_job_id, amount in micro-USDC, deadline, buyer_address, line_items) when an order of its is "
+        "created, then `job.state_changed` on each move, signed as every webhook (X-Service-Signature and the "
+        "Standard Webhooks headers) with `webhook_secret`, shown once in this answer; each call rotates it. "
+        "http(s) only; private, loopback and link-local targets are refused (also after DNS resolution).",
+        path_params={"agent_id": "the provider agent's agl_ wallet id"},
+    ),
+    Operation(
+        "DELETE",
+        "/api/acp/providers/{agent_id}/webhook",
+        "deleteProviderWebhook",
+        "Stop the provider's order webhooks",
+        ProviderWebhookResponse,
+        errors={403: ("provider_not_linked",), 404: ("agent_not_found",)},
+        tags=("checkout",),
+        path_params={"agent_id": "the provider agent's agl_ wallet id"},
+        run=run_delete_provider_webhook,
+        scope="admin",
+        destructive=True,
+    ),
+    Operation(
+        "GET",
+        "/api/acp/providers/{agent_id}/orders",
+        "listProviderOrders",
+        "The provider's orders, newest first",
+        ProviderOrderList,
+        query=ProviderOrdersQuery,
+        errors={403: ("provider_not_linked",), 404: ("agent_not_found",)},
+        tags=("checkout",),
+        run=run_list_provider_orders,
+        description="Key of the agent or its account. Each order: id, status, service_job_id, settlement_tx_hash, "
+        "amount (micro-USDC), deadline, buyer_address, deliverable_cid, line_items. Paginated: pass next_cursor "
+        "as cursor while has_more.",
+        path_params={"agent_id": "the provider agent's agl_ wallet id"},
+    ),
+    Operation(
+        "POST",
         "/api/acp/items",
         "createItem",
         "Publish a catalogue item",
@@ -387,6 +534,9 @@ def add_provider_routes(app: web.Application, ctx: Checkout) -> None:
     add_acp_headers(app)
     app.router.add_post("/api/acp/providers", link_provider)
     app.router.add_get("/api/acp/providers/{agent_id}", get_provider)
+    app.router.add_post("/api/acp/providers/{agent_id}/webhook", set_provider_webhook)
+    app.router.add_delete("/api/acp/providers/{agent_id}/webhook", delete_provider_webhook)
+    app.router.add_get("/api/acp/providers/{agent_id}/orders", list_provider_orders)
     app.router.add_post("/api/acp/items", create_item)
     app.router.add_get("/api/acp/items", list_items)
     app.router.add_get("/api/acp/items/{item_id}", get_item)

@@ -276,8 +276,13 @@ class Shop:
             lap("ack" if action == "acknowledge" else "start")
         data = f"order {oid}\n".encode() + secrets.token_bytes(4096)
         sha = hashlib.sha256(data).hexdigest()
-        fields = {k: str(v) for k, v in _signed(me, lambda ts: deliverable_message(oid, sha, ts)).items()}
-        up = _ok(api.post(f"/api/acp/orders/{oid}/deliverables", data=fields, files={"file": data}), 201)
+        upload = _signed(me, lambda ts: deliverable_message(oid, sha, ts))
+        headers = {
+            "X-Provider-Timestamp": str(upload["timestamp"]),
+            "X-Provider-Signature": upload["signature"],
+            "X-Content-SHA256": sha,
+        }
+        up = _ok(api.post(f"/api/acp/orders/{oid}/deliverables", files={"file": data}, headers=headers), 201)
         lap("upload")
         cid = up["cid"]
         attest = {"cid": cid, **_signed(me, lambda ts: completion_message(job_id, cid, ts))}

@@ -10,9 +10,10 @@ leave money moved without the response a retry will replay. Then:
 - same key, original still running: 409 `idempotency_in_flight` with `Retry-After`;
 - 4xx refusals are stored (they wrote nothing and will answer the same), except refusals that
   only say "not now" (ServiceError.replayable False); those, 5xx and crashes release the key so
-  a retry runs afresh. A claim older than STALE_AFTER_SECONDS whose request never finished (its
-  process died: nothing it did committed) may be taken over; should the original still finish
-  later, its commit is refused because it no longer holds the key.
+  a retry runs afresh. A claim names the process holding it (core.instance): once that process
+  is gone (a crash, a restart) the claim may be taken over at once; a claim of a process this one
+  cannot judge (another host) after STALE_AFTER_SECONDS. Should the original still finish later,
+  its commit is refused because it no longer holds the key.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import NamedTuple
 
 import apsw
 
+from core import instance
 from core.errors import ServiceError
 from core.store import idempotency as store
 from core.store.committer import GroupCommitter
@@ -87,10 +89,14 @@ async def _claim(writer: GroupCommitter, scope: str, key: str, digest: str, now:
     def claim_tx(db: apsw.Connection) -> Claim | store.IdemRow:
         store.purge(db, now - RETENTION_SECONDS)
         row = store.get(db, scope, key)
-        abandoned = row is not None and row.status == "in_flight" and row.created_at < now - STALE_AFTER_SECONDS
+        abandoned = (
+            row is not None
+            and row.status == "in_flight"
+            and (row.created_at < now - STALE_AFTER_SECONDS or instance.is_gone(row.owner))
+        )
         if row is None or abandoned:
             claim = Claim(scope, key, secrets.token_hex(16))
-            store.put_in_flight(db, scope, key, digest, claim.attempt, now)
+            store.put_in_flight(db, scope, key, digest, claim.attempt, now, instance.current())
             return claim
         return row
 

@@ -81,6 +81,8 @@ class Job:
     name: str
     schedule: Schedule
     step: Callable[[], Awaitable[object]]
+    #: Also run a step as soon as the runner starts (e.g. to settle what a crashed run left behind).
+    at_start: bool = False
 
 
 class Service(Protocol):
@@ -146,7 +148,7 @@ class JobRunner:
                 )
             cut_off = st.last_started is not None and (st.last_finished is None or st.last_started > st.last_finished)
             # a step cut off by a crash (started, never finished) runs again at once
-            st.next_run = now if cut_off else job.schedule.next_after(st.last_finished, now)
+            st.next_run = now if cut_off or job.at_start else job.schedule.next_after(st.last_finished, now)
         for service in self.services:
             await service.start()
             self._started.append(service)

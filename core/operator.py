@@ -3,9 +3,11 @@ the operator key.
 
 One Operator per process: an asyncio.Lock serialises sends so nonces are assigned locally in
 order (no "nonce too low" races between requests); every web3 call runs in a thread so the event
-loop never blocks on the node. Each transaction's gas is estimated first: a call that would
-revert raises ContractReverted with the custom error decoded from the contracts' ABIs, and
-nothing is sent.
+loop never blocks on the node. Before each send the local nonce is checked against the node's
+pending count, so a reorg that dropped our transactions (a gap) is found and closed at the next
+send instead of leaving every later one queued behind the gap. Each transaction's gas is
+estimated first: a call that would revert raises ContractReverted with the custom error decoded
+from the contracts' ABIs, and nothing is sent.
 
 Failure classes matter to callers that move money:
 - ContractReverted / ChainUnavailable: nothing was sent; the caller may undo its own state;
@@ -133,7 +135,10 @@ class Operator:
         )
         self._lock = asyncio.Lock()
         self._nonce: int | None = None
+        #: nonce -> hash of each transaction we sent that the node's pending count has not yet passed
+        self._unconfirmed: dict[int, bytes] = {}
         self.sent = 0  # transactions sent, for tests and benchmarks
+        self.resyncs = 0  # nonce gaps found and closed (the chain dropped our transactions)
 
     def contract(self, name: str) -> Contract:
         return self._handles[name]
@@ -231,8 +236,7 @@ class Operator:
         w3 = self.w3
         try:
             gas = fn.estimate_gas({"from": self.address})
-            if self._nonce is None:
-                self._nonce = w3.eth.get_transaction_count(self.address, "pending")
+            self._nonce = self._next_nonce()
             tx = fn.build_transaction(
                 {"from": self.address, "nonce": self._nonce, "gas": int(gas * GAS_MARGIN), "chainId": chain_id_of(w3)}
             )
@@ -255,9 +259,48 @@ class Operator:
         except Exception as exc:
             self._nonce = None  # unknown: ask the node next time
             raise SendUncertain(f"{label}: sending failed: {exc}", tx_hash) from exc
+        self._unconfirmed[self._nonce] = bytes(signed.hash)
         self._nonce += 1
         self.sent += 1
         return bytes(signed.hash)
+
+    def _next_nonce(self) -> int:
+        """The nonce of our next transaction: ours, checked against the node's pending count. Behind
+        it: another sender used the key, take the node's. Ahead of it: the node lost transactions we
+        sent. If it does not know the first missing one, a reorg dropped them (without this, every
+        later send would wait in the node's queue behind the gap until the receipt timeout): resync
+        to the node's count. If it knows it, the node is only lagging (a load balancer): keep ours."""
+        pending = int(self.w3.eth.get_transaction_count(self.address, "pending"))
+        for n in [n for n in self._unconfirmed if n < pending]:
+            del self._unconfirmed[n]
+        local = self._nonce
+        if local is None or pending > local:
+            return pending
+        if pending < local:
+            first_missing = self._unconfirmed.get(pending)
+            if first_missing is None or not self._node_knows(first_missing):
+                log.warning(
+                    "nonce gap: the node counts %d transactions from %s, we sent %d: transactions %d..%d were "
+                    "dropped (a reorg); resyncing to %d",
+                    pending,
+                    self.address,
+                    local,
+                    pending,
+                    local - 1,
+                    pending,
+                )
+                for n in [n for n in self._unconfirmed if n >= pending]:
+                    del self._unconfirmed[n]
+                self.resyncs += 1
+                return pending
+        return local
+
+    def _node_knows(self, tx_hash: bytes) -> bool:
+        try:
+            self.w3.eth.get_transaction(tx_hash)  # type: ignore[arg-type]
+        except TransactionNotFound:
+            return False
+        return True
 
     def events(self, receipt: Mapping[str, Any], contract_name: str, event_name: str) -> list[Any]:
         """The decoded `event_name` logs of `contract_name` in a receipt."""

@@ -47,6 +47,12 @@ class FinalEvents:
         if self._memory_from is None:
             self._memory_from = tip
 
+    def reset(self) -> None:
+        """Forget what is held in memory (an operator lifted a halt, perhaps dropping the index):
+        the next start() reads anything needed back from the store."""
+        self._held = []
+        self._memory_from = None
+
     def rollback(self, ancestor: int) -> None:
         """A reorg rolled back every block above `ancestor`: forget their events."""
         self._held = [e for e in self._held if e.block_number <= ancestor]
@@ -61,14 +67,15 @@ class FinalEvents:
         held = [*self._held, *fresh]
         for f in self.followers:
             done = projections.event_cursor(conn, f.name, chain_id)
-            if done >= final:
-                continue
-            if done < self._memory_from:  # never held in memory: read back what is final of it
-                upto = min(final, self._memory_from)
-                self._apply(conn, chain_id, f, self._stored(conn, chain_id, f, done + 1, upto))
-                done = upto
-            self._apply(conn, chain_id, f, [e for e in held if done < e.block_number <= final])
-            projections.set_event_cursor(conn, f.name, chain_id, final)
+            if done < final:
+                if done < self._memory_from:  # never held in memory: read back what is final of it
+                    upto = min(final, self._memory_from)
+                    self._apply(conn, chain_id, f, self._stored(conn, chain_id, f, done + 1, upto))
+                    done = upto
+                self._apply(conn, chain_id, f, [e for e in held if done < e.block_number <= final])
+                projections.set_event_cursor(conn, f.name, chain_id, final)
+            # every step, not only when `final` moved: a step that catches up with the head is one too
+            self._finalized(conn, chain_id, f, final)
 
     def committed(self, fresh: Sequence[Event], final: int) -> None:
         """The transaction of `deliver` committed: hold `fresh` until final, forget what is final."""
@@ -95,6 +102,21 @@ class FinalEvents:
             if event is not None:
                 out.append(event)
         return out
+
+    def _finalized(self, conn: apsw.Connection, chain_id: int, f: Follower, final: int) -> None:
+        """A follower with a `finalized(conn, chain_id, final)` step (core.followers) runs it in each step's
+        transaction once its events up to `final` are applied, in a savepoint: a failure is logged,
+        never stops the indexer."""
+        step = getattr(f, "finalized", None)
+        if step is None:
+            return
+        conn.execute("SAVEPOINT follower_final")
+        try:
+            step(conn, chain_id, final)
+        except Exception:
+            conn.execute("ROLLBACK TO follower_final")
+            log.exception("%s: its step at final block %d failed; it runs again at the next", f.name, final)
+        conn.execute("RELEASE follower_final")
 
     def _apply(self, conn: apsw.Connection, chain_id: int, f: Follower, events: Sequence[Event]) -> None:
         for event in events:

@@ -29,7 +29,7 @@ from indexer.realtime import Realtime
 from indexer.rpc import RpcClient, RpcError, RpcUnavailable
 from indexer.status import Status
 
-__all__ = ["DeepReorg", "Indexer", "Status"]
+__all__ = ["DeepReorg", "Halted", "Indexer", "Status"]
 
 log = logging.getLogger("agentledger.indexer")
 
@@ -38,6 +38,10 @@ _CACHE_KIB = 64 * 1024
 
 class DeepReorg(RuntimeError):
     """The chain reorganised below the block we treated as final: needs an operator."""
+
+
+class Halted(DeepReorg):
+    """The database says this chain's indexer is halted (by this process earlier, or another one)."""
 
 
 class Indexer:
@@ -53,6 +57,7 @@ class Indexer:
         use_finalized_tag: bool = True,
         realtime_batch: int = 200,
         poll_interval: float = 0.1,
+        halt_poll: float = 1.0,
         subscribers: dict[str, list[Subscriber]] | None = None,
         followers: Sequence[Follower] = (),
         progress: Callable[[Snapshot], None] | None = None,
@@ -70,6 +75,7 @@ class Indexer:
         self.confirmations = confirmations
         self.use_finalized_tag = use_finalized_tag
         self.poll_interval = poll_interval
+        self.halt_poll = halt_poll
         self.clock = clock
         self.sizer = RangeSizer()
         self.status = Status()
@@ -108,9 +114,12 @@ class Indexer:
                 advanced = False
                 await _sleep_or_stop(stop, 1.0)
             except DeepReorg as exc:
-                self.status.halted = str(exc)
-                log.critical("%s", exc)
-                raise
+                # Halted, not ended: the halt is stored (every process sharing the file sees it, and the
+                # API refuses money-moving calls), and we wait here for an operator to lift it
+                # (python -m scripts.indexer_admin resume | reindex), then carry on from the checkpoint.
+                await asyncio.to_thread(self._halt, str(exc))
+                await self._wait_for_operator(stop)
+                continue
             except Exception as exc:  # e.g. the file locked by another writer past the busy timeout
                 # Never end the task over one failed step (in `make run` the API would go on serving a
                 # frozen index): roll back whatever it left open, back off, try again.
@@ -135,7 +144,11 @@ class Indexer:
                 await asyncio.sleep(self.poll_interval)
 
     async def step(self) -> bool:
-        """One round: check the head and our tip, then apply one range. True if it advanced."""
+        """One round: check the head and our tip, then apply one range. True if it advanced.
+        Raises Halted while the database says this indexer is halted."""
+        halt = projections.get_halt(self.conn, self.chain_id)
+        if halt is not None:
+            raise Halted(halt[0])
         tip = await self._load_tip()
         number, tip_hash = tip
         head_hex, final_block, tip_block, syncing = await self.rpc.batch(
@@ -172,6 +185,27 @@ class Indexer:
                 await self._handle_reorg(number)
             return True
         return False
+
+    # ---- halting ---------------------------------------------------------------------------
+
+    def _halt(self, reason: str) -> None:
+        with transaction(self.conn):
+            projections.set_halt(self.conn, self.chain_id, reason, self.clock())
+        found = projections.get_halt(self.conn, self.chain_id)
+        self.status.halted = found[0] if found else reason
+        log.critical(
+            "indexer halted, waiting for an operator (python -m scripts.indexer_admin): %s", self.status.halted
+        )
+
+    async def _wait_for_operator(self, stop: asyncio.Event) -> None:
+        """Until the halt is lifted (resume: cleared; reindex: the checkpoint itself is gone) or `stop`."""
+        while not stop.is_set():
+            await _sleep_or_stop(stop, self.halt_poll)
+            if projections.get_halt(self.conn, self.chain_id) is None:
+                log.warning("indexer halt lifted by an operator: following the chain again from the checkpoint")
+                self.status.halted = ""
+                self.finals.reset()  # held events may belong to what the operator threw away
+                return
 
     # ---- tip ------------------------------------------------------------------------------
 

@@ -173,10 +173,16 @@ def main(argv: list[str] | None = None) -> int:
         _say("5", f"provider {action}: order {moved['status']}")
     content = {"title": "Market report", "findings": ["demand is up", "prices are flat"]}
     sha = hashlib.sha256(canonical(content)).hexdigest()
+    upload = _signed(self_wallet, lambda t: deliverable_message(oid, sha, t))  # in headers: checked before the body
     up = _check(
         api.post(
             f"/api/acp/orders/{oid}/deliverables",
-            json={"content": content, **_signed(self_wallet, lambda t: deliverable_message(oid, sha, t))},
+            json={"content": content},
+            headers={
+                "X-Provider-Timestamp": str(upload["timestamp"]),
+                "X-Provider-Signature": upload["signature"],
+                "X-Content-SHA256": sha,
+            },
         ),
         201,
     )
@@ -202,14 +208,14 @@ def main(argv: list[str] | None = None) -> int:
     fetched = api.get(f"/ipfs/{cid}")
     same = fetched.status_code == 200 and hashlib.sha256(fetched.content).hexdigest() == sha
     prev, chain_ok = "genesis", True
-    for entry in view["audit_chain"]:
+    for entry in view["audit_chain"]["entries"]:
         chain_ok &= (
             entry["prev_hash"] == prev and order_chain_hash(prev, canonical(entry["payload"])) == entry["chain_hash"]
         )
         prev = entry["chain_hash"]
     _say("5", f"order released in block {release['blockNumber']} (status {release['status']})")
     _say("5", f"deliverable refetched from /ipfs/{cid}: bytes match: {same}")
-    _say("5", f"audit chain of {len(view['audit_chain'])} entries recomputed: {chain_ok}")
+    _say("5", f"audit chain of {len(view['audit_chain']['entries'])} entries recomputed: {chain_ok}")
     print(json.dumps({"session": session["id"], "order": oid, "cid": cid}, indent=2))
     return 0 if same and chain_ok and release["status"] == 1 else 1
 

@@ -91,7 +91,7 @@ def backfill_reporter(settings: Settings) -> ProgressReporter:
 
 
 def _report_indexer_end(task: asyncio.Task[None]) -> None:
-    """Say at once why the indexer stopped (only a reorg below finality ends it: it needs an
-    operator); the API goes on serving, and /healthz shows the index falling behind."""
+    """Say at once why the indexer stopped (nothing should end it: a reorg below finality halts it in
+    place until an operator acts); the API goes on serving, and /healthz shows the index falling behind."""
     if not task.cancelled() and task.exception() is not None:
         log.critical("the indexer stopped: %s; the API is serving a frozen index", task.exception())

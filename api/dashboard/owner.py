@@ -270,7 +270,8 @@ def orders_panel(v: OwnerView) -> str:
             + f' · <a href="/verify/{int(h["audit_id"])}">audit #{int(h["audit_id"])}</a></li>'
             for h in order["history"]
         )
-        chain = order["audit_chain"][-1]["chain_hash"] if order["audit_chain"] else ""
+        entries = order["audit_chain"]["entries"]
+        chain = entries[-1]["chain_hash"] if entries else ""
         total = (order.get("totals") or {}).get("total")
         history = (
             f'<details data-key="{esc(order["id"])}"><summary>{len(order["history"])} moves</summary>'

@@ -1,6 +1,7 @@
 """Completing a checkout session: the four-step funding saga.
 
-    0. the payer's consent: its EIP-712 signature of rules.checkout_typed_data (the gateway's
+    0. the indexer is not halted (core.indexing: 503 indexer_halted otherwise, nothing written);
+       the payer's consent: its EIP-712 signature of rules.checkout_typed_data (the gateway's
        Funding struct: job id, buyer, provider token, total in micro-USDC, work deadline; domain
        chain id + gateway), else 400 missing/invalid_payment_signature or 401
        payment_signature_mismatch, nothing written. The gateway checks the same signature on-chain,
@@ -16,7 +17,9 @@
        session_changed); from step 1 until the send's outcome is known the job id is in
        Checkout.funding, which the stuck-session sweep skips;
     4. one writer transaction: core.checkout.orders.create_order (session completed, history,
-       audit, webhook). If it fails after step 3 succeeded the answer is 503 order_pending and the
+       audit, webhook), marked as funded by a receipt that is not final yet: should the funding
+       transaction not be in the chain once its block is final (a reorg), the order follower's
+       reconciliation rule fails the order. If it fails after step 3 succeeded the answer is 503 order_pending and the
        order follower creates the order from the final JobFunded event (exactly once: the job id
        is unique).
 
@@ -36,7 +39,7 @@ from typing import Any
 import apsw
 from web3 import Web3
 
-from core import errors
+from core import errors, indexing, instance
 from core.checkout import orders, rules, sessions
 from core.checkout.context import Checkout
 from core.errors import ServiceError
@@ -220,6 +223,7 @@ class Completion:
         self.provider: ProviderRow | None = None
         self.deadline = 0
         self.funding_tx: str | None = None
+        self.funding_block: int | None = None
         self._signed_total: int | None = None  # the total the signature was checked against, before step 1
 
     # ---- steps 0-3: the chain ---------------------------------------------------------------------
@@ -228,6 +232,7 @@ class Completion:
         """Steps 0-3. Raises ServiceError (the session back to incomplete when nothing was sent)."""
         ctx = self.ctx
         self.payment = parse_payment(decode_json(self.body))  # a 400 here is stored under the key
+        indexing.require_running(ctx.reader, ctx.chain_id)  # the order would follow a halted index: 503
         # Step 0, first pass: the signature check (a few ms of ECDSA recovery) runs here, outside the
         # writer's transaction; step 1 re-checks only if the total it finds differs.
         pre = store.get_session(ctx.reader, self.session_id)
@@ -269,7 +274,13 @@ class Completion:
         assert provider is not None and provider.token_id is not None
         job_id = rules.job_id_for(self.session_id)
         if not store.begin_complete(
-            conn, self.session_id, job_id=job_id, buyer_address=self.payment.payer, buyer=buyer, now=self.now
+            conn,
+            self.session_id,
+            job_id=job_id,
+            buyer_address=self.payment.payer,
+            buyer=buyer,
+            now=self.now,
+            owner=instance.current(),  # a restart after our crash settles it at once (core.checkout.sweep)
         ):
             raise ServiceError(409, "session_in_progress", "the checkout session is being completed", replayable=False)
         started = store.get_session(conn, self.session_id)
@@ -345,6 +356,7 @@ class Completion:
                 type_="service_error",
             ) from exc
         self.funding_tx = tx_hash_of(receipt)
+        self.funding_block = int(receipt["blockNumber"])  # not final yet: the order follower settles it
 
     # ---- step 4: the order ----------------------------------------------------------------------
 
@@ -367,6 +379,8 @@ class Completion:
                 deadline=self.deadline,
                 funding_tx=self.funding_tx,
                 now=self.now,
+                funding_block=self.funding_block,
+                funding_final=False,
             )
         except Exception as exc:
             log.exception("session %s: funded in %s but the order was not recorded", self.session_id, self.funding_tx)

@@ -22,7 +22,7 @@ import apsw
 from eth_account import Account
 from eth_account.messages import encode_defunct
 
-from core import errors
+from core import errors, indexing
 from core.checkout import orders
 from core.checkout.context import Checkout
 from core.checkout.orders import SIGNATURE_WINDOW_SECONDS, InvalidTransition
@@ -74,6 +74,33 @@ def check_signature(
             401, "invalid_signature", "the signature is not the provider's self wallet's", param="signature"
         )
     return hashlib.sha256(message.encode()).hexdigest()
+
+
+def check_reason(reason: str) -> str:
+    """A provider's failure reason, bounded (400 invalid_reason otherwise): it is published."""
+    problem = orders.reason_problem(reason)
+    if problem is not None:
+        raise ServiceError(400, "invalid_reason", problem, param="reason")
+    return reason
+
+
+def check_upload(
+    conn: apsw.Connection, order_id: str, sha256_hex: str, timestamp: int, signature: str, now: float
+) -> tuple[OrderRow, str]:
+    """Before a deliverable's body is read (it may be 32 MiB, sent slowly): the order is in_progress
+    and (timestamp, signature) is its provider's fresh, unused signature of the upload message over
+    the DECLARED SHA-256 of the bytes. Returns the order and the replay guard's digest; the bytes
+    are checked against the declared hash once read."""
+    order = order_or_404(conn, order_id)
+    if order.status != "in_progress":
+        raise ServiceError(
+            409, "invalid_transition", f"deliverables are uploaded while in_progress, not {order.status}"
+        )
+    message = orders.deliverable_message(order.id, sha256_hex, timestamp)
+    digest = check_signature(conn, order, message, timestamp, signature, now)
+    if store.signature_used(conn, digest, now):
+        raise ServiceError(409, "signature_replayed", "this signed message was already used", param="signature")
+    return order, digest
 
 
 def use_signature(conn: apsw.Connection, digest: str, now: float) -> None:
@@ -134,6 +161,12 @@ async def release(
     `claimed`: the attestation's replay guard, given back when nothing was sent, so the same
     attestation can be retried."""
     try:
+        indexing.require_running(ctx.reader, ctx.chain_id)  # `released` needs the indexer: 503 while halted
+    except ServiceError:
+        if claimed is not None:
+            await ctx.writer.run(lambda conn: store.forget_signature(conn, claimed))
+        raise
+    try:
         receipt = await ctx.operator.transact(
             "PaymentGateway", "release", bytes.fromhex(order.job_id[2:]), cid, timestamp, bytes.fromhex(signature[2:])
         )
@@ -161,6 +194,7 @@ async def release(
             type_="service_error",
         ) from exc
     tx = tx_hash_of(receipt)
+    block = int(receipt["blockNumber"])
     now = ctx.clock()
 
     def record(conn: apsw.Connection) -> str:
@@ -178,8 +212,13 @@ async def release(
                 extra={"cid": cid, "attested_at": timestamp},
                 updates={"attested_at": timestamp, "attestation": signature.lower(), "release_submitted_tx": tx},
             )
+            # recorded from a receipt not final yet: the order follower settles it (or takes the order
+            # back to in_progress should the release not be in the chain once its block is final)
+            store.release_unsettled(conn, order.id, block)
         else:  # a resend, or the follower got there first
             store.update_order(conn, order.id, now, release_submitted_tx=tx)
+            if current.status == "completed":
+                store.release_unsettled(conn, order.id, block)
         after = store.get_order(conn, order.id)
         assert after is not None
         return after.status

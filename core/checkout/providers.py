@@ -14,11 +14,12 @@ import logging
 
 import apsw
 
-from core import agents_onchain
+from core import agents_onchain, webhooks
 from core.checkout import rules
 from core.checkout.context import Checkout
 from core.errors import ServiceError
 from core.store import checkout as store
+from core.store import orders as order_store
 from core.store.checkout import ProviderRow
 
 log = logging.getLogger("agentledger.providers")
@@ -111,3 +112,40 @@ async def link(
         return p
 
     return await writer.run(record)
+
+
+# ---- the provider's webhook (news of its orders) --------------------------------------------------
+
+
+def linked_provider(conn: apsw.Connection, agent_uuid: str) -> ProviderRow:
+    """The agent's provider row once its NFT is minted (403 provider_not_linked otherwise)."""
+    p = store.get_provider(conn, agent_uuid)
+    if p is None or p.token_id is None:
+        raise ServiceError(
+            403, "provider_not_linked", "the agent is not a linked provider: POST /api/acp/providers first"
+        )
+    return p
+
+
+async def check_webhook_url(url: str, allow_private: bool) -> None:
+    """400 invalid_webhook_url unless `url` is an acceptable target: the SSRF rules of core.webhooks
+    (http(s) only; no private, loopback or link-local address, also after DNS resolution; the
+    dispatcher checks again at delivery). Resolves DNS: call it before the transaction."""
+    try:
+        await webhooks.check_url_async(url, allow_private)
+    except webhooks.WebhookURLError as exc:
+        raise ServiceError(400, "invalid_webhook_url", str(exc), param="$.url") from exc
+
+
+def set_webhook(conn: apsw.Connection, agent_uuid: str, url: str) -> str:
+    """Register `url` for the provider's order webhooks with a new secret (returned: shown once;
+    each registration rotates it)."""
+    linked_provider(conn, agent_uuid)
+    secret = webhooks.new_secret()
+    order_store.set_provider_webhook(conn, agent_uuid, url, secret)
+    return secret
+
+
+def clear_webhook(conn: apsw.Connection, agent_uuid: str) -> None:
+    linked_provider(conn, agent_uuid)
+    order_store.set_provider_webhook(conn, agent_uuid, None, None)

@@ -1,6 +1,11 @@
-"""The checkout sweep (a job, every SWEEP_INTERVAL seconds): expire unpaid sessions past their
-time, and settle sessions stuck complete_in_progress (a crash, an unanswered node) against the
-chain: no job there -> back to incomplete (safe: a later fund of the same job id reverts)."""
+"""The checkout sweep (a job, every SWEEP_INTERVAL seconds and once at start-up): expire unpaid
+sessions past their time, and settle sessions stuck complete_in_progress against the chain: no job
+there -> back to incomplete (safe: a later fund of the same job id reverts); a job there -> the
+order follower creates the order from its final JobFunded.
+
+A session is settled at once when the process that was completing it is gone (core.instance: a
+crash; so the start-up run settles what the previous run of this service left), otherwise once it
+has been in progress for STUCK_AFTER seconds (an unanswered node, a process on another host)."""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from collections.abc import Callable
 
 import apsw
 
+from core import instance
 from core.checkout.context import Checkout
 from core.operator import ChainUnavailable, ContractReverted
 from core.store import checkout as store
@@ -22,9 +28,11 @@ async def sweep(ctx: Checkout) -> tuple[int, int]:
     now = ctx.clock()
     expired = await ctx.writer.run(lambda conn: store.expire_due(conn, now))
     recovered = 0
-    for s in store.stuck_completions(ctx.reader, now - STUCK_AFTER):
+    for s, owner in store.completions_in_progress(ctx.reader):
         if s.job_id is None or s.job_id in ctx.funding:  # this process is still sending its funding
             continue
+        if not instance.is_gone(owner) and s.updated_at >= now - STUCK_AFTER:
+            continue  # its process may still be sending the funding
         try:
             job = await ctx.operator.call("PaymentGateway", "getJob", bytes.fromhex(s.job_id[2:]))
         except (ChainUnavailable, ContractReverted):

@@ -58,16 +58,18 @@ def order_view(conn: apsw.Connection, order_id: str, visibility: Visibility) -> 
             }
             for h in hist
         ],
-        "audit_chain": [
-            {
-                "audit_id": e.id,
-                "seq": e.seq,
-                "prev_hash": e.prev_hash,
-                "chain_hash": e.chain_hash,
-                "payload": json.loads(e.payload),
-            }
-            for e in entries
-        ],
+        "audit_chain": {  # the spec's shape: {entries: [...]}
+            "entries": [
+                {
+                    "audit_id": e.id,
+                    "seq": e.seq,
+                    "prev_hash": e.prev_hash,
+                    "chain_hash": e.chain_hash,
+                    "payload": json.loads(e.payload),
+                }
+                for e in entries
+            ]
+        },
         "provenance": {
             "provider_token_id": order.provider_token_id,
             "attested_at": order.attested_at,
@@ -192,3 +194,39 @@ def _messages(ctx: Checkout, s: SessionRow) -> list[dict[str, Any]]:
             }
         ]
     return []
+
+
+# ---- a provider's orders --------------------------------------------------------------------------
+
+
+def provider_order_json(conn: apsw.Connection, order: order_store.OrderRow) -> dict[str, Any]:
+    """One order as its provider lists it: what to work on (no buyer details beyond its address)."""
+    contents = order_store.session_contents(conn, order.session_id)
+    return {
+        "id": order.id,
+        "status": order.status,
+        "service_job_id": order.job_id,
+        "settlement_tx_hash": order.funding_tx,
+        "amount": order.amount,
+        "currency": rules.CURRENCY,
+        "deadline": order.deadline,
+        "buyer_address": order.buyer_address,
+        "deliverable_cid": order.deliverable_cid,
+        "line_items": contents[0] if contents is not None else [],
+        "created_at": iso_utc(order.created_at),
+        "updated_at": iso_utc(order.updated_at),
+    }
+
+
+def provider_orders_page(
+    conn: apsw.Connection, provider_uuid: str, *, status: str | None, cursor: int | None, limit: int
+) -> dict[str, Any]:
+    """A page of the provider's orders, newest first; `next_cursor` continues it (None: the last page)."""
+    rows = order_store.orders_of_provider(conn, provider_uuid, status=status, before=cursor, limit=limit + 1)
+    page = rows[:limit]
+    more = len(rows) > limit
+    return {
+        "data": [provider_order_json(conn, order) for _, order in page],
+        "has_more": more,
+        "next_cursor": str(page[-1][0]) if more else None,
+    }

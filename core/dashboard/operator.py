@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import aiohttp
 import apsw
 
-from core import wallets
+from core import indexing, wallets
 from core.errors import ServiceError
 from core.keys import Caller, hash_api_key, new_api_key
 from core.store import audit as audit_store
@@ -79,7 +79,8 @@ def indexer(conn: apsw.Connection, chain_id: int, status: IndexerStatus | None =
     """The indexer's progress as its checkpoint records it (whichever process indexes), with the
     in-process indexer's own head, halt and last error when this process runs it."""
     row = store.sync_state(conn, chain_id)
-    halted = status.halted if status is not None else ""
+    halt = indexing.halt_of(conn, chain_id)  # stored with the checkpoint: seen whichever process indexes
+    halted = halt.reason if halt is not None else status.halted if status is not None else ""
     error = status.last_error if status is not None else ""
     if row is None:
         return Indexer("halted" if halted else "starting", None, None, None, None, None, halted, error)

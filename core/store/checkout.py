@@ -251,14 +251,22 @@ def transition(conn: apsw.Connection, session_id: str, from_status: str, to_stat
 
 
 def begin_complete(
-    conn: apsw.Connection, session_id: str, *, job_id: str, buyer_address: str, buyer: dict[str, Any], now: float
+    conn: apsw.Connection,
+    session_id: str,
+    *,
+    job_id: str,
+    buyer_address: str,
+    buyer: dict[str, Any],
+    now: float,
+    owner: str | None = None,
 ) -> bool:
-    """incomplete -> complete_in_progress, fixing the job id and the paying address; False when
-    the session was not incomplete (a concurrent complete got there first)."""
+    """incomplete -> complete_in_progress, fixing the job id and the paying address, held by the
+    process `owner` (core.instance); False when the session was not incomplete (a concurrent
+    complete got there first)."""
     conn.execute(
         "UPDATE checkout_sessions SET status = 'complete_in_progress', job_id = ?, buyer_address = ?, buyer = ?,"
-        " updated_at = ? WHERE id = ? AND status = 'incomplete'",
-        (job_id, buyer_address, _dump(buyer), now, session_id),
+        " updated_at = ?, completing_owner = ? WHERE id = ? AND status = 'incomplete'",
+        (job_id, buyer_address, _dump(buyer), now, owner, session_id),
     )
     return bool(conn.changes())
 
@@ -287,6 +295,15 @@ def expire_due(conn: apsw.Connection, now: float, limit: int = 1000) -> int:
         (now, now, limit),
     )
     return int(conn.changes())
+
+
+def completions_in_progress(conn: apsw.Connection) -> list[tuple[SessionRow, str | None]]:
+    """Every session being completed, with the process completing it (core.instance id, if recorded)."""
+    rows = conn.execute(
+        f"SELECT {_SESSION_COLS}, completing_owner FROM checkout_sessions"  # noqa: S608
+        " WHERE status = 'complete_in_progress'",
+    ).fetchall()
+    return [(_session(r[:-1]), None if r[-1] is None else str(r[-1])) for r in rows]
 
 
 def stuck_completions(conn: apsw.Connection, older_than: float) -> list[SessionRow]:

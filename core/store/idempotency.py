@@ -17,6 +17,7 @@ class IdemRow:
     response_status: int | None
     response_body: bytes | None
     created_at: float
+    owner: str | None = None  # core.instance id of the process holding an in_flight claim
 
 
 def _rows(conn: apsw.Connection, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -26,13 +27,13 @@ def _rows(conn: apsw.Connection, sql: str, params: tuple[Any, ...] = ()) -> list
 def get(conn: apsw.Connection, scope: str, key: str) -> IdemRow | None:
     rows = _rows(
         conn,
-        "SELECT body_sha256, status, attempt, response_status, response_body, created_at FROM idempotency_keys"
-        " WHERE scope = ? AND idem_key = ?",
+        "SELECT body_sha256, status, attempt, response_status, response_body, created_at, owner"
+        " FROM idempotency_keys WHERE scope = ? AND idem_key = ?",
         (scope, key),
     )
     if not rows:
         return None
-    sha, status, attempt, rs, rb, created = rows[0]
+    sha, status, attempt, rs, rb, created, owner = rows[0]
     return IdemRow(
         str(sha),
         str(status),
@@ -40,15 +41,18 @@ def get(conn: apsw.Connection, scope: str, key: str) -> IdemRow | None:
         None if rs is None else int(rs),
         None if rb is None else bytes(rb),
         float(created),
+        None if owner is None else str(owner),
     )
 
 
-def put_in_flight(conn: apsw.Connection, scope: str, key: str, body_sha256: str, attempt: str, now: float) -> None:
-    """Claim (or re-claim, replacing an expired or abandoned row) a key for one attempt."""
+def put_in_flight(
+    conn: apsw.Connection, scope: str, key: str, body_sha256: str, attempt: str, now: float, owner: str | None = None
+) -> None:
+    """Claim (or re-claim, replacing an expired or abandoned row) a key for one attempt of `owner`."""
     conn.execute(
-        "INSERT OR REPLACE INTO idempotency_keys (scope, idem_key, body_sha256, status, attempt, created_at)"
-        " VALUES (?, ?, ?, 'in_flight', ?, ?)",
-        (scope, key, body_sha256, attempt, now),
+        "INSERT OR REPLACE INTO idempotency_keys (scope, idem_key, body_sha256, status, attempt, created_at, owner)"
+        " VALUES (?, ?, ?, 'in_flight', ?, ?, ?)",
+        (scope, key, body_sha256, attempt, now, owner),
     )
 
 

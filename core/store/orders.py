@@ -81,6 +81,39 @@ def session_webhook(conn: apsw.Connection, session_id: str) -> tuple[str | None,
     return (rows[0][0], rows[0][1]) if rows else (None, None)
 
 
+def provider_webhook(conn: apsw.Connection, provider_uuid: str) -> tuple[str | None, str | None]:
+    """(webhook_url, webhook_secret) the provider registered for news of its orders."""
+    rows = _rows(conn, "SELECT webhook_url, webhook_secret FROM providers WHERE agent_uuid = ?", (provider_uuid,))
+    return (rows[0][0], rows[0][1]) if rows else (None, None)
+
+
+def set_provider_webhook(conn: apsw.Connection, provider_uuid: str, url: str | None, secret: str | None) -> None:
+    conn.execute(
+        "UPDATE providers SET webhook_url = ?, webhook_secret = ? WHERE agent_uuid = ?", (url, secret, provider_uuid)
+    )
+
+
+def orders_of_provider(
+    conn: apsw.Connection, provider_uuid: str, *, status: str | None, before: int | None, limit: int
+) -> list[tuple[int, OrderRow]]:
+    """(position, order) of a provider's orders, newest first; `before` is the position of the last
+    order of the previous page (keyset pagination on the rowid)."""
+    where: list[str] = ["provider_uuid = ?"]
+    args: list[Any] = [provider_uuid]
+    if status is not None:
+        where.append("status = ?")
+        args.append(status)
+    if before is not None:
+        where.append("rowid < ?")
+        args.append(before)
+    rows = _rows(
+        conn,
+        f"SELECT rowid, {_ORDER_COLS} FROM orders WHERE {' AND '.join(where)} ORDER BY rowid DESC LIMIT ?",  # noqa: S608
+        (*args, limit),
+    )
+    return [(int(r[0]), OrderRow(*r[1:])) for r in rows]
+
+
 def insert_history(conn: apsw.Connection, order_id: str, h: HistoryRow) -> None:
     conn.execute(
         "INSERT INTO order_history (order_id, seq, from_state, to_state, actor, reason, tx_hash, audit_id, at)"
@@ -155,6 +188,11 @@ def use_signature(conn: apsw.Connection, digest: str, expires_at: float, now: fl
     return True
 
 
+def signature_used(conn: apsw.Connection, digest: str, now: float) -> bool:
+    """Whether a provider signature's digest is recorded and not yet expired (a read, no write)."""
+    return bool(_rows(conn, "SELECT 1 FROM used_signatures WHERE digest = ? AND expires_at >= ?", (digest, now)))
+
+
 def forget_signature(conn: apsw.Connection, digest: str) -> None:
     """Give a signature back: what it asked for did not happen (nothing was sent), so it may be retried."""
     conn.execute("DELETE FROM used_signatures WHERE digest = ?", (digest,))
@@ -177,6 +215,76 @@ def escrow_status(conn: apsw.Connection, job_id: str) -> str | None:
     """The gateway job's status as indexed (funded, disputed, released, resolved, refunded), if seen."""
     rows = _rows(conn, "SELECT status FROM gateway_jobs WHERE job_id = ?", (job_id,))
     return str(rows[0][0]) if rows else None
+
+
+# ---- receipts not yet final (issue 12 item 3: the reconciliation rule is core.checkout.follower's) ------
+
+
+def funding_unsettled(conn: apsw.Connection, order_id: str, block: int) -> None:
+    """The order was recorded from a funding receipt of `block` that was not final yet."""
+    conn.execute("UPDATE orders SET funding_block = ?, funding_settled = 0 WHERE id = ?", (block, order_id))
+
+
+def funding_settled(conn: apsw.Connection, order_id: str, block: int | None = None) -> None:
+    """The funding is decided: seen final on-chain (in `block`), or found gone."""
+    conn.execute(
+        "UPDATE orders SET funding_settled = 1, funding_block = coalesce(?, funding_block) WHERE id = ?",
+        (block, order_id),
+    )
+
+
+def release_unsettled(conn: apsw.Connection, order_id: str, block: int) -> None:
+    """The order was moved by a release receipt of `block` that was not final yet."""
+    conn.execute("UPDATE orders SET release_block = ?, release_settled = 0 WHERE id = ?", (block, order_id))
+
+
+def release_settled(conn: apsw.Connection, order_id: str) -> None:
+    conn.execute("UPDATE orders SET release_settled = 1 WHERE id = ?", (order_id,))
+
+
+def unsettled_fundings(conn: apsw.Connection, final: int) -> list[tuple[str, str | None]]:
+    """(order id, the gateway job's indexed status or None) of the orders whose funding receipt's block
+    is final while its JobFunded has not been seen final."""
+    rows = _rows(
+        conn,
+        "SELECT o.id, (SELECT g.status FROM gateway_jobs g WHERE g.job_id = o.job_id) FROM orders o"
+        " WHERE o.funding_settled = 0 AND o.funding_block <= ?",
+        (final,),
+    )
+    return [(str(r[0]), None if r[1] is None else str(r[1])) for r in rows]
+
+
+def unsettled_releases(conn: apsw.Connection, final: int) -> list[tuple[str, str | None]]:
+    """(order id, the gateway job's indexed status or None) of the orders whose release receipt's block
+    is final while the JobReleased has not been seen final."""
+    rows = _rows(
+        conn,
+        "SELECT o.id, (SELECT g.status FROM gateway_jobs g WHERE g.job_id = o.job_id) FROM orders o"
+        " WHERE o.release_settled = 0 AND o.release_block <= ?",
+        (final,),
+    )
+    return [(str(r[0]), None if r[1] is None else str(r[1])) for r in rows]
+
+
+def unsettle_open_orders(conn: apsw.Connection) -> int:
+    """Re-check every open order against the chain (a re-index): their receipts' blocks are known."""
+    conn.execute(
+        "UPDATE orders SET funding_settled = 0 WHERE funding_block IS NOT NULL"
+        " AND status IN ('created', 'acknowledged', 'in_progress', 'completed', 'disputed')"
+    )
+    n = conn.changes()
+    conn.execute("UPDATE orders SET release_settled = 0 WHERE release_block IS NOT NULL AND status = 'completed'")
+    return int(n + conn.changes())
+
+
+def last_move(conn: apsw.Connection, order_id: str) -> HistoryRow | None:
+    rows = _rows(
+        conn,
+        "SELECT seq, from_state, to_state, actor, reason, tx_hash, audit_id, at FROM order_history"
+        " WHERE order_id = ? ORDER BY seq DESC LIMIT 1",
+        (order_id,),
+    )
+    return HistoryRow(*rows[0]) if rows else None
 
 
 def reset_chain_bound_orders(conn: apsw.Connection) -> None:

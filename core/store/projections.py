@@ -439,6 +439,37 @@ def set_tip(
     )
 
 
+def sync_states(conn: apsw.Connection) -> list[tuple[Any, ...]]:
+    """(chain_id, block, final, head, updated_at, halted, halted_at) of every checkpoint (operators' view)."""
+    return conn.execute(
+        "SELECT chain_id, block_number, finalized_number, head_number, updated_at, halted, halted_at FROM sync_state"
+    ).fetchall()
+
+
+def get_halt(conn: apsw.Connection, chain_id: int) -> tuple[str, float] | None:
+    """(reason, since) when the indexer of `chain_id` is halted for an operator, else None."""
+    row = conn.execute(
+        "SELECT halted, halted_at FROM sync_state WHERE chain_id = ? AND halted IS NOT NULL", (chain_id,)
+    ).fetchone()
+    return None if row is None else (str(row[0]), float(row[1]))
+
+
+def set_halt(conn: apsw.Connection, chain_id: int, reason: str, now: float) -> None:
+    """Halt the indexer of `chain_id` (an earlier halt keeps its reason and time)."""
+    conn.execute(
+        "UPDATE sync_state SET halted = ?, halted_at = ? WHERE chain_id = ? AND halted IS NULL",
+        (reason, now, chain_id),
+    )
+
+
+def clear_halt(conn: apsw.Connection, chain_id: int) -> bool:
+    """Lift a halt (an operator's resume); False when there was none."""
+    conn.execute(
+        "UPDATE sync_state SET halted = NULL, halted_at = NULL WHERE chain_id = ? AND halted IS NOT NULL", (chain_id,)
+    )
+    return bool(conn.changes())
+
+
 def add_blocks(conn: apsw.Connection, chain_id: int, blocks: Iterable[tuple[int, str, str, int]]) -> None:
     """Remember (number, hash, parent_hash, timestamp) of canonical blocks."""
     conn.executemany(

@@ -694,6 +694,39 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX mcp_quotes_expiry ON mcp_quotes (expires_at);
     """,
+    # issue 12 item 18: a provider registers a webhook URL (its secret shown once) and is told of each new
+    # order and every later move of its orders; it lists its orders, newest first (rowid order, by provider).
+    """
+    ALTER TABLE providers ADD COLUMN webhook_url TEXT;
+    ALTER TABLE providers ADD COLUMN webhook_secret TEXT;
+    CREATE INDEX orders_provider ON orders (provider_uuid);
+    """,
+    # issue 12 item 2: a fork below finality halts the indexer until an operator acts; the halt (its reason
+    # and time) is kept with the checkpoint so that every process sharing the file (an API whose indexer
+    # runs apart) sees it, and a restarted indexer stays halted.
+    """
+    ALTER TABLE sync_state ADD COLUMN halted TEXT;
+    ALTER TABLE sync_state ADD COLUMN halted_at REAL;
+    """,
+    # issue 12 item 3: an order recorded from a receipt that was not final yet (the API's funding, the
+    # provider's release) remembers the receipt's block and stays "unsettled" until the order follower sees
+    # the event final; once that block is final without the event, the reconciliation rule of
+    # core.checkout.follower moves the order (funding gone: failed; release gone: back to in_progress).
+    """
+    ALTER TABLE orders ADD COLUMN funding_block INTEGER;
+    ALTER TABLE orders ADD COLUMN funding_settled INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE orders ADD COLUMN release_block INTEGER;
+    ALTER TABLE orders ADD COLUMN release_settled INTEGER NOT NULL DEFAULT 1;
+    CREATE INDEX orders_unsettled_funding ON orders (funding_block) WHERE funding_settled = 0;
+    CREATE INDEX orders_unsettled_release ON orders (release_block) WHERE release_settled = 0;
+    """,
+    # issue 12 item 7: an Idempotency-Key claim and a checkout session being completed name the process that
+    # holds them (core.instance), so a restart frees what a crashed process held at once instead of after the
+    # claim's 300 s or the session's 10 min.
+    """
+    ALTER TABLE idempotency_keys ADD COLUMN owner TEXT;
+    ALTER TABLE checkout_sessions ADD COLUMN completing_owner TEXT;
+    """,
     # The dashboard (issue 16). api_keys.operator: a key the operator issued with `scripts.issue_key --operator`
     # opens the service-wide operator's view (core.dashboard.access.require_operator; a power apart from
     # the key scope 'admin', which manages the key's own account);
@@ -717,6 +750,8 @@ MIGRATIONS: list[str] = [
     -- orders its agents sell (each was a scan of its table)
     CREATE INDEX api_keys_account ON api_keys (account_id);
     CREATE INDEX checkout_sessions_key ON checkout_sessions (key_hash);
+    -- (orders_provider, on provider_uuid alone, serves the provider's order list by rowid; this one the
+    -- dashboard's latest-first read)
     CREATE INDEX orders_provider_updated ON orders (provider_uuid, updated_at);
     """,
 ]

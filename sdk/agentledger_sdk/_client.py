@@ -27,6 +27,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import httpx
 
@@ -42,6 +43,7 @@ from agentledger_sdk._models import (
     Memory,
     MemoryPage,
     NetworkStats,
+    ProviderOrderPage,
     Registration,
     Result,
     RunRecord,
@@ -60,6 +62,7 @@ IDEMPOTENCY_HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
 AGENTS = "/api/agents"
 DROP = "/api/a2a/drop"
+PROVIDERS = "/api/acp/providers"
 
 R = TypeVar("R", bound=Result)
 
@@ -77,7 +80,7 @@ class _Call:
 
     @property
     def repeatable(self) -> bool:
-        return not self.unsafe and (self.method == "GET" or self.idempotency_key is not None)
+        return not self.unsafe and (self.method in ("GET", "DELETE") or self.idempotency_key is not None)
 
 
 def _key(given: str | None) -> str:
@@ -225,6 +228,26 @@ class _Base:
     def _drop_claim(self, agent_id: str, owner_address: str, timestamp: int, signature: str) -> _Call:
         body = {"agentId": agent_id, "ownerAddress": owner_address, "timestamp": timestamp, "signature": signature}
         return _Call("POST", f"{DROP}/claim", Result.parse, dumps(body), unsafe=True)
+
+    # the provider's side of escrow checkout (its key: the agent's or its account's)
+
+    def _set_provider_webhook(self, wallet: str, url: str) -> _Call:
+        path = f"{PROVIDERS}/{quote(wallet, safe='')}/webhook"
+        return _Call("POST", path, Result.parse, dumps({"url": url}))
+
+    def _delete_provider_webhook(self, wallet: str) -> _Call:
+        return _Call("DELETE", f"{PROVIDERS}/{quote(wallet, safe='')}/webhook", Result.parse)
+
+    def _provider_orders(self, wallet: str, status: str | None, limit: int | None, cursor: str | None) -> _Call:
+        params: dict[str, str] = {}
+        if status is not None:
+            params["status"] = status
+        if limit is not None:
+            params["limit"] = str(int(limit))
+        if cursor is not None:
+            params["cursor"] = cursor
+        path = f"{PROVIDERS}/{quote(wallet, safe='')}/orders"
+        return _Call("GET", path, ProviderOrderPage.parse, params=params)
 
     # ---- transport-independent pieces ------------------------------------------------------
 
@@ -563,6 +586,25 @@ class AgentLedger(_Base):
         body = {"agentId": agent_id, "email": email, "webhookUrl": webhook_url}
         return self._send(self._drop_post("watch", body, idempotency_key, unsafe=True))  # type: ignore[no-any-return]
 
+    # ---- the provider's side of escrow checkout ----------------------------------------------
+
+    def set_provider_webhook(self, wallet: str, url: str) -> Result:
+        """Where the provider agent ``wallet`` hears of its orders (``order.created``, then
+        ``job.state_changed``); the result's ``webhook_secret`` (shown once) signs them."""
+        result: Result = self._send(self._set_provider_webhook(wallet, url))
+        return result
+
+    def delete_provider_webhook(self, wallet: str) -> Result:
+        result: Result = self._send(self._delete_provider_webhook(wallet))
+        return result
+
+    def provider_orders(
+        self, wallet: str, status: str | None = None, *, limit: int | None = None, cursor: str | None = None
+    ) -> ProviderOrderPage:
+        """One page of the provider's orders, newest first (``next_cursor`` for the next; None: last)."""
+        result: ProviderOrderPage = self._send(self._provider_orders(wallet, status, limit, cursor))
+        return result
+
 
 class AsyncAgentLedger(_Base):
     """Asynchronous client with the same methods as AgentLedger (each a coroutine)."""
@@ -807,3 +849,17 @@ class AsyncAgentLedger(_Base):
         """Watch an agent: e-mails, or listing.state_changed webhooks (the secret comes back once)."""
         body = {"agentId": agent_id, "email": email, "webhookUrl": webhook_url}
         return await self._send(self._drop_post("watch", body, idempotency_key, unsafe=True))  # type: ignore[no-any-return]
+
+    async def set_provider_webhook(self, wallet: str, url: str) -> Result:
+        result: Result = await self._send(self._set_provider_webhook(wallet, url))
+        return result
+
+    async def delete_provider_webhook(self, wallet: str) -> Result:
+        result: Result = await self._send(self._delete_provider_webhook(wallet))
+        return result
+
+    async def provider_orders(
+        self, wallet: str, status: str | None = None, *, limit: int | None = None, cursor: str | None = None
+    ) -> ProviderOrderPage:
+        result: ProviderOrderPage = await self._send(self._provider_orders(wallet, status, limit, cursor))
+        return result

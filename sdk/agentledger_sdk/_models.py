@@ -405,6 +405,26 @@ class MemoryPage(Result):
 
 
 @dataclass(frozen=True)
+class ProviderOrderPage(Result):
+    """One page of a provider's orders, newest first; pass ``next_cursor`` back as ``cursor`` (None: last)."""
+
+    orders: tuple[Mapping[str, Any], ...] = ()
+    has_more: bool = False
+    next_cursor: str | None = None
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> ProviderOrderPage:
+        cursor = data.get("next_cursor")
+        return cls(
+            data,
+            replayed=replayed,
+            orders=tuple(data.get("data") or ()),
+            has_more=bool(data.get("has_more")),
+            next_cursor=None if cursor is None else str(cursor),
+        )
+
+
+@dataclass(frozen=True)
 class CompoundResult(Result):
     """``moved`` left the spendable ``balance`` for the ``reinvested`` bucket."""
 

@@ -273,7 +273,7 @@ def test_buyer_flow_end_to_end(system: System, tmp_path: Path) -> None:
         assert public.body["service_job_id"] == order["service_job_id"]
         assert public.body["settlement_tx_hash"] == order["settlement_tx_hash"]
         assert "line_items" not in public.body and "buyer_details" not in public.body
-        assert len(public.body["history"]) == 1 and len(public.body["audit_chain"]) == 1
+        assert len(public.body["history"]) == 1 and len(public.body["audit_chain"]["entries"]) == 1
         other_key, _, _ = await h.register()
         authed = await h.call("GET", opath, key=other_key)
         assert authed.body["line_items"][0]["quantity"] == 2 and "buyer_details" not in authed.body
@@ -916,17 +916,25 @@ def _fail_order() -> None:
 
 def _serve_main() -> None:
     """The service in a process of its own; --exit-after-funding ends it (exit status 1) right after
-    a complete's funding receipt, before the order is written: a crash between chain and database."""
+    a complete's funding receipt, before the order is written: a crash between chain and database;
+    --exit-before-funding ends it once the session is complete_in_progress, before anything is sent."""
     parser = argparse.ArgumentParser()
     for name in ("--rpc", "--deployment", "--db", "--port", "--operator-key"):
         parser.add_argument(name, required=True)
     parser.add_argument("--exit-after-funding", action="store_true")
+    parser.add_argument("--exit-before-funding", action="store_true")
     args = parser.parse_args()
     dep = Deployment(**json.loads(Path(args.deployment).read_text()))
     w3 = connect_chain(args.rpc)
     db = connect(args.db, durable=True)
     app = web.Application(middlewares=[error_middleware])
-    seams = Hooks(after_funding=(lambda: os._exit(1)) if args.exit_after_funding else None)
+    async def die(_request: web.Request) -> None:  # a crash with the session complete_in_progress, nothing sent
+        os._exit(1)
+
+    seams = Hooks(
+        after_funding=(lambda: os._exit(1)) if args.exit_after_funding else None,
+        before_funding=die if args.exit_before_funding else None,
+    )
     add_wallet_routes(app, db, hooks=seams)
     operator = Operator(w3, Account.from_key(args.operator_key), dep.contracts, dep.usdc)
     checkout = Checkout(db, app[WRITER], operator, dep.chain_id, allow_private_webhooks=True)

@@ -130,9 +130,16 @@ class World:
     hooks: Receiver
 
     async def call(
-        self, method: str, path: str, body: Any = None, *, key: str | None = None, idem: str | None = None
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        key: str | None = None,
+        idem: str | None = None,
+        headers: dict[str, str] | None = None,
     ) -> tuple[int, Any]:
-        headers = {}
+        headers = dict(headers or {})
         if key is not None:
             headers["Authorization"] = f"Bearer {key}"
         if idem is not None:
@@ -228,6 +235,15 @@ def sign(acct: LocalAccount, text: str) -> str:
 def signed(acct: LocalAccount, message: Callable[[int], str], ts: int | None = None) -> dict[str, Any]:
     ts = int(time.time()) if ts is None else ts
     return {"timestamp": ts, "signature": sign(acct, message(ts))}
+
+
+def upload_headers(sig: dict[str, Any], sha: str) -> dict[str, str]:
+    """A deliverable upload's signature headers (checked before the body is read)."""
+    return {
+        "X-Provider-Timestamp": str(sig["timestamp"]),
+        "X-Provider-Signature": sig["signature"],
+        "X-Content-SHA256": sha,
+    }
 
 
 @dataclass
@@ -374,16 +390,17 @@ async def buy(w: World, shop: Shop, name: str, *, multipart: bool, refusals: boo
         data = bytes(range(256)) * 1200 + name.encode()  # > 256 KiB: two chunks and a parent node
         form = aiohttp.FormData()
         form.add_field("file", data, filename="report.bin", content_type="application/octet-stream")
-        for k, v in signed(me, lambda t: deliverable_message(oid, hashlib.sha256(data).hexdigest(), t)).items():
-            form.add_field(k, str(v))
-        async with w.http.post(f"{w.base}{path}/deliverables", data=form) as resp:
+        sha = hashlib.sha256(data).hexdigest()
+        hdrs = upload_headers(signed(me, lambda t: deliverable_message(oid, sha, t)), sha)
+        async with w.http.post(f"{w.base}{path}/deliverables", data=form, headers=hdrs) as resp:
             assert resp.status == 201, await resp.text()
             up = await resp.json()
     else:
         content = {"title": "Market report", "order": oid, "findings": ["demand is up", "prices are flat"], "n": 3}
         data = rfc8785.dumps(content)  # the service stores the canonical JSON bytes
-        sig = signed(me, lambda t: deliverable_message(oid, hashlib.sha256(data).hexdigest(), t))
-        up = await w.ok("POST", f"{path}/deliverables", {"content": content, **sig}, 201)
+        sha = hashlib.sha256(data).hexdigest()
+        hdrs = upload_headers(signed(me, lambda t: deliverable_message(oid, sha, t)), sha)
+        up = await w.ok("POST", f"{path}/deliverables", {"content": content}, 201, headers=hdrs)
     cid = up["cid"]
     assert up["size"] == len(data) and cid == cid_of(data)
 
@@ -445,16 +462,16 @@ async def verify(w: World, shop: Shop, name: str, done: Done) -> None:
 
     # the audit chain, recomputed: chain_hash = SHA-256(prev_hash || RFC 8785 canonical payload)
     prev = "genesis"
-    for seq, entry in enumerate(view["audit_chain"], start=1):
+    for seq, entry in enumerate(view["audit_chain"]["entries"], start=1):
         assert entry["seq"] == seq and entry["prev_hash"] == prev
         mine = hashlib.sha256(prev.encode("ascii") + rfc8785.dumps(entry["payload"])).hexdigest()
         assert mine == entry["chain_hash"], entry
         prev = mine
-    payloads = [e["payload"] for e in view["audit_chain"]]
+    payloads = [e["payload"] for e in view["audit_chain"]["entries"]]
     assert [(p["from_state"], p["to_state"]) for p in payloads] == EXPECTED_MOVES
     assert payloads[-1]["tx_hash"] == done.complete_tx and payloads[3]["cid"] == done.cid
     assert [(h["from_state"], h["to_state"]) for h in view["history"]] == EXPECTED_MOVES
-    assert [h["audit_id"] for h in view["history"]] == [e["audit_id"] for e in view["audit_chain"]]
+    assert [h["audit_id"] for h in view["history"]] == [e["audit_id"] for e in view["audit_chain"]["entries"]]
 
     # the webhooks: one per move, both signatures valid
     async def all_delivered() -> bool:

@@ -276,3 +276,86 @@ def test_make_run_again_keeps_accounts_and_reindexes_the_new_chain(tmp_path: Pat
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=30) == 0
+
+
+# ---- issue 12 item 6: an anvil never outlives `make run`; a busy port is refused ---------------
+
+
+def _gone(pid: int) -> bool:
+    """The process has exited (a zombie waiting for its reaper counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state in ("Z", "X")
+
+
+def test_sigkill_of_make_run_takes_its_anvil_and_the_next_run_stops_a_leftover(tmp_path: Path) -> None:
+    anvil_port, api_port, log_path = free_port(), free_port(), tmp_path / "run.log"
+    pid_file = tmp_path / "var" / "anvil.pid"
+    proc = _start_run(tmp_path, anvil_port, api_port, log_path)
+    try:
+        _wait_synced(api_port, proc, log_path)
+        anvil_pid = int(pid_file.read_text().split()[0])
+        assert not _gone(anvil_pid)
+    finally:
+        proc.kill()  # SIGKILL: no handler runs, nothing of ours can stop the anvil
+        proc.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while not (_gone(anvil_pid) and not _port_open(anvil_port)):
+        assert time.monotonic() < deadline, "the anvil outlived the process that started it"
+        time.sleep(0.05)
+
+    # Where the kernel cannot do it (not Linux), the pid file names a leftover: the next run stops it
+    # (and never deploys onto it) before starting its own chain.
+    leftover = Anvil(anvil_port, pid_file=pid_file).start()
+    try:
+        w3 = connect(leftover.rpc_url)
+        for _ in range(5):
+            w3.provider.make_request("evm_mine", [])  # type: ignore[arg-type]
+        proc = _start_run(tmp_path, anvil_port, api_port, log_path)
+        try:
+            body = _wait_synced(api_port, proc, log_path)
+            assert leftover.proc is not None and leftover.proc.wait(timeout=10) is not None  # stopped
+            assert f"stopped the anvil (pid {leftover.proc.pid})" in log_path.read_text()
+            dep = json.loads((tmp_path / "deployments" / "31337.json").read_text())
+            assert body["contracts"] == dep["contracts"] and dep["deploy_block"] == 1  # a fresh chain
+        finally:
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=30) == 0
+    finally:
+        leftover.stop()
+
+
+def test_make_run_refuses_a_port_something_else_answers_on(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTLEDGER_")}
+    anvil_port, api_port = free_port(), free_port()
+    env.update(
+        AGENTLEDGER_ANVIL_PORT=str(anvil_port),
+        AGENTLEDGER_API_PORT=str(api_port),
+        AGENTLEDGER_DEPLOYMENTS_DIR=str(tmp_path / "deployments"),
+        AGENTLEDGER_DATA_DIR=str(tmp_path / "var"),
+    )
+
+    def make_run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "scripts.run"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+        )
+
+    with Anvil(anvil_port) as foreign:  # someone else's node (another project's anvil) on the port
+        before = connect(foreign.rpc_url).eth.block_number
+        done = make_run()
+        assert done.returncode == 2, done.stderr
+        assert f"port {anvil_port} is in use" in done.stderr and "AGENTLEDGER_ANVIL_PORT" in done.stderr
+        assert not (tmp_path / "deployments" / "31337.json").exists()  # nothing deployed onto it
+        assert connect(foreign.rpc_url).eth.block_number == before and foreign.proc is not None
+        assert foreign.proc.poll() is None  # and it is left alone
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", api_port))
+        busy.listen()
+        done = make_run()
+        assert done.returncode == 2, done.stderr
+        assert f"port {api_port} is in use" in done.stderr and "AGENTLEDGER_API_PORT" in done.stderr
+    assert not _port_open(anvil_port)  # no anvil was started

@@ -28,8 +28,8 @@ from tests.integration.indexer_kit import make_indexer
 AMOUNT = 250_000_000
 
 
-def _setup(conn: apsw.Connection, system: System, wallet_id: str) -> tuple[int, object]:
-    provider = dev_account(300)
+def _setup(conn: apsw.Connection, system: System, wallet_id: str, account: int = 300) -> tuple[int, object]:
+    provider = dev_account(account)
     token = system.register_agent(system.users[1].address, provider.address, wallet_id)
     with transaction(conn):
         conn.execute("INSERT OR IGNORE INTO accounts (id, created_at) VALUES ('acc', 0)")

@@ -4,7 +4,9 @@ hostile uploads are refused before work, a reclaimed escrow cannot be recovered.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
+import json
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -14,6 +16,7 @@ from typing import Any
 
 import aiohttp
 import apsw
+from aiohttp import web
 from aiohttp.test_utils import TestServer
 from eth_account import Account
 from eth_account.messages import encode_defunct
@@ -21,18 +24,30 @@ from eth_account.signers.local import LocalAccount
 from web3 import Web3
 
 from api.app import create_app
+from api.provider_orders import UPLOAD_SLOTS, UploadSlots
+from core.audit import canonical
 from core.checkout.follower import OrderFollower
 from core.checkout.orders import completion_message, deliverable_message, provider_message
 from core.checkout.provider import MAX_DELIVERABLE_UPLOADS
 from core.config import Settings
 from core.ipfs import cid_of
 from core.operator import Operator
-from core.store import connect
+from core.store import connect, transaction
 from core.store import orders as store
+from core.store.projections import clear_halt, set_halt
 from indexer.rpc import RetryPolicy, RpcClient
 from scripts.devchain import System, dev_account
 from tests.integration.indexer_kit import make_indexer
 from tests.integration.test_order_follower import _fund, _pending_session, _setup
+
+
+def upload_headers(order_id: str, who: LocalAccount, data: bytes, ts: int | None = None) -> dict[str, str]:
+    """The signature headers of a deliverable upload of `data` by `who`."""
+    ts = int(time.time()) if ts is None else ts
+    sha = hashlib.sha256(data).hexdigest()
+    msg = deliverable_message(order_id, sha, ts)
+    sig = "0x" + bytes(Account.sign_message(encode_defunct(text=msg), who.key).signature).hex()
+    return {"X-Provider-Timestamp": str(ts), "X-Provider-Signature": sig, "X-Content-SHA256": sha}
 
 
 @dataclass
@@ -41,6 +56,7 @@ class Harness:
     db: apsw.Connection
     base: str
     http: aiohttp.ClientSession
+    port: int
 
     async def index(self) -> None:
         async with RpcClient(self.system.w3.provider.endpoint_uri, RetryPolicy(attempts=3)) as rpc:  # type: ignore[attr-defined]
@@ -54,16 +70,13 @@ class Harness:
             await ix.run_until(self.system.w3.eth.block_number)
 
     async def upload(self, order_id: str, who: LocalAccount, data: bytes, ts: int | None = None) -> tuple[int, Any]:
-        """A multipart deliverable upload signed by `who`: (status, body)."""
-        ts = int(time.time()) if ts is None else ts
-        msg = deliverable_message(order_id, hashlib.sha256(data).hexdigest(), ts)
+        """A multipart deliverable upload signed by `who` (in its headers): (status, body)."""
         form = aiohttp.FormData()
-        form.add_field("timestamp", str(ts))
-        form.add_field(
-            "signature", "0x" + bytes(Account.sign_message(encode_defunct(text=msg), who.key).signature).hex()
-        )
         form.add_field("file", data, filename="d.txt")
-        async with self.http.post(f"{self.base}/api/acp/orders/{order_id}/deliverables", data=form) as r:
+        headers = upload_headers(order_id, who, data, ts)
+        async with self.http.post(
+            f"{self.base}/api/acp/orders/{order_id}/deliverables", data=form, headers=headers
+        ) as r:
             return r.status, await r.json()
 
     async def signed(self, order_id: str, action: str, who: LocalAccount, ts: int | None = None) -> tuple[int, Any]:
@@ -75,23 +88,28 @@ class Harness:
 
 
 @asynccontextmanager
-async def harness(system: System, tmp_path: Path) -> AsyncIterator[Harness]:
+async def harness(system: System, tmp_path: Path, uploads: UploadSlots | None = None) -> AsyncIterator[Harness]:
     db = connect(tmp_path / "p.db")
     dep = system.deployment
     op = Operator(system.w3, system.operator, dep.contracts, dep.usdc)
     app = create_app(dep, "http://127.0.0.1:9", db, settings=Settings(webhook_allow_private="true"), operator=op)
-    server = TestServer(app, host="127.0.0.1", port=0)
-    await server.start_server()
+    if uploads is not None:
+        app[UPLOAD_SLOTS] = uploads
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    host, port = runner.addresses[0][:2]
     try:
         async with aiohttp.ClientSession() as http:
-            yield Harness(system, db, str(server.make_url("")), http)
+            yield Harness(system, db, f"http://{host}:{port}", http, port)
     finally:
-        await server.close()
+        await runner.cleanup()
         db.close()
 
 
-async def _order(h: Harness, wallet_id: str, sid: str) -> tuple[str, int, LocalAccount]:
-    token, provider = _setup(h.db, h.system, wallet_id)
+async def _order(h: Harness, wallet_id: str, sid: str, account: int = 300) -> tuple[str, int, LocalAccount]:
+    token, provider = _setup(h.db, h.system, wallet_id, account)
     job = _pending_session(h.db, sid, wallet_id, h.system.users[2].address)
     _fund(h.system, job, token)
     await h.index()
@@ -100,9 +118,9 @@ async def _order(h: Harness, wallet_id: str, sid: str) -> tuple[str, int, LocalA
     return order.id, token, provider  # type: ignore[return-value]
 
 
-async def _started(h: Harness, wallet_id: str, sid: str) -> tuple[str, LocalAccount]:
+async def _started(h: Harness, wallet_id: str, sid: str, account: int = 300) -> tuple[str, LocalAccount]:
     """An order moved to in_progress by its provider: (order id, provider)."""
-    order_id, _token, provider = await _order(h, wallet_id, sid)
+    order_id, _token, provider = await _order(h, wallet_id, sid, account)
     for action in ("acknowledge", "start"):
         assert (await h.signed(order_id, action, provider))[0] == 200
     return order_id, provider
@@ -162,35 +180,35 @@ def test_uploads_are_refused_before_reading_when_not_in_progress_and_floats_are_
         async with harness(system, tmp_path) as h:
             order_id, _token, provider = await _order(h, "agl_00000000e002", "cs_up")
             url = f"{h.base}/api/acp/orders/{order_id}/deliverables"
-            async with h.http.post(url, json={"content": {"a": 1}, "timestamp": 1, "signature": "0x" + "00" * 65}) as r:
+            content = {"a": 1}
+            hdrs = upload_headers(order_id, provider, canonical(content))
+            async with h.http.post(url, json={"content": content}, headers=hdrs) as r:
                 assert (r.status, (await r.json())["code"]) == (409, "invalid_transition")  # still `created`
             for action in ("acknowledge", "start"):
                 assert (await h.signed(order_id, action, provider))[0] == 200
-            ts = int(time.time())
-            sig = "0x" + "11" * 65
-            async with h.http.post(url, json={"content": {"x": 1.5}, "timestamp": ts, "signature": sig}) as r:
+            float_body = b'{"content": {"x": 1.5}}'
+            hdrs = upload_headers(order_id, provider, float_body)
+            async with h.http.post(url, data=float_body, headers={**hdrs, "Content-Type": "application/json"}) as r:
                 assert (r.status, (await r.json())["code"]) == (400, "invalid_content")
             form = aiohttp.FormData()
-            form.add_field("timestamp", str(ts))
-            form.add_field("signature", sig)
             form.add_field("file", b"one", filename="a")
             form.add_field("file", b"two", filename="b")
-            async with h.http.post(url, data=form) as r:
+            async with h.http.post(url, data=form, headers=upload_headers(order_id, provider, b"one")) as r:
                 assert (r.status, (await r.json())["param"]) == (400, "file")
+            # the bytes must be the ones signed
+            form = aiohttp.FormData()
+            form.add_field("file", b"other bytes", filename="a")
+            async with h.http.post(url, data=form, headers=upload_headers(order_id, provider, b"signed bytes")) as r:
+                body = await r.json()
+                assert (r.status, body["code"], body["param"]) == (400, "digest_mismatch", "X-Content-SHA256")
             # refused uploads wrote nothing
             assert store.get_order(h.db, order_id).deliverable_cid is None  # type: ignore[union-attr]
             assert h.db.execute("SELECT count(*) FROM ipfs_objects").fetchall() == [(0,)]
             # the real thing still works
             data = b"report"
-            msg = deliverable_message(order_id, hashlib.sha256(data).hexdigest(), ts)
-            good = "0x" + bytes(Account.sign_message(encode_defunct(text=msg), provider.key).signature).hex()
-            form = aiohttp.FormData()
-            form.add_field("timestamp", str(ts))
-            form.add_field("signature", good)
-            form.add_field("file", data, filename="r.txt")
-            async with h.http.post(url, data=form) as r:
-                assert r.status == 201, await r.text()
-                assert (await r.json())["cid"] == cid_of(data)
+            status, body = await h.upload(order_id, provider, data)
+            assert status == 201, body
+            assert body["cid"] == cid_of(data)
             assert store.get_order(h.db, order_id).deliverable_cid == cid_of(data)  # type: ignore[union-attr]
 
     asyncio.run(main())
@@ -267,15 +285,21 @@ def test_a_release_the_node_never_got_answers_503_without_the_rpc_url_and_may_be
 
 
 def test_a_malformed_multipart_upload_is_a_400(system: System, tmp_path: Path) -> None:
+    """Issue 12 item 8: a part header aiohttp cannot parse (InvalidHeader) was a 500."""
+
     async def main() -> None:
         async with harness(system, tmp_path) as h:
-            order_id, _provider = await _started(h, "agl_00000000e005", "cs_mp")
+            order_id, provider = await _started(h, "agl_00000000e005", "cs_mp")
             url = f"{h.base}/api/acp/orders/{order_id}/deliverables"
             for headers, payload in (
                 ({"Content-Type": "multipart/form-data"}, b"--x\r\n"),  # no boundary
                 ({"Content-Type": "multipart/form-data; boundary=x"}, b"--x\r\nContent-Disposition: form-data\r\n"),
+                # a part header without a colon, and one with a NUL in its name: aiohttp's InvalidHeader
+                ({"Content-Type": "multipart/form-data; boundary=x"}, b"--x\r\nbadheader\r\n\r\ndata\r\n--x--\r\n"),
+                ({"Content-Type": "multipart/form-data; boundary=x"}, b"--x\r\nX\x00: y\r\n\r\ndata\r\n--x--\r\n"),
             ):
-                async with h.http.post(url, data=payload, headers=headers) as r:
+                signed = upload_headers(order_id, provider, b"data")
+                async with h.http.post(url, data=payload, headers={**headers, **signed}) as r:
                     body = await r.json()
                     assert (r.status, body["code"]) == (400, "invalid_request"), body
                     assert set(body) == {"type", "code", "message", "param"}
@@ -301,5 +325,228 @@ def test_an_order_takes_at_most_twenty_deliverable_uploads(system: System, tmp_p
             assert order is not None and order.deliverable_cid == cids[-1]  # the refused one wrote nothing
             stored = h.db.execute("SELECT count(*) FROM ipfs_objects").fetchall()[0][0]
             assert stored == MAX_DELIVERABLE_UPLOADS
+
+    asyncio.run(main())
+
+
+# ---- issue 12: slow uploads, the fail reason, start without acknowledge --------------------------
+
+
+class SlowUpload:
+    """A raw socket POSTing a 30 MB multipart deliverable at 16 bytes a second."""
+
+    def __init__(self, port: int, order_id: str, headers: dict[str, str]) -> None:
+        self.port, self.order_id, self.headers = port, order_id, headers
+        self.writer: asyncio.StreamWriter | None = None
+        self.trickle: asyncio.Task[None] | None = None
+        self.response: asyncio.Task[tuple[int, Any]] | None = None
+
+    async def start(self) -> SlowUpload:
+        reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+        head = (
+            f"POST /api/acp/orders/{self.order_id}/deliverables HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            "Content-Type: multipart/form-data; boundary=slow\r\nContent-Length: 30000000\r\n"
+            + "".join(f"{k}: {v}\r\n" for k, v in self.headers.items())
+            + "\r\n"
+        )
+        self.writer.write(head.encode())
+        self.trickle = asyncio.create_task(self._trickle())
+        self.response = asyncio.create_task(self._read(reader))
+        return self
+
+    async def _trickle(self) -> None:
+        assert self.writer is not None
+        body = b'--slow\r\nContent-Disposition: form-data; name="file"; filename="x"\r\n\r\n' + b"a" * 10_000
+        with contextlib.suppress(OSError):
+            for i in range(0, len(body), 16):
+                self.writer.write(body[i : i + 16])
+                await self.writer.drain()
+                await asyncio.sleep(1.0)
+
+    async def _read(self, reader: asyncio.StreamReader) -> tuple[int, Any]:
+        status = int((await reader.readline()).split()[1])
+        length = 0
+        while (line := await reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode().partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        return status, json.loads(await reader.readexactly(length))
+
+    async def answer(self, timeout: float = 20.0) -> tuple[int, Any]:
+        assert self.response is not None
+        return await asyncio.wait_for(asyncio.shield(self.response), timeout)
+
+    async def close(self) -> None:
+        if self.trickle is not None:
+            self.trickle.cancel()
+        if self.response is not None:
+            self.response.cancel()
+        if self.writer is not None:
+            self.writer.close()
+
+
+def test_slow_uploads_hold_no_other_providers_slot(system: System, tmp_path: Path) -> None:
+    """Issue 12 item 5: slow clients (16 bytes/s) held every upload slot before they were even
+    authenticated. Now the signature headers are checked before the body: strangers are answered at
+    once, a provider's slow upload holds only its own order's slot, until the read deadline."""
+
+    async def main() -> None:
+        async with harness(system, tmp_path, UploadSlots(total=4, per_provider=2, read_deadline=3.0)) as h:
+            slow_order, slow_provider = await _started(h, "agl_00000000e101", "cs_slow")
+            other_order, other_provider = await _started(h, "agl_00000000e102", "cs_other", account=310)
+            stranger = dev_account(311)
+            uploads: list[SlowUpload] = []
+            try:
+                # unauthenticated, or signed by a stranger: refused before any body byte is read
+                for headers in [{}] * 4 + [upload_headers(slow_order, stranger, b"x" * 30)] * 2:
+                    uploads.append(await SlowUpload(h.port, slow_order, headers).start())
+                for u, code in zip(uploads, ["missing_signature"] * 4 + ["invalid_signature"] * 2, strict=True):
+                    status, body = await u.answer()
+                    assert (status, body["code"]) == (401, code), body
+                    assert set(body) == {"type", "code", "message", "param"}
+                # the provider's own slow upload holds its order's slot; a second one is refused at once
+                mine = await SlowUpload(h.port, slow_order, upload_headers(slow_order, slow_provider, b"big")).start()
+                uploads.append(mine)
+                await asyncio.sleep(0.3)
+                again = await SlowUpload(h.port, slow_order, upload_headers(slow_order, slow_provider, b"2")).start()
+                uploads.append(again)
+                status, body = await again.answer()
+                assert (status, body["code"]) == (409, "upload_in_progress"), body
+                # another provider's 30-byte upload goes through while all of them still trickle
+                status, body = await asyncio.wait_for(
+                    h.upload(other_order, other_provider, b"thirty bytes of deliverable.."), 20
+                )
+                assert status == 201, body
+                assert not mine.response.done()  # type: ignore[union-attr]
+                # the slow upload is cut off at the read deadline, in the error shape
+                status, body = await mine.answer()
+                assert (status, body["code"]) == (408, "upload_timeout"), body
+                assert set(body) == {"type", "code", "message", "param"}
+            finally:
+                for u in uploads:
+                    await u.close()
+            # its slot is free again: the provider's real upload works
+            status, body = await h.upload(slow_order, slow_provider, b"the report")
+            assert status == 201, body
+            order = store.get_order(h.db, slow_order)
+            assert order is not None and order.deliverable_cid == cid_of(b"the report")
+
+    asyncio.run(main())
+
+
+def test_fail_reason_is_signed_and_bounded(system: System, tmp_path: Path) -> None:
+    """Issue 12 item 15: the public fail reason was free text outside the signature."""
+
+    async def main() -> None:
+        async with harness(system, tmp_path) as h:
+            order_id, provider = await _started(h, "agl_00000000e103", "cs_fail")
+            url = f"{h.base}/api/acp/orders/{order_id}/fail"
+
+            def body(reason: str, signed_reason: str | None, ts: int | None = None) -> dict[str, Any]:
+                ts = int(time.time()) if ts is None else ts
+                msg = provider_message("fail", order_id, ts, signed_reason)
+                sig = Account.sign_message(encode_defunct(text=msg), provider.key).signature
+                return {"timestamp": ts, "signature": "0x" + bytes(sig).hex(), "reason": reason}
+
+            # a reason the provider did not sign (e.g. put in by whoever relayed the call)
+            async with h.http.post(url, json=body("the buyer is a fraud", None)) as r:
+                assert (r.status, (await r.json())["code"]) == (401, "invalid_signature")
+            async with h.http.post(url, json=body("the buyer is a fraud", "out of capacity")) as r:
+                assert (r.status, (await r.json())["code"]) == (401, "invalid_signature")
+            # bounded, printable
+            for bad in ("x" * 281, "line\nbreak", "hidden\u202etext", ""):
+                async with h.http.post(url, json=body(bad, bad)) as r:
+                    got = await r.json()
+                    assert (r.status, got["param"]) == (400, "reason"), got
+            assert store.get_order(h.db, order_id).status == "in_progress"  # type: ignore[union-attr]
+            assert len(store.history(h.db, order_id)) == 3  # created, acknowledged, in_progress
+            reason = "out of capacity: dataset unavailable"
+            async with h.http.post(url, json=body(reason, reason)) as r:
+                assert (r.status, (await r.json())["status"]) == (200, "failed")
+            last = store.history(h.db, order_id)[-1]
+            assert (last.to_state, last.reason) == ("failed", reason)
+            payload = json.loads(
+                h.db.execute("SELECT payload FROM audit_log WHERE id = ?", (last.audit_id,)).fetchone()[0]
+            )
+            assert payload["reason"] == reason
+
+    asyncio.run(main())
+
+
+def test_an_order_can_be_started_without_acknowledge(system: System, tmp_path: Path) -> None:
+    """Issue 12 item 18: the spec makes acknowledge optional (created -> in_progress)."""
+
+    async def main() -> None:
+        async with harness(system, tmp_path) as h:
+            order_id, _token, provider = await _order(h, "agl_00000000e104", "cs_start")
+            status, body = await h.signed(order_id, "start", provider)
+            assert (status, body["status"], body["from_state"]) == (200, "in_progress", "created"), body
+            status, body = await h.upload(order_id, provider, b"done")
+            assert status == 201, body
+
+    asyncio.run(main())
+
+
+def test_order_complete_is_refused_while_the_indexer_is_halted(system: System, tmp_path: Path) -> None:
+    """Issue 12 item 2: the release would be followed by a halted index: 503 indexer_halted, nothing
+    sent, and the same attestation works once an operator has resumed the indexer."""
+
+    async def main() -> None:
+        async with harness(system, tmp_path) as h:
+            order_id, cid, provider, order = await _delivered(h, "agl_00000000e105", "cs_halt")
+            attestation = _attestation(order, cid, provider)
+            chain_id = system.deployment.chain_id
+            with transaction(h.db):  # as the indexer (another process) records it
+                set_halt(h.db, chain_id, "reorg deeper than the stored window", time.time())
+            sent = system.w3.eth.get_transaction_count(system.operator.address)
+            async with h.http.post(f"{h.base}/api/acp/orders/{order_id}/complete", json=attestation) as r:
+                body = await r.json()
+                assert (r.status, body["code"]) == (503, "indexer_halted"), body
+                assert set(body) == {"type", "code", "message", "param"} and r.headers["Retry-After"] == "60"
+            assert system.w3.eth.get_transaction_count(system.operator.address) == sent  # nothing sent
+            assert store.get_order(h.db, order_id).status == "in_progress"  # type: ignore[union-attr]
+            with transaction(h.db):
+                assert clear_halt(h.db, chain_id)
+            async with h.http.post(f"{h.base}/api/acp/orders/{order_id}/complete", json=attestation) as r:
+                assert r.status == 200, await r.text()  # the same attestation: it was given back
+
+    asyncio.run(main())
+
+
+def test_an_mcp_upload_carries_the_header_signature_in_its_arguments(system: System, tmp_path: Path) -> None:
+    """MCP has no request headers: the upload tool takes {content, timestamp, signature}, signed over the
+    content's RFC 8785 SHA-256 exactly as the headers would be; HTTP refuses the fields in a JSON body
+    (they go in the headers, checked before the body is read)."""
+    from tests.integration.mcp_kit import error_code, mcp
+
+    async def main() -> None:
+        async with harness(system, tmp_path) as h:
+            order_id, provider = await _started(h, "agl_00000000e105", "cs_mcp_upload")
+            content = {"report": "keywords", "n": 3}
+            data = canonical(content)
+            headers = upload_headers(order_id, provider, data)
+            ts, sig = int(headers["X-Provider-Timestamp"]), headers["X-Provider-Signature"]
+            body = {"content": content, "timestamp": ts, "signature": sig}
+            url = f"{h.base}/api/acp/orders/{order_id}/deliverables"
+            async with h.http.post(url, json=body) as r:  # over HTTP the headers are the signature
+                assert (r.status, (await r.json())["code"]) == (401, "missing_signature")
+            async with h.http.post(url, json=body, headers=headers) as r:  # and the body holds no second one
+                assert r.status == 400 and (await r.json())["param"] in ("signature", "timestamp")
+            async with mcp(f"{h.base}/api/mcp") as client:
+                unsigned = await client.call_tool("upload_deliverable", {"order_id": order_id, "content": content})
+                assert error_code(unsigned) == "missing_signature"
+                forged = await client.call_tool(
+                    "upload_deliverable",
+                    {"order_id": order_id, "content": {"other": 1}, "timestamp": ts, "signature": sig},
+                )
+                assert error_code(forged) == "invalid_signature"
+                done = await client.call_tool("upload_deliverable", {"order_id": order_id, **body})
+                assert not done.is_error, done.structured_content
+                assert done.structured_content is not None
+                assert done.structured_content["cid"] == cid_of(data)
+                again = await client.call_tool("upload_deliverable", {"order_id": order_id, **body})
+                assert error_code(again) == "signature_replayed"
+            order = store.get_order(h.db, order_id)
+            assert order is not None and order.deliverable_cid == cid_of(data)
 
     asyncio.run(main())

@@ -591,6 +591,7 @@ def test_public_surface() -> None:
         "NetworkStats",
         "NotFound",
         "PermissionDenied",
+        "ProviderOrderPage",
         "RateLimited",
         "Registration",
         "Result",

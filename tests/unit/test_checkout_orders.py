@@ -160,7 +160,7 @@ def test_views_by_visibility(conn: apsw.Connection) -> None:
     public = views.order_view(conn, order.id, "public")
     assert public is not None
     assert "line_items" not in public and "buyer_details" not in public and "webhook_delivery" not in public
-    assert public["audit_chain"][0]["chain_hash"] and public["history"][0]["to_state"] == "created"
+    assert public["audit_chain"]["entries"][0]["chain_hash"] and public["history"][0]["to_state"] == "created"
     auth = views.order_view(conn, order.id, "authenticated")
     assert auth is not None and "line_items" in auth and "buyer_details" not in auth
     funder = views.order_view(conn, order.id, "funder")

@@ -20,7 +20,7 @@ from core.dashboard.owner import LedgerFilter
 from core.errors import ServiceError
 from core.keys import Caller, hash_api_key, new_api_key
 from core.store import checkout as checkout_store
-from core.store import connect, transaction
+from core.store import connect, projections, transaction
 from core.store import dashboard as store
 from core.store import outbox as outbox_store
 from core.store import wallets as wallet_store
@@ -369,7 +369,7 @@ def test_orders_show_for_the_provider_and_for_the_buyer_account_with_their_chain
         "completed",
         "released",
     ]
-    assert [h["audit_id"] for h in view["history"]] == [e["audit_id"] for e in view["audit_chain"]]
+    assert [h["audit_id"] for h in view["history"]] == [e["audit_id"] for e in view["audit_chain"]["entries"]]
     assert view["totals"]["total"] == 250 * USDC and "buyer_details" not in view
     stranger_key, _, (stranger,) = _account(conn, "x")
     assert owner.orders(conn, _caller(conn, stranger_key), [stranger]) == []
@@ -451,6 +451,14 @@ def test_indexer_state_from_the_checkpoint_and_the_in_process_status(conn: apsw.
     assert (behind.state, behind.lag, behind.last_error) == ("behind", 20, "node slow")
     Status.halted = "reorg below final block 90"
     assert operator.indexer(conn, 31337, Status()).state == "halted"
+    # a halt stored with the checkpoint (main's indexer.sync): seen with no in-process indexer too
+    with transaction(conn):
+        projections.set_halt(conn, 31337, "fork below final block 90", NOW)
+    stored = operator.indexer(conn, 31337)
+    assert (stored.state, stored.halted) == ("halted", "fork below final block 90")
+    with transaction(conn):
+        projections.clear_halt(conn, 31337)
+    assert operator.indexer(conn, 31337).state == "synced"
 
 
 def _dead(conn: apsw.Connection, url: str) -> str:

@@ -184,3 +184,14 @@ def test_services_share_the_lifecycle_and_show_in_the_status() -> None:
     assert runner.status()["outbox"]["state"] == "stopped"
     with pytest.raises(ValueError, match="unique"):
         JobRunner([Job("outbox", Every(1), FakeService().start)], services=[FakeService()])
+
+
+def test_a_job_marked_at_start_runs_at_once_then_on_its_interval() -> None:
+    """Issue 12 item 7: the checkout sweep settles what a crashed run left at start-up, not 30 s later."""
+    clock = FakeTime(1_000.0)
+    calls: list[float] = []
+    runner = JobRunner(
+        [Job("sweep", Every(30), recorder(calls, clock), at_start=True)], clock=clock, sleep=clock.sleep, max_wait=5
+    )
+    asyncio.run(run_until(runner, lambda: len(calls) >= 3))
+    assert calls[:3] == [1_000.0, 1_030.0, 1_060.0]

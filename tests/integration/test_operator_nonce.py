@@ -1,0 +1,41 @@
+"""Issue 12 item 4: after a reorg dropped the operator's transactions, the chain's nonce is behind
+the operator's; the next send finds the gap, resyncs and succeeds (it used to wait in the node's
+queue behind the gap until the 120 s receipt timeout, and so did every later one, until a restart)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from core import operator
+from core.operator import USDC, Operator, tx_hash_of
+from tests.integration.chainkit import System
+from tests.integration.indexer_kit import reorg
+
+
+def test_the_next_send_after_a_reorg_dropped_ours_succeeds(system: System, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(operator, "RECEIPT_TIMEOUT", 10.0)  # a send stuck behind a gap fails in 10 s, not 120
+    dep = system.deployment
+    op = Operator(system.w3, system.operator, dep.contracts, dep.usdc)
+    who = system.users[6].address
+    usdc = system.usdc.functions
+
+    async def main() -> None:
+        before = usdc.balanceOf(who).call()
+        nonce = system.w3.eth.get_transaction_count(op.address, "pending")
+        await op.transact(USDC, "mint", who, 1)
+        await op.transact(USDC, "mint", who, 2)
+        assert usdc.balanceOf(who).call() == before + 3
+        reorg(system, 2)  # both blocks replaced by empty ones: the node forgets both transactions
+        assert system.w3.eth.get_transaction_count(op.address, "pending") == nonce  # two behind the operator
+        assert usdc.balanceOf(who).call() == before
+        third = await asyncio.wait_for(op.transact(USDC, "mint", who, 4), 30)
+        assert third["status"] == 1 and op.resyncs == 1
+        assert system.w3.eth.get_transaction(tx_hash_of(third))["nonce"] == nonce  # the gap closed
+        assert usdc.balanceOf(who).call() == before + 4
+        # and the one after needs no resync
+        await asyncio.wait_for(op.transact(USDC, "mint", who, 8), 30)
+        assert op.resyncs == 1 and usdc.balanceOf(who).call() == before + 12
+
+    asyncio.run(main())
