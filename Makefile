@@ -9,13 +9,19 @@ NPM_OK := node_modules/.installed
 # slither needs web3 < 8 (the service pins web3 8): it gets a virtualenv of its own.
 SLITHER_VENV := .venv-slither
 SLITHER_OK   := $(SLITHER_VENV)/.installed
+# The dashboard's chart library, vendored from node_modules (pinned in package.json) with its licences
+# and served by the service itself (no CDN).
+VENDOR    := api/dashboard/static/vendor
+VENDOR_OK := $(VENDOR)/chart.umd.min.js
+# Headless Chromium for the dashboard's browser tests (Debian's package; Playwright never downloads one).
+CHROMIUM  := /usr/bin/chromium
 # The MCP server's test tools (Node 22 from npm, the MCP conformance suite, the MCP Inspector CLI):
 # their own package.json, installed for the tests only (make run does not need them).
 MCP_NPM_OK := tools/mcp/node_modules/.installed
 
 .PHONY: install compile run test lint typecheck slither pytest conformance mcp-tools bench gas clean
 
-install: $(PY_OK) $(NPM_OK)
+install: $(PY_OK) $(NPM_OK) $(VENDOR_OK)
 
 $(PY_OK): pyproject.toml constraints.txt sdk/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +35,17 @@ $(NPM_OK): package.json package-lock.json
 	npm install --no-audit --no-fund --no-save
 	touch $@
 
+$(VENDOR_OK): $(NPM_OK)
+	mkdir -p $(VENDOR)
+	cp node_modules/chart.js/dist/chart.umd.min.js $(VENDOR)/chart.umd.min.js
+	cp node_modules/chart.js/LICENSE.md $(VENDOR)/chart.js.LICENSE.md
+	cp node_modules/@kurkle/color/LICENSE.md $(VENDOR)/kurkle-color.LICENSE.md
+
+# Installed only when missing, as root, without questions (the machines' user is root).
+$(CHROMIUM):
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
+
 compile: install
 	$(PY) -m scripts.compile
 
@@ -41,7 +58,7 @@ lint: install
 typecheck: install
 	$(PY) -m mypy
 
-pytest: compile $(MCP_NPM_OK)
+pytest: compile $(CHROMIUM) $(MCP_NPM_OK)
 	$(PY) -m pytest
 
 mcp-tools: $(MCP_NPM_OK)
@@ -73,4 +90,4 @@ bench: compile
 	$(PY) -m benchmarks.gas_table
 
 clean:
-	rm -rf contracts/build var .pytest_cache .mypy_cache .ruff_cache
+	rm -rf contracts/build var .pytest_cache .mypy_cache .ruff_cache $(VENDOR)

@@ -20,6 +20,7 @@ from web3 import Web3
 from api.agent_card import add_agent_card_routes
 from api.audit_routes import add_audit_routes
 from api.checkout import add_checkout_routes
+from api.dashboard import add_dashboard_routes
 from api.decisions import add_decision_routes
 from api.errors import error_middleware
 from api.health import add_health_routes
@@ -27,6 +28,7 @@ from api.http import DELIVERABLES, DEPLOYMENT, DISPATCHER, JOBS, OPERATOR, PUBLI
 from api.ipfs_gateway import add_ipfs_routes
 from api.marketplace import add_marketplace_routes
 from api.mcp import add_mcp_routes
+from api.metrics import Metrics, add_metrics_routes, observer
 from api.openapi import add_schema_routes
 from api.operations import OPERATIONS
 from api.policy import add_policy
@@ -84,10 +86,10 @@ def create_app(
     anchor_daily: bool = False,
     sweep_interval: float | None = SWEEP_INTERVAL,
 ) -> web.Application:
-    """The service. Without `db`: health, schema and agent card only. With it: wallets, decision
-    logging and its verification, the audit log, escrow checkout and orders, deliverables, and the
-    background jobs. `public_url` (default: settings.public_url, else the request's own scheme and
-    host) makes published URLs absolute behind a proxy; `operator` defaults to one built from
+    """The service. Without `db`: health, schema, agent card and /metrics only. With it: wallets,
+    decision logging and its verification, the audit log, escrow checkout and orders, deliverables,
+    the dashboard, and the background jobs. `public_url` (default: settings.public_url, else the
+    request's own scheme and host) makes published URLs absolute behind a proxy; `operator` defaults to one built from
     settings.operator_key (anvil's development key on a local chain only); `hooks` are test seams;
     `anchor_daily` schedules the daily anchor of the audit log (the runtime's choice); a
     `sweep_interval` of None leaves the checkout sweep to the caller (tests)."""
@@ -97,7 +99,9 @@ def create_app(
         # Published links (verification_url, /verify, discovery documents cached for an hour) would
         # otherwise come from the caller's Host header.
         raise ValueError(f"set AGENTLEDGER_PUBLIC_URL: it is required on chain {deployment.chain_id}")
-    app = web.Application(middlewares=[error_middleware])
+    metrics = Metrics()
+    app = web.Application(middlewares=[observer(metrics, access_log=settings.log_format == "json"), error_middleware])
+    add_metrics_routes(app, metrics, token=settings.metrics_token)
     app[DEPLOYMENT] = deployment
     app[RPC_URL] = rpc_url
     if public_url:
@@ -138,6 +142,8 @@ def create_app(
     add_provider_routes(app, checkout)
     add_checkout_routes(app, checkout)
     add_provider_order_routes(app)
+    metrics.watch(writer)
+    add_dashboard_routes(app)
     add_mcp_routes(app, OPERATIONS)  # after every route module: the tools are the table's rows
     add_policy(app, OPERATIONS)  # the limits of keys (scopes, daily caps), for HTTP as for MCP
     jobs: list[Job] = []

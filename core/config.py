@@ -53,6 +53,11 @@ class Settings:
     anchor_time_utc: str = "00:00"
     #: Seconds an unpaid checkout session stays open before it expires.
     checkout_session_ttl: float = 3600.0
+    #: Log lines as plain text ("text") or one JSON object per line ("json", with one access line per
+    #: request: method, route, status, latency, request id).
+    log_format: str = "text"
+    #: A bearer token /metrics requires (Authorization: Bearer <token>); empty: /metrics is open.
+    metrics_token: str = ""
     #: SMTP relay of the outbox's e-mail channel: smtp://user:password@host:587 (STARTTLS required) or
     #: smtps://...:465; empty: each e-mail is written as an .eml file under <data_dir>/mail/.
     smtp_url: str = ""

@@ -191,6 +191,14 @@ class JobRunner:
             out[service.name] = {"state": "running" if service in self._started else "stopped", **service.status()}
         return out
 
+    def figures(self) -> dict[str, tuple[int, int, float | None, float | None, bool]]:
+        """Each job's (runs, failures, last finished, next run, running), as numbers (for /metrics)."""
+        return {
+            job.name: (st.runs, st.failures, st.last_finished, st.next_run, st.running)
+            for job in self.jobs
+            for st in (self._states[job.name],)
+        }
+
     # ---- the loop of one job ---------------------------------------------------------------------
 
     async def _loop(self, job: Job) -> None:

@@ -324,20 +324,30 @@ def issue_key(
     agent_uuid: str | None = None,
     scopes: str | None = None,
     daily_cap: int | None = None,
+    operator: bool = False,
+    new_account: bool = False,
 ) -> tuple[str, str | None]:
-    """Store an operator-issued key scoped to an account (every agent of it) or to one agent, limited
-    to `scopes` (core.keys.scopes_text; None: all) and `daily_cap` micro-USDC a day (None: no cap);
-    returns (account id, agent uuid or None). Raises LookupError for an unknown id."""
-    if (account_id is None) == (agent_uuid is None):
-        raise ValueError("give exactly one of account_id, agent_uuid")
-    if agent_uuid is not None:
+    """Store an operator-issued key scoped to an account (every agent of it), to one agent, or
+    (new_account) to a new, empty account, limited to `scopes` (core.keys.scopes_text; None: all) and
+    `daily_cap` micro-USDC a day (None: no cap); `operator` keys open the service-wide operator's view
+    (core.dashboard.access; a power apart from the scope 'admin'). Returns (account id, agent uuid or
+    None). Raises LookupError for an unknown id."""
+    if sum((account_id is not None, agent_uuid is not None, new_account)) != 1:
+        raise ValueError("give exactly one of account_id, agent_uuid, new_account")
+    if new_account:
+        account_id = str(uuid.uuid4())
+        store.insert_account(conn, account_id, now)
+    elif agent_uuid is not None:
         agent = store.agent_by_uuid(conn, agent_uuid)
         if agent is None:
             raise LookupError(f"no agent {agent_uuid}")
         account_id = agent.account_id
     elif account_id is None or not store.account_exists(conn, account_id):
         raise LookupError(f"no account {account_id}")
-    store.insert_api_key(conn, key_hash, account_id, agent_uuid, None, now, scopes=scopes, daily_cap=daily_cap)
+    assert account_id is not None
+    store.insert_api_key(
+        conn, key_hash, account_id, agent_uuid, None, now, scopes=scopes, daily_cap=daily_cap, operator=operator
+    )
     return account_id, agent_uuid
 
 

@@ -16,9 +16,8 @@ import contextlib
 import gc
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import apsw
@@ -27,6 +26,7 @@ from core.store import projections, reorg
 from core.store.projections import Event, Subscriber
 from indexer.decode import Decoder, LogRow, in_chain_order, log_rows
 from indexer.followers import FinalEvents
+from indexer.progress import Progress, Snapshot
 from indexer.rpc import RpcClient, RpcError, RpcUnavailable, is_range_error, parse_reply, suggested_range
 from indexer.status import Status
 
@@ -88,26 +88,6 @@ class RangeSizer:
         self.maximum = max(self.minimum, min(self.maximum, refused - 1))
         self.too_large(size if size and size < refused else None)
         log.info("eth_getLogs range too large at %d; now %d blocks", start, self.size)
-
-
-@dataclass
-class Progress:
-    """Backfill progress for the command line: blocks/s, events/s and ETA."""
-
-    start_block: int
-    started: float = field(default_factory=time.monotonic)
-    events: int = 0
-    last_print: float = 0.0
-
-    def line(self, current: int, target: int) -> str:
-        elapsed = max(time.monotonic() - self.started, 1e-9)
-        blocks = current - self.start_block
-        bps = blocks / elapsed
-        eta = (target - current) / bps if bps > 0 else float("inf")
-        return (
-            f"block {current}/{target} ({blocks / max(target - self.start_block, 1):.0%}) "
-            f"{bps:,.0f} blocks/s {self.events / elapsed:,.0f} events/s ETA {eta:,.0f}s"
-        )
 
 
 @dataclass
@@ -191,7 +171,7 @@ class Historical:
         status: Status,
         sizer: RangeSizer,
         clock: Callable[[], float],
-        progress: Callable[[str], None] | None,
+        progress: Callable[[Snapshot], None] | None,
     ) -> None:
         self.conn, self.rpc, self.decoder = conn, rpc, decoder
         self.chain_id = chain_id
@@ -202,6 +182,7 @@ class Historical:
         self.clock = clock
         self.progress = progress
         self._progress: Progress | None = None
+        self._progress_done = False
         self._commit: _Commit | None = None  # a range's COMMIT still running
 
     async def run(self, number: int, final: int, head: int, max_ranges: int = 64) -> None:
@@ -212,8 +193,8 @@ class Historical:
         next range is parsed and decoded: SQLite holds no GIL for the whole COMMIT, whereas
         writes in one thread and a parse in another would make every row wait for the GIL
         (apsw releases and retakes it around each step)."""
-        if self._progress is None:
-            self._progress = Progress(number)
+        if self._progress is None or self._progress_done:
+            self._progress, self._progress_done = Progress(number), False  # a new backfill: its own rates
         progress = self._progress
         loop = asyncio.get_running_loop()
         ready: asyncio.Queue[_Range] = asyncio.Queue(1)
@@ -274,7 +255,10 @@ class Historical:
                 n_events = await asyncio.to_thread(self._commit_range, item, loop, head, final)
                 if n_events is not None:
                     progress.events += n_events
-                    self._print_progress(item.stop, final)
+                    snapshot = progress.snapshot(item.stop, final)
+                    self._progress_done = snapshot.done
+                    if self.progress is not None:
+                        self.progress(snapshot)
         finally:
             producer.cancel()
             with contextlib.suppress(BaseException):
@@ -328,6 +312,7 @@ class Historical:
             self.finals.committed(events, fin)
             self.status.seen = stop
             self.status.final = fin
+            self.status.events_applied += len(events)
 
         self._commit = _Commit(self.conn, committed)
         return len(events)
@@ -346,12 +331,6 @@ class Historical:
         commit, self._commit = self._commit, None
         if commit is not None:
             commit.wait()
-
-    def _print_progress(self, stop: int, final: int) -> None:
-        now = time.monotonic()
-        if self.progress and self._progress and (now - self._progress.last_print > 1.0 or stop == final):
-            self._progress.last_print = now
-            self.progress(self._progress.line(stop, final))
 
 
 @contextlib.contextmanager

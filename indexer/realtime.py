@@ -113,3 +113,4 @@ class Realtime:
         self.finals.committed(events, fin)
         self.status.seen = end
         self.status.final = fin
+        self.status.events_applied += len(events)

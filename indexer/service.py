@@ -16,6 +16,7 @@ from core.followers import Follower
 from core.marketplace import MarketFollower, Notices, notices_for
 from core.networks import network_for
 from core.store.projections import Subscriber
+from indexer.progress import Snapshot
 from indexer.rpc import RpcClient
 from indexer.sync import Indexer
 
@@ -36,7 +37,7 @@ def build_indexer(
     rpc: RpcClient,
     *,
     subscribers: dict[str, list[Subscriber]] | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[Snapshot], None] | None = None,
     clock: Callable[[], float] = time.time,
 ) -> Indexer:
     network = network_for(deployment.chain_id)

@@ -17,6 +17,7 @@ class Status:
     last_reorg_depth: int = 0
     halted: str = ""  # non-empty: stopped, needs an operator (e.g. a reorg below finality)
     updated_at: float = 0.0
+    events_applied: int = 0  # events committed by this process (a reorg's re-applied ones count again)
 
     @property
     def behind(self) -> int:

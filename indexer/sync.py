@@ -24,6 +24,7 @@ from core.store.projections import Subscriber
 from indexer.decode import Decoder
 from indexer.followers import FinalEvents
 from indexer.historical import Historical, RangeSizer
+from indexer.progress import Snapshot
 from indexer.realtime import Realtime
 from indexer.rpc import RpcClient, RpcError, RpcUnavailable
 from indexer.status import Status
@@ -59,7 +60,7 @@ class Indexer:
         halt_poll: float = 1.0,
         subscribers: dict[str, list[Subscriber]] | None = None,
         followers: Sequence[Follower] = (),
-        progress: Callable[[str], None] | None = None,
+        progress: Callable[[Snapshot], None] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.conn = conn

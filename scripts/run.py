@@ -18,7 +18,7 @@ import sys
 
 from eth_account import Account
 
-from core import deployments
+from core import deployments, logs
 from core.anvil import Anvil, PortInUse, port_in_use, stop_stale
 from core.chain import connect
 from core.config import Settings
@@ -44,8 +44,8 @@ def _refuse(port: int, variable: str) -> int:
 
 
 def main() -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
     settings = Settings.load()
+    logs.configure(settings.log_format)
     pid_file = settings.data_dir / "anvil.pid"
     if not settings.rpc_url:
         # An anvil a previous run left (its process was killed before it could stop it) is ours to stop;

@@ -13,15 +13,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import sys
 
 from aiohttp import web
 from web3 import Web3
 
 from api.app import create_app
+from api.dashboard import INDEXER_STATUS
+from api.metrics import METRICS
 from core.config import Settings
 from core.deployments import Deployment
 from core.operator import Operator, operator_account
 from core.store import connect as connect_db
+from indexer.metrics import IndexerCollector
+from indexer.progress import ProgressReporter
 from indexer.rpc import RpcClient
 from indexer.service import build_indexer
 
@@ -37,25 +42,31 @@ def build_operator(settings: Settings, dep: Deployment, rpc_url: str) -> Operato
 async def serve(settings: Settings, dep: Deployment, rpc_url: str, stop: asyncio.Event | None = None) -> None:
     """Serve until `stop` is set (default: SIGINT or SIGTERM)."""
     api_db = connect_db(settings.database)
+    indexer_db = connect_db(settings.database, durable=False)
     operator = build_operator(settings, dep, rpc_url)
     app = create_app(dep, rpc_url, api_db, settings=settings, operator=operator, anchor_daily=True)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, settings.api_host, settings.api_port)
-    await site.start()
-    log.info("API on http://%s:%d (GET /healthz)", settings.api_host, settings.api_port)
-    if "AuditAnchor" in dep.contracts:
-        log.info("audit log anchored daily at %s UTC (now: python -m scripts.anchor --once)", settings.anchor_time_utc)
-    if stop is None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-    indexer_db = connect_db(settings.database, durable=False)
     async with RpcClient(rpc_url) as rpc:
-        task: asyncio.Task[None] | None = None
+        ix = None
         if settings.run_indexer:
-            ix = build_indexer(settings, dep, indexer_db, rpc, progress=lambda line: log.info("backfill %s", line))
+            ix = build_indexer(settings, dep, indexer_db, rpc, progress=backfill_reporter(settings))
+            app[INDEXER_STATUS] = ix.status  # the operator's view shows its head, halt and last error
+            app[METRICS].registry.register(IndexerCollector(ix.status))  # type: ignore[arg-type]
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, settings.api_host, settings.api_port)
+        await site.start()
+        log.info("API on http://%s:%d (GET /healthz, /dashboard, /metrics)", settings.api_host, settings.api_port)
+        if "AuditAnchor" in dep.contracts:
+            log.info(
+                "audit log anchored daily at %s UTC (now: python -m scripts.anchor --once)", settings.anchor_time_utc
+            )
+        if stop is None:
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(sig, stop.set)
+        task: asyncio.Task[None] | None = None
+        if ix is not None:
             task = asyncio.create_task(ix.run(stop), name="indexer")
             task.add_done_callback(_report_indexer_end)
             log.info(
@@ -70,6 +81,13 @@ async def serve(settings: Settings, dep: Deployment, rpc_url: str, stop: asyncio
             await runner.cleanup()
             indexer_db.close()
             api_db.close()
+
+
+def backfill_reporter(settings: Settings) -> ProgressReporter:
+    """The first backfill's progress: a bar on a terminal (text logs), else log lines."""
+    if settings.log_format == "text" and sys.stderr.isatty():
+        return ProgressReporter(sys.stderr)
+    return ProgressReporter(sys.stderr, tty=False, plain=lambda line: log.info("backfill %s", line))
 
 
 def _report_indexer_end(task: asyncio.Task[None]) -> None:

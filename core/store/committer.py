@@ -17,6 +17,7 @@ writing rolls back its whole group, whose items all fail with GroupAborted.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -27,6 +28,9 @@ from core.store.db import BUSY_TIMEOUT_MS, connect
 
 T = TypeVar("T")
 Work = Callable[[apsw.Connection], Any]
+#: Told after each durable commit: (items in the group, seconds its oldest item waited from submission
+#: to the end of the commit, seconds the COMMIT itself took). For metrics; must not raise.
+CommitObserver = Callable[[int, float, float], None]
 
 
 class GroupAborted(RuntimeError):
@@ -37,17 +41,18 @@ class GroupCommitter:
     def __init__(self, path: Path | str, *, max_group: int = 512) -> None:
         self.conn = connect(path, durable=True)
         self.max_group = max_group
-        self._pending: list[tuple[Work, bool, asyncio.Future[Any]]] = []
+        self._pending: list[tuple[Work, bool, asyncio.Future[Any], float]] = []
         self._worker: asyncio.Task[None] | None = None
         self.groups = 0  # commits made, for tests and benchmarks
         self.items = 0
+        self.observer: CommitObserver | None = None
 
     async def run(self, work: Callable[[apsw.Connection], T], *, savepoint: bool = True) -> T:
         """Run `work(conn)` in the next group; return its result once the group is committed.
         An exception from `work` is raised here (its writes rolled back, the group's others kept).
         savepoint=False: `work` writes nothing when it raises (see the module docstring)."""
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._pending.append((work, savepoint, future))
+        self._pending.append((work, savepoint, future, time.perf_counter()))
         if self._worker is None or self._worker.done():
             self._worker = asyncio.create_task(self._drain())
         return await future
@@ -58,13 +63,17 @@ class GroupCommitter:
             try:
                 await self._begin()
                 outcomes = self._apply(group)  # on the loop: short, CPU-bound Python + SQLite
+                started = time.perf_counter()
                 await asyncio.to_thread(self._commit)  # the fsync, off the loop (apsw releases the GIL)
             except BaseException as exc:  # BEGIN or COMMIT failed: nothing of the group is durable
-                for _, _, future in group:
+                for _, _, future, _ in group:
                     if not future.done():
                         future.set_exception(exc)
                 continue
-            for (_, _, future), (ok, value) in zip(group, outcomes, strict=True):
+            if self.observer is not None:
+                done = time.perf_counter()
+                self.observer(len(group), done - group[0][3], done - started)
+            for (_, _, future, _), (ok, value) in zip(group, outcomes, strict=True):
                 if future.done():  # the caller went away (cancelled): its writes are committed anyway
                     continue
                 if ok:
@@ -85,13 +94,13 @@ class GroupCommitter:
             self.conn.setbusytimeout(BUSY_TIMEOUT_MS)
         await asyncio.to_thread(self.conn.execute, "BEGIN IMMEDIATE")
 
-    def _apply(self, group: list[tuple[Work, bool, asyncio.Future[Any]]]) -> list[tuple[bool, Any]]:
+    def _apply(self, group: list[tuple[Work, bool, asyncio.Future[Any], float]]) -> list[tuple[bool, Any]]:
         """Run every item of the open transaction (committed by _commit), each in its own savepoint
         unless it was submitted with savepoint=False."""
         conn = self.conn
         outcomes: list[tuple[bool, Any]] = []
         try:
-            for work, savepoint, _ in group:
+            for work, savepoint, _, _ in group:
                 if savepoint:
                     conn.execute("SAVEPOINT item")
                     try:

@@ -727,4 +727,31 @@ MIGRATIONS: list[str] = [
     ALTER TABLE idempotency_keys ADD COLUMN owner TEXT;
     ALTER TABLE checkout_sessions ADD COLUMN completing_owner TEXT;
     """,
+    # The dashboard (issue 16). api_keys.operator: a key the operator issued with `scripts.issue_key --operator`
+    # opens the service-wide operator's view (core.dashboard.access.require_operator; a power apart from
+    # the key scope 'admin', which manages the key's own account);
+    # api_keys.revoked_at: a revoked key authenticates nothing (the row stays, for the operator's list).
+    # dashboard_sessions: a signed-in browser, found by the SHA-256 of its cookie (the cookie itself is
+    # never stored), bound to the key it signed in with and to its CSRF token; expired rows are pruned
+    # at each sign-in through the expiry index. Three indexes for the dashboard's reads.
+    """
+    ALTER TABLE api_keys ADD COLUMN operator INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE api_keys ADD COLUMN revoked_at REAL;
+    CREATE TABLE dashboard_sessions (
+        token_hash TEXT PRIMARY KEY,         -- SHA-256 hex of the session cookie's value
+        key_hash TEXT NOT NULL,              -- the API key it signed in with
+        csrf TEXT NOT NULL,                  -- the token every form of the session carries
+        created_at REAL NOT NULL,
+        expires_at REAL NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX dashboard_sessions_expiry ON dashboard_sessions (expires_at);
+    CREATE INDEX dashboard_sessions_key ON dashboard_sessions (key_hash);
+    -- what a dashboard reads on every live update: an account's keys, the sessions they funded, the
+    -- orders its agents sell (each was a scan of its table)
+    CREATE INDEX api_keys_account ON api_keys (account_id);
+    CREATE INDEX checkout_sessions_key ON checkout_sessions (key_hash);
+    -- (orders_provider, on provider_uuid alone, serves the provider's order list by rowid; this one the
+    -- dashboard's latest-first read)
+    CREATE INDEX orders_provider_updated ON orders (provider_uuid, updated_at);
+    """,
 ]

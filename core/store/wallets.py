@@ -121,13 +121,24 @@ def insert_api_key(
     *,
     scopes: str | None = None,
     daily_cap: int | None = None,
+    operator: bool = False,
 ) -> None:
+    """`operator`: a key the operator issued for the service-wide operator's view
+    (core.dashboard.access; not the key scope 'admin')."""
     _auth_rows_changed()
     conn.execute(
-        "INSERT INTO api_keys (key_hash, account_id, agent_id, email, created_at, scopes, daily_cap)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (key_hash, account_id, agent_id, email, now, scopes, daily_cap),
+        "INSERT INTO api_keys (key_hash, account_id, agent_id, email, created_at, scopes, daily_cap, operator)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (key_hash, account_id, agent_id, email, now, scopes, daily_cap, int(operator)),
     )
+
+
+def revoke_api_key(conn: apsw.Connection, key_hash: str, now: float) -> bool:
+    """Revoke a key (it authenticates nothing from now on; the row stays); False when there is no
+    such key or it was already revoked. Callers clear api.auth's caches once this has committed."""
+    _auth_rows_changed()
+    conn.execute("UPDATE api_keys SET revoked_at = ? WHERE key_hash = ? AND revoked_at IS NULL", (now, key_hash))
+    return bool(conn.changes())
 
 
 def account_exists(conn: apsw.Connection, account_id: str) -> bool:
@@ -140,7 +151,10 @@ def email_has_key(conn: apsw.Connection, email: str) -> bool:
 
 def get_api_key(conn: apsw.Connection, key_hash: str) -> ApiKeyRow | None:
     rows = _rows(
-        conn, "SELECT key_hash, account_id, agent_id, scopes, daily_cap FROM api_keys WHERE key_hash = ?", (key_hash,)
+        conn,
+        "SELECT key_hash, account_id, agent_id, scopes, daily_cap FROM api_keys"
+        " WHERE key_hash = ? AND revoked_at IS NULL",
+        (key_hash,),
     )
     if not rows:
         return None

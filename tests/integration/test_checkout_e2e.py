@@ -254,6 +254,8 @@ class Shop:
     item: str
     buyer: LocalAccount
     buyer_key: str
+    provider_key: str = ""  # the seller's account key (the dashboard's tests sign in with it)
+    provider_wallet: str = ""
 
 
 async def open_shop(w: World) -> Shop:
@@ -286,7 +288,7 @@ async def open_shop(w: World) -> Shop:
     assert item["price"] == 250
     breg = await w.ok("POST", "/api/agents/register", {"name": "buyer", "specialty": "content_seo"}, 201)
     s.mint_usdc(buyer.address, 1_000 * USDC)
-    return Shop(self_wallet, owner, token_id, item["id"], buyer, breg["api_key"])
+    return Shop(self_wallet, owner, token_id, item["id"], buyer, breg["api_key"], pkey, pwallet)
 
 
 # ---- one order through the five steps -----------------------------------------------------------

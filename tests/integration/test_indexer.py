@@ -83,7 +83,9 @@ def test_backfill_reports_progress_and_everything_below_final_is_not_journaled(s
     lines: list[str] = []
     head = snap.w3.eth.block_number
     rows = asyncio.run(
-        index_to_head(tmp_path / "p.db", url(snap), snap, use_finalized_tag=False, progress=lines.append)
+        index_to_head(
+            tmp_path / "p.db", url(snap), snap, use_finalized_tag=False, progress=lambda s: lines.append(s.line())
+        )
     )
     assert rows["events"]
     assert lines and all(

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from api import dashboard, metrics
 from api.mcp import MCP_PATH
 from api.mcp.server import SERVER_VERSION
 from api.mcp.tools import ExecuteArguments, QuoteAnswer, build_tools, input_schema, output_schema, path_params
@@ -68,6 +69,16 @@ def test_every_operation_is_a_tool_with_its_models_schemas() -> None:
                     assert tool.output_schema == op.response.model_json_schema(mode="serialization")
     assert SERVER_VERSION == API_VERSION
     assert MCP_PATH == "/api/mcp"
+
+
+def test_pages_and_metrics_are_no_rows_and_no_tools() -> None:
+    """The dashboard (HTML for people, signed in by cookie) and /metrics (Prometheus text behind its own
+    token) are not operations: no row, so no tool and no entry in /api/schema (test_openapi lists them
+    as UNDOCUMENTED); every tool's path stays under /api or the other JSON routes."""
+    non_api = dashboard.ROUTES | metrics.ROUTES
+    assert not {(op.method, op.path) for op in OPERATIONS} & non_api
+    for spec in build_tools(OPERATIONS).values():
+        assert not spec.op.path.startswith(("/dashboard", "/metrics")), spec.name
 
 
 def test_a_row_without_run_cannot_be_a_tool() -> None:

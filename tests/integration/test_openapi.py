@@ -19,6 +19,7 @@ from aiohttp import web
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis.errors import Unsatisfiable
 
+from api import dashboard, metrics
 from api.app import create_app
 from api.models import WALLET_PATTERN
 from api.openapi import (
@@ -41,14 +42,12 @@ DEPLOYMENT = Deployment(
 )  # fmt: skip
 
 #: Routes deliberately left out of the document. Add (METHOD, path) here, with a reason, only for a
-#: route that is not part of the REST API (every other route must have its OPERATIONS row).
-UNDOCUMENTED: frozenset[tuple[str, str]] = frozenset(
-    {
-        # The MCP endpoint: JSON-RPC over Streamable HTTP (POST, GET, DELETE), described by its own
-        # protocol (server/discover, tools/list); its tools are this document's operations.
-        ("*", "/api/mcp"),
-    }
-)
+#: route that is not part of the REST API (every other route must have its OPERATIONS row):
+#: - the dashboard's pages, forms and assets (HTML for people, signed in by cookie; not MCP tools);
+#: - /metrics (Prometheus text format behind its own optional token, not an API key);
+#: - the MCP endpoint: JSON-RPC over Streamable HTTP (POST, GET, DELETE), described by its own
+#:   protocol (server/discover, tools/list); its tools are this document's operations.
+UNDOCUMENTED: frozenset[tuple[str, str]] = dashboard.ROUTES | metrics.ROUTES | {("*", "/api/mcp")}
 
 #: The POSTs that move value and must honour Idempotency-Key.
 VALUE_MOVING = {("POST", "/api/agents/earn"), ("POST", "/api/agents/spend")}

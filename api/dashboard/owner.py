@@ -1,0 +1,531 @@
+"""The owner's pages: /dashboard (agents and balances, earnings charts, the ledger with filters and
+CSV export, on-chain standing, orders, decision-log entries) and /dashboard/agents/{wallet} (one
+agent's balances, its listing in the drop with offers, memory and brain). Each panel is a function
+of an OwnerView (core.dashboard.owner does the reading); the live endpoint re-renders the same panels.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from typing import Annotated, Any, Literal
+from urllib.parse import urlencode
+
+import apsw
+from aiohttp import web
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from api.dashboard.page import (
+    Nav,
+    badge,
+    esc,
+    html_errors,
+    html_response,
+    json_script,
+    layout,
+    money,
+    panel,
+    redirect,
+    secure,
+    short,
+    stats,
+    table,
+    when,
+)
+from api.dashboard.session import current
+from api.http import CLOCK, DEPLOYMENT, READ_DB
+from api.models import WALLET_PATTERN, parse_query
+from core.dashboard import owner
+from core.dashboard.access import Viewer
+from core.dashboard.owner import LedgerFilter
+from core.store.wallets import AgentRow
+
+
+def _blank_is_none(value: Any) -> Any:
+    return None if value == "" else value
+
+
+Blank = BeforeValidator(_blank_is_none)
+
+
+class LedgerQuery(BaseModel):
+    """The ledger's filters as a GET form sends them (an empty field means no filter)."""
+
+    model_config = ConfigDict(extra="ignore")
+    agent: Annotated[str | None, Blank, Field(pattern=WALLET_PATTERN)] = None
+    kind: Annotated[Literal["earn", "spend", "compound", "referral", "transfer"] | None, Blank] = None
+    source: Annotated[str | None, Blank, Field(max_length=200)] = None
+    from_: Annotated[date | None, Blank, Field(alias="from")] = None
+    to: Annotated[date | None, Blank] = None
+    before: Annotated[int | None, Blank, Field(ge=1, le=2**62)] = None
+
+    def filter(self) -> LedgerFilter:
+        return LedgerFilter(self.agent, self.kind, self.source, self.from_, self.to, self.before)
+
+
+class MemoryQuery(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    query: Annotated[str | None, Blank, Field(max_length=256)] = None
+    cursor: Annotated[str | None, Blank, Field(max_length=256)] = None
+
+
+@dataclass
+class OwnerView:
+    """What every owner panel renders from (read once per page or live update)."""
+
+    request: web.Request
+    conn: apsw.Connection
+    viewer: Viewer
+    agents: list[AgentRow]
+    now: float
+    ledger: LedgerFilter = field(default_factory=LedgerFilter)
+    agent: AgentRow | None = None  # the agent page's agent
+    memory: MemoryQuery = field(default_factory=MemoryQuery)
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One box of a page: `render` gives its live part (re-rendered by /dashboard/live); `fixed`, if
+    any, its part that stays while a person uses it (a filter form)."""
+
+    id: str
+    title: str
+    render: Callable[[OwnerView], str]
+    fixed: Callable[[OwnerView], str] | None = None
+    wide: bool = False
+
+
+def _agent_link(wallet: str, name: str) -> str:
+    return f'<a href="/dashboard/agents/{esc(wallet)}">{esc(name)}</a> <code class="muted">{esc(wallet)}</code>'
+
+
+# ---- the overview's panels -----------------------------------------------------------------------
+
+
+def agents_panel(v: OwnerView) -> str:
+    rows = []
+    total_balance = total_earned = 0
+    for s in owner.agents(v.conn, v.viewer.caller):
+        b = s.balance
+        total_balance += b.balance
+        total_earned += s.total_earned
+        rows.append(
+            [
+                _agent_link(s.agent.wallet, s.agent.name),
+                money(b.balance),
+                money(b.owner_balance),
+                money(b.self_balance),
+                money(b.reinvested),
+                money(b.total_earned),
+                money(s.settled),
+                money(s.total_earned),
+                str(s.memory_entries),
+            ]
+        )
+    figures = stats(
+        [("Agents", str(len(rows))), ("Balance (USDC)", money(total_balance)), ("Earned (USDC)", money(total_earned))]
+    )
+    headers = ["Agent", "Balance", "Owner part", "Self part", "Reinvested", "Reported", "Settled", "Earned", "Memory"]
+    return figures + table("Agents and balances (USDC)", headers, rows, numeric=range(1, 9))
+
+
+def earnings_panel(v: OwnerView) -> str:
+    deployed = v.request.app[DEPLOYMENT].contracts
+    e = owner.earnings(v.conn, v.agents, v.now, deployed)
+    data = {
+        "days": e.days,
+        "reported": [int(x) / 1e6 for x in e.reported],
+        "settled": [int(x) / 1e6 for x in e.settled],
+        "sources": [s.source for s in e.by_source],
+        "amounts": [s.amount / 1e6 for s in e.by_source],
+    }
+    figures = stats([("Reported (USDC)", money(e.reported_total)), ("Settled on-chain (USDC)", money(e.settled_total))])
+    charts = (
+        '<div class="charts">'
+        '<figure><div class="chart-box"><canvas id="chart-daily" role="img" aria-label="Earnings per day over the last '
+        '30 days, reported and settled, in USDC (the same figures are in the table Per day)"></canvas></div>'
+        "<figcaption>Per day, last 30 days (UTC)</figcaption></figure>"
+        '<figure><div class="chart-box"><canvas id="chart-sources" role="img" aria-label="Earnings by source in USDC '
+        '(the same figures are in the table Earnings by source)"></canvas></div>'
+        "<figcaption>By source, all time</figcaption></figure></div>"
+    )
+    by_source = table(
+        "Earnings by source",
+        ["Source", "Kind", "Earned (USDC)", "Payments"],
+        (
+            [esc(s.source), "settled on-chain" if s.settled else "reported", money(s.amount), str(s.count)]
+            for s in e.by_source
+        ),
+        numeric=(2, 3),
+    )
+    days = table(
+        "Per day (UTC)",
+        ["Day", "Reported (USDC)", "Settled (USDC)"],
+        ([d, money(r), money(s)] for d, r, s in zip(e.days, e.reported, e.settled, strict=True) if r or s),
+        numeric=(1, 2),
+    )
+    note = ""
+    if e.undated_settled:
+        note = (
+            f'<p class="muted">{money(e.undated_settled)} USDC settled without a release the service recorded is '
+            "counted by source but not per day.</p>"
+        )
+    return (
+        figures
+        + charts
+        + json_script("earnings-data", data)
+        + by_source
+        + f'<details data-key="per-day"><summary>Per day</summary>{days}</details>'
+        + note
+    )
+
+
+KINDS = ("earn", "spend", "compound", "referral", "transfer")
+
+
+def ledger_form(v: OwnerView) -> str:
+    f = v.ledger
+    options = ['<option value="">All agents</option>']
+    for a in v.agents:
+        selected = " selected" if a.wallet == f.wallet else ""
+        options.append(f'<option value="{esc(a.wallet)}"{selected}>{esc(a.name)} ({esc(a.wallet)})</option>')
+    kinds = ['<option value="">All kinds</option>']
+    for k in KINDS:
+        selected = " selected" if k == f.kind else ""
+        kinds.append(f'<option value="{k}"{selected}>{k}</option>')
+    since = "" if f.since is None else f.since.isoformat()
+    until = "" if f.until is None else f.until.isoformat()
+    query = urlencode(f.query())
+    csv_href = "/dashboard/ledger.csv" + (f"?{query}" if query else "")
+    return (
+        '<form method="get" action="/dashboard#ledger" class="filters">'
+        f'<div><label for="f-agent">Agent</label><select id="f-agent" name="agent">{"".join(options)}</select></div>'
+        f'<div><label for="f-kind">Kind</label><select id="f-kind" name="kind">{"".join(kinds)}</select></div>'
+        f'<div><label for="f-source">Source</label><input id="f-source" name="source" maxlength="200"'
+        f' value="{esc(f.source or "")}"></div>'
+        f'<div><label for="f-from">From (UTC)</label><input id="f-from" name="from" type="date" value="{since}"></div>'
+        f'<div><label for="f-to">To (UTC)</label><input id="f-to" name="to" type="date" value="{until}"></div>'
+        '<div class="actions"><button type="submit">Filter</button>'
+        f' <a class="button secondary" href="{esc(csv_href)}" download>Export CSV</a></div></form>'
+    )
+
+
+def ledger_panel(v: OwnerView) -> str:
+    page = owner.ledger(v.conn, v.agents, v.ledger)
+    rows = [
+        [
+            esc(when(line.row.created_at)),
+            _agent_link(line.wallet, line.name),
+            esc(line.row.kind),
+            esc(line.row.source or ""),
+            money(line.row.gross if line.row.kind == "earn" else line.row.amount),
+            money(line.row.amount),
+            money(line.row.service_cut),
+            money(line.row.balance_after),
+            str(line.row.id),
+        ]
+        for line in page.lines
+    ]
+    headers = ["Time", "Agent", "Kind", "Source", "Gross", "Balance change", "Toll", "Balance after", "#"]
+    out = table("Ledger (USDC)", headers, rows, numeric=(4, 5, 6, 7, 8))
+    if page.next_before is not None:
+        q = urlencode({**v.ledger.query(), "before": page.next_before})
+        out += f'<p><a href="/dashboard?{esc(q)}#ledger">Older entries</a></p>'
+    return out
+
+
+def standing_panel(v: OwnerView) -> str:
+    """On-chain standing of the agents linked as providers: their agent NFT as indexed from the
+    registry (owner, self wallet, lifetime earnings, hire price and SLA, sale pause)."""
+    rows = []
+    for s in owner.standing(v.conn, v.agents):
+        rows.append(
+            [
+                _agent_link(s.wallet, s.name),
+                "" if s.token_id is None else str(s.token_id),
+                f"<code>{esc(short(s.owner))}</code>" if s.owner else "",
+                f"<code>{esc(short(s.self_wallet))}</code>" if s.self_wallet else "",
+                money(s.lifetime_earnings),
+                money(s.hire_price) if s.hire_price else "not for hire",
+                "" if not s.hire_sla else f"{s.hire_sla // 3600} h",
+                "listed" if s.paused else "",
+                str(s.open_hires),
+            ]
+        )
+    headers = ["Agent", "Token", "Owner", "Self wallet", "Lifetime (USDC)", "Hire price", "SLA", "Sale", "Open hires"]
+    return table("Agent NFTs (AgentRegistry, as indexed)", headers, rows, numeric=(1, 4, 8))
+
+
+def orders_panel(v: OwnerView) -> str:
+    rows = []
+    for o in owner.orders(v.conn, v.viewer.caller, v.agents):
+        order = o.order
+        moves = "".join(
+            f"<li>{esc(h['from_state'] or 'new')} → {badge(h['to_state'])} by {esc(h['actor'])}, "
+            f"{esc(h['at'])}"
+            + (f", tx <code>{esc(short(h['tx_hash']))}</code>" if h.get("tx_hash") else "")
+            + f' · <a href="/verify/{int(h["audit_id"])}">audit #{int(h["audit_id"])}</a></li>'
+            for h in order["history"]
+        )
+        entries = order["audit_chain"]["entries"]
+        chain = entries[-1]["chain_hash"] if entries else ""
+        total = (order.get("totals") or {}).get("total")
+        history = (
+            f'<details data-key="{esc(order["id"])}"><summary>{len(order["history"])} moves</summary>'
+            f'<ol class="moves">{moves}</ol>'
+            f'<p class="muted">chain head <code>{esc(short(chain))}</code></p></details>'
+        )
+        rows.append(
+            [
+                f'<code title="{esc(order["id"])}">{esc(short(order["id"], 12, 4))}</code>',
+                esc(o.role),
+                badge(order["status"]),
+                money(total if isinstance(total, int) else None),
+                esc(order["updated_at"]),
+                history,
+            ]
+        )
+    return table(
+        "Checkout orders", ["Order", "Role", "Status", "Amount (USDC)", "Updated", "History"], rows, numeric=(3,)
+    )
+
+
+def decisions_panel(v: OwnerView) -> str:
+    rows = [
+        [
+            esc(when(d.created_at)),
+            _agent_link(d.wallet, d.name),
+            badge(d.tier),
+            esc(d.model),
+            str(d.seq),
+            f"<code>{esc(short(d.chain_hash))}</code>",
+            f'<a href="/verify/{d.audit_id}">verify #{d.audit_id}</a>',
+        ]
+        for d in owner.decisions(v.conn, v.agents)
+    ]
+    return table("Decision log (latest)", ["Time", "Agent", "Tier", "Model", "Seq", "Chain hash", "Verify"], rows)
+
+
+#: The overview, in order. A feature that lands adds its panel here (see the module docstring).
+OVERVIEW_PANELS: list[Panel] = [
+    Panel("agents", "Agents and balances", agents_panel, wide=True),
+    Panel("earnings", "Earnings", earnings_panel, wide=True),
+    Panel("ledger", "Ledger", ledger_panel, fixed=ledger_form, wide=True),
+    Panel("standing", "On-chain standing", standing_panel, wide=True),
+    Panel("orders", "Orders", orders_panel, wide=True),
+    Panel("decisions", "Decision log", decisions_panel, wide=True),
+]
+
+
+# ---- one agent's page ----------------------------------------------------------------------------
+
+
+def agent_summary_panel(v: OwnerView) -> str:
+    assert v.agent is not None
+    s = owner.summarise(v.conn, v.agent)
+    b = s.balance
+    return (
+        stats(
+            [
+                ("Wallet", f"<code>{esc(v.agent.wallet)}</code>"),
+                ("Specialty", esc(v.agent.specialty)),
+                ("Balance (USDC)", money(b.balance)),
+                ("Owner part", money(b.owner_balance)),
+                ("Self part", money(b.self_balance)),
+                ("Reinvested", money(b.reinvested)),
+                ("Reported earned", money(b.total_earned)),
+                ("Settled earned", money(s.settled)),
+                ("Memory entries", str(s.memory_entries)),
+            ]
+        )
+        + f'<p><a href="/dashboard?agent={esc(v.agent.wallet)}#ledger">This agent\'s ledger</a></p>'
+    )
+
+
+def memory_form(v: OwnerView) -> str:
+    assert v.agent is not None
+    return (
+        f'<form method="get" action="/dashboard/agents/{esc(v.agent.wallet)}#memory" class="filters">'
+        '<div><label for="m-query">Key contains</label>'
+        f'<input id="m-query" name="query" maxlength="256" value="{esc(v.memory.query or "")}"></div>'
+        '<div class="actions"><button type="submit">Search</button></div></form>'
+    )
+
+
+def memory_panel(v: OwnerView) -> str:
+    assert v.agent is not None
+    page = owner.memory(v.conn, v.agent, v.memory.query, v.memory.cursor)
+    rows = [
+        [f"<code>{esc(m.key)}</code>", f'<pre class="value">{esc(m.value)}</pre>', esc(when(m.updated_at))]
+        for m in page.entries
+    ]
+    out = table("Memory", ["Key", "Value (JSON)", "Updated"], rows)
+    if page.next_cursor is not None:
+        q = urlencode({k: val for k, val in (("query", v.memory.query), ("cursor", page.next_cursor)) if val})
+        out += f'<p><a href="/dashboard/agents/{esc(v.agent.wallet)}?{esc(q)}#memory">More</a></p>'
+    return out
+
+
+def brain_panel(v: OwnerView) -> str:
+    assert v.agent is not None
+    b = owner.brain(v.conn, v.agent)
+    rows = [
+        [esc(n), str(s.listed), str(s.sold), money(s.revenue), f"{b.win_rates[n]:.0%}"]
+        for n, s in sorted(b.niches.items())
+    ]
+    weights = "".join(f"<li>{esc(n)}: {w:.3f}</li>" for n, w in b.weights)
+    updated = f'<p class="muted">updated {esc(when(b.last_updated))}</p>' if b.last_updated else ""
+    return (
+        table("Niches", ["Niche", "Listed", "Sold", "Revenue (USDC)", "Win rate"], rows, numeric=(1, 2, 3, 4))
+        + f'<h3>Where to list next</h3><ol class="weights">{weights}</ol>'
+        + updated
+    )
+
+
+def listing_panel(v: OwnerView) -> str:
+    """The agent's latest listing in the drop and its offers (core.dashboard.owner.listing)."""
+    assert v.agent is not None
+    found = owner.listing(v.conn, v.agent)
+    if found is None:
+        return '<p class="muted">Not listed in the drop.</p>'
+    row = found.listing
+    figures = stats(
+        [
+            ("State", badge(row.state)),
+            ("Agent", "paused for the sale (earns; no spend, no hire)" if found.paused else "not paused"),
+            ("Asking (USDC)", money(row.asking_price)),
+            ("Floor (USDC)", money(row.floor_price)),
+            ("Offers", "accepted below the asking price" if row.accept_offers else "not taken"),
+            ("Expires", esc(when(float(row.expires_at)))),
+        ]
+    )
+    offers = [
+        [
+            f"<code>{esc(short(o.buyer_address))}</code>",
+            money(o.price),
+            badge(o.state),
+            esc(when(float(o.deadline))),
+            esc(when(o.created_at)),
+        ]
+        for o in found.offers
+    ]
+    out = figures + table("Offers", ["Buyer", "Price (USDC)", "State", "Deadline", "Made"], offers, numeric=(1,))
+    if found.sale is not None:
+        sale = found.sale
+        out += (
+            f"<p>Sale {badge(sale.state)} to <code>{esc(short(sale.buyer_address))}</code> for "
+            f"{money(sale.price)} USDC (proceeds {money(sale.seller_proceeds)}); due-diligence bundle "
+            f'<a href="/verify/{int(sale.bundle_audit_id)}">audit #{int(sale.bundle_audit_id)}</a>.</p>'
+        )
+    return out
+
+
+AGENT_PANELS: list[Panel] = [
+    Panel("agent", "Balances", agent_summary_panel, wide=True),
+    Panel("listing", "Listing in the drop", listing_panel, wide=True),
+    Panel("memory", "Memory", memory_panel, fixed=memory_form, wide=True),
+    Panel("brain", "Brain", brain_panel, wide=True),
+]
+
+
+# ---- pages ---------------------------------------------------------------------------------------
+
+
+def render(panels: list[Panel], v: OwnerView) -> str:
+    return "".join(
+        panel(p.id, p.title, p.render(v), wide=p.wide, fixed=None if p.fixed is None else p.fixed(v)) for p in panels
+    )
+
+
+def live_panels(panels: list[Panel], v: OwnerView) -> dict[str, str]:
+    return {p.id: p.render(v) for p in panels}
+
+
+def overview_view(request: web.Request, viewer: Viewer) -> OwnerView:
+    q = parse_query(LedgerQuery, dict(request.query))
+    conn = request.app[READ_DB]
+    return OwnerView(
+        request, conn, viewer, owner.visible_agents(conn, viewer.caller), request.app[CLOCK](), ledger=q.filter()
+    )
+
+
+def agent_view(request: web.Request, viewer: Viewer, wallet: str) -> OwnerView:
+    conn = request.app[READ_DB]
+    found = owner.agent(conn, viewer.caller, wallet)
+    memory = parse_query(MemoryQuery, dict(request.query))
+    return OwnerView(request, conn, viewer, [found], request.app[CLOCK](), agent=found, memory=memory)
+
+
+def _live_url(view: str, query: dict[str, str]) -> str:
+    return "/dashboard/live?" + urlencode({"view": view, **query})
+
+
+@html_errors
+async def overview(request: web.Request) -> web.StreamResponse:
+    viewer = current(request)
+    if viewer is None:
+        return redirect("/dashboard/sign-in")
+    v = overview_view(request, viewer)
+    title = "Your agents" if viewer.caller.agent_id is None else "Your agent"
+    page = layout(
+        request,
+        title,
+        render(OVERVIEW_PANELS, v),
+        nav=Nav(viewer.csrf, viewer.operator, "overview"),
+        live=_live_url("overview", dict(request.query)),
+        charts=True,
+    )
+    return html_response(page)
+
+
+@html_errors
+async def agent_page(request: web.Request) -> web.StreamResponse:
+    viewer = current(request)
+    if viewer is None:
+        return redirect("/dashboard/sign-in")
+    wallet = request.match_info["wallet"]
+    v = agent_view(request, viewer, wallet)
+    assert v.agent is not None
+    live = _live_url("agent", {"wallet": wallet, **dict(request.query)})
+    page = layout(request, v.agent.name, render(AGENT_PANELS, v), nav=Nav(viewer.csrf, viewer.operator), live=live)
+    return html_response(page)
+
+
+@html_errors
+async def ledger_csv(request: web.Request) -> web.StreamResponse:
+    """GET /dashboard/ledger.csv?<the ledger's filters>: every matching row, newest first (streamed)."""
+    viewer = current(request)
+    if viewer is None:
+        return redirect("/dashboard/sign-in")
+    v = overview_view(request, viewer)
+    stamp = datetime.fromtimestamp(v.now, UTC).strftime("%Y%m%d-%H%M%S")
+    resp = web.StreamResponse(
+        headers={
+            "Content-Type": "text/csv; charset=utf-8",
+            "Content-Disposition": f'attachment; filename="agentledger-ledger-{stamp}.csv"',
+        }
+    )
+    secure(resp)
+    await resp.prepare(request)
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\r\n")
+    writer.writerow(owner.CSV_HEADER)
+    for rows in owner.ledger_csv_pages(v.conn, v.agents, v.ledger):
+        writer.writerows(rows)
+        await resp.write(buf.getvalue().encode("utf-8"))
+        buf.seek(0)
+        buf.truncate()
+    await resp.write(buf.getvalue().encode("utf-8"))
+    await resp.write_eof()
+    return resp
+
+
+def owner_live(request: web.Request, viewer: Viewer) -> dict[str, str]:
+    """The panels of /dashboard (view=overview) or of one agent's page (view=agent&wallet=)."""
+    if request.query.get("view") == "agent":
+        v = agent_view(request, viewer, request.query.get("wallet", ""))
+        return live_panels(AGENT_PANELS, v)
+    return live_panels(OVERVIEW_PANELS, overview_view(request, viewer))

@@ -1,0 +1,255 @@
+"""What the operator sees and does: network totals, the indexer's progress, the outbox (pending, held
+hosts, dead letters and their reset), anchors with explorer links, the contracts with their USDC
+balances against what the index says they owe, and API keys (list, issue, revoke).
+
+Views read the features' stores (core.store.wallets, outbox, audit, dashboard); the writes are the
+features' own (core.wallets.issue_key, core.store.outbox.reset_dead_letter, revoke_api_key), run by
+the caller in its write transaction. The jobs' state is the job runner's (core.jobs.JobRunner.status).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import aiohttp
+import apsw
+
+from core import indexing, wallets
+from core.errors import ServiceError
+from core.keys import Caller, hash_api_key, new_api_key
+from core.store import audit as audit_store
+from core.store import dashboard as store
+from core.store import outbox as outbox_store
+from core.store import wallets as wallet_store
+from core.transparency import explorer_tx_url
+
+#: The indexer counts as behind when the head is more than this many blocks past what it applied
+#: (the same threshold as /healthz).
+BEHIND_BLOCKS = 5
+#: A key is named in the operator's view by this many leading hex digits of its SHA-256.
+KEY_ID_HEX = 12
+_KEY_ID_RE = re.compile(r"[0-9a-f]{12,64}")
+_UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+class IndexerStatus(Protocol):
+    """The in-process indexer's own status (indexer.status.Status), when this process runs it."""
+
+    head: int
+    halted: str
+    last_error: str
+    node_ok: bool
+
+
+@dataclass(frozen=True)
+class Network:
+    agents: int
+    accounts: int
+    active_keys: int
+    operator_keys: int
+    revoked_keys: int
+    earned: int
+    tolls: int
+    orders: dict[str, tuple[int, int]]  # status -> (count, amount)
+
+
+def network(conn: apsw.Connection) -> Network:
+    agents, earned, tolls = wallet_store.network_totals(conn)
+    active, operators, revoked = store.key_counts(conn)
+    return Network(
+        agents, store.count_accounts(conn), active, operators, revoked, earned, tolls, store.orders_by_status(conn)
+    )
+
+
+@dataclass(frozen=True)
+class Indexer:
+    state: str  # starting, synced, behind, halted
+    seen: int | None  # last block applied
+    final: int | None
+    head: int | None  # the node's head as last seen by the indexer (or this process's own indexer)
+    lag: int | None
+    updated_at: float | None
+    halted: str
+    last_error: str
+
+
+def indexer(conn: apsw.Connection, chain_id: int, status: IndexerStatus | None = None) -> Indexer:
+    """The indexer's progress as its checkpoint records it (whichever process indexes), with the
+    in-process indexer's own head, halt and last error when this process runs it."""
+    row = store.sync_state(conn, chain_id)
+    halt = indexing.halt_of(conn, chain_id)  # stored with the checkpoint: seen whichever process indexes
+    halted = halt.reason if halt is not None else status.halted if status is not None else ""
+    error = status.last_error if status is not None else ""
+    if row is None:
+        return Indexer("halted" if halted else "starting", None, None, None, None, None, halted, error)
+    head = max(row.head_number, status.head if status is not None else 0)
+    lag = max(0, head - row.block_number)
+    state = "halted" if halted else "behind" if lag > BEHIND_BLOCKS else "synced"
+    return Indexer(state, row.block_number, row.finalized_number, head, lag, row.updated_at, halted, error)
+
+
+@dataclass(frozen=True)
+class Outbox:
+    counts: store.OutboxCounts
+    hosts: list[outbox_store.HostBacklog]
+    dead: list[store.DeadLetter]
+
+
+def outbox(conn: apsw.Connection, now: float, limit: int = 50) -> Outbox:
+    return Outbox(
+        store.outbox_counts(conn, now), outbox_store.hosts(conn, now)[:limit], store.dead_letters(conn, limit)
+    )
+
+
+def reset_dead_letters(conn: apsw.Connection, event_id: str | None, now: float) -> int:
+    """Put one dead letter (or every one: None) back in the queue, due now (as `scripts.webhooks reset`);
+    404 `dead_letter_not_found` when there is no such dead letter. The caller wakes the dispatcher."""
+    if event_id is not None and not re.fullmatch(r"evt_[0-9a-f]{32}", event_id):
+        raise ServiceError(400, "invalid_field", "event_id must be evt_ followed by 32 hex digits", param="event_id")
+    n = outbox_store.reset_dead_letter(conn, event_id, now)
+    if event_id is not None and n == 0:
+        raise ServiceError(404, "dead_letter_not_found", f"no dead letter {event_id}", param="event_id")
+    return n
+
+
+@dataclass(frozen=True)
+class AnchorView:
+    anchor: audit_store.Anchor
+    explorer_url: str | None  # Base / Base Sepolia: the block explorer's page of the anchor transaction
+
+
+@dataclass(frozen=True)
+class Anchors:
+    log_size: int
+    count: int  # checkpoints anchored
+    anchored_size: int  # entries the latest one covers
+    recent: list[AnchorView]  # newest first
+
+
+def anchors(conn: apsw.Connection, chain_id: int, limit: int = 20) -> Anchors:
+    latest = store.recent_anchors(conn, chain_id, limit)
+    recent = [AnchorView(a, explorer_tx_url(chain_id, a.tx_hash)) for a in latest]
+    return Anchors(
+        store.audit_size(conn), store.anchor_count(conn, chain_id), latest[0].tree_size if latest else 0, recent
+    )
+
+
+@dataclass(frozen=True)
+class ContractView:
+    name: str
+    address: str
+    owes: int | None  # what the index says it holds for others (micro-USDC); None: holds none by design
+    owes_what: str
+
+
+def contracts(conn: apsw.Connection, chain_id: int, deployed: dict[str, str]) -> list[ContractView]:
+    o = store.obligations(conn, chain_id)
+    credits = o.credits
+    owed: dict[str, tuple[int, str]] = {
+        "PaymentGateway": (
+            o.gateway_escrowed + credits.get("PaymentGateway", 0),
+            "open checkout jobs (funded, disputed)",
+        ),
+        "AgentEscrow": (o.escrow_locked + credits.get("AgentEscrow", 0), "locked hires"),
+        "AgentMarketplace": (
+            o.marketplace_committed + credits.get("AgentMarketplace", 0),
+            "committed sales awaiting settlement",
+        ),
+        "AgentPayouts": (credits.get("AgentPayouts", 0), "withdrawable credits of payees that could not receive"),
+    }
+    out = []
+    for name, address in sorted(deployed.items()):
+        amount, what = owed.get(name, (None, ""))
+        out.append(ContractView(name, address, amount, what))
+    return out
+
+
+async def usdc_balances(
+    rpc_url: str, usdc: str, addresses: list[str], timeout: float = 3.0
+) -> tuple[int, dict[str, int]] | None:
+    """(head block, USDC balance of each address) read from the node in one JSON-RPC batch; None
+    when the node does not answer (the view says so; the reason goes nowhere near a page)."""
+    selector = "0x70a08231"  # balanceOf(address)
+    calls: list[dict[str, Any]] = [{"jsonrpc": "2.0", "id": 0, "method": "eth_blockNumber", "params": []}]
+    for i, address in enumerate(addresses, start=1):
+        data = selector + address.lower().removeprefix("0x").rjust(64, "0")
+        calls.append(
+            {"jsonrpc": "2.0", "id": i, "method": "eth_call", "params": [{"to": usdc, "data": data}, "latest"]}
+        )
+    try:
+        async with (
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as http,
+            http.post(rpc_url, json=calls) as resp,
+        ):
+            replies = await resp.json(content_type=None)
+        by_id = {r["id"]: r["result"] for r in replies if isinstance(r, dict) and "result" in r}
+        head = int(by_id[0], 16)
+        return head, {a: int(by_id[i], 16) for i, a in enumerate(addresses, start=1) if i in by_id}
+    except (TimeoutError, aiohttp.ClientError, ValueError, KeyError, TypeError):
+        return None
+
+
+# ---- keys ------------------------------------------------------------------------------------------
+
+
+def keys(conn: apsw.Connection, limit: int = 100) -> list[store.KeyRow]:
+    return store.list_keys(conn, limit=limit)
+
+
+def key_id(key_hash: str) -> str:
+    """How the operator's view names a key: the first KEY_ID_HEX hex digits of its SHA-256 (the key
+    itself is never stored)."""
+    return key_hash[:KEY_ID_HEX]
+
+
+def issue_key(
+    conn: apsw.Connection, now: float, *, account_id: str | None = None, agent_uuid: str | None = None
+) -> tuple[str, str, str | None]:
+    """Issue a key (in the caller's write transaction) scoped to an existing account, one agent, or
+    (neither given) a new account: (the key, shown once; account id; agent uuid). Never an operator
+    key: those are issued on the operator's machine (`python -m scripts.issue_key --operator`).
+    404 for an unknown account or agent."""
+    if account_id is not None and agent_uuid is not None:
+        raise ServiceError(400, "invalid_field", "give an account or an agent, not both", param="account_id")
+    for value, param in ((account_id, "account_id"), (agent_uuid, "agent_uuid")):
+        if value is not None and not _UUID_RE.fullmatch(value):
+            raise ServiceError(400, "invalid_field", f"{param} must be a lowercase UUID", param=param)
+    key = new_api_key()
+    try:
+        account, agent = wallets.issue_key(
+            conn,
+            hash_api_key(key),
+            now,
+            account_id=account_id,
+            agent_uuid=agent_uuid,
+            new_account=account_id is None and agent_uuid is None,
+        )
+    except LookupError as exc:
+        param = "agent_uuid" if agent_uuid is not None else "account_id"
+        raise ServiceError(404, "not_found", str(exc), param=param) from exc
+    return key, account, agent
+
+
+def revoke_key(conn: apsw.Connection, key_ref: str, now: float, by: Caller | None) -> store.KeyRow:
+    """Revoke the key named by `key_ref` (a unique prefix of its hash, at least KEY_ID_HEX digits) and
+    end its dashboard sessions, in the caller's write transaction. Refused: the key the operator is
+    signed in with (403 `cannot_revoke_own_key`: that would lock the operator out mid-action), an
+    ambiguous or unknown reference (404), a key already revoked (409). `by` None: the operator's own
+    machine (`scripts.issue_key --revoke`). The caller clears the API's key caches after the commit
+    (a running service's caches let a revoked key pass for at most api.auth's KEY_CACHE_TTL)."""
+    if not _KEY_ID_RE.fullmatch(key_ref):
+        raise ServiceError(400, "invalid_field", "key must be 12 to 64 lowercase hex digits of its hash", param="key")
+    found = store.keys_by_prefix(conn, key_ref)
+    if len(found) != 1:
+        raise ServiceError(404, "key_not_found", f"no single key {key_ref}", param="key")
+    row = found[0]
+    if by is not None and row.key_hash == by.key_hash:
+        raise ServiceError(
+            403, "cannot_revoke_own_key", "sign in with another operator key to revoke this one", param="key"
+        )
+    if not wallet_store.revoke_api_key(conn, row.key_hash, now):
+        raise ServiceError(409, "key_revoked", f"key {key_id(row.key_hash)} is already revoked", param="key")
+    store.delete_sessions_of_key(conn, row.key_hash)
+    return row
