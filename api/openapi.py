@@ -228,10 +228,10 @@ def _operation(op: Operation, components: _Components) -> dict[str, Any]:
     if params:
         out["parameters"] = params
     if op.request is not None:
-        out["requestBody"] = {
-            "required": True,
-            "content": {"application/json": {"schema": components.add(op.request, "validation")}},
-        }
+        content = {"application/json": {"schema": components.add(op.request, "validation")}}
+        for media, form in op.request_forms.items():
+            content[media] = {"schema": components.add(form, "validation")}
+        out["requestBody"] = {"required": True, "content": content}
     ok: dict[str, Any] = {
         "description": "Success",
         "content": {op.media_type: {"schema": components.add(op.response, "serialization")}},

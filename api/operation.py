@@ -38,3 +38,6 @@ class Operation:
     media_type: str = "application/json"
     #: Descriptions of the {placeholders} in `path` (each is a required string path parameter).
     path_params: Mapping[str, str] = field(default_factory=dict)
+    #: Request media types the route takes besides application/json, each with the model of its
+    #: fields (e.g. multipart/form-data); any other type is refused with 415 (api.errors.ACCEPTS).
+    request_forms: Mapping[str, type[BaseModel]] = field(default_factory=dict)

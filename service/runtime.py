@@ -17,7 +17,7 @@ import signal
 from aiohttp import web
 from web3 import Web3
 
-from api.app import create_app
+from api.app import create_app, make_runner
 from core.config import Settings
 from core.deployments import Deployment
 from core.operator import Operator, operator_account
@@ -39,7 +39,7 @@ async def serve(settings: Settings, dep: Deployment, rpc_url: str, stop: asyncio
     api_db = connect_db(settings.database)
     operator = build_operator(settings, dep, rpc_url)
     app = create_app(dep, rpc_url, api_db, settings=settings, operator=operator, anchor_daily=True)
-    runner = web.AppRunner(app, access_log=None)
+    runner = make_runner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, settings.api_host, settings.api_port)
     await site.start()

@@ -10,13 +10,17 @@ check-then-write logic inside an item (a balance check before a debit) is race-f
 
 An item submitted with savepoint=False promises to write nothing when it raises (every check
 comes before its first write): it skips the SAVEPOINT/RELEASE pair, the largest fixed cost of a
-small item. The promise is checked (the connection's change count): an item that raises after
-writing rolls back its whole group, whose items all fail with GroupAborted.
+small item. The promise is checked (the connection's change count): should an item raise after
+writing, the group's transaction is rolled back and the group run again without it (it fails with
+its own exception, its writes undone), so no request can fail another's; the others are run again
+from the start of a fresh transaction, which is why every item must be a function of the
+connection alone (items are: they read what they need inside the transaction).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -29,8 +33,16 @@ T = TypeVar("T")
 Work = Callable[[apsw.Connection], Any]
 
 
-class GroupAborted(RuntimeError):
-    """An item given savepoint=False raised after writing: its group was rolled back whole."""
+log = logging.getLogger("agentledger.store")
+
+
+class _BrokenPromise(Exception):
+    """An item given savepoint=False raised after writing (internal: its group is run again without it)."""
+
+    def __init__(self, index: int, exc: BaseException) -> None:
+        super().__init__(index)
+        self.index = index
+        self.exc = exc
 
 
 class GroupCommitter:
@@ -56,9 +68,9 @@ class GroupCommitter:
         while self._pending:
             group, self._pending = self._pending[: self.max_group], self._pending[self.max_group :]
             try:
-                await self._begin()
-                outcomes = self._apply(group)  # on the loop: short, CPU-bound Python + SQLite
+                outcomes = await self._apply_isolated(group)
                 await asyncio.to_thread(self._commit)  # the fsync, off the loop (apsw releases the GIL)
+                self.items += len(group)
             except BaseException as exc:  # BEGIN or COMMIT failed: nothing of the group is durable
                 for _, _, future in group:
                     if not future.done():
@@ -71,6 +83,23 @@ class GroupCommitter:
                     future.set_result(value)
                 else:
                     future.set_exception(value)
+
+    async def _apply_isolated(self, group: list[tuple[Work, bool, asyncio.Future[Any]]]) -> list[tuple[bool, Any]]:
+        """BEGIN, then every item of `group`; an item that broke its savepoint=False promise is taken
+        out (it fails with its own exception) and the rest run again in a new transaction."""
+        failed: dict[int, BaseException] = {}
+        while True:
+            await self._begin()
+            live = [(i, item) for i, item in enumerate(group) if i not in failed]
+            try:
+                applied = self._apply([item for _, item in live])
+            except _BrokenPromise as broken:
+                index, exc = live[broken.index][0], broken.exc
+                log.error("a write item failed after writing; its group runs again without it", exc_info=exc)
+                failed[index] = exc
+                continue
+            by_index = dict(zip((i for i, _ in live), applied, strict=True))
+            return [(False, failed[i]) if i in failed else by_index[i] for i in range(len(group))]
 
     async def _begin(self) -> None:
         """BEGIN IMMEDIATE: at once on the loop when the write lock is free; when another process
@@ -87,11 +116,12 @@ class GroupCommitter:
 
     def _apply(self, group: list[tuple[Work, bool, asyncio.Future[Any]]]) -> list[tuple[bool, Any]]:
         """Run every item of the open transaction (committed by _commit), each in its own savepoint
-        unless it was submitted with savepoint=False."""
+        unless it was submitted with savepoint=False; on any failure of the group as a whole the
+        transaction is rolled back and the failure raised (_BrokenPromise: which item broke it)."""
         conn = self.conn
         outcomes: list[tuple[bool, Any]] = []
         try:
-            for work, savepoint, _ in group:
+            for index, (work, savepoint, _) in enumerate(group):
                 if savepoint:
                     conn.execute("SAVEPOINT item")
                     try:
@@ -108,15 +138,14 @@ class GroupCommitter:
                 try:
                     value = work(conn)
                 except BaseException as exc:
-                    if conn.total_changes() != changes:  # it broke its promise: nothing of the group may commit
-                        raise GroupAborted("an item failed after writing; its group was rolled back") from exc
+                    if conn.total_changes() != changes:  # it broke its promise: its writes cannot be undone alone
+                        raise _BrokenPromise(index, exc) from exc
                     outcomes.append((False, exc))
                 else:
                     outcomes.append((True, value))
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        self.items += len(group)
         return outcomes
 
     def _commit(self) -> None:

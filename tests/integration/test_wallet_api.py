@@ -736,21 +736,27 @@ def test_earn_body_is_the_encoded_earn_json(units: list[int], ledger_id: int) ->
     assert json.loads(text, parse_float=Decimal)["ownerBalance"] == usdc(owner + referral)
 
 
+def test_decode_json_reads_what_json_loads_reads() -> None:
+    body = '{"a": 1.50, "b": [1, 2e3, "é\\u00e9", "\\ud83d\\ude00"], "c": null}'.encode()
+    assert decode_json(body) == json.loads(body, parse_float=Decimal)
+
+
 @pytest.mark.parametrize(
     "body",
     [
-        '{"a": 1.50, "b": [1, 2e3, "é\\u00e9"], "c": null}'.encode(),
-        '{"a": 1.5}'.encode("utf-16"),  # with a BOM
+        b'{"a": NaN}',
+        b'{"a": Infinity}',
+        b"\xff\xfe{",
+        b'{"a": 1',
+        b"[1]",
+        b'"x"',
+        # RFC 8259: JSON exchanged between systems is UTF-8, without a byte order mark (issue 12, item 11)
+        '{"a": 1.5}'.encode("utf-16"),
         '{"a": 1.5}'.encode("utf-16-le"),
         '{"a": 1.5}'.encode("utf-32"),
         '{"a": 1.5}'.encode("utf-8-sig"),
     ],
 )
-def test_decode_json_reads_what_json_loads_reads(body: bytes) -> None:
-    assert decode_json(body) == json.loads(body, parse_float=Decimal)
-
-
-@pytest.mark.parametrize("body", [b'{"a": NaN}', b'{"a": Infinity}', b"\xff\xfe{", b'{"a": 1', b"[1]", b'"x"'])
 def test_decode_json_refusals(body: bytes) -> None:
     with pytest.raises(ApiError) as info:
         decode_json(body)

@@ -89,7 +89,7 @@ def test_memory_upsert_read_and_balance_count(api_run: Any) -> None:
         ("line\nbreak", 1, 400, "invalid_key", "key"),
         ("tab\there", 1, 400, "invalid_key", "key"),
         ("caf\u00e9", 1, 400, "invalid_key", "key"),
-        ("del\x7f", 1, 400, "invalid_key", "key"),
+        ("del\x7f", 1, 400, "invalid_string", "key"),  # the rule of every request string, before the key's
         (5, 1, 400, "invalid_field", "key"),
         ("brain:v1", {}, 400, "reserved_key", "key"),
         ("run:2027-01-15:general", {}, 400, "reserved_key", "key"),
