@@ -142,6 +142,8 @@ async def create_session(request: web.Request) -> web.Response:
             await sessions.check_webhook_url(req.webhook_url, ctx.allow_private_webhooks)
         parsed["req"] = req
 
+    made: list[tuple[dict[str, Any], str]] = []  # (the view, the webhook secret made for it)
+
     def work(conn: apsw.Connection) -> tuple[int, bytes]:
         req = parsed["req"]
         s, secret = sessions.create(
@@ -153,11 +155,17 @@ async def create_session(request: web.Request) -> web.Response:
             webhook_url=req.webhook_url,
             now=now,
         )
-        return ok(views.session_json(ctx, conn, s, base=base, secret=secret), 201)
+        view = views.session_json(ctx, conn, s, base=base)
+        made[:] = [] if secret is None else [(view, secret)]
+        return ok(view, 201)  # what an Idempotency-Key stores: never the secret
 
-    return await idempotency.execute(
+    resp = await idempotency.execute(
         request, app[WRITER], owner=caller.key_hash, body=body, now=now, work=work, before=validate
     )
+    if resp.status == 201 and made and idempotency.REPLAYED not in resp.headers:
+        view, secret = made[0]
+        resp.body = ok({**view, "webhook_secret": secret}, 201)[1]  # shown once: this answer only
+    return resp
 
 
 async def get_session(request: web.Request) -> web.Response:
@@ -296,7 +304,8 @@ OPERATIONS: list[Operation] = [
         },
         tags=("checkout",),
         description="Amounts are integers of micro-USDC (currency usdc). With webhook_url, the 201 carries "
-        "webhook_secret (HMAC key of the order webhooks) once. Unpaid sessions expire after the configured TTL.",
+        "webhook_secret (HMAC key of the order webhooks) once: an Idempotency-Key replay of it omits the secret. "
+        "Unpaid sessions expire after the configured TTL.",
     ),
     Operation(
         "GET",

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import apsw
+import rfc8785
 
 from core.errors import ServiceError
 from core.store import idempotency as store
@@ -80,7 +81,13 @@ def check_key(key: str) -> str:
 
 
 def body_digest(body: bytes) -> str:
-    return hashlib.sha256(body).hexdigest()
+    """What "the same body" means: SHA-256 of the body's RFC 8785 canonical JSON, so a re-serialised
+    identical body (key order, whitespace, escapes, `1.50` for `1.5`) replays; of its bytes when it
+    has no canonical form (not JSON: a multipart upload; integers past 2^53)."""
+    try:
+        return hashlib.sha256(rfc8785.dumps(json.loads(body.decode("utf-8")))).hexdigest()
+    except (ValueError, RecursionError, TypeError):  # rfc8785's refusals are ValueErrors too
+        return hashlib.sha256(body).hexdigest()
 
 
 async def _claim(writer: GroupCommitter, scope: str, key: str, digest: str, now: float) -> Claim | Answer:

@@ -288,3 +288,30 @@ def test_405_names_the_allowed_methods(tmp_path: Path) -> None:
                 assert set(r.headers["Allow"].split(",")) == allow, (path, r.headers)
 
     asyncio.run(main())
+
+
+# ---- item 17: "the same body" is the same canonical JSON ------------------------------------------
+
+
+def test_idempotency_key_replays_a_reserialised_body(tmp_path: Path) -> None:
+    """The body check of an Idempotency-Key compares RFC 8785 canonical JSON: key order, whitespace,
+    escapes and number forms aside, the same body replays; another one is still a 422."""
+
+    async def main() -> None:
+        async with serve(tmp_path) as (c, _port, db):
+            key, wallet, agent_uuid = await register(c)
+            first = await c.call(
+                "POST", "/api/agents/earn", f'{{"agentId":"{wallet}","amount":1.5,"source":"shop"}}', key=key, idem="k1"
+            )
+            assert first.status == 200, first.body
+            for again in (
+                f'{{ "source" : "shop",\n "amount" : 1.50, "agentId" : "{wallet}" }}',
+                f'{{"agentId":"{wallet}","amount":15e-1,"source":"\\u0073hop"}}',
+            ):
+                r = await c.call("POST", "/api/agents/earn", again, key=key, idem="k1")
+                assert r.status == 200 and r.headers["Idempotent-Replayed"] == "true" and r.raw == first.raw, r.body
+            other = f'{{"agentId":"{wallet}","amount":1.6,"source":"shop"}}'
+            error(await c.call("POST", "/api/agents/earn", other, key=key, idem="k1"), 422, "idempotency_conflict")
+            assert db.execute("SELECT count(*) FROM ledger WHERE agent_uuid = ?", (agent_uuid,)).fetchone() == (1,)
+
+    asyncio.run(main())
