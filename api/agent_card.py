@@ -120,7 +120,7 @@ SKILLS: tuple[AgentSkill, ...] = (
         id="wallet-earn",
         name="Record earnings",
         description="Report revenue an agent earned; the split (owner cut, agent cut, service toll, referral cut) "
-        "is applied and credited atomically. POST /api/agents/earn {agentId, amount, source?}, idempotent.",
+        "is applied and credited atomically. POST /api/agents/earn {agentId, amount, source}, idempotent.",
         tags=["wallet", "earn", "usdc", "payments"],
         examples=["My agent agl_0123456789ab earned 12.5 USDC from a Gumroad sale", "Credit 250 USDC to my wallet"],
     ),

@@ -9,18 +9,33 @@ of micro-USDC.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, Union, cast
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, WithJsonSchema
-from pydantic_core import PydanticCustomError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
+    TypeAdapter,
+    ValidationError,
+    WithJsonSchema,
+)
+from pydantic_core import PydanticCustomError, core_schema
+from typing_extensions import TypeAliasType
 
 from api.errors import ApiError
-from core.jsontext import decode_json
+from core.jsontext import TEXT_PATTERN, decode_json
 
 __all__ = [
+    "MAX_SAFE_INTEGER",
+    "TEXT_PATTERN",
     "WALLET_PATTERN",
     "Amount",
     "AmountOrZero",
+    "FreeJson",
+    "JsonValue",
     "Niche",
     "Strict",
     "Wallet",
@@ -66,6 +81,56 @@ Wallet = Annotated[str, Field(pattern=WALLET_PATTERN)]
 #: A niche: one of the specialty slugs or any 1-40 of [a-z0-9_].
 Niche = Annotated[str, Field(pattern=r"^[a-z0-9_]{1,40}$")]
 
+#: The largest magnitude of a number in free JSON: every JSON parser reads it exactly (RFC 7493,
+#: I-JSON). A larger one (2^256, 1E+999999999) would be echoed as text other parsers turn into a
+#: rounded or infinite value, so it is refused (400 invalid_number).
+MAX_SAFE_INTEGER = 2**53 - 1
+_SafeNumber = Annotated[
+    int | Decimal, WithJsonSchema({"type": "number", "minimum": -MAX_SAFE_INTEGER, "maximum": MAX_SAFE_INTEGER})
+]
+#: The recursive type /api/schema shows for free JSON (FreeJson validates it).
+JsonValue = TypeAliasType(  # type: ignore[misc]  # mypy cannot follow a recursive TypeAliasType; pydantic can
+    "JsonValue",
+    Union[bool, _SafeNumber, str, list["JsonValue"], dict[str, "JsonValue"], None],  # type: ignore[misc]  # noqa: UP007
+)
+_JSON_ALIAS_SCHEMA = TypeAdapter(cast(Any, JsonValue)).core_schema
+
+
+def _numbers_in_range(value: Any, path: str = "") -> None:
+    if isinstance(value, (int, Decimal)) and not isinstance(value, bool):
+        if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            where = f" at {path}" if path else ""
+            raise PydanticCustomError("invalid_number", f"a number{where} is beyond +-(2^53 - 1)")
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _numbers_in_range(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _numbers_in_range(v, f"{path}[{i}]")
+
+
+def _free_json(value: Any) -> Any:
+    _numbers_in_range(value)
+    return value
+
+
+class _FreeJson:
+    """Validated as any decoded JSON with a walk of its numbers (one error naming where, not a union's
+    many); described by the recursive JsonValue schema."""
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_after_validator_function(_free_json, core_schema.any_schema())
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler) -> Any:
+        return handler(_JSON_ALIAS_SCHEMA)
+
+
+#: Free JSON (a memory value): any JSON value whose numbers lie within +-MAX_SAFE_INTEGER; its
+#: strings obey the rule of every request string (core.jsontext, checked on the whole body first).
+FreeJson = Annotated[Any, _FreeJson]
+
 
 class Strict(BaseModel):
     """A request model: strict types, unknown fields refused, frozen."""
@@ -75,13 +140,18 @@ class Strict(BaseModel):
 
 M = TypeVar("M", bound=BaseModel)
 
-_CODES = {"extra_forbidden": "unknown_field", "missing": "missing_field"}
+_CODES = {
+    "extra_forbidden": "unknown_field",
+    "missing": "missing_field",
+    "invalid_amount": "invalid_amount",
+    "invalid_number": "invalid_number",
+}
 
 
 def validation_error(exc: ValidationError) -> ApiError:
     first = exc.errors(include_url=False)[0]
     param = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"]).lstrip(".") or None
-    code = _CODES.get(first["type"], "invalid_amount" if first["type"] == "invalid_amount" else "invalid_field")
+    code = _CODES.get(first["type"], "invalid_field")
     message = f"{param}: {first['msg']}" if param else str(first["msg"])
     return ApiError(400, code, message, param=param)
 

@@ -13,6 +13,7 @@ import functools
 import json
 import time
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 import apsw
@@ -202,12 +203,20 @@ def _earn_text(wallet: str, r: wallets.EarnResult) -> str:
         usdc_text(r.net),
         usdc_text(r.referral_cut),
     )
-    message = f"{amount} USDC earned: {net} credited to {wallet}, {toll} toll"
+    owner, agent = usdc_text(r.owner_cut), usdc_text(r.agent_cut)
     if r.referral_cut:
-        message += f", {referral} referral"
+        message = (
+            f"{amount} USDC earned, split: owner {owner} (96.5%) + agent {agent} (1%) + referral {referral} "
+            f"(0.5%) + service {toll} (2% toll); {net} credited to {wallet}"
+        )
+    else:
+        message = (
+            f"{amount} USDC earned, split: owner {owner} (97%) + agent {agent} (1%) + service {toll} (2% toll); "
+            f"{net} credited to {wallet}"
+        )
     return (
         f'{{"success":true,"balance":{usdc_text(bal.owner_balance + bal.self_balance)},"toll":{toll},"net":{net},'
-        f'"ownerCut":{usdc_text(r.owner_cut)},"agentCut":{usdc_text(r.agent_cut)},"serviceCut":{toll},'
+        f'"ownerCut":{owner},"agentCut":{agent},"serviceCut":{toll},'
         f'"referralCut":{referral},"ownerBalance":{usdc_text(bal.owner_balance)},'
         f'"agentSelfBalance":{usdc_text(bal.self_balance)},"transactionId":{r.ledger_id},"message":{_json_str(message)}}}'
     )
@@ -356,8 +365,10 @@ def _brain_payload(brain: wallets.Brain, network: dict[str, store.NicheStats]) -
 
     - niches{name: {listed, sold, revenue, winRate}}: the agent's own counts; winRate is sales per
       listing capped at 1 (core.wallets.win_rate), rounded to 4 decimals;
-    - prices{name: USDC}: the agent's average sale price per niche with at least one sale;
-    - topProducts: up to 5 niches with sales, by revenue (then name): [{niche, revenue, sold}];
+    - prices{price: {listed, sold, revenue}}: the agent's listings, sales and revenue at each price
+      (the key is the price in USDC as decimal text, e.g. "19.99");
+    - topProducts: up to 5 named products with sales, most sold first (then by name):
+      [{name, niche, price (its latest), sold}];
     - totals and the overall winRate over every niche; lastUpdated (ISO 8601 UTC or null);
     - strategyNote: a one-line reading of the weights;
     - weights{niche: number}: core.wallets.weights (agent + network, Laplace-smoothed, sum 1)."""
@@ -367,7 +378,6 @@ def _brain_payload(brain: wallets.Brain, network: dict[str, store.NicheStats]) -
         sum(s.sold for s in niches.values()),
         sum(s.revenue for s in niches.values()),
     )
-    ranked = sorted((n for n, s in niches.items() if s.sold), key=lambda n: (-niches[n].revenue, n))
     w = wallets.weights(brain, network)
     best = max(w, key=lambda n: (w[n], n in niches, n))  # never empty: every specialty is weighed
     if not niches:
@@ -385,10 +395,13 @@ def _brain_payload(brain: wallets.Brain, network: dict[str, store.NicheStats]) -
                 }
                 for n, s in sorted(niches.items())
             },
-            "prices": {n: _usdc(s.sold_price_total // s.sold) for n, s in sorted(niches.items()) if s.sold},
+            "prices": {
+                p: {"listed": s.listed, "sold": s.sold, "revenue": _usdc(s.revenue)}
+                for p, s in sorted(brain.prices.items(), key=lambda kv: (Decimal(kv[0]), kv[0]))
+            },
             "topProducts": [
-                {"niche": n, "revenue": _usdc(niches[n].revenue), "sold": niches[n].sold}
-                for n in ranked[: wallets.TOP_PRODUCTS]
+                {"name": name, "niche": niche, "price": _usdc(s.price), "sold": s.sold}
+                for name, niche, s in wallets.top_products(brain)
             ],
             "totalListed": total.listed,
             "totalSold": total.sold,
@@ -410,14 +423,14 @@ async def brain_read(request: web.Request) -> web.Response:
 
 
 async def brain_write(request: web.Request) -> web.Response:
-    """POST /api/agents/brain {agentId, action listed|sold, niche, price, revenue?}: one listing or
-    sale into the agent's brain (memory brain:v1) and the shared brain, in one transaction;
-    answers the updated brain and weights."""
+    """POST /api/agents/brain {agentId, action listed|sold, niche, price, revenue?, name?}: one listing
+    or sale (of the product `name`, when given) into the agent's brain (memory brain:v1) and the
+    shared brain, in one transaction; answers the updated brain and weights."""
 
     def work(conn: apsw.Connection, caller: Caller, body: bytes, now: float) -> tuple[int, bytes]:
         req = parse_body(BrainUpdateRequest, body)
         agent = agent_for(conn, caller, req.agentId)
-        brain = wallets.update_brain(conn, agent, req.action, req.niche, req.price, req.revenue, now)
+        brain = wallets.update_brain(conn, agent, req.action, req.niche, req.price, req.revenue, now, req.name)
         return _ok({"success": True, **_brain_payload(brain, store.shared_brain(conn))})
 
     return await _authenticated_write(request, work)

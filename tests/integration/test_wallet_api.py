@@ -237,7 +237,11 @@ def test_earn_splits_and_credits_net(api_run: Any) -> None:
         )
         assert b["toll"] == b["serviceCut"] and b["net"] == Decimal(245)
         assert b["balance"] == Decimal(245) and b["ownerBalance"] == Decimal("242.5")
-        assert b["agentSelfBalance"] == Decimal("2.5") and isinstance(b["message"], str)
+        assert b["agentSelfBalance"] == Decimal("2.5")
+        assert b["message"] == (  # the message names the split (issue 12, item 20)
+            "250 USDC earned, split: owner 242.5 (97%) + agent 2.5 (1%) + service 5 (2% toll); "
+            f"245 credited to {wallet}"
+        )
         assert b'"balance":245' in r.raw  # a JSON number, not a string
         r = await api.earn(key, wallet, "0.000001")  # one micro-USDC: all dust to the treasury
         assert (r.body["net"], r.body["serviceCut"], r.body["balance"]) == (0, Decimal("0.000001"), 245)
@@ -547,9 +551,7 @@ def test_idempotency_keys_expire_after_24h_and_abandoned_claims_are_taken_over(a
         scope = f"{hash_api_key(key)} POST /api/agents/earn"
         body_bytes = ('{"agentId": "%s", "amount": 10, "source": "test"}' % wallet).encode()  # noqa: UP031
         with transaction(api.db):
-            idem_store.put_in_flight(
-                api.db, scope, "dead", hashlib.sha256(body_bytes).hexdigest(), "gone", api.clock.now
-            )
+            idem_store.put_in_flight(api.db, scope, "dead", idempotency.body_digest(body_bytes), "gone", api.clock.now)
         assert_error(await api.earn(key, wallet, 10, idem="dead"), 409, "idempotency_in_flight", "Idempotency-Key")
         assert idempotency.STALE_AFTER_SECONDS == 300  # a complete may wait on the operator lock > 60 s
         api.clock.now += 299  # still presumed running (a slow complete, not a dead process)
@@ -705,7 +707,15 @@ def _earn_json(wallet: str, r: EarnResult) -> dict[str, Any]:
     def u(units: int) -> RawJson:
         return RawJson(str(format_usdc(units)))
 
-    referral = f", {u(r.referral_cut)} referral" if r.referral_cut else ""
+    if r.referral_cut:
+        split_text = (
+            f"owner {u(r.owner_cut)} (96.5%) + agent {u(r.agent_cut)} (1%) + referral {u(r.referral_cut)} (0.5%) + "
+            f"service {u(r.service_cut)} (2% toll)"
+        )
+    else:
+        split_text = (
+            f"owner {u(r.owner_cut)} (97%) + agent {u(r.agent_cut)} (1%) + service {u(r.service_cut)} (2% toll)"
+        )
     return {
         "success": True,
         "balance": u(r.balance.balance),
@@ -718,7 +728,7 @@ def _earn_json(wallet: str, r: EarnResult) -> dict[str, Any]:
         "ownerBalance": u(r.balance.owner_balance),
         "agentSelfBalance": u(r.balance.self_balance),
         "transactionId": r.ledger_id,
-        "message": f"{u(r.amount)} USDC earned: {u(r.net)} credited to {wallet}, {u(r.service_cut)} toll{referral}",
+        "message": f"{u(r.amount)} USDC earned, split: {split_text}; {u(r.net)} credited to {wallet}",
     }
 
 
