@@ -116,11 +116,11 @@ async def consistency(request: web.Request) -> web.Response:
     conn = request.app[READ_DB]
     q = parse_query(ConsistencyQuery, dict(request.query))
     if q.first > q.second:
-        raise ApiError(400, "invalid_tree_size", "first must not be larger than second", param="first")
+        raise ApiError(422, "invalid_tree_size", "first must not be larger than second", param="first")
     try:
         nodes = audit_store.consistency_proof(conn, q.first, q.second)
     except ValueError as exc:
-        raise ApiError(400, "invalid_tree_size", str(exc), param="second") from exc
+        raise ApiError(422, "invalid_tree_size", str(exc), param="second") from exc
     body = {
         "first": q.first,
         "second": q.second,
@@ -160,7 +160,7 @@ OPERATIONS: list[Operation] = [
         ProofResponse,
         query=ProofQuery,
         auth="none",
-        errors={404: ("entry_not_found",), 400: ("invalid_tree_size",)},
+        errors={404: ("entry_not_found",), 422: ("invalid_tree_size",)},
         tags=("audit",),
     ),
     Operation(
@@ -171,7 +171,7 @@ OPERATIONS: list[Operation] = [
         ConsistencyResponse,
         query=ConsistencyQuery,
         auth="none",
-        errors={400: ("invalid_tree_size",)},
+        errors={422: ("invalid_tree_size",)},
         tags=("audit",),
     ),
 ]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import secrets
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import apsw
 from aiohttp import web
@@ -29,6 +29,7 @@ from api.auth import authenticate, authenticate_optional
 from api.errors import ApiError, error_response
 from api.http import CHECKOUT, CLOCK, HOOKS, READ_DB, WRITER, Hooks, base_url, json_response, ok, wake_outbox
 from api.operation import Operation
+from core import webhooks
 from core.checkout import funding, rules, sessions, views
 from core.checkout.context import Checkout
 from core.store import checkout as store
@@ -41,6 +42,11 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
+def _absent(schema: dict[str, Any]) -> None:
+    """An optional field that may be absent but not null: no `default: null` in its schema."""
+    schema.pop("default", None)
+
+
 class ItemRef(_Strict):
     id: Annotated[str, Field(pattern=r"^[A-Za-z0-9_\-]{1,64}$")]
 
@@ -51,8 +57,12 @@ class LineItemRequest(_Strict):
     id: Annotated[str, Field(max_length=64)] | None = None  # an ACP line item id: ignored (ours are li_<n>)
 
 
+#: rules.EMAIL_RE, its negated classes also free of control characters (the rule of every string).
+_EMAIL_SCHEMA_PATTERN = "^" + rules.EMAIL_RE.pattern.replace(r"[^@\s]", r"[^@\s\x00-\x1f\x7f-\x9f]") + "$"
+
+
 class BuyerRequest(_Strict):
-    email: Annotated[str, Field(max_length=254)] | None = None
+    email: Annotated[str, Field(max_length=254, json_schema_extra={"pattern": _EMAIL_SCHEMA_PATTERN})] | None = None
     first_name: Annotated[str, Field(max_length=100)] | None = None
     last_name: Annotated[str, Field(max_length=100)] | None = None
 
@@ -60,18 +70,31 @@ class BuyerRequest(_Strict):
 class SessionCreateRequest(_Strict):
     line_items: Annotated[list[LineItemRequest], Field(min_length=1, max_length=rules.MAX_LINE_ITEMS)]
     buyer: BuyerRequest | None = None
-    webhook_url: Annotated[str, Field(min_length=1, max_length=2048)] | None = None
+    webhook_url: (
+        Annotated[str, Field(min_length=1, max_length=2048, json_schema_extra={"pattern": webhooks.URL_PATTERN})] | None
+    ) = None
     currency: Annotated[str, Field(pattern=r"^usdc$")] | None = None
     capabilities: dict[str, Any] | None = None  # accepted (ACP), not used
 
 
 class SessionUpdateRequest(_Strict):
-    line_items: Annotated[list[LineItemRequest], Field(min_length=1, max_length=rules.MAX_LINE_ITEMS)] | None = None
-    buyer: BuyerRequest | None = None
+    """At least one of the two (400 empty_update); neither may be null."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, json_schema_extra={"minProperties": 1})
+    line_items: Annotated[
+        list[LineItemRequest], Field(min_length=1, max_length=rules.MAX_LINE_ITEMS, json_schema_extra=_absent)
+    ] = None  # type: ignore[assignment]
+    buyer: Annotated[BuyerRequest, Field(json_schema_extra=_absent)] = None  # type: ignore[assignment]
 
 
 class Credential(BaseModel):
-    token: Annotated[str, Field(description="the paying 0x address (it approved the gateway for the total)")]
+    token: Annotated[
+        str,
+        Field(
+            pattern=r"^0x[0-9a-fA-F]{40}$",
+            description="the paying 0x address (it approved the gateway for the total)",
+        ),
+    ]
     signature: Annotated[
         str,
         Field(
@@ -87,14 +110,22 @@ class Instrument(BaseModel):
 
 
 class PaymentData(BaseModel):
-    handler_id: str
+    handler_id: Literal["service-usdc-commerce-v1"]
     instrument: Instrument
 
 
-class SessionCompleteRequest(BaseModel):
-    """Documentation of the complete body (it is validated by hand for the spec's exact error codes)."""
+class CompleteBuyer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    email: Annotated[str, Field(max_length=254)] | None = None
+    first_name: Annotated[str, Field(max_length=254)] | None = None
+    last_name: Annotated[str, Field(max_length=254)] | None = None
 
-    buyer: BuyerRequest | None = None
+
+class SessionCompleteRequest(BaseModel):
+    """Documentation of the complete body (it is validated by hand for the spec's exact error codes:
+    core.checkout.funding.parse_payment)."""
+
+    buyer: CompleteBuyer | None = None
     payment_data: PaymentData
 
 
@@ -300,7 +331,9 @@ OPERATIONS: list[Operation] = [
         request=SessionCreateRequest,
         idempotent=True,
         errors={
-            400: ("item_not_found", "multiple_providers", "invalid_email", "invalid_webhook_url", "amount_too_large")
+            400: ("invalid_email", "invalid_webhook_url"),
+            404: ("item_not_found",),
+            422: ("multiple_providers", "provider_not_linked", "amount_too_large", "webhook_url_refused"),
         },
         tags=("checkout",),
         description="Amounts are integers of micro-USDC (currency usdc). With webhook_url, the 201 carries "
@@ -324,7 +357,12 @@ OPERATIONS: list[Operation] = [
         SessionResponse,
         request=SessionUpdateRequest,
         idempotent=True,
-        errors={**_SESSION_ERRORS, 400: ("item_not_found", "multiple_providers", "invalid_email", "empty_update")},
+        errors={
+            **_SESSION_ERRORS,
+            400: ("invalid_email", "empty_update"),
+            404: ("session_not_found", "item_not_found"),
+            422: ("multiple_providers", "provider_not_linked", "amount_too_large"),
+        },
         tags=("checkout",),
     ),
     Operation(

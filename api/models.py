@@ -34,6 +34,7 @@ __all__ = [
     "WALLET_PATTERN",
     "Amount",
     "AmountOrZero",
+    "CanonicalJson",
     "FreeJson",
     "JsonValue",
     "Niche",
@@ -45,7 +46,7 @@ __all__ = [
     "validate",
     "validation_error",
 ]
-from core.money import AmountError, parse_usdc
+from core.money import MAX_AMOUNT_WHOLE, AmountError, parse_usdc
 
 WALLET_PATTERN = r"^agl_[0-9a-f]{12}$"
 
@@ -70,13 +71,19 @@ def _amount_or_zero(value: object) -> int:
 
 #: A positive USDC amount with at most 6 decimals, as micro-USDC units.
 #: Decimal USDC in JSON (at most 6 decimals), micro-USDC int once validated.
+_AMOUNT_SCHEMA = {
+    "type": "number",
+    "multipleOf": 0.000001,
+    "maximum": MAX_AMOUNT_WHOLE,
+    "description": "USDC, at most 6 decimals (a JSON number, never a string)",
+}
 Amount = Annotated[
     int,
     BeforeValidator(_amount),
-    WithJsonSchema({"type": "number", "exclusiveMinimum": 0, "description": "USDC, at most 6 decimals"}),
+    WithJsonSchema({**_AMOUNT_SCHEMA, "exclusiveMinimum": 0}),
 ]
 #: The same, zero allowed.
-AmountOrZero = Annotated[int, BeforeValidator(_amount_or_zero)]
+AmountOrZero = Annotated[int, BeforeValidator(_amount_or_zero), WithJsonSchema({**_AMOUNT_SCHEMA, "minimum": 0})]
 Wallet = Annotated[str, Field(pattern=WALLET_PATTERN)]
 #: A niche: one of the specialty slugs or any 1-40 of [a-z0-9_].
 Niche = Annotated[str, Field(pattern=r"^[a-z0-9_]{1,40}$")]
@@ -94,6 +101,15 @@ JsonValue = TypeAliasType(  # type: ignore[misc]  # mypy cannot follow a recursi
     Union[bool, _SafeNumber, str, list["JsonValue"], dict[str, "JsonValue"], None],  # type: ignore[misc]  # noqa: UP007
 )
 _JSON_ALIAS_SCHEMA = TypeAdapter(cast(Any, JsonValue)).core_schema
+_SafeInteger = Annotated[
+    int, WithJsonSchema({"type": "integer", "minimum": -MAX_SAFE_INTEGER, "maximum": MAX_SAFE_INTEGER})
+]
+#: JSON that has an RFC 8785 form as core.audit.canonical writes it: no fractions, integers within
+#: +-(2^53 - 1) (what a JSON deliverable may hold).
+CanonicalJson = TypeAliasType(  # type: ignore[misc]  # as JsonValue
+    "CanonicalJson",
+    Union[bool, _SafeInteger, str, list["CanonicalJson"], dict[str, "CanonicalJson"], None],  # type: ignore[misc]  # noqa: UP007
+)
 
 
 def _numbers_in_range(value: Any, path: str = "") -> None:

@@ -14,13 +14,14 @@ from __future__ import annotations
 import html
 import json
 import shlex
-from typing import Any
+from typing import Any, Literal
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, RootModel
 
 import merkle
 from api.http import ANCHOR_ADDRESS, CHAIN_ID, READ_DB, base_url, iso
+from api.models import parse_query
 from api.operation import Operation
 from core import audit, decisions
 from core.networks import network_for
@@ -79,9 +80,22 @@ METHODOLOGY: dict[str, Any] = {
 }
 
 
+class FormatQuery(BaseModel):
+    """?format=json or ?format=html picks the form; without it, Accept does (HTML unless it names
+    application/json and not text/html)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    format: Literal["json", "html"] | None = None
+
+
+class HtmlPage(RootModel[str]):
+    """A page for people (text/html)."""
+
+
 def wants_json(request: web.Request) -> bool:
-    if request.query.get("format") == "json":
-        return True
+    chosen = parse_query(FormatQuery, dict(request.query)).format
+    if chosen is not None:
+        return chosen == "json"
     accept = request.headers.get("Accept", "")
     return "application/json" in accept and "text/html" not in accept
 
@@ -266,9 +280,10 @@ def verification_html(v: dict[str, Any]) -> str:
 
 
 async def verify_page(request: web.Request) -> web.Response:
+    as_json = wants_json(request)
     entry = entry_or_404(request.app[READ_DB], request.match_info["audit_id"])
     v = verification_json(request, entry)
-    if wants_json(request):
+    if as_json:
         return web.json_response(v)
     return _page(f"Audit entry {entry.id}", verification_html(v))
 
@@ -397,8 +412,11 @@ OPERATIONS: list[Operation] = [
         "GET",
         "/verify/{audit_id}",
         "verifyEntry",
-        "Verify an audit entry (HTML, or JSON with Accept: application/json)",
-        Verification,
+        "Verify an audit entry (HTML, or JSON with Accept: application/json or ?format=json)",
+        HtmlPage,
+        query=FormatQuery,
+        media_type="text/html",
+        response_alternatives={"application/json": Verification},
         auth="none",
         errors={404: ("entry_not_found",)},
         tags=("decisions",),
@@ -408,8 +426,11 @@ OPERATIONS: list[Operation] = [
         "GET",
         "/methodology",
         "methodology",
-        "The formulas (HTML, or JSON with Accept: application/json)",
-        Methodology,
+        "The formulas (HTML, or JSON with Accept: application/json or ?format=json)",
+        HtmlPage,
+        query=FormatQuery,
+        media_type="text/html",
+        response_alternatives={"application/json": Methodology},
         auth="none",
         tags=("decisions",),
     ),

@@ -100,8 +100,20 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-# json.loads(body, parse_float=Decimal, ...) builds a new decoder per call: one, reused, decodes the same.
-_DECODER = json.JSONDecoder(parse_float=Decimal, parse_constant=_no_constant, object_pairs_hook=_object)
+def _number(text: str) -> int | Decimal:
+    """A JSON number with a fraction or an exponent: a Decimal, or an int when its value is whole
+    (`60.0`, `6e1`): JSON Schema's `integer` is a value, not a spelling, so integer fields take them.
+    Past 10**30 it stays a Decimal (no giant int is ever built from a short exponent)."""
+    d = Decimal(text)
+    if text[-1] != "0" and "e" not in text and "E" not in text:  # 1.5: a fraction ending in a non-zero digit
+        return d
+    if d.adjusted() < 30 and d == d.to_integral_value():
+        return int(d)
+    return d
+
+
+# json.loads(body, parse_float=..., ...) builds a new decoder per call: one, reused, decodes the same.
+_DECODER = json.JSONDecoder(parse_float=_number, parse_constant=_no_constant, object_pairs_hook=_object)
 #: What no string of a request may hold (keys, values, queries, path segments): C0 controls but
 #: tab, line feed and carriage return; DEL and the C1 controls; lone surrogates (not Unicode text:
 #: they cannot be encoded, stored or hashed). TEXT_PATTERN says the same in JSON Schema (which
@@ -151,10 +163,11 @@ def invalid_string(param: str | None) -> ServiceError:
 
 
 def decode_json(body: bytes) -> dict[str, Any]:
-    """A JSON object, numbers with a fraction as Decimal. One rule for every request body, checked
-    before anything reads it: UTF-8 without a BOM (RFC 8259), nested at most MAX_JSON_DEPTH levels,
-    no key twice in an object (400 `duplicate_key`), no control character (but tab, LF, CR) nor lone
-    surrogate in any key or string (400 `invalid_string`); 400 `invalid_json` otherwise."""
+    """A JSON object, numbers with a fraction as Decimal (whole ones, 60.0, as int). One rule for
+    every request body, checked before anything reads it: UTF-8 without a BOM (RFC 8259), nested
+    at most MAX_JSON_DEPTH levels, no key twice in an object (400 `duplicate_key`), no control
+    character (but tab, LF, CR) nor lone surrogate in any key or string (400 `invalid_string`);
+    400 `invalid_json` otherwise."""
     if _too_deep(body):
         raise ServiceError(400, "invalid_json", f"the request body is nested deeper than {MAX_JSON_DEPTH} levels")
     try:

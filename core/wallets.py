@@ -263,9 +263,11 @@ def compound(conn: apsw.Connection, agent: AgentRow, percent: int, now: float) -
 
 # ---- keys -----------------------------------------------------------------------------------
 
-_EMAIL_RE = re.compile(
-    r"[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+"
+EMAIL_PATTERN = (
+    r"[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+"
 )
+_EMAIL_RE = re.compile(EMAIL_PATTERN)
 MAX_EMAIL_LEN = 254
 
 

@@ -13,6 +13,7 @@ from pydantic.json_schema import SkipJsonSchema
 from api.models import WALLET_PATTERN, Amount, AmountOrZero, FreeJson, Niche, Strict, Wallet, decode_json, validate
 from core.keys import KEY_PATTERN
 from core.money import AmountError, parse_usdc
+from core.wallets import EMAIL_PATTERN, SPECIALTIES
 
 #: Longest `source` of an earning.
 SOURCE_MAX_LEN = 200
@@ -24,7 +25,7 @@ MEMORY_KEY_PATTERN = r"^[\x20-\x7e]{1,256}$"
 
 class RegisterRequest(Strict):
     name: Annotated[str, Field(min_length=1, max_length=100)]
-    specialty: Annotated[str, Field(min_length=1, max_length=64)]
+    specialty: Annotated[str, Field(min_length=1, max_length=64, json_schema_extra={"enum": list(SPECIALTIES)})]
     referralCode: Annotated[str, Field(min_length=8, max_length=8)] | None = None
 
 
@@ -74,6 +75,17 @@ class MemoryQuery(Strict):
 
 
 class BrainUpdateRequest(Strict):
+    """revenue only with a sale (400 invalid_field otherwise; default: the price)."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        frozen=True,
+        json_schema_extra={
+            "if": {"properties": {"action": {"const": "listed"}}, "required": ["action"]},
+            "then": {"properties": {"revenue": {"type": "null"}}},
+        },
+    )
     agentId: Wallet
     action: Literal["listed", "sold"]
     niche: Niche
@@ -89,7 +101,7 @@ class RunRequest(Strict):
 
 
 class KeyRequest(Strict):
-    email: Annotated[str, Field(min_length=3, max_length=254)]
+    email: Annotated[str, Field(min_length=3, max_length=254, json_schema_extra={"pattern": f"^{EMAIL_PATTERN}$"})]
 
 
 class AgentQuery(Strict):

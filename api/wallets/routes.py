@@ -53,6 +53,7 @@ from core.store.committer import GroupCommitter
 from core.store.wallets import AgentRow, BalanceRow, get_balance
 
 _STATUS = {
+    "unknown_referral_code": 404,
     "insufficient_balance": 422,
     "balance_limit": 422,
     "value_too_large": 413,
@@ -141,8 +142,8 @@ async def register(request: web.Request) -> web.Response:
     db = request.app[READ_DB]
     caller = authenticate_optional(db, request)
     if caller is None and idempotency.HEADER in request.headers:
-        raise ApiError(
-            400,
+        raise ApiError(  # well-formed, but this combination cannot be honoured: 422, not 400
+            422,
             "idempotency_unsupported",
             "registration without an API key returns a new key and cannot be replayed; retry without "
             f"{idempotency.HEADER} or register with an account key",
@@ -465,7 +466,7 @@ async def create_key(request: web.Request) -> web.Response:
     has one. Not replayable (the key is never stored), so Idempotency-Key is refused."""
     if idempotency.HEADER in request.headers:
         raise ApiError(
-            400,
+            422,
             "idempotency_unsupported",
             f"a new key is shown once and cannot be replayed; retry without {idempotency.HEADER}",
             param=idempotency.HEADER,

@@ -51,13 +51,11 @@ def check_link_signature(
         chain_id=chain_id, agent_wallet=wallet, self_wallet=self_wallet, owner=owner, timestamp=timestamp
     )
     signer = _recover(message, signature)
-    if signer is None:
-        raise ServiceError(400, "invalid_signature", "signature is not a valid 65-byte signature", param="$.signature")
-    if signer != self_wallet:
+    if signer != self_wallet:  # None: a well-formed signature of nobody (no key recovers from it)
         raise ServiceError(
             401,
             "signature_mismatch",
-            f"the signature recovers to {signer}, not to self_wallet {self_wallet}",
+            f"the signature recovers to {signer or 'no address'}, not to self_wallet {self_wallet}",
             param="$.signature",
         )
 
@@ -182,6 +180,6 @@ def _mint_error(exc: ContractReverted, self_wallet: str, referrer: int | None) -
     if exc.error_name == "SelfWalletTaken":
         return ServiceError(409, "self_wallet_taken", f"{self_wallet} is already an agent's self wallet on-chain")
     if exc.error_name == "UnknownAgent":
-        return ServiceError(400, "unknown_referrer", f"no agent token {referrer}", param="$.referrer_token_id")
+        return ServiceError(404, "unknown_referrer", f"no agent token {referrer}", param="$.referrer_token_id")
     log.warning("registry refused the mint: %s", exc)
     return ServiceError(502, "mint_failed", f"the registry refused the mint ({exc.error_name})", type_="service_error")

@@ -29,6 +29,8 @@ from api.openapi import (
     app_routes,
     document,
     documented_routes,
+    model_schema,
+    request_schema,
 )
 from api.operations import OPERATIONS
 from api.wallets import create_wallet_app
@@ -129,6 +131,8 @@ def _resolve(doc: dict[str, Any], ref: str) -> dict[str, Any]:
 
 
 def test_request_schemas_are_the_pydantic_models() -> None:
+    """Bodies and queries are the validating models' schemas, with the rule of every request string
+    (no control character but tab/LF/CR) on each string that has no pattern of its own."""
     doc = document(OPERATIONS)
     checked = 0
     for op in OPERATIONS:
@@ -136,28 +140,69 @@ def test_request_schemas_are_the_pydantic_models() -> None:
         if op.request is not None:
             ref = item["requestBody"]["content"]["application/json"]["schema"]["$ref"]
             assert ref == REF_TEMPLATE.format(model=op.request.__name__)
-            expected = op.request.model_json_schema(ref_template=REF_TEMPLATE)
+            expected = request_schema(op.request)
             for name, sub in expected.pop("$defs", {}).items():
                 assert doc["components"]["schemas"][name] == sub
             assert _resolve(doc, ref) == expected
             assert item["requestBody"]["required"] is True
+            assert set(item["requestBody"]["content"]) == {"application/json", *op.request_forms}
             checked += 1
         else:
             assert "requestBody" not in item
         if op.query is not None:
-            schema = op.query.model_json_schema(ref_template=REF_TEMPLATE)
+            schema = request_schema(op.query)
             params = {p["name"]: p for p in item["parameters"] if p["in"] == "query"}
             assert set(params) == set(schema["properties"])
             for name, prop in schema["properties"].items():
                 assert params[name]["schema"] == {k: v for k, v in prop.items() if k != "title"}
                 assert params[name]["required"] == (name in schema.get("required", ()))
-        resp = item["responses"][str(op.status)]["content"]["application/json"]["schema"]
-        assert _resolve(doc, resp["$ref"]) == {
-            k: v
-            for k, v in op.response.model_json_schema(ref_template=REF_TEMPLATE, mode="serialization").items()
-            if k != "$defs"
-        }
+        content = item["responses"][str(op.status)]["content"]
+        assert set(content) == {op.media_type, *op.response_alternatives}
+        for media, model in ((op.media_type, op.response), *op.response_alternatives.items()):
+            assert _resolve(doc, content[media]["schema"]["$ref"]) == {
+                k: v for k, v in model_schema(model, "serialization").items() if k != "$defs"
+            }
     assert checked >= 3
+
+
+def test_every_request_string_carries_a_pattern() -> None:
+    """One rule for every route, visible in the document: each string a request carries (body, query,
+    path; keys of free objects) has a pattern, an enum or a const, so no generated valid string holds a
+    character the server refuses (issue 12, items 1 and 14)."""
+    doc = document(OPERATIONS)
+    schemas = doc["components"]["schemas"]
+    seen: set[str] = set()
+
+    def walk(schema: Any, where: str) -> None:
+        if isinstance(schema, list):
+            for s in schema:
+                walk(s, where)
+            return
+        if not isinstance(schema, dict):
+            return
+        ref = schema.get("$ref")
+        if ref is not None:
+            name = ref.rsplit("/", 1)[1]
+            if name not in seen:
+                seen.add(name)
+                walk(schemas[name], name)
+            return
+        if schema.get("type") == "string" and "format" not in schema:
+            assert {"pattern", "enum", "const"} & set(schema), (where, schema)
+        if schema.get("type") == "object" and isinstance(schema.get("additionalProperties"), dict):
+            assert "propertyNames" in schema, (where, schema)
+        for key, sub in schema.items():
+            if key not in ("enum", "const", "examples", "default"):
+                walk(sub, f"{where}.{key}")
+
+    for path, item in doc["paths"].items():
+        for method, op in item.items():
+            for p in op.get("parameters", ()):
+                if p["name"] != "Idempotency-Key":
+                    walk(p["schema"], f"{method} {path} {p['name']}")
+            for media in op.get("requestBody", {}).get("content", {}).values():
+                walk(media["schema"], f"{method} {path} body")
+    assert "JsonValue" in seen and "EarnRequest" in seen
 
 
 def test_error_shape_security_and_idempotency() -> None:

@@ -280,7 +280,7 @@ def test_link_refusals(system: System, tmp_path: Path) -> None:
         assert h.total_agents() == 0 and store.get_provider(h.db, uuid) is None
         # an unknown referrer: refused by the registry, nothing kept
         ref = h.link_body(wallet, a, owner, referrer=99)
-        assert_error(await h.call("POST", path, ref, key=key), 400, "unknown_referrer", "$.referrer_token_id")
+        assert_error(await h.call("POST", path, ref, key=key), 404, "unknown_referrer", "$.referrer_token_id")
         assert store.get_provider(h.db, uuid) is None
         # the edge of the window is accepted; then a second link of the agent is refused
         assert (await h.call("POST", path, edge, key=key)).status == 201
@@ -376,7 +376,7 @@ def test_catalogue_items(system: System, tmp_path: Path) -> None:
             assert ri.body["unit_amount"] == units and ri.body["delivery_hours"] == rules.TIERS[tier].hours
             made[ri.body["id"]] = units
         named = await h.call("POST", "/api/acp/items", {"item_id": "seo-audit", "title": "x", "tier": "deep"}, key=key)
-        assert named.status == 400 and named.body["code"] == "missing_agent_id"  # an account key must name the agent
+        assert named.status == 422 and named.body["code"] == "missing_agent_id"  # an account key must name the agent
         named = await h.call(
             "POST",
             "/api/acp/items",

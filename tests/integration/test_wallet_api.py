@@ -172,7 +172,6 @@ def test_register_without_key_creates_account_and_shows_key_once(api_run: Any, t
         ({"specialty": "email"}, "missing_field", "name"),
         ({"name": "", "specialty": "email"}, "invalid_field", "name"),
         ({"name": 5, "specialty": "email"}, "invalid_field", "name"),
-        ({"name": "x", "specialty": "email", "referralCode": "ZZZZZZZZ"}, "unknown_referral_code", "referralCode"),
         ({"name": "x", "specialty": "email", "referralCode": "short"}, "invalid_field", "referralCode"),
         (b"{not json", "invalid_json", None),
         (b"[1, 2]", "invalid_json", None),
@@ -182,6 +181,11 @@ def test_register_rejects_bad_bodies_and_writes_nothing(api_run: Any, payload: A
     async def body(api: Api) -> None:
         r = await api.call("POST", "/api/agents/register", payload)
         assert_error(r, 400, code, param)
+        # a well-formed code nobody has: what it names does not exist (404, like an unknown agent)
+        r = await api.call(
+            "POST", "/api/agents/register", {"name": "x", "specialty": "email", "referralCode": "ZZZZZZZZ"}
+        )
+        assert_error(r, 404, "unknown_referral_code", "referralCode")
         assert "api_key" not in r.body
         assert all(v == 0 for v in api.counts().values())
 
@@ -202,7 +206,7 @@ def test_register_auth_failures(api_run: Any) -> None:
         assert_error(await api.register(agent_key), 403, "insufficient_scope", "Authorization")
         # anonymous registration cannot be replayed (its response carries a new key)
         r = await api.call("POST", "/api/agents/register", {"name": "a", "specialty": "email"}, idem="k1", key=None)
-        assert_error(r, 400, "idempotency_unsupported", "Idempotency-Key")
+        assert_error(r, 422, "idempotency_unsupported", "Idempotency-Key")
         assert api.counts() == before
         assert key
 

@@ -634,7 +634,7 @@ def test_self_serve_key_refusals_write_nothing(api_run: Any, payload: Any, code:
 def test_self_serve_key_refuses_idempotency_key(api_run: Any) -> None:
     async def body(api: Api) -> None:
         r = await api.call("POST", "/api/keys", {"email": "a@example.com"}, idem="once")
-        assert_error(r, 400, "idempotency_unsupported", "Idempotency-Key")
+        assert_error(r, 422, "idempotency_unsupported", "Idempotency-Key")
         assert counts(api)["api_keys"] == 0
 
     api_run(body)
