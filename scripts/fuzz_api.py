@@ -110,9 +110,13 @@ def _ok(resp: httpx.Response, status: int) -> Any:
 
 def seed(base: str, system: System) -> Seeded:
     """Seed `system`'s service at `base` through its API (see the module docstring)."""
+    with httpx.Client(base_url=base, timeout=60.0) as api:
+        return _seed(api, system)
+
+
+def _seed(api: httpx.Client, system: System) -> Seeded:
     chain_id = system.deployment.chain_id
     self_wallet, owner, buyer = dev_account(8100), dev_account(8101), system.users[5]
-    api = httpx.Client(base_url=base, timeout=60.0)
     reg = _ok(api.post("/api/agents/register", json={"name": "provider", "specialty": "content_seo"}), 201)
     pkey, pwallet = reg["api_key"], reg["agent"]["wallet"]
     ph = {"Authorization": f"Bearer {pkey}"}
