@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from aiohttp import web
 from aiohttp.http_exceptions import BadHttpMethod, HttpProcessingError, LineTooLong
@@ -42,6 +43,9 @@ JSON = "application/json"
 #: operation table's `request_media_types`); a route absent from it takes JSON only.
 ACCEPTS: web.AppKey[Mapping[tuple[str, str], tuple[str, ...]]] = web.AppKey("accepts", Mapping)
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+#: The request's JSON body as check_request decoded it (a handler may read it instead of decoding
+#: the same bytes again; nothing may change it).
+JSON_BODY: web.RequestKey[dict[str, Any]] = web.RequestKey("json_body", dict)
 _JSON_ONLY: tuple[str, ...] = (JSON,)
 
 
@@ -113,7 +117,7 @@ async def check_request(request: web.Request) -> None:
     names = {p.partition("=")[0].strip().lower() for p in request.headers.get("Content-Type", "").split(";")[1:]}
     if names - {"charset", ""} or (request.charset or "utf-8").lower() != "utf-8":
         raise _media_error(accepted)
-    decode_json(await request.read())
+    request[JSON_BODY] = decode_json(await request.read())
 
 
 @web.middleware

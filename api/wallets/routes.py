@@ -29,7 +29,7 @@ from api.auth import (
     remember_agents,
     require_account_scope,
 )
-from api.errors import ApiError, error_middleware
+from api.errors import JSON_BODY, ApiError, error_middleware
 from api.http import CLOCK, HOOKS, READ_DB, WRITER, Hooks, RawJson, encode, iso, usdc
 from api.models import parse_body, parse_query
 from api.wallets.models import (
@@ -174,10 +174,17 @@ async def register(request: web.Request) -> web.Response:
     return await _execute(request, caller, body, work)
 
 
-def _earn_work(conn: apsw.Connection, caller: Caller, body: bytes, now: float, fresh: FreshAgents) -> tuple[int, bytes]:
+def _earn_work(
+    conn: apsw.Connection,
+    caller: Caller,
+    body: bytes,
+    now: float,
+    fresh: FreshAgents,
+    decoded: dict[str, Any] | None = None,
+) -> tuple[int, bytes]:
     """Every check (body, agent, totals) comes before the first write, and the balance update
     refuses without writing: so it runs without a savepoint of its own (GroupCommitter.run)."""
-    wallet, amount, source = parse_earn(body)
+    wallet, amount, source = parse_earn(body, decoded)
     agent = agent_for(conn, caller, wallet, fresh=fresh)
     r = wallets.earn(conn, agent, amount, source, now)
     return 200, _earn_text(agent.wallet, r).encode()
@@ -185,7 +192,8 @@ def _earn_work(conn: apsw.Connection, caller: Caller, body: bytes, now: float, f
 
 async def earn(request: web.Request) -> web.Response:
     fresh = FreshAgents()
-    resp = await _authenticated_write(request, functools.partial(_earn_work, fresh=fresh), savepoint=False)
+    work = functools.partial(_earn_work, fresh=fresh, decoded=request.get(JSON_BODY))  # decoded once, by api.errors
+    resp = await _authenticated_write(request, work, savepoint=False)
     if fresh and resp.status == 200:  # committed: from now on the agent can come from the cache
         remember_agents(request.app[WRITER].conn, fresh)
     return resp
