@@ -17,14 +17,15 @@ interface is declared with the HTTP+JSON binding at /api.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from api.http import base_url
-from api.operation import Operation
+from api.http import MCP_INFO, McpInfo
+from api.operation import Call, Operation, Reply
+from api.policy import serve
 
 VERSION = "1.0.0"  # the API's version, as in the OpenAPI document
 A2A_PROTOCOL_VERSION = "1.0"
@@ -56,9 +57,17 @@ class AgentProvider(_Card):
     url: str
 
 
+class AgentExtension(_Card):
+    uri: str
+    description: str | None = None
+    required: bool | None = None  # absent: not required (proto3 JSON leaves a false bool out)
+    params: dict[str, Any] | None = None
+
+
 class AgentCapabilities(_Card):
     streaming: bool = False
     push_notifications: bool = False
+    extensions: list[AgentExtension] | None = None
     extended_agent_card: bool = False
 
 
@@ -167,6 +176,25 @@ SKILLS: tuple[AgentSkill, ...] = (
         tags=["marketplace", "hiring", "agents"],
         examples=["Hire a ghostwriting agent for a 2,000-word article", "Find a lead_generation agent under 30 USDC"],
     ),
+    AgentSkill(
+        id="drop-sell",
+        name="Sell an agent",
+        description="Sell an agent's ownership (its NFT: brain, memory, self wallet, deliverables, reputation) on "
+        "the drop: mint its NFT on demand (POST /api/a2a/drop/mint), list it on AgentMarketplace and record the "
+        "listing (POST /api/a2a/drop/list; the agent is paused), accept a signed offer, settle after the 7-day "
+        "notice window (98% to the seller).",
+        tags=["marketplace", "drop", "ownership", "nft"],
+        examples=["List my agent agl_0123456789ab for 1,000 USDC, offers welcome", "Show the offers on my listing"],
+    ),
+    AgentSkill(
+        id="drop-buy",
+        name="Buy an agent",
+        description="Browse agents for sale (GET /api/a2a/drop), buy now or put a signed EIP-712 offer in the book "
+        "(POST /api/a2a/drop/offer), see the due-diligence bundle hashed into the audit log at commit, and claim "
+        "the agent with the new NFT owner's signature after settlement (POST /api/a2a/drop/claim).",
+        tags=["marketplace", "drop", "ownership", "offers"],
+        examples=["Find content_seo agents for sale under 500 USDC", "Offer 300 USDC for listing 4f1c..."],
+    ),
 )
 
 
@@ -182,7 +210,49 @@ _BEARER_FORMAT = "aglk_ followed by 32 lowercase hex"
 _BEARER_DESCRIPTION = "API key from POST /api/agents/register or POST /api/keys"
 
 
-def build_card(base: str) -> AgentCard:
+#: The extension URI naming the MCP server in the card (the revision it speaks first).
+MCP_EXTENSION_URI = "https://modelcontextprotocol.io/specification/2026-07-28"
+
+
+def mcp_extension(base: str, mcp: McpInfo) -> AgentExtension:
+    """The MCP endpoint and its tools, as an extension of the card's capabilities."""
+    return AgentExtension(
+        uri=MCP_EXTENSION_URI,
+        description="Every operation of the REST API as an MCP tool (Streamable HTTP; value-moving tools are a "
+        "quote then an execute naming it). Same Bearer keys, scopes and daily caps as the REST API.",
+        params={
+            "endpoint": base + mcp.path,
+            "transport": "streamable-http",
+            "protocolVersions": list(mcp.versions),
+            "protectedResourceMetadata": f"{base}/.well-known/oauth-protected-resource{mcp.path}",
+            "tools": sorted(name for names in mcp.tools.values() for name in names),
+        },
+    )
+
+
+def _skills(base: str, mcp: McpInfo | None) -> list[AgentSkill]:
+    """The skills of both cards: the REST API's, and the MCP tools' when the app serves them."""
+    skills = list(SKILLS)
+    if mcp is not None:
+        skills.append(
+            AgentSkill(
+                id="mcp",
+                name="MCP tools",
+                description=f"The whole API as Model Context Protocol tools at {base}{mcp.path} (Streamable HTTP, "
+                f"revisions {', '.join(mcp.versions)}): wallets, checkout, decision logging, audit proofs; resources "
+                "for audit entries, orders, catalogue items and the methodology.",
+                tags=["mcp", "tools", "agents"],
+                examples=["Connect an MCP client to agentledger and list its tools", "Quote, then spend 5 USDC"],
+            )
+        )
+    return skills
+
+
+def build_card(base: str, mcp: McpInfo | None = None) -> AgentCard:
+    skills = _skills(base, mcp)
+    capabilities = AgentCapabilities()
+    if mcp is not None:
+        capabilities = AgentCapabilities(extensions=[mcp_extension(base, mcp)])
     return AgentCard(
         name="agentledger",
         description=_description(base),
@@ -192,7 +262,7 @@ def build_card(base: str) -> AgentCard:
         provider=AgentProvider(organization="agentledger", url=base),
         version=VERSION,
         documentation_url=f"{base}{SCHEMA_PATH}",
-        capabilities=AgentCapabilities(),
+        capabilities=capabilities,
         security_schemes={
             BEARER: SecurityScheme(
                 http_auth_security_scheme=HTTPAuthSecurityScheme(
@@ -203,8 +273,17 @@ def build_card(base: str) -> AgentCard:
         security_requirements=[SecurityRequirement(schemes={BEARER: StringList()})],
         default_input_modes=[JSON],
         default_output_modes=[JSON],
-        skills=list(SKILLS),
+        skills=skills,
     )
+
+
+#: The headers of both cards: cacheable, and readable from any origin.
+_HEADERS = {"Cache-Control": CACHE_CONTROL, **CORS_HEADERS}
+
+
+async def run_agent_card(app: web.Application, call: Call) -> Reply:
+    card = build_card(call.base_url, app.get(MCP_INFO))
+    return Reply(200, card.model_dump_json(by_alias=True, exclude_none=True).encode(), headers=_HEADERS)
 
 
 # ---- the pre-1.0 card (A2A 0.3.0) ---------------------------------------------------------------
@@ -219,6 +298,7 @@ class LegacyCapabilities(_Card):
     streaming: bool = False
     push_notifications: bool = False
     state_transition_history: bool = False
+    extensions: list[AgentExtension] | None = None
 
 
 class LegacyHttpAuth(_Card):
@@ -252,7 +332,7 @@ class LegacyAgentCard(_Card):
     supports_authenticated_extended_card: bool = False
 
 
-def build_legacy_card(base: str) -> LegacyAgentCard:
+def build_legacy_card(base: str, mcp: McpInfo | None = None) -> LegacyAgentCard:
     """The same service described in the pre-1.0 shape (A2A 0.3.0)."""
     return LegacyAgentCard(
         protocol_version=A2A_LEGACY_PROTOCOL_VERSION,
@@ -264,30 +344,28 @@ def build_legacy_card(base: str) -> LegacyAgentCard:
         provider=AgentProvider(organization="agentledger", url=base),
         version=VERSION,
         documentation_url=f"{base}{SCHEMA_PATH}",
-        capabilities=LegacyCapabilities(),
+        capabilities=LegacyCapabilities(extensions=None if mcp is None else [mcp_extension(base, mcp)]),
         security_schemes={
             BEARER: LegacyHttpAuth(scheme="bearer", bearer_format=_BEARER_FORMAT, description=_BEARER_DESCRIPTION)
         },
         security=[{BEARER: []}],
         default_input_modes=[JSON],
         default_output_modes=[JSON],
-        skills=list(SKILLS),
+        skills=_skills(base, mcp),
     )
 
 
-def _card_response(card: BaseModel) -> web.Response:
-    resp = web.Response(text=card.model_dump_json(by_alias=True, exclude_none=True), content_type="application/json")
-    resp.headers["Cache-Control"] = CACHE_CONTROL
-    resp.headers.update(CORS_HEADERS)
-    return resp
+async def run_legacy_agent_card(app: web.Application, call: Call) -> Reply:
+    card = build_legacy_card(call.base_url, app.get(MCP_INFO))
+    return Reply(200, card.model_dump_json(by_alias=True, exclude_none=True).encode(), headers=_HEADERS)
 
 
 async def agent_card_handler(request: web.Request) -> web.Response:
-    return _card_response(build_card(base_url(request)))
+    return await serve(request, run_agent_card, "none")
 
 
 async def legacy_agent_card_handler(request: web.Request) -> web.Response:
-    return _card_response(build_legacy_card(base_url(request)))
+    return await serve(request, run_legacy_agent_card, "none")
 
 
 def add_agent_card_routes(app: web.Application) -> None:
@@ -308,6 +386,10 @@ OPERATIONS: list[Operation] = [
         auth="none",
         tags=("service",),
         response_headers=_CARD_HEADERS,
+        run=run_legacy_agent_card,
+        # The same card in the pre-1.0 shape at the older path: no MCP tool of its own (a tool
+        # client reads the 1.0 card, get_agent_card).
+        alias_of="getAgentCard",
     ),
     Operation(
         "GET",
@@ -318,5 +400,6 @@ OPERATIONS: list[Operation] = [
         auth="none",
         tags=("service",),
         response_headers=_CARD_HEADERS,
+        run=run_agent_card,
     ),
 ]

@@ -47,6 +47,9 @@ _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 #: the same bytes again; nothing may change it).
 JSON_BODY: web.RequestKey[dict[str, Any]] = web.RequestKey("json_body", dict)
 _JSON_ONLY: tuple[str, ...] = (JSON,)
+#: Canonical paths of routes that read and check their body themselves (the MCP endpoint, which
+#: answers in JSON-RPC's error shape: api.mcp.bridge applies the same rules there).
+OWN_BODY: web.AppKey[set[str]] = web.AppKey("own_body", set)
 
 
 def error_response(exc: ServiceError) -> web.Response:
@@ -103,11 +106,13 @@ async def check_request(request: web.Request) -> None:
                 raise invalid_string(name if not bad_text(name) else None)
     if request.method not in _BODY_METHODS or not request.body_exists:
         return
+    route = request.match_info.route
+    canonical = route.resource.canonical if route.resource is not None else ""
+    if canonical in request.config_dict.get(OWN_BODY, ()):
+        return
     accepted = _JSON_ONLY
     table = request.config_dict.get(ACCEPTS)
     if table is not None:
-        route = request.match_info.route
-        canonical = route.resource.canonical if route.resource is not None else ""
         accepted = table.get((request.method, canonical), _JSON_ONLY)
     media = request.content_type
     if media not in accepted:

@@ -89,7 +89,8 @@ class DuplicateKey(ValueError):
         self.key = key
 
 
-def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json's object_pairs_hook that refuses a key named twice (DuplicateKey)."""
     out = dict(pairs)
     if len(out) != len(pairs):
         seen: set[str] = set()
@@ -113,7 +114,7 @@ def _number(text: str) -> int | Decimal:
 
 
 # json.loads(body, parse_float=..., ...) builds a new decoder per call: one, reused, decodes the same.
-_DECODER = json.JSONDecoder(parse_float=_number, parse_constant=_no_constant, object_pairs_hook=_object)
+_DECODER = json.JSONDecoder(parse_float=_number, parse_constant=_no_constant, object_pairs_hook=unique_object)
 #: What no string of a request may hold (keys, values, queries, path segments): C0 controls but
 #: tab, line feed and carriage return; DEL and the C1 controls; lone surrogates (not Unicode text:
 #: they cannot be encoded, stored or hashed). TEXT_PATTERN says the same in JSON Schema (which

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from api.operation import Operation
+from api.wallets import routes
 from api.wallets.models import (
     AgentQuery,
     BalanceResponse,
@@ -53,6 +54,8 @@ OPERATIONS: list[Operation] = [
         tags=("agents",),
         description="Without a key: creates an account and returns its API key once (Idempotency-Key is refused "
         "then: the key could not be replayed). With an account-scoped key: adds an agent to that account.",
+        run=routes.run_register,
+        scope="admin",
     ),
     Operation(
         "POST",
@@ -66,6 +69,8 @@ OPERATIONS: list[Operation] = [
         tags=("wallet",),
         description="Credits the agent the net of the split (owner and agent cuts), the toll to the service and, "
         "when the agent was referred, the referral cut to the referrer's owner.",
+        run=routes.run_earn,
+        scope="log",
     ),
     Operation(
         "POST",
@@ -78,6 +83,9 @@ OPERATIONS: list[Operation] = [
         errors={**_AGENT_ERRORS, 422: ("insufficient_balance",)},
         tags=("wallet",),
         description="Debits the agent's self part first, then its owner part; more than the balance is refused.",
+        run=routes.run_spend,
+        scope="spend",
+        quote=routes.quote_spend,
     ),
     Operation(
         "GET",
@@ -88,6 +96,7 @@ OPERATIONS: list[Operation] = [
         query=AgentQuery,
         errors=_AGENT_ERRORS,
         tags=("wallet",),
+        run=routes.run_balance,
     ),
     Operation(
         "GET",
@@ -98,6 +107,7 @@ OPERATIONS: list[Operation] = [
         query=AgentQuery,
         errors=_AGENT_ERRORS,
         tags=("agents",),
+        run=routes.run_identity,
     ),
     Operation(
         "POST",
@@ -110,6 +120,8 @@ OPERATIONS: list[Operation] = [
         errors={**_AGENT_ERRORS, 422: ("balance_limit",)},
         tags=("wallet",),
         description="One transaction: an invalid item (param payments[i].field) refuses the whole batch.",
+        run=routes.run_earn_batch,
+        scope="log",
     ),
     Operation(
         "POST",
@@ -121,6 +133,8 @@ OPERATIONS: list[Operation] = [
         idempotent=True,
         errors=_AGENT_ERRORS,
         tags=("wallet",),
+        run=routes.run_compound,
+        scope="spend",
     ),
     Operation(
         "POST",
@@ -137,6 +151,9 @@ OPERATIONS: list[Operation] = [
             413: ("value_too_large",),
         },
         tags=("memory",),
+        run=routes.run_memory_write,
+        scope="log",
+        destructive=True,
     ),
     Operation(
         "GET",
@@ -147,6 +164,7 @@ OPERATIONS: list[Operation] = [
         query=MemoryQuery,
         errors=_AGENT_ERRORS,
         tags=("memory",),
+        run=routes.run_memory_read,
     ),
     Operation(
         "GET",
@@ -157,6 +175,7 @@ OPERATIONS: list[Operation] = [
         query=AgentQuery,
         errors=_AGENT_ERRORS,
         tags=("brain",),
+        run=routes.run_brain_read,
     ),
     Operation(
         "POST",
@@ -168,6 +187,8 @@ OPERATIONS: list[Operation] = [
         idempotent=True,
         errors={**_AGENT_ERRORS, 400: ("invalid_action", "invalid_niche")},
         tags=("brain",),
+        run=routes.run_brain_write,
+        scope="log",
     ),
     Operation(
         "POST",
@@ -179,6 +200,8 @@ OPERATIONS: list[Operation] = [
         idempotent=True,
         errors={**_AGENT_ERRORS, 400: ("invalid_niche",)},
         tags=("wallet",),
+        run=routes.run_record_run,
+        scope="log",
     ),
     Operation(
         "GET",
@@ -188,6 +211,7 @@ OPERATIONS: list[Operation] = [
         NetworkResponse,
         auth="none",
         tags=("service",),
+        run=routes.run_network,
     ),
     Operation(
         "POST",
@@ -200,5 +224,6 @@ OPERATIONS: list[Operation] = [
         auth="none",
         errors={400: ("invalid_email",), 409: ("email_has_key",), 422: ("idempotency_unsupported",)},
         tags=("agents",),
+        run=routes.run_create_key,
     ),
 ]

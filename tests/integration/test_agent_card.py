@@ -92,7 +92,12 @@ def test_legacy_path_serves_what_pre_1_0_clients_read(tmp_path: Path) -> None:
         "description": "API key from POST /api/agents/register or POST /api/keys",
     }
     assert legacy["security"] == [{"bearer": []}] and legacy["documentationUrl"] == base + "/api/schema"
-    assert legacy == json.loads(build_legacy_card(base).model_dump_json(by_alias=True, exclude_none=True))
+    # the MCP endpoint is named in both cards alike (extension and skill)
+    assert legacy["capabilities"]["extensions"] == card["capabilities"]["extensions"]
+    assert [s["id"] for s in legacy["skills"]][-1] == "mcp"
+    plain = json.loads(build_legacy_card(base).model_dump_json(by_alias=True, exclude_none=True))
+    del legacy["capabilities"]["extensions"]
+    assert legacy == {**plain, "skills": legacy["skills"]} and legacy["skills"][:-1] == plain["skills"]
 
 
 def test_card_is_a_valid_a2a_1_0_agent_card(tmp_path: Path) -> None:
