@@ -96,7 +96,9 @@ def _media_error(expected: tuple[str, ...]) -> ServiceError:
 async def check_request(request: web.Request) -> None:
     """The rules every request obeys (module docstring), before its handler runs: no control
     character nor lone surrogate in a path segment or a query value (core.jsontext's rule for every
-    request string), then the body's."""
+    request string), then the body's. A request no route takes is left to its 404 or 405."""
+    if request.match_info.http_exception is not None:
+        return
     for name, value in request.match_info.items():
         if bad_text(value):
             raise invalid_string(name)

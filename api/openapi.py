@@ -303,6 +303,9 @@ def _operation(op: Operation, components: _Components) -> dict[str, Any]:
         for media, form in op.request_forms.items():
             content[media] = {"schema": components.add(form, "validation")}
         out["requestBody"] = {"required": True, "content": content}
+    elif op.request_forms:  # no JSON body, but an optional form (a mail client's one-click POST)
+        forms = {media: {"schema": components.add(form, "validation")} for media, form in op.request_forms.items()}
+        out["requestBody"] = {"required": False, "content": forms}
     content = {op.media_type: {"schema": components.add(op.response, "serialization")}}
     for media, model in op.response_alternatives.items():
         content[media] = {"schema": components.add(model, "serialization")}

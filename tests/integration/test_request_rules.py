@@ -286,6 +286,10 @@ def test_405_names_the_allowed_methods(tmp_path: Path) -> None:
                 r = await c.call(method, path)
                 error(r, 405, "method_not_allowed")
                 assert set(r.headers["Allow"].split(",")) == allow, (path, r.headers)
+                # whatever the body: no route takes it, so its media type is not the question
+                form = {"Content-Type": "application/x-www-form-urlencoded"}
+                r = await c.call(method, path, "a=1", headers=form)
+                error(r, 405, "method_not_allowed")
 
     asyncio.run(main())
 
@@ -313,5 +317,54 @@ def test_idempotency_key_replays_a_reserialised_body(tmp_path: Path) -> None:
             other = f'{{"agentId":"{wallet}","amount":1.6,"source":"shop"}}'
             error(await c.call("POST", "/api/agents/earn", other, key=key, idem="k1"), 422, "idempotency_conflict")
             assert db.execute("SELECT count(*) FROM ledger WHERE agent_uuid = ?", (agent_uuid,)).fetchone() == (1,)
+
+    asyncio.run(main())
+
+
+# ---- the earn hot path: its body is parsed once, the key policy in front ---------------------------
+
+
+class _CountingDecoder:
+    """core.jsontext's decoder, counting the bodies it decodes."""
+
+    def __init__(self, inner: json.JSONDecoder) -> None:
+        self.inner = inner
+        self.calls = 0
+
+    def decode(self, text: str) -> Any:
+        self.calls += 1
+        return self.inner.decode(text)
+
+
+def test_earn_parses_its_body_once_with_the_key_policy_in_front(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """api.errors decodes the body (the request rules), api.policy's middleware checks the key's
+    scopes and cap (it never reads the body of a row without a quote), and earn reads what api.errors
+    decoded: one JSON parse per earn, with an unlimited key and with a scoped, capped one."""
+    import core.jsontext
+    from core import wallets
+    from core.keys import hash_api_key, new_api_key
+    from core.store import transaction
+
+    counting = _CountingDecoder(core.jsontext._DECODER)
+    monkeypatch.setattr(core.jsontext, "_DECODER", counting)
+
+    async def main() -> None:
+        async with serve(tmp_path) as (c, _port, db):
+            key, wallet, agent_uuid = await register(c)
+            account = store.agent_by_wallet(db, wallet)
+            assert account is not None
+            limited = new_api_key()
+            with transaction(db):
+                wallets.issue_key(
+                    db, hash_api_key(limited), 0.0, account_id=account.account_id, scopes="read log", daily_cap=10**6
+                )
+            for k in (key, limited):
+                counting.calls = 0
+                r = await c.call("POST", "/api/agents/earn", {"agentId": wallet, "amount": 2, "source": "s"}, key=k)
+                assert r.status == 200, r.body
+                assert counting.calls == 1
+            assert db.execute("SELECT count(*) FROM ledger WHERE agent_uuid = ?", (agent_uuid,)).fetchone() == (2,)
 
     asyncio.run(main())
