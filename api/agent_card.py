@@ -1,9 +1,14 @@
-"""The A2A 1.0 agent card of the service: `/.well-known/agent-card.json` (the A2A 1.0 path) and
-`/.well-known/agent.json` (the path the service has always published), the same card at both.
+"""The A2A agent cards of the service: the A2A 1.0 card at `/.well-known/agent-card.json` (the
+A2A 1.0 path), and at `/.well-known/agent.json` (the path of pre-1.0 A2A, which its clients,
+a2a-sdk 0.3.x among them, read) the same card in the pre-1.0 shape (protocol 0.3.0: `url` and
+`preferredTransport` instead of `supportedInterfaces`, OpenAPI-style security schemes). Both are
+public and answered with `Access-Control-Allow-Origin: *`, so a browser agent on another origin
+can read them.
 
-The card is built from the pydantic models below, which follow the JSON form of A2A 1.0's
+The 1.0 card is built from the pydantic models below, which follow the JSON form of A2A 1.0's
 AgentCard message (camelCase names, proto3 JSON); the tests parse the served JSON with the
-a2a-sdk's own AgentCard (protobuf, unknown fields refused). URLs are absolute: taken from the
+a2a-sdk's own AgentCard (protobuf, unknown fields refused), and the legacy card against the JSON
+schema of a2a-sdk 0.3's AgentCard. URLs are absolute: taken from the
 configured public URL (api.http.PUBLIC_URL) or else from the request's scheme and host.
 
 The skills are served by the REST API that /api/schema documents (bearer `aglk_` keys); the
@@ -12,7 +17,7 @@ interface is declared with the HTTP+JSON binding at /api.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,10 +29,14 @@ from api.policy import serve
 
 VERSION = "1.0.0"  # the API's version, as in the OpenAPI document
 A2A_PROTOCOL_VERSION = "1.0"
+#: The protocol version of the legacy card (the last before 1.0, what a2a-sdk 0.3.x speaks).
+A2A_LEGACY_PROTOCOL_VERSION = "0.3.0"
 PATH_LEGACY = "/.well-known/agent.json"
 PATH = "/.well-known/agent-card.json"
 AGENT_CARD_PATHS = (PATH_LEGACY, PATH)
 CACHE_CONTROL = "public, max-age=3600"
+#: Any origin may read the cards (they are public; no credentials are involved).
+CORS_HEADERS = {"Access-Control-Allow-Origin": "*"}
 SCHEMA_PATH = "/api/schema"
 BEARER = "bearer"
 JSON = "application/json"
@@ -120,7 +129,7 @@ SKILLS: tuple[AgentSkill, ...] = (
         id="wallet-earn",
         name="Record earnings",
         description="Report revenue an agent earned; the split (owner cut, agent cut, service toll, referral cut) "
-        "is applied and credited atomically. POST /api/agents/earn {agentId, amount, source?}, idempotent.",
+        "is applied and credited atomically. POST /api/agents/earn {agentId, amount, source}, idempotent.",
         tags=["wallet", "earn", "usdc", "payments"],
         examples=["My agent agl_0123456789ab earned 12.5 USDC from a Gumroad sale", "Credit 250 USDC to my wallet"],
     ),
@@ -189,6 +198,18 @@ SKILLS: tuple[AgentSkill, ...] = (
 )
 
 
+def _description(base: str) -> str:
+    return (
+        "Financial backend for autonomous software agents: USDC wallets with earn/spend/balance and "
+        "automatic revenue splits, escrow checkout between agents, hiring, and an anchored decision audit trail. "
+        f"REST+JSON API described by the OpenAPI document at {base}{SCHEMA_PATH}."
+    )
+
+
+_BEARER_FORMAT = "aglk_ followed by 32 lowercase hex"
+_BEARER_DESCRIPTION = "API key from POST /api/agents/register or POST /api/keys"
+
+
 #: The extension URI naming the MCP server in the card (the revision it speaks first).
 MCP_EXTENSION_URI = "https://modelcontextprotocol.io/specification/2026-07-28"
 
@@ -209,11 +230,10 @@ def mcp_extension(base: str, mcp: McpInfo) -> AgentExtension:
     )
 
 
-def build_card(base: str, mcp: McpInfo | None = None) -> AgentCard:
+def _skills(base: str, mcp: McpInfo | None) -> list[AgentSkill]:
+    """The skills of both cards: the REST API's, and the MCP tools' when the app serves them."""
     skills = list(SKILLS)
-    capabilities = AgentCapabilities()
     if mcp is not None:
-        capabilities = AgentCapabilities(extensions=[mcp_extension(base, mcp)])
         skills.append(
             AgentSkill(
                 id="mcp",
@@ -225,11 +245,17 @@ def build_card(base: str, mcp: McpInfo | None = None) -> AgentCard:
                 examples=["Connect an MCP client to agentledger and list its tools", "Quote, then spend 5 USDC"],
             )
         )
+    return skills
+
+
+def build_card(base: str, mcp: McpInfo | None = None) -> AgentCard:
+    skills = _skills(base, mcp)
+    capabilities = AgentCapabilities()
+    if mcp is not None:
+        capabilities = AgentCapabilities(extensions=[mcp_extension(base, mcp)])
     return AgentCard(
         name="agentledger",
-        description="Financial backend for autonomous software agents: USDC wallets with earn/spend/balance and "
-        "automatic revenue splits, escrow checkout between agents, hiring, and an anchored decision audit trail. "
-        f"REST+JSON API described by the OpenAPI document at {base}{SCHEMA_PATH}.",
+        description=_description(base),
         supported_interfaces=[
             AgentInterface(url=f"{base}/api", protocol_binding="HTTP+JSON", protocol_version=A2A_PROTOCOL_VERSION)
         ],
@@ -240,9 +266,7 @@ def build_card(base: str, mcp: McpInfo | None = None) -> AgentCard:
         security_schemes={
             BEARER: SecurityScheme(
                 http_auth_security_scheme=HTTPAuthSecurityScheme(
-                    scheme="Bearer",
-                    bearer_format="aglk_ followed by 32 lowercase hex",
-                    description="API key from POST /api/agents/register or POST /api/keys",
+                    scheme="Bearer", bearer_format=_BEARER_FORMAT, description=_BEARER_DESCRIPTION
                 )
             )
         },
@@ -253,37 +277,129 @@ def build_card(base: str, mcp: McpInfo | None = None) -> AgentCard:
     )
 
 
+#: The headers of both cards: cacheable, and readable from any origin.
+_HEADERS = {"Cache-Control": CACHE_CONTROL, **CORS_HEADERS}
+
+
 async def run_agent_card(app: web.Application, call: Call) -> Reply:
     card = build_card(call.base_url, app.get(MCP_INFO))
-    return Reply(
-        200, card.model_dump_json(by_alias=True, exclude_none=True).encode(), headers={"Cache-Control": CACHE_CONTROL}
+    return Reply(200, card.model_dump_json(by_alias=True, exclude_none=True).encode(), headers=_HEADERS)
+
+
+# ---- the pre-1.0 card (A2A 0.3.0) ---------------------------------------------------------------
+
+
+class LegacyInterface(_Card):
+    url: str
+    transport: str
+
+
+class LegacyCapabilities(_Card):
+    streaming: bool = False
+    push_notifications: bool = False
+    state_transition_history: bool = False
+    extensions: list[AgentExtension] | None = None
+
+
+class LegacyHttpAuth(_Card):
+    """An OpenAPI-style HTTP security scheme, as A2A 0.3 writes one."""
+
+    type: Literal["http"] = "http"
+    scheme: str
+    bearer_format: str | None = None
+    description: str | None = None
+
+
+class LegacyAgentCard(_Card):
+    """A2A 0.3.0 AgentCard (the subset this service fills in): what pre-1.0 clients require, `url`
+    (the preferred endpoint) first among them."""
+
+    protocol_version: str
+    name: str
+    description: str
+    url: str
+    preferred_transport: str
+    additional_interfaces: list[LegacyInterface]
+    provider: AgentProvider
+    version: str
+    documentation_url: str
+    capabilities: LegacyCapabilities
+    security_schemes: dict[str, LegacyHttpAuth]
+    security: list[dict[str, list[str]]]
+    default_input_modes: list[str]
+    default_output_modes: list[str]
+    skills: Annotated[list[AgentSkill], Field(min_length=1)]
+    supports_authenticated_extended_card: bool = False
+
+
+def build_legacy_card(base: str, mcp: McpInfo | None = None) -> LegacyAgentCard:
+    """The same service described in the pre-1.0 shape (A2A 0.3.0)."""
+    return LegacyAgentCard(
+        protocol_version=A2A_LEGACY_PROTOCOL_VERSION,
+        name="agentledger",
+        description=_description(base),
+        url=f"{base}/api",
+        preferred_transport="HTTP+JSON",
+        additional_interfaces=[LegacyInterface(url=f"{base}/api", transport="HTTP+JSON")],
+        provider=AgentProvider(organization="agentledger", url=base),
+        version=VERSION,
+        documentation_url=f"{base}{SCHEMA_PATH}",
+        capabilities=LegacyCapabilities(extensions=None if mcp is None else [mcp_extension(base, mcp)]),
+        security_schemes={
+            BEARER: LegacyHttpAuth(scheme="bearer", bearer_format=_BEARER_FORMAT, description=_BEARER_DESCRIPTION)
+        },
+        security=[{BEARER: []}],
+        default_input_modes=[JSON],
+        default_output_modes=[JSON],
+        skills=_skills(base, mcp),
     )
+
+
+async def run_legacy_agent_card(app: web.Application, call: Call) -> Reply:
+    card = build_legacy_card(call.base_url, app.get(MCP_INFO))
+    return Reply(200, card.model_dump_json(by_alias=True, exclude_none=True).encode(), headers=_HEADERS)
 
 
 async def agent_card_handler(request: web.Request) -> web.Response:
     return await serve(request, run_agent_card, "none")
 
 
-def add_agent_card_routes(app: web.Application) -> None:
-    """The A2A agent card at both well-known paths (links from api.http.base_url)."""
-    for path in AGENT_CARD_PATHS:
-        app.router.add_get(path, agent_card_handler)
+async def legacy_agent_card_handler(request: web.Request) -> web.Response:
+    return await serve(request, run_legacy_agent_card, "none")
 
+
+def add_agent_card_routes(app: web.Application) -> None:
+    """The A2A 1.0 card at agent-card.json, the pre-1.0 one at agent.json (links from api.http.base_url)."""
+    app.router.add_get(PATH, agent_card_handler)
+    app.router.add_get(PATH_LEGACY, legacy_agent_card_handler)
+
+
+_CARD_HEADERS = {"Cache-Control": CACHE_CONTROL, **{k: "*: any origin may read it" for k in CORS_HEADERS}}
 
 OPERATIONS: list[Operation] = [
     Operation(
         "GET",
-        path,
-        op_id,
+        PATH_LEGACY,
+        "getAgentCardLegacy",
+        "The pre-1.0 A2A agent card (protocol 0.3.0, what a2a-sdk 0.3.x clients read)",
+        LegacyAgentCard,
+        auth="none",
+        tags=("service",),
+        response_headers=_CARD_HEADERS,
+        run=run_legacy_agent_card,
+        # The same card in the pre-1.0 shape at the older path: no MCP tool of its own (a tool
+        # client reads the 1.0 card, get_agent_card).
+        alias_of="getAgentCard",
+    ),
+    Operation(
+        "GET",
+        PATH,
+        "getAgentCard",
         "The A2A 1.0 agent card of the service",
         AgentCard,
         auth="none",
         tags=("service",),
-        response_headers={"Cache-Control": "public, max-age=3600"},
+        response_headers=_CARD_HEADERS,
         run=run_agent_card,
-        alias_of=alias,
-    )
-    for path, op_id, alias in zip(
-        AGENT_CARD_PATHS, ("getAgentCardLegacy", "getAgentCard"), ("getAgentCard", ""), strict=True
-    )
+    ),
 ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import apsw
 from aiohttp import web
@@ -22,7 +23,7 @@ from api.audit_routes import add_audit_routes
 from api.checkout import add_checkout_routes
 from api.dashboard import add_dashboard_routes
 from api.decisions import add_decision_routes
-from api.errors import error_middleware
+from api.errors import ACCEPTS, ApiRequestHandler, error_middleware
 from api.health import add_health_routes
 from api.http import DELIVERABLES, DEPLOYMENT, DISPATCHER, JOBS, OPERATOR, PUBLIC_URL, RPC_URL, WRITER, Hooks
 from api.ipfs_gateway import add_ipfs_routes
@@ -30,6 +31,7 @@ from api.marketplace import add_marketplace_routes
 from api.mcp import add_mcp_routes
 from api.metrics import Metrics, add_metrics_routes, observer
 from api.openapi import add_schema_routes
+from api.operation import Operation
 from api.operations import OPERATIONS
 from api.policy import add_policy
 from api.provider_orders import add_provider_order_routes
@@ -51,7 +53,38 @@ from core.outbox.dispatcher import Dispatcher
 from core.outbox.email import channel_for
 from core.webhooks import allow_private_for
 
-__all__ = ["add_jobs", "create_app"]
+__all__ = ["accepts", "add_jobs", "create_app", "make_runner"]
+
+
+def accepts(table: tuple[Operation, ...]) -> dict[tuple[str, str], tuple[str, ...]]:
+    """The request media types of every route of `table` (api.errors.ACCEPTS): JSON, and the forms a
+    row names."""
+    return {(op.method, op.path): ("application/json", *op.request_forms) for op in table}
+
+
+class _Server(web.Server):
+    def __call__(self) -> web.RequestHandler:
+        return ApiRequestHandler(self, loop=self._loop, **self._kwargs)
+
+
+class ApiRunner(web.AppRunner):
+    """web.AppRunner whose connections answer HTTP the parser refuses in the error shape
+    (api.errors.ApiRequestHandler) instead of aiohttp's plain text."""
+
+    async def _make_server(self) -> web.Server:
+        made = await super()._make_server()
+        return _Server(
+            made.request_handler,
+            request_factory=made.request_factory,
+            handler_cancellation=made.handler_cancellation,
+            loop=made._loop,
+            **made._kwargs,
+        )
+
+
+def make_runner(app: web.Application, **kwargs: Any) -> web.AppRunner:
+    """The runner to serve `app` with (the runtime's and the tests'): web.AppRunner's arguments."""
+    return ApiRunner(app, **kwargs)
 
 
 def add_jobs(app: web.Application, runner: JobRunner) -> JobRunner:
@@ -101,6 +134,7 @@ def create_app(
         raise ValueError(f"set AGENTLEDGER_PUBLIC_URL: it is required on chain {deployment.chain_id}")
     metrics = Metrics()
     app = web.Application(middlewares=[observer(metrics, access_log=settings.log_format == "json"), error_middleware])
+    app[ACCEPTS] = accepts(OPERATIONS)
     add_metrics_routes(app, metrics, token=settings.metrics_token)
     app[DEPLOYMENT] = deployment
     app[RPC_URL] = rpc_url

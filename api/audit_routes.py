@@ -130,11 +130,11 @@ async def run_consistency(app: web.Application, call: Call) -> Reply:
     conn = app[READ_DB]
     q = parse_query(ConsistencyQuery, dict(call.query))
     if q.first > q.second:
-        raise ApiError(400, "invalid_tree_size", "first must not be larger than second", param="first")
+        raise ApiError(422, "invalid_tree_size", "first must not be larger than second", param="first")
     try:
         nodes = audit_store.consistency_proof(conn, q.first, q.second)
     except ValueError as exc:
-        raise ApiError(400, "invalid_tree_size", str(exc), param="second") from exc
+        raise ApiError(422, "invalid_tree_size", str(exc), param="second") from exc
     body = {
         "first": q.first,
         "second": q.second,
@@ -180,7 +180,7 @@ OPERATIONS: list[Operation] = [
         ProofResponse,
         query=ProofQuery,
         auth="none",
-        errors={404: ("entry_not_found",), 400: ("invalid_tree_size",)},
+        errors={404: ("entry_not_found",), 422: ("invalid_tree_size",)},
         tags=("audit",),
         run=run_proof,
     ),
@@ -192,7 +192,7 @@ OPERATIONS: list[Operation] = [
         ConsistencyResponse,
         query=ConsistencyQuery,
         auth="none",
-        errors={400: ("invalid_tree_size",)},
+        errors={422: ("invalid_tree_size",)},
         tags=("audit",),
         run=run_consistency,
     ),

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import secrets
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import apsw
 from aiohttp import web
@@ -29,6 +29,7 @@ from api.errors import ApiError
 from api.http import CHECKOUT, CLOCK, HOOKS, READ_DB, WRITER, Hooks, encode, ok, wake_outbox
 from api.operation import Call, Operation, Quoted, Reply
 from api.policy import serve
+from core import webhooks
 from core.checkout import funding, rules, sessions, views
 from core.checkout.context import Checkout
 from core.errors import ServiceError
@@ -45,6 +46,11 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
+def _absent(schema: dict[str, Any]) -> None:
+    """An optional field that may be absent but not null: no `default: null` in its schema."""
+    schema.pop("default", None)
+
+
 class ItemRef(_Strict):
     id: Annotated[str, Field(pattern=r"^[A-Za-z0-9_\-]{1,64}$")]
 
@@ -55,8 +61,12 @@ class LineItemRequest(_Strict):
     id: Annotated[str, Field(max_length=64)] | None = None  # an ACP line item id: ignored (ours are li_<n>)
 
 
+#: rules.EMAIL_RE, its negated classes also free of control characters (the rule of every string).
+_EMAIL_SCHEMA_PATTERN = "^" + rules.EMAIL_RE.pattern.replace(r"[^@\s]", r"[^@\s\x00-\x1f\x7f-\x9f]") + "$"
+
+
 class BuyerRequest(_Strict):
-    email: Annotated[str, Field(max_length=254)] | None = None
+    email: Annotated[str, Field(max_length=254, json_schema_extra={"pattern": _EMAIL_SCHEMA_PATTERN})] | None = None
     first_name: Annotated[str, Field(max_length=100)] | None = None
     last_name: Annotated[str, Field(max_length=100)] | None = None
 
@@ -64,18 +74,31 @@ class BuyerRequest(_Strict):
 class SessionCreateRequest(_Strict):
     line_items: Annotated[list[LineItemRequest], Field(min_length=1, max_length=rules.MAX_LINE_ITEMS)]
     buyer: BuyerRequest | None = None
-    webhook_url: Annotated[str, Field(min_length=1, max_length=2048)] | None = None
+    webhook_url: (
+        Annotated[str, Field(min_length=1, max_length=2048, json_schema_extra={"pattern": webhooks.URL_PATTERN})] | None
+    ) = None
     currency: Annotated[str, Field(pattern=r"^usdc$")] | None = None
     capabilities: dict[str, Any] | None = None  # accepted (ACP), not used
 
 
 class SessionUpdateRequest(_Strict):
-    line_items: Annotated[list[LineItemRequest], Field(min_length=1, max_length=rules.MAX_LINE_ITEMS)] | None = None
-    buyer: BuyerRequest | None = None
+    """At least one of the two (400 empty_update); neither may be null."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, json_schema_extra={"minProperties": 1})
+    line_items: Annotated[
+        list[LineItemRequest], Field(min_length=1, max_length=rules.MAX_LINE_ITEMS, json_schema_extra=_absent)
+    ] = None  # type: ignore[assignment]
+    buyer: Annotated[BuyerRequest, Field(json_schema_extra=_absent)] = None  # type: ignore[assignment]
 
 
 class Credential(BaseModel):
-    token: Annotated[str, Field(description="the paying 0x address (it approved the gateway for the total)")]
+    token: Annotated[
+        str,
+        Field(
+            pattern=r"^0x[0-9a-fA-F]{40}$",
+            description="the paying 0x address (it approved the gateway for the total)",
+        ),
+    ]
     signature: Annotated[
         str,
         Field(
@@ -91,14 +114,22 @@ class Instrument(BaseModel):
 
 
 class PaymentData(BaseModel):
-    handler_id: str
+    handler_id: Literal["service-usdc-commerce-v1"]
     instrument: Instrument
 
 
-class SessionCompleteRequest(BaseModel):
-    """Documentation of the complete body (it is validated by hand for the spec's exact error codes)."""
+class CompleteBuyer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    email: Annotated[str, Field(max_length=254)] | None = None
+    first_name: Annotated[str, Field(max_length=254)] | None = None
+    last_name: Annotated[str, Field(max_length=254)] | None = None
 
-    buyer: BuyerRequest | None = None
+
+class SessionCompleteRequest(BaseModel):
+    """Documentation of the complete body (it is validated by hand for the spec's exact error codes:
+    core.checkout.funding.parse_payment)."""
+
+    buyer: CompleteBuyer | None = None
     payment_data: PaymentData
 
 
@@ -165,6 +196,8 @@ async def run_create_session(app: web.Application, call: Call) -> Reply:
             await sessions.check_webhook_url(req.webhook_url, ctx.allow_private_webhooks)
         parsed["req"] = req
 
+    made: list[tuple[dict[str, Any], str]] = []  # (the view, the webhook secret made for it)
+
     def work(conn: apsw.Connection) -> tuple[int, bytes]:
         req = parsed["req"]
         s, secret = sessions.create(
@@ -176,9 +209,17 @@ async def run_create_session(app: web.Application, call: Call) -> Reply:
             webhook_url=req.webhook_url,
             now=now,
         )
-        return ok(views.session_json(ctx, conn, s, base=base, secret=secret), 201)
+        view = views.session_json(ctx, conn, s, base=base)
+        made[:] = [] if secret is None else [(view, secret)]
+        return ok(view, 201)  # what an Idempotency-Key stores: never the secret
 
-    return await idempotency.execute_call(app[WRITER], call, owner=caller.key_hash, now=now, work=work, before=validate)
+    reply = await idempotency.execute_call(
+        app[WRITER], call, owner=caller.key_hash, now=now, work=work, before=validate
+    )
+    if reply.status == 201 and made and not reply.replayed:
+        view, secret = made[0]
+        reply = reply._replace(body=ok({**view, "webhook_secret": secret}, 201)[1])  # shown once: this answer only
+    return reply
 
 
 async def create_session(request: web.Request) -> web.Response:
@@ -359,11 +400,14 @@ OPERATIONS: list[Operation] = [
         request=SessionCreateRequest,
         idempotent=True,
         errors={
-            400: ("item_not_found", "multiple_providers", "invalid_email", "invalid_webhook_url", "amount_too_large")
+            400: ("invalid_email", "invalid_webhook_url"),
+            404: ("item_not_found",),
+            422: ("multiple_providers", "provider_not_linked", "amount_too_large", "webhook_url_refused"),
         },
         tags=("checkout",),
         description="Amounts are integers of micro-USDC (currency usdc). With webhook_url, the 201 carries "
-        "webhook_secret (HMAC key of the order webhooks) once. Unpaid sessions expire after the configured TTL.",
+        "webhook_secret (HMAC key of the order webhooks) once: an Idempotency-Key replay of it omits the secret. "
+        "Unpaid sessions expire after the configured TTL.",
         run=run_create_session,
         scope="spend",
     ),
@@ -385,7 +429,12 @@ OPERATIONS: list[Operation] = [
         SessionResponse,
         request=SessionUpdateRequest,
         idempotent=True,
-        errors={**_SESSION_ERRORS, 400: ("item_not_found", "multiple_providers", "invalid_email", "empty_update")},
+        errors={
+            **_SESSION_ERRORS,
+            400: ("invalid_email", "empty_update"),
+            404: ("session_not_found", "item_not_found"),
+            422: ("multiple_providers", "provider_not_linked", "amount_too_large"),
+        },
         tags=("checkout",),
         run=run_update_session,
         scope="spend",

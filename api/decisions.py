@@ -41,6 +41,19 @@ class EvidenceItem(_Strict):
 class DecisionLogRequest(_Strict):
     """One decision, as hashes and non-identifying fields only (unknown fields are refused)."""
 
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        frozen=True,
+        json_schema_extra={  # what check_evidence refuses with 400 evidence_required
+            "if": {"properties": {"event_type": {"const": "critical"}}, "required": ["event_type"]},
+            "then": {
+                "required": ["evidence_manifest"],
+                "properties": {"evidence_manifest": {"type": "array", "minItems": 1}},
+            },
+        },
+    )
+
     event_type: Annotated[
         Literal["routine", "high_stakes", "critical"],
         Field(description="the tier; `critical` needs a non-empty evidence_manifest"),
@@ -53,7 +66,9 @@ class DecisionLogRequest(_Strict):
         Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$", description="an opaque id, e.g. a UUID")]
         | None
     ) = None
-    webhook_url: Annotated[str, Field(min_length=1, max_length=2048)] | None = None
+    webhook_url: (
+        Annotated[str, Field(min_length=1, max_length=2048, json_schema_extra={"pattern": webhooks.URL_PATTERN})] | None
+    ) = None
     webhook_secret: (
         Annotated[str, Field(pattern=r"^[\x21-\x7e]{16,256}$", description="HMAC key; a random one when absent")] | None
     ) = None
@@ -193,6 +208,7 @@ OPERATIONS: list[Operation] = [
         errors={
             400: ("evidence_content_not_accepted", "evidence_required", "invalid_webhook_url"),
             404: ("agent_not_found",),
+            422: ("webhook_url_refused",),
             429: ("rate_limit_exceeded",),
         },
         tags=("decisions",),

@@ -12,13 +12,16 @@ Gateway responses:
   `application/octet-stream`. Never text/html or another type a browser would render: the bytes
   come from providers and are served on the service's own origin (plus nosniff and a sandboxing CSP).
 - 304 when If-None-Match names the ETag (or `*`) and the content is stored; 400 `invalid_cid`
-  for text that is not a CID; 404 `content_not_found` for a CID not stored here. CIDv0 ("Qm...")
-  is accepted for reads and looked up as its CIDv1 equivalent. No Range support.
+  for text not shaped like a CID (CID_PATTERN: CIDv0 "Qm..." base58, or CIDv1 in base32, base36
+  or base58btc); 404 `content_not_found` for anything else not stored here
+  (including text of that shape that does not decode as a CID). CIDv0 is looked up as its CIDv1
+  equivalent. No Range support.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from aiohttp import web
@@ -36,9 +39,21 @@ SNIFF_LIMIT = 4 * 1024 * 1024
 CACHE_CONTROL = "public, max-age=29030400, immutable"
 
 
+#: What a CID looks like: a CIDv0 (base58btc, "Qm" + 44), or a CIDv1 in the multibases gateways
+#: read (base32 b/B, base36 k/K, base58btc z); its length bounds that of the digest.
+CID_PATTERN = (
+    r"^(Qm[1-9A-HJ-NP-Za-km-z]{44}|b[a-z2-7]{50,200}|B[A-Z2-7]{50,200}|k[0-9a-z]{40,200}|K[0-9A-Z]{40,200}"
+    r"|z[1-9A-HJ-NP-Za-km-z]{40,200})$"
+)
+_CID_RE = re.compile(CID_PATTERN)
+
+
 class IpfsContent(RootModel[bytes]):
-    """The stored bytes, as uploaded (application/json when they are a JSON object or array,
-    otherwise application/octet-stream)."""
+    """The stored bytes, as uploaded (when they are not a JSON object or array)."""
+
+
+class IpfsJson(RootModel[dict[str, Any] | list[Any]]):
+    """Stored bytes that are a JSON object or array (what an upload of `{content: {...}}` stores)."""
 
 
 # ---- serving ----------------------------------------------------------------------------------
@@ -64,10 +79,12 @@ def _etag_matches(header: str, etag: str) -> bool:
 
 
 def _find(db: Any, text: str) -> tuple[str, store.ObjectInfo]:
+    if not _CID_RE.fullmatch(text):
+        raise ApiError(400, "invalid_cid", f"not a CID: {text[:80]!r}", param="cid")
     try:
         cid = ipfs.canonical(text)
-    except ValueError as exc:
-        raise ApiError(400, "invalid_cid", f"not a CID: {text[:80]!r}", param="cid") from exc
+    except ValueError:  # shaped like one, but no CID: nothing is stored under it
+        raise ApiError(404, "content_not_found", f"{text} is not stored here", param="cid") from None
     meta = store.info(db, cid)
     if meta is None:
         raise ApiError(404, "content_not_found", f"{cid} is not stored here", param="cid")
@@ -122,6 +139,11 @@ OPERATIONS: list[Operation] = [
         IpfsContent,
         auth="none",
         errors={400: ("invalid_cid",), 404: ("content_not_found",)},
+        media_type="application/octet-stream",
+        response_alternatives={"application/json": IpfsJson},
+        other_statuses={304: "Not Modified: If-None-Match names the ETag (or is *)"},
+        path_patterns={"cid": CID_PATTERN},
+        path_params={"cid": "a CIDv0 (Qm...) or a CIDv1 (base32 b..., base36 k..., base58btc z...)"},
         tags=("ipfs",),
         run=run_ipfs_get,
         resource="agentledger://ipfs/{cid}",

@@ -13,19 +13,21 @@ import html
 import secrets
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
+from urllib.parse import parse_qsl
 
 import apsw
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from api import idempotency
 from api.auth import agent_for
 from api.errors import ApiError
 from api.http import CLOCK, WRITER, encode, ok, usdc, wake_outbox
-from api.models import Amount, Strict, Wallet, parse_body, parse_query
+from api.models import Amount, Strict, Wallet, parse_body, parse_query, validate
 from api.operation import Call, Operation, Quoted, Reply
 from api.policy import serve
 from core import webhooks
+from core.jsontext import bad_text, invalid_string
 from core.keys import Caller, hash_api_key, new_api_key
 from core.marketplace import handover, rules, usecases, views
 from core.marketplace.context import Market
@@ -33,7 +35,7 @@ from core.money import usdc_text
 from core.store import marketplace as store
 from core.store import wallets as wallet_store
 from core.store.marketplace import ListingRow
-from core.wallets import WalletError, normalise_email
+from core.wallets import EMAIL_PATTERN, WalletError, normalise_email
 
 BASE = "/api/a2a/drop"
 MARKET: web.AppKey[Market] = web.AppKey("market", Market)
@@ -45,7 +47,7 @@ Address = Annotated[str, Field(pattern=_ADDRESS)]
 TxHash = Annotated[str, Field(pattern=_TX)]
 ListingId = Annotated[str, Field(pattern=_UUID)]
 Signature = Annotated[str, Field(pattern=r"^0x[0-9a-fA-F]{130}$")]
-Email = Annotated[str, Field(min_length=3, max_length=254)]
+Email = Annotated[str, Field(min_length=3, max_length=254, json_schema_extra={"pattern": f"^{EMAIL_PATTERN}$"})]
 Timestamp = Annotated[int, Field(ge=0, lt=2**63)]
 Uint256 = Annotated[int, Field(ge=0, lt=2**256)]
 
@@ -99,9 +101,24 @@ class ClaimRequest(Strict):
 
 
 class WatchRequest(Strict):
+    """Exactly one of email and webhookUrl (400 invalid_field otherwise)."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        frozen=True,
+        json_schema_extra={
+            "oneOf": [
+                {"required": ["email"], "properties": {"email": {"type": "string"}}},
+                {"required": ["webhookUrl"], "properties": {"webhookUrl": {"type": "string"}}},
+            ]
+        },
+    )
     agentId: Wallet
     email: Email | None = None
-    webhookUrl: Annotated[str, Field(min_length=1, max_length=2048)] | None = None
+    webhookUrl: (
+        Annotated[str, Field(min_length=1, max_length=2048, json_schema_extra={"pattern": webhooks.URL_PATTERN})] | None
+    ) = None
 
 
 class AssetFlagRequest(Strict):
@@ -180,6 +197,18 @@ class AssetsResponse(_Open):
 
 class Empty(_Open):
     pass
+
+
+class Page(RootModel[str]):
+    """A page for people (text/html)."""
+
+
+class OneClickForm(BaseModel):
+    """The RFC 8058 one-click body a mail client posts (application/x-www-form-urlencoded); the
+    page's own form posts no field."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    List_Unsubscribe: Annotated[str, Field(alias="List-Unsubscribe", pattern="^One-Click$")] = "One-Click"
 
 
 # ---- helpers ----------------------------------------------------------------------------------------
@@ -395,7 +424,7 @@ async def run_watch(app: web.Application, call: Call) -> Reply:
         try:
             await webhooks.check_url_async(req.webhookUrl, m.notices.allow_private_webhooks)
         except webhooks.WebhookURLError as exc:
-            raise ApiError(400, "invalid_webhook_url", str(exc), param="webhookUrl") from exc
+            raise webhooks.url_error(exc, "webhookUrl") from exc
         secret = webhooks.new_secret()
     now = app[CLOCK]()
     row = store.WatchRow(
@@ -532,8 +561,8 @@ async def cancel(request: web.Request) -> web.Response:
 
 async def claim(request: web.Request) -> web.Response:
     if idempotency.HEADER in request.headers:
-        raise ApiError(
-            400,
+        raise ApiError(  # well-formed, but this combination cannot be honoured: 422, not 400
+            422,
             "idempotency_unsupported",
             f"a claim answers a key shown once and cannot be replayed; retry without {idempotency.HEADER}",
             param=idempotency.HEADER,
@@ -590,6 +619,16 @@ async def unsubscribe_page(request: web.Request) -> web.Response:
 
 
 async def unsubscribe(request: web.Request) -> web.Response:
+    if request.content_type == "application/x-www-form-urlencoded":  # the form /api/schema describes
+        fields = parse_qsl((await request.read()).decode("utf-8", "replace"), keep_blank_values=True)
+        seen: set[str] = set()
+        for name, value in fields:  # the rules of every request, for this form's fields
+            if bad_text(name) or bad_text(value):
+                raise invalid_string(None if bad_text(name) else name)
+            if name in seen:
+                raise ApiError(400, "duplicate_key", f"the form field {name!r} appears twice", param=name)
+            seen.add(name)
+        validate(OneClickForm, dict(fields))
     return await serve(request, run_unsubscribe, auth="none")
 
 
@@ -624,9 +663,8 @@ OPERATIONS: list[Operation] = [
         request=MintRequest,
         idempotent=True,
         errors={
-            400: ("invalid_signature", "unknown_referrer"),
             401: ("timestamp_out_of_window", "signature_mismatch"),
-            404: ("agent_not_found",),
+            404: ("agent_not_found", "unknown_referrer"),
             409: ("self_wallet_taken",),
             502: ("mint_failed", "chain_error"),
             **_CHAIN,
@@ -680,7 +718,7 @@ OPERATIONS: list[Operation] = [
         request=OfferRequest,
         idempotent=True,
         errors={
-            400: ("invalid_signature", "invalid_email"),
+            400: ("invalid_email",),
             401: ("offer_signature_mismatch",),
             404: ("listing_not_found",),
             409: ("listing_not_active", "offer_nonce_used", "offer_exists"),
@@ -752,11 +790,11 @@ OPERATIONS: list[Operation] = [
         request=ClaimRequest,
         auth="optional",
         errors={
-            400: ("invalid_signature", "idempotency_unsupported"),
             401: ("timestamp_out_of_window", "signature_mismatch"),
             403: ("not_nft_owner", "insufficient_scope"),
             404: ("agent_not_found", "nothing_to_claim"),
             409: ("already_claimed",),
+            422: ("idempotency_unsupported",),
             **_CHAIN,
         },
         tags=_TAGS,
@@ -775,7 +813,11 @@ OPERATIONS: list[Operation] = [
         WatchResponse,
         status=201,
         request=WatchRequest,
-        errors={400: ("invalid_email", "invalid_webhook_url"), 404: ("agent_not_found",)},
+        errors={
+            400: ("invalid_field", "invalid_email", "invalid_webhook_url"),
+            404: ("agent_not_found",),
+            422: ("webhook_url_refused",),
+        },
         tags=_TAGS,
         run=run_watch,
         scope="log",
@@ -827,6 +869,7 @@ OPERATIONS: list[Operation] = [
         auth="none",
         tags=_TAGS,
         description="HTML (a page whose button POSTs) unless Accept is application/json.",
+        response_alternatives={"text/html": Page},
         run=run_unsubscribe_page,
     ),
     Operation(
@@ -841,6 +884,8 @@ OPERATIONS: list[Operation] = [
         tags=_TAGS,
         description="JSON, or an HTML page when posted by the page's form. Mail clients' one-click "
         "List-Unsubscribe-Post lands here too.",
+        request_forms={"application/x-www-form-urlencoded": OneClickForm},
+        response_alternatives={"text/html": Page},
         run=run_unsubscribe,
         destructive=True,
     ),

@@ -24,6 +24,7 @@ from pydantic.json_schema import JsonSchemaMode
 from api import idempotency
 from api.operation import Call, Operation, Reply
 from api.policy import serve
+from core.jsontext import TEXT_PATTERN
 
 OPENAPI_VERSION = "3.1.0"
 API_VERSION = "1.0.0"  # also the agent card's version (api.agent_card.VERSION)
@@ -86,10 +87,20 @@ _AUTH_BY_KIND: dict[str, Mapping[int, tuple[str, ...]]] = {
     "none": {},
 }
 _BODY_ERRORS = {
-    400: ("invalid_json", "invalid_field", "missing_field", "unknown_field", "invalid_amount"),
+    400: (
+        "invalid_json",
+        "duplicate_key",
+        "invalid_string",
+        "invalid_field",
+        "missing_field",
+        "unknown_field",
+        "invalid_amount",
+    ),
     413: ("payload_too_large",),
+    415: ("unsupported_media_type",),
 }
-_QUERY_ERRORS = {400: ("invalid_field", "missing_field", "unknown_field")}
+_QUERY_ERRORS = {400: ("invalid_string", "invalid_field", "missing_field", "unknown_field")}
+_PATH_ERRORS = {400: ("invalid_string",)}
 _IDEM_ERRORS = {
     400: ("invalid_idempotency_key",),
     409: ("idempotency_in_flight",),
@@ -99,12 +110,15 @@ _ALWAYS_ERRORS = {500: ("internal_error",)}
 
 _STATUS_TEXT = {
     400: "Invalid request",
-    401: "Missing, malformed or unknown API key",
+    401: "Missing, malformed or unknown API key (or signature)",
     403: "The key's scope does not allow this",
     404: "Not found (or not yours: existence is not disclosed)",
-    409: "Conflict",
+    405: "Not allowed in the resource's state",
+    409: "Conflict with the resource's state",
     413: "Request body too large",
-    422: "Refused",
+    415: "The body is not application/json (charset utf-8)",
+    422: "Well-formed, but refused by the current state",
+    429: "Rate limited",
     500: "Internal error",
     503: "A dependency is unavailable",
 }
@@ -127,6 +141,7 @@ def error_codes(op: Operation) -> dict[int, tuple[str, ...]]:
         {403: ("daily_cap_exceeded",)} if op.quote is not None else {},
         _BODY_ERRORS if op.request is not None else {},
         _QUERY_ERRORS if op.query is not None else {},
+        _PATH_ERRORS if "{" in op.path else {},
         _IDEM_ERRORS if op.idempotent else {},
         op.errors,
         _ALWAYS_ERRORS,
@@ -138,8 +153,9 @@ class _Components:
         self.schemas: dict[str, Any] = {}
 
     def add(self, model: type[BaseModel], mode: JsonSchemaMode) -> dict[str, str]:
-        """Put `model` (and its $defs) into components; return a $ref to it."""
-        schema = model.model_json_schema(ref_template=REF_TEMPLATE, mode=mode)
+        """Put `model` (and its $defs) into components; return a $ref to it. A request model
+        (mode "validation") is described with the rule of every request string (text_rule)."""
+        schema = request_schema(model) if mode == "validation" else model_schema(model, mode)
         for name, sub in schema.pop("$defs", {}).items():
             self._put(name, sub)
         self._put(model.__name__, schema)
@@ -151,8 +167,59 @@ class _Components:
         self.schemas[name] = schema
 
 
+def model_schema(model: type[BaseModel], mode: JsonSchemaMode = "validation") -> dict[str, Any]:
+    return model.model_json_schema(ref_template=REF_TEMPLATE, mode=mode)
+
+
+ANY_JSON = "AnyJson"
+_ANY_REF = {"$ref": REF_TEMPLATE.format(model=ANY_JSON)}
+#: Free JSON under the rule of every request string: what a field the server reads as any JSON
+#: (or ignores) may hold.
+ANY_JSON_SCHEMA: dict[str, Any] = {
+    "anyOf": [
+        {"type": "null"},
+        {"type": "boolean"},
+        {"type": "number"},
+        {"type": "string", "pattern": TEXT_PATTERN},
+        {"type": "array", "items": _ANY_REF},
+        {"type": "object", "additionalProperties": _ANY_REF, "propertyNames": {"pattern": TEXT_PATTERN}},
+    ],
+    "description": "any JSON; no string or key holds a control character but tab, LF and CR",
+}
+_METADATA = frozenset({"title", "description", "default", "examples"})
+
+
+def text_rule(schema: Any) -> Any:
+    """`schema` with the rule of every request string (core.jsontext: no control character but
+    tab, LF and CR) on each string without a pattern, enum or const of its own, on the keys of every
+    object open to other keys, and on free JSON (AnyJson): the server enforces it on every body,
+    query and path before a handler runs."""
+    if isinstance(schema, list):
+        return [text_rule(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    if not set(schema) - _METADATA:  # any JSON at all
+        return {**schema, **_ANY_REF}
+    out = {k: text_rule(v) if k not in ("enum", "const", "default", "examples") else v for k, v in schema.items()}
+    if out.get("type") == "string" and not {"pattern", "enum", "const", "format"} & set(out):
+        out["pattern"] = TEXT_PATTERN
+    if out.get("type") == "object":
+        extra = out.get("additionalProperties", True)
+        if extra is True:
+            out["additionalProperties"] = _ANY_REF
+        if extra is not False:
+            out.setdefault("propertyNames", {"pattern": TEXT_PATTERN})
+    return out
+
+
+def request_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of a request (body or query) model as /api/schema shows it."""
+    out: dict[str, Any] = text_rule(model_schema(model))
+    return out
+
+
 def _query_parameters(model: type[BaseModel], components: _Components) -> list[dict[str, Any]]:
-    schema = model.model_json_schema(ref_template=REF_TEMPLATE)
+    schema = request_schema(model)
     for name, sub in schema.pop("$defs", {}).items():
         components._put(name, sub)
     required = set(schema.get("required", ()))
@@ -221,7 +288,7 @@ def _operation(op: Operation, components: _Components) -> dict[str, Any]:
             "in": "path",
             "required": True,
             "description": op.path_params.get(name, name),
-            "schema": {"type": "string"},
+            "schema": {"type": "string", "pattern": op.path_patterns.get(name, TEXT_PATTERN)},
         }
         for name in _PLACEHOLDER.findall(op.path)
     ]
@@ -232,14 +299,17 @@ def _operation(op: Operation, components: _Components) -> dict[str, Any]:
     if params:
         out["parameters"] = params
     if op.request is not None:
-        out["requestBody"] = {
-            "required": True,
-            "content": {"application/json": {"schema": components.add(op.request, "validation")}},
-        }
-    ok: dict[str, Any] = {
-        "description": "Success",
-        "content": {op.media_type: {"schema": components.add(op.response, "serialization")}},
-    }
+        content = {"application/json": {"schema": components.add(op.request, "validation")}}
+        for media, form in op.request_forms.items():
+            content[media] = {"schema": components.add(form, "validation")}
+        out["requestBody"] = {"required": True, "content": content}
+    elif op.request_forms:  # no JSON body, but an optional form (a mail client's one-click POST)
+        forms = {media: {"schema": components.add(form, "validation")} for media, form in op.request_forms.items()}
+        out["requestBody"] = {"required": False, "content": forms}
+    content = {op.media_type: {"schema": components.add(op.response, "serialization")}}
+    for media, model in op.response_alternatives.items():
+        content[media] = {"schema": components.add(model, "serialization")}
+    ok: dict[str, Any] = {"description": "Success", "content": content}
     headers: dict[str, Any] = {
         name: {"description": text, "schema": {"type": "string"}} for name, text in op.response_headers.items()
     }
@@ -248,6 +318,10 @@ def _operation(op: Operation, components: _Components) -> dict[str, Any]:
     if headers:
         ok["headers"] = headers
     responses: dict[str, Any] = {str(op.status): ok}
+    for status, text in op.other_statuses.items():
+        responses[str(status)] = {"description": text}
+        if headers:
+            responses[str(status)]["headers"] = headers
     for status, codes in error_codes(op).items():
         responses[str(status)] = _error_response(status, codes, op.idempotent)
     out["responses"] = responses
@@ -263,6 +337,7 @@ def document(table: tuple[Operation, ...], routes: frozenset[tuple[str, str]] | 
     None: all)."""
     components = _Components()
     components.add(Error, "serialization")
+    components.schemas[ANY_JSON] = ANY_JSON_SCHEMA
     paths: dict[str, dict[str, Any]] = {}
     for op in table:
         if routes is not None and (op.method, op.path) not in routes:

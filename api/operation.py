@@ -126,6 +126,15 @@ class Operation:
     links: Mapping[str, str] = field(default_factory=dict)
     #: The operation id this row serves again at a second path (an older well-known path): no tool.
     alias_of: str = ""
+    #: Request media types the route takes besides application/json, each with the model of its
+    #: fields (e.g. multipart/form-data); any other type is refused with 415 (api.errors.ACCEPTS).
+    request_forms: Mapping[str, type[BaseModel]] = field(default_factory=dict)
+    #: Patterns of path parameters the route refuses (400) when they do not match.
+    path_patterns: Mapping[str, str] = field(default_factory=dict)
+    #: Other media types of the success response, each with its model (JSON under an Accept header...).
+    response_alternatives: Mapping[str, type[BaseModel]] = field(default_factory=dict)
+    #: Other success statuses without a body (e.g. 304), with their descriptions.
+    other_statuses: Mapping[int, str] = field(default_factory=dict)
 
     @property
     def needs_scope(self) -> Scope | None:

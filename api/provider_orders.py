@@ -418,7 +418,7 @@ OPERATIONS: list[Operation] = [
             OrderMove,
             request=FailRequest if action == "fail" else Signed,
             auth="none",
-            errors={**_SIGNED_ERRORS, 400: ("invalid_reason",)} if action == "fail" else _SIGNED_ERRORS,
+            errors={**_SIGNED_ERRORS, 422: ("invalid_reason",)} if action == "fail" else _SIGNED_ERRORS,
             tags=("orders",),
             description=_action_description(action),
             run=ACTION_RUNS[action],

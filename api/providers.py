@@ -17,7 +17,7 @@ clock. The service then mints the agent NFT (AgentRegistry.mint(owner, selfWalle
 referrerTokenId)) with the operator key and answers 201 with the token id. Refused: a second link
 of the agent (409 provider_already_linked), a self wallet another provider or token uses (409
 self_wallet_taken), a signature from another address (401 signature_mismatch), a stale timestamp
-(401 timestamp_out_of_window), an unknown referrer token (400 unknown_referrer).
+(401 timestamp_out_of_window), an unknown referrer token (404 unknown_referrer).
 
 Crash safety: the provider row is written first with token_id NULL; after the mint the token id is
 recorded. A link retried after a crash in between finds the token by the registry's
@@ -326,7 +326,7 @@ def _provider_for(conn: apsw.Connection, caller: Caller, agent_id: str | None) -
         uuid = caller.agent_id
     else:
         raise ApiError(
-            400, "missing_agent_id", "an account-scoped key must name the provider's agent_id", param="$.agent_id"
+            422, "missing_agent_id", "an account-scoped key must name the provider's agent_id", param="$.agent_id"
         )
     p = store.get_provider(conn, uuid)
     if p is None or p.token_id is None:
@@ -408,9 +408,8 @@ OPERATIONS: list[Operation] = [
         request=ProviderLinkRequest,
         idempotent=True,
         errors={
-            400: ("invalid_signature", "unknown_referrer"),
             401: ("timestamp_out_of_window", "signature_mismatch"),
-            404: ("agent_not_found",),
+            404: ("agent_not_found", "unknown_referrer"),
             409: ("provider_already_linked", "self_wallet_taken"),
             502: ("mint_failed", "chain_error"),
             503: ("chain_unavailable",),
@@ -494,7 +493,12 @@ OPERATIONS: list[Operation] = [
         status=201,
         request=ItemCreateRequest,
         idempotent=True,
-        errors={400: ("missing_agent_id",), 403: ("provider_not_linked",), 409: ("item_exists",)},
+        errors={
+            404: ("agent_not_found",),
+            403: ("provider_not_linked",),
+            409: ("item_exists",),
+            422: ("missing_agent_id",),
+        },
         tags=("checkout",),
         description="Tiers: standard 48 h (default 250 USDC), rush 24 h (375 USDC), deep 72 h (500 USDC); "
         "`price` (USDC) overrides the tier's default.",

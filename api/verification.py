@@ -14,13 +14,14 @@ from __future__ import annotations
 import html
 import json
 import shlex
-from typing import Any
+from typing import Any, Literal
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, RootModel
 
 import merkle
 from api.http import ANCHOR_ADDRESS, CHAIN_ID, MCP_INFO, READ_DB, McpInfo, base_url, iso
+from api.models import parse_query
 from api.operation import Call, Operation, Reply
 from api.policy import serve
 from core import audit, decisions
@@ -80,9 +81,22 @@ METHODOLOGY: dict[str, Any] = {
 }
 
 
+class FormatQuery(BaseModel):
+    """?format=json or ?format=html picks the form; without it, Accept does (HTML unless it names
+    application/json and not text/html)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    format: Literal["json", "html"] | None = None
+
+
+class HtmlPage(RootModel[str]):
+    """A page for people (text/html)."""
+
+
 def wants_json(request: web.Request) -> bool:
-    if request.query.get("format") == "json":
-        return True
+    chosen = parse_query(FormatQuery, dict(request.query)).format
+    if chosen is not None:
+        return chosen == "json"
     accept = request.headers.get("Accept", "")
     return "application/json" in accept and "text/html" not in accept
 
@@ -266,6 +280,7 @@ def verification_html(v: dict[str, Any]) -> str:
 
 
 async def run_verify(app: web.Application, call: Call) -> Reply:
+    parse_query(FormatQuery, dict(call.query))  # the route's query rule (a tool answers JSON whatever it says)
     entry = entry_or_404(app[READ_DB], call.path["audit_id"])
     return _json(verification_json(app, call.base_url, entry))
 
@@ -308,6 +323,7 @@ def methodology_html() -> str:
 
 
 async def run_methodology(app: web.Application, call: Call) -> Reply:
+    parse_query(FormatQuery, dict(call.query))  # the route's query rule (a tool answers JSON whatever it says)
     return _json(METHODOLOGY)
 
 
@@ -420,8 +436,10 @@ OPERATIONS: list[Operation] = [
         "GET",
         "/verify/{audit_id}",
         "verifyEntry",
-        "Verify an audit entry (HTML, or JSON with Accept: application/json)",
+        "Verify an audit entry (HTML, or JSON with Accept: application/json or ?format=json)",
         Verification,
+        query=FormatQuery,
+        response_alternatives={"text/html": HtmlPage},
         auth="none",
         errors={404: ("entry_not_found",)},
         tags=("decisions",),
@@ -433,8 +451,10 @@ OPERATIONS: list[Operation] = [
         "GET",
         "/methodology",
         "methodology",
-        "The formulas (HTML, or JSON with Accept: application/json)",
+        "The formulas (HTML, or JSON with Accept: application/json or ?format=json)",
         Methodology,
+        query=FormatQuery,
+        response_alternatives={"text/html": HtmlPage},
         auth="none",
         tags=("decisions",),
         run=run_methodology,

@@ -123,6 +123,6 @@ def _mint_error(exc: ContractReverted, self_wallet: str, referrer: int | None) -
     if exc.error_name == "SelfWalletTaken":
         return ServiceError(409, "self_wallet_taken", f"{self_wallet} is already an agent's self wallet on-chain")
     if exc.error_name == "UnknownAgent":
-        return ServiceError(400, "unknown_referrer", f"no agent token {referrer}", param="$.referrer_token_id")
+        return ServiceError(404, "unknown_referrer", f"no agent token {referrer}", param="$.referrer_token_id")
     log.warning("registry refused the mint: %s", exc)
     return ServiceError(502, "mint_failed", f"the registry refused the mint ({exc.error_name})", type_="service_error")

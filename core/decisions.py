@@ -226,12 +226,12 @@ def agent_for(conn: apsw.Connection, caller: Caller, agent_uuid: str) -> wallet_
 
 
 async def check_webhook_url(url: str, allow_private: bool) -> None:
-    """core.webhooks.check_url_async as a 400 invalid_webhook_url (it resolves DNS: never inside a
-    transaction)."""
+    """core.webhooks.check_url_async as the refusal webhooks.url_error names (it resolves DNS: never
+    inside a transaction)."""
     try:
         await webhooks.check_url_async(url, allow_private)
     except webhooks.WebhookURLError as exc:
-        raise ServiceError(400, "invalid_webhook_url", str(exc), param="webhook_url") from exc
+        raise webhooks.url_error(exc, "webhook_url") from exc
 
 
 def log_decision(

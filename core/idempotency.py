@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import apsw
+import rfc8785
 
 from core import instance
 from core.errors import ServiceError
@@ -82,7 +83,13 @@ def check_key(key: str) -> str:
 
 
 def body_digest(body: bytes) -> str:
-    return hashlib.sha256(body).hexdigest()
+    """What "the same body" means: SHA-256 of the body's RFC 8785 canonical JSON, so a re-serialised
+    identical body (key order, whitespace, escapes, `1.50` for `1.5`) replays; of its bytes when it
+    has no canonical form (not JSON: a multipart upload; integers past 2^53)."""
+    try:
+        return hashlib.sha256(rfc8785.dumps(json.loads(body.decode("utf-8")))).hexdigest()
+    except (ValueError, RecursionError, TypeError):  # rfc8785's refusals are ValueErrors too
+        return hashlib.sha256(body).hexdigest()
 
 
 async def _claim(writer: GroupCommitter, scope: str, key: str, digest: str, now: float) -> Claim | Answer:

@@ -81,20 +81,113 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not allowed")
 
 
-# json.loads(body, parse_float=Decimal, ...) builds a new decoder per call: one, reused, decodes the same.
-_DECODER = json.JSONDecoder(parse_float=Decimal, parse_constant=_no_constant)
+class DuplicateKey(ValueError):
+    """An object names one key twice (json would keep the last: `"amount":1, "amount":1000000`)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json's object_pairs_hook that refuses a key named twice (DuplicateKey)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise DuplicateKey(k)
+            seen.add(k)
+    return out
+
+
+def _number(text: str) -> int | Decimal:
+    """A JSON number with a fraction or an exponent: a Decimal, or an int when its value is whole
+    (`60.0`, `6e1`): JSON Schema's `integer` is a value, not a spelling, so integer fields take them.
+    Past 10**30 it stays a Decimal (no giant int is ever built from a short exponent)."""
+    d = Decimal(text)
+    if text[-1] != "0" and "e" not in text and "E" not in text:  # 1.5: a fraction ending in a non-zero digit
+        return d
+    if d.adjusted() < 30 and d == d.to_integral_value():
+        return int(d)
+    return d
+
+
+# json.loads(body, parse_float=..., ...) builds a new decoder per call: one, reused, decodes the same.
+_DECODER = json.JSONDecoder(parse_float=_number, parse_constant=_no_constant, object_pairs_hook=unique_object)
+#: What no string of a request may hold (keys, values, queries, path segments): C0 controls but
+#: tab, line feed and carriage return; DEL and the C1 controls; lone surrogates (not Unicode text:
+#: they cannot be encoded, stored or hashed). TEXT_PATTERN says the same in JSON Schema (which
+#: cannot name a lone surrogate; nothing valid holds one).
+_BAD_CHAR = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+TEXT_PATTERN = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]*$"
+#: In JSON text those characters come from escapes (\b, \f, \u00XX, \uD8XX) or raw DEL/C1 bytes: a
+#: body without any of these holds none and is not walked (one with \u00e9 or an emoji pair is).
+_SUSPECT = re.compile(r"[\x7f-\x9f]|\\[bf]|\\u(?:00[0-9a-fA-F]|[dD][89a-fA-F])")
+
+
+def bad_text(value: str) -> bool:
+    """True when `value` holds a character no request string may hold (see _BAD_CHAR)."""
+    return _BAD_CHAR.search(value) is not None
+
+
+def bad_string(value: Any, path: str = "") -> str | None:
+    """The path (`a.b[2]`; "" for the top) of the first string, key or value, in decoded JSON `value`
+    that holds a character no request string may hold; None when there is none."""
+    if isinstance(value, str):
+        return path if _BAD_CHAR.search(value) else None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if _BAD_CHAR.search(k):  # named with the character escaped: the path is echoed in the error
+                k = k.encode("unicode_escape").decode()
+                return f"{path}.{k}" if path else k
+            sub = f"{path}.{k}" if path else k
+            found = bad_string(v, sub)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found = bad_string(v, f"{path}[{i}]")
+            if found is not None:
+                return found
+    return None
+
+
+def invalid_string(param: str | None) -> ServiceError:
+    """400 `invalid_string`: `param` holds a control character or a lone surrogate."""
+    return ServiceError(
+        400,
+        "invalid_string",
+        f"{param or 'the request'}: control characters (but tab, LF and CR) and lone surrogates are not text",
+        param=param,
+    )
 
 
 def decode_json(body: bytes) -> dict[str, Any]:
-    """A JSON object, numbers with a fraction as Decimal; 400 `invalid_json` otherwise (also when
-    nested deeper than MAX_JSON_DEPTH)."""
+    """A JSON object, numbers with a fraction as Decimal (whole ones, 60.0, as int). One rule for
+    every request body, checked before anything reads it: UTF-8 without a BOM (RFC 8259), nested
+    at most MAX_JSON_DEPTH levels, no key twice in an object (400 `duplicate_key`), no control
+    character (but tab, LF, CR) nor lone surrogate in any key or string (400 `invalid_string`);
+    400 `invalid_json` otherwise."""
     if _too_deep(body):
         raise ServiceError(400, "invalid_json", f"the request body is nested deeper than {MAX_JSON_DEPTH} levels")
     try:
-        # What json.loads does with bytes: detect UTF-8/16/32 (a BOM included), then decode.
-        data = _DECODER.decode(body.decode(json.detect_encoding(body), "surrogatepass"))
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        text = body.decode("utf-8")
+        data = _DECODER.decode(text)
+    except DuplicateKey as exc:
+        raise ServiceError(
+            400, "duplicate_key", f"the key {exc.key!r} appears twice in one object", param=exc.key
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise ServiceError(400, "invalid_json", "the request body is not UTF-8") from exc
+    except (ValueError, RecursionError) as exc:
+        if body.startswith(b"\xef\xbb\xbf"):
+            raise ServiceError(400, "invalid_json", "the request body starts with a byte order mark") from exc
         raise ServiceError(400, "invalid_json", "the request body is not valid JSON") from exc
     if not isinstance(data, dict):
         raise ServiceError(400, "invalid_json", "the request body must be a JSON object")
+    if _SUSPECT.search(text):
+        where = bad_string(data)
+        if where is not None:
+            raise invalid_string(where)
     return data

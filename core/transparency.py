@@ -49,7 +49,7 @@ def proof_json(
     conn: apsw.Connection, chain_id: int, entry: audit_store.AuditEntry, tree_size: int = 0
 ) -> dict[str, Any]:
     """The inclusion proof of `entry` at `tree_size` (0: the latest anchor holding it, else the
-    current tree). 400 invalid_tree_size when the tree is too small or larger than the log."""
+    current tree). 422 invalid_tree_size when the tree is too small or larger than the log."""
     anchored = {a.tree_size: a for a in audit_store.anchors(conn, chain_id)}
     if tree_size == 0:
         covering = audit_store.anchor_covering(conn, chain_id, entry.id)
@@ -57,7 +57,7 @@ def proof_json(
     try:
         proof = audit_store.inclusion_proof(conn, entry.leaf_index, tree_size)
     except ValueError as exc:
-        raise ServiceError(400, "invalid_tree_size", str(exc), param="tree_size") from exc
+        raise ServiceError(422, "invalid_tree_size", str(exc), param="tree_size") from exc
     anchor = anchored.get(tree_size)
     return {
         "audit_id": entry.id,

@@ -13,12 +13,13 @@ import json
 import re
 import secrets
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 import apsw
 
-from core.money import format_usdc, split
+from core.money import format_usdc, split, usdc_text
 from core.store import marketplace as market_store
 from core.store import wallets as store
 from core.store.wallets import AgentRow, BalanceRow, LedgerEntry
@@ -289,9 +290,11 @@ def compound(conn: apsw.Connection, agent: AgentRow, percent: int, now: float) -
 
 # ---- keys -----------------------------------------------------------------------------------
 
-_EMAIL_RE = re.compile(
-    r"[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+"
+EMAIL_PATTERN = (
+    r"[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+"
 )
+_EMAIL_RE = re.compile(EMAIL_PATTERN)
 MAX_EMAIL_LEN = 254
 
 
@@ -425,13 +428,42 @@ def check_niche(niche: str, param: str = "niche") -> None:
 
 
 @dataclass(frozen=True)
+class PriceStats:
+    """Listings and sales at one price (money in micro-USDC)."""
+
+    listed: int = 0
+    sold: int = 0
+    revenue: int = 0
+
+
+@dataclass(frozen=True)
+class ProductStats:
+    """One named product of a niche: its listings, its sales and its latest price (micro-USDC)."""
+
+    listed: int = 0
+    sold: int = 0
+    price: int = 0
+
+
+@dataclass(frozen=True)
 class Brain:
     """An agent's brain. Stored as memory key brain:v1 with the value
     {"version": 1, "niches": {niche: {"listed", "sold", "revenueMicros", "soldPriceMicros"}},
-    "lastUpdated": <epoch seconds>} (integers; money in micro-USDC)."""
+    "prices": {price: {"listed", "sold", "revenueMicros"}}, "products": [{"name", "niche", "listed",
+    "sold", "priceMicros"}], "lastUpdated": <epoch seconds>} (integers; money in micro-USDC; a price
+    key is the USDC decimal text, as usdc_text writes it). Brains stored before prices and
+    products were kept read as having none."""
 
     niches: dict[str, store.NicheStats]
     last_updated: float | None
+    prices: dict[str, PriceStats] = field(default_factory=dict)
+    products: dict[tuple[str, str], ProductStats] = field(default_factory=dict)
+
+
+#: Distinct prices and products a brain keeps; past it, the one with the fewest sales (then
+#: listings) goes, so a brain stays small however many names an agent invents.
+MAX_BRAIN_PRICES = 100
+MAX_BRAIN_PRODUCTS = 100
 
 
 def load_brain(conn: apsw.Connection, agent: AgentRow) -> Brain:
@@ -443,7 +475,15 @@ def load_brain(conn: apsw.Connection, agent: AgentRow) -> Brain:
         n: store.NicheStats(int(s["listed"]), int(s["sold"]), int(s["revenueMicros"]), int(s["soldPriceMicros"]))
         for n, s in data["niches"].items()
     }
-    return Brain(niches, float(data["lastUpdated"]))
+    prices = {
+        p: PriceStats(int(s["listed"]), int(s["sold"]), int(s["revenueMicros"]))
+        for p, s in data.get("prices", {}).items()
+    }
+    products = {
+        (str(p["name"]), str(p["niche"])): ProductStats(int(p["listed"]), int(p["sold"]), int(p["priceMicros"]))
+        for p in data.get("products", [])
+    }
+    return Brain(niches, float(data["lastUpdated"]), prices, products)
 
 
 def _brain_json(brain: Brain) -> str:
@@ -451,21 +491,47 @@ def _brain_json(brain: Brain) -> str:
         n: {"listed": s.listed, "sold": s.sold, "revenueMicros": s.revenue, "soldPriceMicros": s.sold_price_total}
         for n, s in sorted(brain.niches.items())
     }
-    return json.dumps({"version": 1, "niches": niches, "lastUpdated": brain.last_updated}, separators=(",", ":"))
+    prices = {
+        p: {"listed": s.listed, "sold": s.sold, "revenueMicros": s.revenue} for p, s in sorted(brain.prices.items())
+    }
+    products = [
+        {"name": name, "niche": niche, "listed": s.listed, "sold": s.sold, "priceMicros": s.price}
+        for (name, niche), s in sorted(brain.products.items())
+    ]
+    return json.dumps(
+        {"version": 1, "niches": niches, "prices": prices, "products": products, "lastUpdated": brain.last_updated},
+        separators=(",", ":"),
+    )
+
+
+def _bounded(table: dict[Any, Any], keep: Any, limit: int) -> None:
+    """Drop the entries with the fewest sales, then listings (never `keep`) until `limit` remain."""
+    while len(table) > limit:
+        victim = min((k for k in table if k != keep), key=lambda k: (table[k].sold, table[k].listed, k))
+        del table[victim]
 
 
 def update_brain(
-    conn: apsw.Connection, agent: AgentRow, action: str, niche: str, price: int, revenue: int | None, now: float
+    conn: apsw.Connection,
+    agent: AgentRow,
+    action: str,
+    niche: str,
+    price: int,
+    revenue: int | None,
+    now: float,
+    name: str | None = None,
 ) -> Brain:
-    """Record a listing or a sale in the agent's brain (memory brain:v1) and in the network-wide
-    shared_brain table, in the caller's transaction. `revenue` only for a sale (default: the price)."""
+    """Record a listing or a sale in the agent's brain (memory brain:v1): its niche, its price and,
+    when named, its product; and in the network-wide shared_brain table, in the caller's transaction.
+    `revenue` only for a sale (default: the price)."""
     if action not in ("listed", "sold"):
         raise WalletError("invalid_action", "action must be 'listed' or 'sold'", "action")
     check_niche(niche)
     check_not_settling(conn, agent)
     if action == "listed" and revenue is not None:
         raise WalletError("invalid_field", "revenue is only given with action 'sold'", "revenue")
-    if action == "listed":
+    sold = action == "sold"
+    if not sold:
         delta = store.NicheStats(listed=1)
     else:
         delta = store.NicheStats(sold=1, revenue=price if revenue is None else revenue, sold_price_total=price)
@@ -477,12 +543,31 @@ def update_brain(
         cur.revenue + delta.revenue,
         cur.sold_price_total + delta.sold_price_total,
     )
-    if max(new.revenue, new.sold_price_total) > MAX_TOTAL_UNITS:
+    key = usdc_text(price)
+    at = brain.prices.get(key, PriceStats())
+    at = PriceStats(at.listed + delta.listed, at.sold + delta.sold, at.revenue + delta.revenue)
+    if max(new.revenue, new.sold_price_total, at.revenue) > MAX_TOTAL_UNITS:
         raise WalletError("balance_limit", "this sale would exceed the largest total the brain can hold", "revenue")
-    brain = Brain({**brain.niches, niche: new}, now)
+    prices: dict[str, PriceStats] = {**brain.prices, key: at}
+    _bounded(prices, key, MAX_BRAIN_PRICES)
+    products = dict(brain.products)
+    if name is not None:
+        was = products.get((name, niche), ProductStats())
+        products[(name, niche)] = ProductStats(was.listed + delta.listed, was.sold + delta.sold, price)
+        _bounded(products, (name, niche), MAX_BRAIN_PRODUCTS)
+    brain = Brain({**brain.niches, niche: new}, now, prices, products)
     store.put_memory(conn, agent.uuid, BRAIN_KEY, _brain_json(brain), now)
     store.add_shared_brain(conn, niche, delta, now)
     return brain
+
+
+def top_products(brain: Brain, limit: int = TOP_PRODUCTS) -> list[tuple[str, str, ProductStats]]:
+    """(name, niche, stats) of the named products with sales, most sold first (then by name, niche)."""
+    ranked = sorted(
+        ((name, niche, s) for (name, niche), s in brain.products.items() if s.sold),
+        key=lambda t: (-t[2].sold, t[0], t[1]),
+    )
+    return ranked[:limit]
 
 
 def win_rate(s: store.NicheStats) -> float:

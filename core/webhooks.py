@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 
 from aiohttp.abc import AbstractResolver, ResolveResult
 
+from core.errors import ServiceError
 from core.networks import LOCAL_CHAIN_ID
 
 log = logging.getLogger("agentledger.webhooks")
@@ -47,7 +48,30 @@ _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
 class WebhookURLError(ValueError):
-    """A webhook URL that may not be used as a target (scheme, credentials or address)."""
+    """A webhook URL that may not be used as a target: malformed (scheme, credentials, port), or
+    `refused` (well-formed, but its address is not public or its host does not resolve)."""
+
+    def __init__(self, message: str, *, refused: bool = False) -> None:
+        super().__init__(message)
+        self.refused = refused
+
+
+#: What a well-formed webhook URL looks like (check_url_static's syntax, as /api/schema shows it):
+#: http(s), a host without credentials or brackets, an optional port 1-65535, then a path, query
+#: or fragment. Whether its target may be called is the refusal `webhook_url_refused` (422).
+URL_PATTERN = (
+    r"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/?#@\[\]:\\\x00-\x1f\x7f-\x9f]+"
+    r"(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?"
+    r"([/?#][^\s\x00-\x1f\x7f-\x9f]*)?$"
+)
+
+
+def url_error(exc: WebhookURLError, param: str) -> ServiceError:
+    """A WebhookURLError as the API answers it: 400 invalid_webhook_url for a malformed URL, 422
+    webhook_url_refused for a target the SSRF rules refuse (or that does not resolve)."""
+    if exc.refused:
+        return ServiceError(422, "webhook_url_refused", str(exc), param=param)
+    return ServiceError(400, "invalid_webhook_url", str(exc), param=param)
 
 
 def new_secret() -> str:
@@ -177,7 +201,9 @@ def check_url_static(url: str, allow_private: bool) -> str:
         raise WebhookURLError("webhook_url has port 0")
     ip = _ip_literal(host)
     if ip is not None and not allow_private and forbidden_address(ip):
-        raise WebhookURLError("webhook_url points to a non-public address; private targets are not allowed")
+        raise WebhookURLError(
+            "webhook_url points to a non-public address; private targets are not allowed", refused=True
+        )
     return host
 
 
@@ -189,7 +215,8 @@ def _refuse_any(host: str, addresses: list[str]) -> None:
         if forbidden_address(ip):
             log.warning("webhook host %r refused: resolves to non-public %s", host, ip)
             raise WebhookURLError(
-                f"webhook_url host {host!r} resolves to a non-public address; private targets are not allowed"
+                f"webhook_url host {host!r} resolves to a non-public address; private targets are not allowed",
+                refused=True,
             )
 
 
@@ -208,7 +235,7 @@ def check_url(url: str, allow_private: bool) -> None:
         infos = socket.getaddrinfo(host, _port_of(url), type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
         log.info("webhook host %r does not resolve: %s", host, exc)
-        raise WebhookURLError(f"webhook_url host {host!r} does not resolve") from None
+        raise WebhookURLError(f"webhook_url host {host!r} does not resolve", refused=True) from None
     _refuse_any(host, [str(info[4][0]) for info in infos])
 
 
@@ -221,7 +248,7 @@ async def check_url_async(url: str, allow_private: bool) -> None:
         infos = await asyncio.get_running_loop().getaddrinfo(host, _port_of(url), type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
         log.info("webhook host %r does not resolve: %s", host, exc)
-        raise WebhookURLError(f"webhook_url host {host!r} does not resolve") from None
+        raise WebhookURLError(f"webhook_url host {host!r} does not resolve", refused=True) from None
     _refuse_any(host, [str(info[4][0]) for info in infos])
 
 

@@ -1,6 +1,6 @@
 """Walk the buyer-funded escrow checkout against a running service (`make run` in another terminal):
 
-    python -m scripts.demo_checkout [--api http://127.0.0.1:8080] [--rpc http://127.0.0.1:8545]
+    python -m scripts.demo_checkout [--api URL] [--rpc URL]   (defaults: the AGENTLEDGER_* settings make run uses)
 
 Set-up (printed, not counted): a provider agent links its self wallet (EIP-191 signature; the
 service mints its agent NFT) and publishes a standard-tier item (250 USDC); a buyer agent is
@@ -42,6 +42,7 @@ from core.audit import canonical, order_chain_hash
 from core.chain import connect, contract_at, send
 from core.checkout import rules
 from core.checkout.orders import completion_message, deliverable_message, provider_message
+from core.config import Settings
 from core.networks import network_for
 from scripts.devchain import USDC, dev_account
 
@@ -65,13 +66,27 @@ def _signed(acct: LocalAccount, text_for: Any) -> dict[str, Any]:
     return {"timestamp": ts, "signature": _sign(acct, text_for(ts))}
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The demo's flags; --api and --rpc default to where `make run` serves (AGENTLEDGER_* settings)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--api", default="http://127.0.0.1:8080")
-    parser.add_argument("--rpc", default="http://127.0.0.1:8545")
+    settings = Settings.load()  # the same AGENTLEDGER_* configuration `make run` serves with
+    parser.add_argument(
+        "--api",
+        default=f"http://{settings.api_host}:{settings.api_port}",
+        help="the API (default: AGENTLEDGER_API_HOST and AGENTLEDGER_API_PORT, as make run)",
+    )
+    parser.add_argument(
+        "--rpc",
+        default=settings.rpc_url or f"http://127.0.0.1:{settings.anvil_port}",
+        help="the chain node (default: AGENTLEDGER_RPC_URL, else make run's anvil on AGENTLEDGER_ANVIL_PORT)",
+    )
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for `released`")
     parser.add_argument("--deployments", type=Path, default=deployments.DEFAULT_DIR, help="deployments directory")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
 
     w3 = connect(args.rpc)
     chain_id = w3.eth.chain_id

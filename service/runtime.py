@@ -18,7 +18,7 @@ import sys
 from aiohttp import web
 from web3 import Web3
 
-from api.app import create_app
+from api.app import create_app, make_runner
 from api.dashboard import INDEXER_STATUS
 from api.metrics import METRICS
 from core.config import Settings
@@ -51,7 +51,7 @@ async def serve(settings: Settings, dep: Deployment, rpc_url: str, stop: asyncio
             ix = build_indexer(settings, dep, indexer_db, rpc, progress=backfill_reporter(settings))
             app[INDEXER_STATUS] = ix.status  # the operator's view shows its head, halt and last error
             app[METRICS].registry.register(IndexerCollector(ix.status))  # type: ignore[arg-type]
-        runner = web.AppRunner(app, access_log=None)
+        runner = make_runner(app, access_log=None)
         await runner.setup()
         site = web.TCPSite(runner, settings.api_host, settings.api_port)
         await site.start()

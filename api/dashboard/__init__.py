@@ -19,6 +19,7 @@ from api.dashboard.operator import INDEXER_STATUS
 from api.dashboard.page import ASSET_CACHE, error_page, html_errors, load_assets, secure
 from api.dashboard.page import static as static_handler
 from api.dashboard.session import current, sign_in, sign_in_form, sign_out
+from api.errors import OWN_BODY
 from core.errors import ServiceError
 
 __all__ = ["INDEXER_STATUS", "ROUTES", "add_dashboard_routes"]
@@ -93,3 +94,5 @@ def add_dashboard_routes(app: web.Application) -> None:
     r.add_post("/dashboard/operator/keys/revoke", operator.revoke_key)
     r.add_get("/dashboard/static/{name:.+}", static_handler)
     r.add_get("/dashboard/{tail:.+}", not_found)
+    # HTML forms (urlencoded) are read by read_form (Origin, size, the string rule), not by api.errors
+    app.setdefault(OWN_BODY, set()).update(path for method, path in ROUTES if method == "POST")

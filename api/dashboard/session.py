@@ -21,6 +21,7 @@ from api.http import CLOCK, PUBLIC_URL, READ_DB, WRITER, base_url
 from core.dashboard import access
 from core.dashboard.access import Viewer
 from core.errors import ServiceError
+from core.jsontext import bad_text, invalid_string
 
 SESSION_COOKIE = "agl_session"
 SIGNIN_COOKIE = "agl_signin"
@@ -86,6 +87,9 @@ async def read_form(request: web.Request) -> MultiDictProxy[str]:
         pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, strict_parsing=False)
     except UnicodeDecodeError as exc:
         raise ServiceError(400, "invalid_form", "the form is not UTF-8") from exc
+    for name, value in pairs:  # the rule of every request string (api.errors reads JSON bodies only)
+        if bad_text(name) or bad_text(value):
+            raise invalid_string(None if bad_text(name) else name)
     return MultiDictProxy(MultiDict(pairs))
 
 

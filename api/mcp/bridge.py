@@ -9,9 +9,11 @@ Mcp-Session-Id sessions, which the manager binds to the key that opened them.
 
 Before the SDK sees a request, the bridge (in this order): checks Host and Origin against DNS
 rebinding (421 / 403), reads the body (413 past MAX_BODY), refuses a JSON-RPC batch (neither
-revision takes one; a clean -32600 rather than the SDK's validation message, which echoes the body),
-and authenticates the Bearer key: none is an anonymous caller (public tools only); a malformed or
-unknown one is 401 with a WWW-Authenticate challenge naming the RFC 9728 metadata document.
+revision takes one; a clean -32600 rather than the SDK's validation message, which echoes the body)
+and a message that names a key twice in one object (-32600 duplicate_key: the SDK's parser would
+keep the last one silently, the REST API refuses such a body alike), and authenticates the Bearer
+key: none is an anonymous caller (public tools only); a malformed or unknown one is 401 with a
+WWW-Authenticate challenge naming the RFC 9728 metadata document.
 """
 
 from __future__ import annotations
@@ -33,8 +35,10 @@ from mcp.server.transport_security import TransportSecurityMiddleware, Transport
 from starlette.requests import Request as StarletteRequest
 
 from api.auth import lookup_key, resource_metadata_url
+from api.errors import OWN_BODY
 from api.http import PUBLIC_URL, READ_DB, base_url
 from api.mcp.server import BASE_URL, CALLER
+from core.jsontext import DuplicateKey, unique_object
 from core.keys import KEY_RE, Caller
 
 #: Largest request body (JSON-RPC messages are small; arguments are bounded by the REST limits).
@@ -90,8 +94,26 @@ def _challenge(request: web.Request, path: str, code: str, message: str) -> web.
     )
 
 
-def _jsonrpc_error(status: int, code: int, message: str) -> web.Response:
-    return web.json_response({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}, status=status)
+def _jsonrpc_error(status: int, code: int, message: str, data: dict[str, Any] | None = None) -> web.Response:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return web.json_response({"jsonrpc": "2.0", "id": None, "error": error}, status=status)
+
+
+def _duplicate_key(body: bytes) -> web.Response | None:
+    """-32600 (HTTP 400) for a message naming one key twice in an object (`"amount"` twice in a tool's
+    arguments: which one counts?), with the REST API's error shape as data; None otherwise (a body
+    that is no JSON at all is the SDK's parse error)."""
+    try:
+        json.loads(body, object_pairs_hook=unique_object)
+    except DuplicateKey as exc:
+        message = f"the key {exc.key!r} appears twice in one object"
+        shape = {"type": "invalid_request", "code": "duplicate_key", "message": message, "param": exc.key}
+        return _jsonrpc_error(400, -32600, f"duplicate_key: {message}", {"error": shape})
+    except (ValueError, RecursionError):
+        return None
+    return None
 
 
 async def _read_capped(request: web.Request) -> bytes:
@@ -164,6 +186,7 @@ class Bridge:
         app.cleanup_ctx.append(lifespan)
         app.on_shutdown.append(shutdown)
         app.router.add_route("*", self.path, self.handle)
+        app.setdefault(OWN_BODY, set()).add(self.path)  # api.errors leaves the JSON-RPC body to handle()
 
     # -- one request --
 
@@ -193,6 +216,9 @@ class Bridge:
                 return _jsonrpc_error(413, -32600, f"request body larger than {MAX_BODY} bytes")
             if body.lstrip()[:1] == b"[":
                 return _jsonrpc_error(400, -32600, "JSON-RPC batches are not supported: send one message per request")
+            duplicate = _duplicate_key(body)
+            if duplicate is not None:
+                return duplicate
         scope[CALLER] = caller
         scope[BASE_URL] = base_url(request)
         user = None if caller is None else _user(caller)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from api.operation import Call, Operation
 from core.errors import ServiceError
+from core.jsontext import bad_string, invalid_string
 from core.keys import Caller
 from core.quotes import QUOTE_ID_PATTERN, QUOTE_TTL_SECONDS
 
@@ -267,7 +269,8 @@ def to_call(
     """The Call a route would make of the same request: path placeholders, query fields (as URL
     text) and the rest as the JSON body (what an Idempotency-Key digests, so the same arguments
     give the same digest). An argument the row has no place for is refused (400 unknown_field), as
-    the models refuse unknown fields."""
+    the models refuse unknown fields; so is what no request may carry (check_arguments)."""
+    check_arguments(arguments)
     args = dict(arguments)
     path: dict[str, str] = {}
     for name in path_params(op):
@@ -288,6 +291,37 @@ def to_call(
     for name, value in path.items():
         target = target.replace("{" + name + "}", value)
     return Call(caller, f"{op.method} {target}", path, query, body, idempotency_key, base_url)
+
+
+def _non_finite(value: Any, path: str = "") -> str | None:
+    """The path of the first number in `value` that is not finite (1e400 read as a float), else None."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else path
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            found = _non_finite(v, f"{path}.{k}" if path else str(k))
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found = _non_finite(v, f"{path}[{i}]")
+            if found is not None:
+                return found
+    return None
+
+
+def check_arguments(arguments: Mapping[str, Any]) -> None:
+    """The rule of every request string (core.jsontext: no control character but tab, LF and CR, no
+    lone surrogate, in any key or string: 400 invalid_string) and finite numbers (400
+    invalid_number) on a tool's arguments, before anything reads them: what api.errors applies to
+    an HTTP request's path, query and body. (The MCP message's duplicate keys are refused by the
+    bridge; number ranges, like every field rule, by the row's models when its run parses the body.)"""
+    where = bad_string(dict(arguments))
+    if where is not None:
+        raise invalid_string(where)
+    where = _non_finite(arguments)
+    if where is not None:
+        raise ServiceError(400, "invalid_number", f"{where}: numbers must be finite", param=where)
 
 
 def canonical_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:

@@ -10,26 +10,29 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 from pydantic.json_schema import SkipJsonSchema
 
-from api.models import WALLET_PATTERN, Amount, AmountOrZero, Niche, Strict, Wallet, decode_json, validate
+from api.models import WALLET_PATTERN, Amount, AmountOrZero, FreeJson, Niche, Strict, Wallet, decode_json, validate
 from core.keys import KEY_PATTERN
 from core.money import AmountError, parse_usdc
+from core.wallets import EMAIL_PATTERN, SPECIALTIES
 
 #: Longest `source` of an earning.
 SOURCE_MAX_LEN = 200
+#: A memory key (core.wallets.check_key); the service's brain: and run: keys are refused apart.
+MEMORY_KEY_PATTERN = r"^[\x20-\x7e]{1,256}$"
 
 # ---- requests -------------------------------------------------------------------------------------
 
 
 class RegisterRequest(Strict):
     name: Annotated[str, Field(min_length=1, max_length=100)]
-    specialty: Annotated[str, Field(min_length=1, max_length=64)]
+    specialty: Annotated[str, Field(min_length=1, max_length=64, json_schema_extra={"enum": list(SPECIALTIES)})]
     referralCode: Annotated[str, Field(min_length=8, max_length=8)] | None = None
 
 
 class EarnRequest(Strict):
     agentId: Wallet
     amount: Amount
-    source: Annotated[str, Field(max_length=SOURCE_MAX_LEN)] | None = None
+    source: Annotated[str, Field(min_length=1, max_length=SOURCE_MAX_LEN, description="where the earning came from")]
 
 
 class SpendRequest(Strict):
@@ -52,11 +55,13 @@ class CompoundRequest(Strict):
 class MemoryWriteRequest(Strict):
     """Upsert one memory key. Limits (checked by core.wallets.put_memory): key 1-256 printable
     ASCII, not starting with brain: or run: (400 invalid_key / reserved_key); value any JSON of at
-    most 16 KiB as compact JSON (413 value_too_large); 10,000 keys per agent (409 memory_full)."""
+    most 16 KiB as compact JSON (413 value_too_large) whose numbers lie within +-(2^53 - 1) (400
+    invalid_number: a larger one, 2^256 or 1E+999999999, reads back rounded or infinite elsewhere);
+    10,000 keys per agent (409 memory_full)."""
 
     agentId: Wallet
-    key: str
-    value: Any
+    key: Annotated[str, Field(json_schema_extra={"pattern": MEMORY_KEY_PATTERN})]
+    value: FreeJson
 
 
 class MemoryQuery(Strict):
@@ -70,11 +75,23 @@ class MemoryQuery(Strict):
 
 
 class BrainUpdateRequest(Strict):
+    """revenue only with a sale (400 invalid_field otherwise; default: the price)."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        frozen=True,
+        json_schema_extra={
+            "if": {"properties": {"action": {"const": "listed"}}, "required": ["action"]},
+            "then": {"properties": {"revenue": {"type": "null"}}},
+        },
+    )
     agentId: Wallet
     action: Literal["listed", "sold"]
     niche: Niche
     price: AmountOrZero
     revenue: AmountOrZero | None = None
+    name: Annotated[str, Field(min_length=1, max_length=100, description="the product, for topProducts")] | None = None
 
 
 class RunRequest(Strict):
@@ -84,7 +101,7 @@ class RunRequest(Strict):
 
 
 class KeyRequest(Strict):
-    email: Annotated[str, Field(min_length=3, max_length=254)]
+    email: Annotated[str, Field(min_length=3, max_length=254, json_schema_extra={"pattern": f"^{EMAIL_PATTERN}$"})]
 
 
 class AgentQuery(Strict):
@@ -95,11 +112,12 @@ _WALLET_RE = re.compile(WALLET_PATTERN[1:-1])
 _EARN_FIELDS = frozenset(EarnRequest.model_fields)
 
 
-def parse_earn(body: bytes) -> tuple[str, int, str | None]:
-    """(agentId, amount in micro-USDC, source) of an EarnRequest body. The hot path of POST /earn:
-    a well-formed body is checked here directly (the same rules as EarnRequest, which the tests
-    hold equal); anything else goes through EarnRequest, so errors keep the model's shape."""
-    data = decode_json(body)
+def parse_earn(body: bytes, decoded: dict[str, Any] | None = None) -> tuple[str, int, str]:
+    """(agentId, amount in micro-USDC, source) of an EarnRequest body (`decoded`: the body as
+    decode_json already read it). The hot path of POST /earn: a well-formed body is checked here
+    directly (the same rules as EarnRequest, which the tests hold equal); anything else goes
+    through EarnRequest, so errors keep the model's shape."""
+    data = decode_json(body) if decoded is None else decoded
     wallet = data.get("agentId")
     amount = data.get("amount")
     source = data.get("source")
@@ -107,7 +125,8 @@ def parse_earn(body: bytes) -> tuple[str, int, str | None]:
         type(wallet) is str
         and _WALLET_RE.fullmatch(wallet)
         and type(amount) in (int, Decimal)
-        and (source is None or (type(source) is str and len(source) <= SOURCE_MAX_LEN))
+        and type(source) is str
+        and 0 < len(source) <= SOURCE_MAX_LEN
         and _EARN_FIELDS.issuperset(data)
     ):
         try:
@@ -240,16 +259,26 @@ class NicheStats(_Response):
     winRate: Annotated[float, Field(ge=0, le=1)]
 
 
-class TopProduct(_Response):
-    niche: str
-    revenue: USDC
+class PriceStats(_Response):
+    listed: Annotated[int, Field(ge=0)]
     sold: Annotated[int, Field(ge=0)]
+    revenue: USDC
+
+
+class TopProduct(_Response):
+    name: str
+    niche: str
+    price: Annotated[USDC, Field(description="its latest listed or sold price")]
+    sold: Annotated[int, Field(ge=1)]
 
 
 class Brain(_Response):
     niches: dict[str, NicheStats]
-    prices: Annotated[dict[str, USDC], Field(description="average sold price per niche with sales")]
-    topProducts: list[TopProduct]
+    prices: Annotated[
+        dict[str, PriceStats],
+        Field(description='listings, sales and revenue at each price; the key is the price in USDC, e.g. "19.99"'),
+    ]
+    topProducts: Annotated[list[TopProduct], Field(max_length=5, description="named products, most sold first")]
     totalListed: Annotated[int, Field(ge=0)]
     totalSold: Annotated[int, Field(ge=0)]
     totalRevenue: USDC

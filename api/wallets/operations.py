@@ -46,8 +46,10 @@ OPERATIONS: list[Operation] = [
         auth="optional",
         idempotent=True,
         errors={
-            400: ("invalid_specialty", "unknown_referral_code", "idempotency_unsupported"),
+            400: ("invalid_specialty",),
             403: ("insufficient_scope",),
+            404: ("unknown_referral_code",),
+            422: ("idempotency_unsupported",),
         },
         tags=("agents",),
         description="Without a key: creates an account and returns its API key once (Idempotency-Key is refused "
@@ -220,7 +222,7 @@ OPERATIONS: list[Operation] = [
         status=201,
         request=KeyRequest,
         auth="none",
-        errors={400: ("invalid_email", "idempotency_unsupported"), 409: ("email_has_key",)},
+        errors={400: ("invalid_email",), 409: ("email_has_key",), 422: ("idempotency_unsupported",)},
         tags=("agents",),
         run=routes.run_create_key,
     ),

@@ -13,6 +13,7 @@ import functools
 import json
 import time
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 import apsw
@@ -26,7 +27,7 @@ from api.auth import (
     remember_agents,
     require_account_scope,
 )
-from api.errors import ApiError, error_middleware
+from api.errors import JSON_BODY, ApiError, error_middleware
 from api.http import CLOCK, HOOKS, READ_DB, WRITER, Hooks, RawJson, encode, iso, usdc
 from api.models import parse_body, parse_query
 from api.operation import Call, Quoted, Reply
@@ -52,6 +53,7 @@ from core.store.committer import GroupCommitter
 from core.store.wallets import AgentRow, BalanceRow, get_balance
 
 _STATUS = {
+    "unknown_referral_code": 404,
     "agent_paused": 409,
     "agent_settling": 409,
     "insufficient_balance": 422,
@@ -143,8 +145,8 @@ async def _authenticated_write(app: web.Application, call: Call, work: WriteWork
 async def run_register(app: web.Application, call: Call) -> Reply:
     caller = call.caller
     if caller is None and call.idempotency_key is not None:
-        raise ApiError(
-            400,
+        raise ApiError(  # well-formed, but this combination cannot be honoured: 422, not 400
+            422,
             "idempotency_unsupported",
             "registration without an API key returns a new key and cannot be replayed; retry without "
             f"{idempotency.HEADER} or register with an account key",
@@ -179,10 +181,17 @@ async def register(request: web.Request) -> web.Response:
     return await serve(request, run_register, "optional", idempotent=True)
 
 
-def _earn_work(conn: apsw.Connection, caller: Caller, body: bytes, now: float, fresh: FreshAgents) -> tuple[int, bytes]:
+def _earn_work(
+    conn: apsw.Connection,
+    caller: Caller,
+    body: bytes,
+    now: float,
+    fresh: FreshAgents,
+    decoded: dict[str, Any] | None = None,
+) -> tuple[int, bytes]:
     """Every check (body, agent, totals) comes before the first write, and the balance update
     refuses without writing: so it runs without a savepoint of its own (GroupCommitter.run)."""
-    wallet, amount, source = parse_earn(body)
+    wallet, amount, source = parse_earn(body, decoded)
     agent = agent_for(conn, caller, wallet, fresh=fresh)
     r = wallets.earn(conn, agent, amount, source, now)
     return 200, _earn_text(agent.wallet, r).encode()
@@ -190,7 +199,11 @@ def _earn_work(conn: apsw.Connection, caller: Caller, body: bytes, now: float, f
 
 async def run_earn(app: web.Application, call: Call) -> Reply:
     fresh = FreshAgents()
-    reply = await _authenticated_write(app, call, functools.partial(_earn_work, fresh=fresh), savepoint=False)
+    # The body api.errors already decoded (HTTP: once per request, on the hot path); a call that did
+    # not come through HTTP (an MCP tool) is decoded by parse_earn under the same rule.
+    decoded = call.request.get(JSON_BODY) if call.request is not None else None
+    work = functools.partial(_earn_work, fresh=fresh, decoded=decoded)
+    reply = await _authenticated_write(app, call, work, savepoint=False)
     if fresh and reply.status == 200:  # committed: from now on the agent can come from the cache
         remember_agents(app[WRITER].conn, fresh)
     return reply
@@ -213,12 +226,20 @@ def _earn_text(wallet: str, r: wallets.EarnResult) -> str:
         usdc_text(r.net),
         usdc_text(r.referral_cut),
     )
-    message = f"{amount} USDC earned: {net} credited to {wallet}, {toll} toll"
+    owner, agent = usdc_text(r.owner_cut), usdc_text(r.agent_cut)
     if r.referral_cut:
-        message += f", {referral} referral"
+        message = (
+            f"{amount} USDC earned, split: owner {owner} (96.5%) + agent {agent} (1%) + referral {referral} "
+            f"(0.5%) + service {toll} (2% toll); {net} credited to {wallet}"
+        )
+    else:
+        message = (
+            f"{amount} USDC earned, split: owner {owner} (97%) + agent {agent} (1%) + service {toll} (2% toll); "
+            f"{net} credited to {wallet}"
+        )
     return (
         f'{{"success":true,"balance":{usdc_text(bal.owner_balance + bal.self_balance)},"toll":{toll},"net":{net},'
-        f'"ownerCut":{usdc_text(r.owner_cut)},"agentCut":{usdc_text(r.agent_cut)},"serviceCut":{toll},'
+        f'"ownerCut":{owner},"agentCut":{agent},"serviceCut":{toll},'
         f'"referralCut":{referral},"ownerBalance":{usdc_text(bal.owner_balance)},'
         f'"agentSelfBalance":{usdc_text(bal.self_balance)},"transactionId":{r.ledger_id},"message":{_json_str(message)}}}'
     )
@@ -416,8 +437,10 @@ def _brain_payload(brain: wallets.Brain, network: dict[str, store.NicheStats]) -
 
     - niches{name: {listed, sold, revenue, winRate}}: the agent's own counts; winRate is sales per
       listing capped at 1 (core.wallets.win_rate), rounded to 4 decimals;
-    - prices{name: USDC}: the agent's average sale price per niche with at least one sale;
-    - topProducts: up to 5 niches with sales, by revenue (then name): [{niche, revenue, sold}];
+    - prices{price: {listed, sold, revenue}}: the agent's listings, sales and revenue at each price
+      (the key is the price in USDC as decimal text, e.g. "19.99");
+    - topProducts: up to 5 named products with sales, most sold first (then by name):
+      [{name, niche, price (its latest), sold}];
     - totals and the overall winRate over every niche; lastUpdated (ISO 8601 UTC or null);
     - strategyNote: a one-line reading of the weights;
     - weights{niche: number}: core.wallets.weights (agent + network, Laplace-smoothed, sum 1)."""
@@ -427,7 +450,6 @@ def _brain_payload(brain: wallets.Brain, network: dict[str, store.NicheStats]) -
         sum(s.sold for s in niches.values()),
         sum(s.revenue for s in niches.values()),
     )
-    ranked = sorted((n for n, s in niches.items() if s.sold), key=lambda n: (-niches[n].revenue, n))
     w = wallets.weights(brain, network)
     best = max(w, key=lambda n: (w[n], n in niches, n))  # never empty: every specialty is weighed
     if not niches:
@@ -445,10 +467,13 @@ def _brain_payload(brain: wallets.Brain, network: dict[str, store.NicheStats]) -
                 }
                 for n, s in sorted(niches.items())
             },
-            "prices": {n: _usdc(s.sold_price_total // s.sold) for n, s in sorted(niches.items()) if s.sold},
+            "prices": {
+                p: {"listed": s.listed, "sold": s.sold, "revenue": _usdc(s.revenue)}
+                for p, s in sorted(brain.prices.items(), key=lambda kv: (Decimal(kv[0]), kv[0]))
+            },
             "topProducts": [
-                {"niche": n, "revenue": _usdc(niches[n].revenue), "sold": niches[n].sold}
-                for n in ranked[: wallets.TOP_PRODUCTS]
+                {"name": name, "niche": niche, "price": _usdc(s.price), "sold": s.sold}
+                for name, niche, s in wallets.top_products(brain)
             ],
             "totalListed": total.listed,
             "totalSold": total.sold,
@@ -473,14 +498,14 @@ async def brain_read(request: web.Request) -> web.Response:
 
 
 async def run_brain_write(app: web.Application, call: Call) -> Reply:
-    """POST /api/agents/brain {agentId, action listed|sold, niche, price, revenue?}: one listing or
-    sale into the agent's brain (memory brain:v1) and the shared brain, in one transaction;
-    answers the updated brain and weights."""
+    """POST /api/agents/brain {agentId, action listed|sold, niche, price, revenue?, name?}: one listing
+    or sale (of the product `name`, when given) into the agent's brain (memory brain:v1) and the
+    shared brain, in one transaction; answers the updated brain and weights."""
 
     def work(conn: apsw.Connection, caller: Caller, body: bytes, now: float) -> tuple[int, bytes]:
         req = parse_body(BrainUpdateRequest, body)
         agent = agent_for(conn, caller, req.agentId)
-        brain = wallets.update_brain(conn, agent, req.action, req.niche, req.price, req.revenue, now)
+        brain = wallets.update_brain(conn, agent, req.action, req.niche, req.price, req.revenue, now, req.name)
         return _ok({"success": True, **_brain_payload(brain, store.shared_brain(conn))})
 
     return await _authenticated_write(app, call, work)
@@ -527,7 +552,7 @@ async def run_create_key(app: web.Application, call: Call) -> Reply:
     has one. Not replayable (the key is never stored), so Idempotency-Key is refused."""
     if call.idempotency_key is not None:
         raise ApiError(
-            400,
+            422,
             "idempotency_unsupported",
             f"a new key is shown once and cannot be replayed; retry without {idempotency.HEADER}",
             param=idempotency.HEADER,
@@ -547,8 +572,8 @@ async def run_create_key(app: web.Application, call: Call) -> Reply:
 
 async def create_key(request: web.Request) -> web.Response:
     if idempotency.HEADER in request.headers:  # refused before the key's format is even looked at
-        raise ApiError(
-            400,
+        raise ApiError(  # well-formed, but this combination cannot be honoured: 422, not 400
+            422,
             "idempotency_unsupported",
             f"a new key is shown once and cannot be replayed; retry without {idempotency.HEADER}",
             param=idempotency.HEADER,

@@ -77,10 +77,11 @@ def check_signature(
 
 
 def check_reason(reason: str) -> str:
-    """A provider's failure reason, bounded (400 invalid_reason otherwise): it is published."""
+    """A provider's failure reason, printable (422 invalid_reason otherwise): it is published. Its
+    length is the request schema's (400); printability is a rule the schema cannot state."""
     problem = orders.reason_problem(reason)
     if problem is not None:
-        raise ServiceError(400, "invalid_reason", problem, param="reason")
+        raise ServiceError(422, "invalid_reason", problem, param="reason")
     return reason
 
 

@@ -40,13 +40,11 @@ def check_link_signature(
         chain_id=chain_id, agent_wallet=wallet, self_wallet=self_wallet, owner=owner, timestamp=timestamp
     )
     signer = agents_onchain.recover_personal(message, signature)
-    if signer is None:
-        raise ServiceError(400, "invalid_signature", "signature is not a valid 65-byte signature", param="$.signature")
-    if signer != self_wallet:
+    if signer != self_wallet:  # None: a well-formed signature of nobody (no key recovers from it)
         raise ServiceError(
             401,
             "signature_mismatch",
-            f"the signature recovers to {signer}, not to self_wallet {self_wallet}",
+            f"the signature recovers to {signer or 'no address'}, not to self_wallet {self_wallet}",
             param="$.signature",
         )
 

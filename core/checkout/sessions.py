@@ -74,27 +74,27 @@ def priced(conn: apsw.Connection, line_items: list[LineRef]) -> tuple[list[rules
         item = items.get(li.item_id)
         if item is None:
             raise ServiceError(
-                400, "item_not_found", f"no catalogue item {li.item_id}", param=f"$.line_items[{i}].item.id"
+                404, "item_not_found", f"no catalogue item {li.item_id}", param=f"$.line_items[{i}].item.id"
             )
         providers.add(item.provider_uuid)
         lines.append(rules.PricedLine(item.item_id, item.title, item.tier, li.quantity, item.price))
     if len(providers) > 1:
         raise ServiceError(
-            400,
+            422,
             "multiple_providers",
             "all line items of a session must come from one provider (one escrow job pays one provider)",
             param="$.line_items",
         )
     provider = store.get_provider(conn, providers.pop())
     if provider is None or provider.token_id is None:
-        raise ServiceError(400, "provider_not_linked", "the items' provider is not linked", param="$.line_items")
+        raise ServiceError(422, "provider_not_linked", "the items' provider is not linked", param="$.line_items")
     if market_store.sale_paused(conn, provider.agent_uuid, provider.wallet) is not None:
         # a listed agent cannot be hired (the gateway refuses to fund it too: AgentPaused)
         raise ServiceError(409, "provider_paused", "the provider's agent is listed for sale: it takes no orders")
     try:
         rules.session_total(lines)
     except rules.TotalTooLarge as exc:
-        raise ServiceError(400, "amount_too_large", str(exc), param="$.line_items") from exc
+        raise ServiceError(422, "amount_too_large", str(exc), param="$.line_items") from exc
     return lines, provider
 
 
@@ -109,12 +109,12 @@ def merged_buyer(given: dict[str, Any] | None, base: dict[str, Any] | None = Non
 
 
 async def check_webhook_url(url: str, allow_private: bool) -> None:
-    """400 invalid_webhook_url unless `url` is an acceptable target (it resolves DNS: call it
-    before the transaction)."""
+    """Refuse `url` unless it is an acceptable target (webhooks.url_error); it resolves DNS: call it
+    before the transaction."""
     try:
         await webhooks.check_url_async(url, allow_private)
     except webhooks.WebhookURLError as exc:
-        raise ServiceError(400, "invalid_webhook_url", str(exc), param="$.webhook_url") from exc
+        raise webhooks.url_error(exc, "$.webhook_url") from exc
 
 
 def create(

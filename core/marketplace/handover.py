@@ -161,11 +161,12 @@ async def claim(
         chain_id=m.chain_id, wallet=agent.wallet, token_id=listing.token_id, owner=owner, timestamp=timestamp
     )
     signer = agents_onchain.recover_personal(message, signature)
-    if signer is None:
-        raise ServiceError(400, "invalid_signature", "signature is not a valid 65-byte signature", param="signature")
-    if signer != owner:
+    if signer != owner:  # None: a well-formed signature of nobody (no key recovers from it)
         raise ServiceError(
-            401, "signature_mismatch", f"the signature recovers to {signer}, not to {owner}", param="signature"
+            401,
+            "signature_mismatch",
+            f"the signature recovers to {signer or 'no address'}, not to {owner}",
+            param="signature",
         )
     chain_owner = Web3.to_checksum_address(
         await agents_onchain.chain_call(m.operator, "AgentRegistry", "ownerOf", listing.token_id)

@@ -110,15 +110,11 @@ async def mint(
             chain_id=m.chain_id, wallet=agent.wallet, self_wallet=self_wallet, owner=owner, timestamp=timestamp
         )
         signer = agents_onchain.recover_personal(message, signature)
-        if signer is None:
-            raise ServiceError(
-                400, "invalid_signature", "signature is not a valid 65-byte signature", param="signature"
-            )
-        if signer != self_wallet:
+        if signer != self_wallet:  # None: a well-formed signature of nobody (no key recovers from it)
             raise ServiceError(
                 401,
                 "signature_mismatch",
-                f"the signature recovers to {signer}, not to {self_wallet}",
+                f"the signature recovers to {signer or 'no address'}, not to {self_wallet}",
                 param="signature",
             )
         referrer = None
@@ -266,13 +262,11 @@ async def record_offer(
         deadline=deadline,
     )
     signer = rules.offer_signer(typed, signature)
-    if signer is None:
-        raise ServiceError(400, "invalid_signature", "signature is not a valid 65-byte signature", param="signature")
-    if signer != buyer:
+    if signer != buyer:  # None: a well-formed signature of nobody (no key recovers from it)
         raise ServiceError(
             401,
             "offer_signature_mismatch",
-            f"the Offer signature recovers to {signer}, not to buyerAddress {buyer}",
+            f"the Offer signature recovers to {signer or 'no address'}, not to buyerAddress {buyer}",
             param="signature",
         )
     now_chain = await chain_now(m)

@@ -10,13 +10,17 @@ check-then-write logic inside an item (a balance check before a debit) is race-f
 
 An item submitted with savepoint=False promises to write nothing when it raises (every check
 comes before its first write): it skips the SAVEPOINT/RELEASE pair, the largest fixed cost of a
-small item. The promise is checked (the connection's change count): an item that raises after
-writing rolls back its whole group, whose items all fail with GroupAborted.
+small item. The promise is checked (the connection's change count): should an item raise after
+writing, the group's transaction is rolled back and the group run again without it (it fails with
+its own exception, its writes undone), so no request can fail another's; the others are run again
+from the start of a fresh transaction, which is why every item must be a function of the
+connection alone (items are: they read what they need inside the transaction).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -31,17 +35,27 @@ Work = Callable[[apsw.Connection], Any]
 #: Told after each durable commit: (items in the group, seconds its oldest item waited from submission
 #: to the end of the commit, seconds the COMMIT itself took). For metrics; must not raise.
 CommitObserver = Callable[[int, float, float], None]
+#: A submitted write: (its work, whether it runs in a savepoint, its caller's future, when it was submitted).
+Item = tuple[Work, bool, "asyncio.Future[Any]", float]
 
 
-class GroupAborted(RuntimeError):
-    """An item given savepoint=False raised after writing: its group was rolled back whole."""
+log = logging.getLogger("agentledger.store")
+
+
+class _BrokenPromise(Exception):
+    """An item given savepoint=False raised after writing (internal: its group is run again without it)."""
+
+    def __init__(self, index: int, exc: BaseException) -> None:
+        super().__init__(index)
+        self.index = index
+        self.exc = exc
 
 
 class GroupCommitter:
     def __init__(self, path: Path | str, *, max_group: int = 512) -> None:
         self.conn = connect(path, durable=True)
         self.max_group = max_group
-        self._pending: list[tuple[Work, bool, asyncio.Future[Any], float]] = []
+        self._pending: list[Item] = []
         self._worker: asyncio.Task[None] | None = None
         self.groups = 0  # commits made, for tests and benchmarks
         self.items = 0
@@ -61,10 +75,10 @@ class GroupCommitter:
         while self._pending:
             group, self._pending = self._pending[: self.max_group], self._pending[self.max_group :]
             try:
-                await self._begin()
-                outcomes = self._apply(group)  # on the loop: short, CPU-bound Python + SQLite
+                outcomes = await self._apply_isolated(group)
                 started = time.perf_counter()
                 await asyncio.to_thread(self._commit)  # the fsync, off the loop (apsw releases the GIL)
+                self.items += len(group)
             except BaseException as exc:  # BEGIN or COMMIT failed: nothing of the group is durable
                 for _, _, future, _ in group:
                     if not future.done():
@@ -81,6 +95,23 @@ class GroupCommitter:
                 else:
                     future.set_exception(value)
 
+    async def _apply_isolated(self, group: list[Item]) -> list[tuple[bool, Any]]:
+        """BEGIN, then every item of `group`; an item that broke its savepoint=False promise is taken
+        out (it fails with its own exception) and the rest run again in a new transaction."""
+        failed: dict[int, BaseException] = {}
+        while True:
+            await self._begin()
+            live = [(i, item) for i, item in enumerate(group) if i not in failed]
+            try:
+                applied = self._apply([item for _, item in live])
+            except _BrokenPromise as broken:
+                index, exc = live[broken.index][0], broken.exc
+                log.error("a write item failed after writing; its group runs again without it", exc_info=exc)
+                failed[index] = exc
+                continue
+            by_index = dict(zip((i for i, _ in live), applied, strict=True))
+            return [(False, failed[i]) if i in failed else by_index[i] for i in range(len(group))]
+
     async def _begin(self) -> None:
         """BEGIN IMMEDIATE: at once on the loop when the write lock is free; when another process
         (the indexer) holds it, wait for it in a thread, never on the loop."""
@@ -94,13 +125,14 @@ class GroupCommitter:
             self.conn.setbusytimeout(BUSY_TIMEOUT_MS)
         await asyncio.to_thread(self.conn.execute, "BEGIN IMMEDIATE")
 
-    def _apply(self, group: list[tuple[Work, bool, asyncio.Future[Any], float]]) -> list[tuple[bool, Any]]:
+    def _apply(self, group: list[Item]) -> list[tuple[bool, Any]]:
         """Run every item of the open transaction (committed by _commit), each in its own savepoint
-        unless it was submitted with savepoint=False."""
+        unless it was submitted with savepoint=False; on any failure of the group as a whole the
+        transaction is rolled back and the failure raised (_BrokenPromise: which item broke it)."""
         conn = self.conn
         outcomes: list[tuple[bool, Any]] = []
         try:
-            for work, savepoint, _, _ in group:
+            for index, (work, savepoint, _, _) in enumerate(group):
                 if savepoint:
                     conn.execute("SAVEPOINT item")
                     try:
@@ -117,15 +149,14 @@ class GroupCommitter:
                 try:
                     value = work(conn)
                 except BaseException as exc:
-                    if conn.total_changes() != changes:  # it broke its promise: nothing of the group may commit
-                        raise GroupAborted("an item failed after writing; its group was rolled back") from exc
+                    if conn.total_changes() != changes:  # it broke its promise: its writes cannot be undone alone
+                        raise _BrokenPromise(index, exc) from exc
                     outcomes.append((False, exc))
                 else:
                     outcomes.append((True, value))
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        self.items += len(group)
         return outcomes
 
     def _commit(self) -> None:

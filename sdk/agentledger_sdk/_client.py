@@ -91,15 +91,14 @@ def _payment(p: Any) -> dict[str, Any]:
     if isinstance(p, Mapping):
         wallet = p.get("agentId", p.get("wallet"))
         amount, source = p.get("amount"), p.get("source")
-    else:  # (wallet, amount) or (wallet, amount, source)
+    else:  # (wallet, amount, source)
         wallet, amount, *rest = p
         source = rest[0] if rest else None
     if not isinstance(wallet, str):
         raise TypeError("each payment needs a wallet ('agentId' or 'wallet')")
-    item: dict[str, Any] = {"agentId": wallet, "amount": to_decimal(amount)}
-    if source is not None:
-        item["source"] = source
-    return item
+    if not isinstance(source, str):
+        raise TypeError("each payment needs its source (where the earning came from)")
+    return {"agentId": wallet, "amount": to_decimal(amount), "source": source}
 
 
 class _Base:
@@ -138,10 +137,10 @@ class _Base:
             return _Call("POST", f"{AGENTS}/register", Registration.parse, dumps(body), unsafe=True)
         return _Call("POST", f"{AGENTS}/register", Registration.parse, dumps(body), idempotency_key=_key(idem))
 
-    def _earn(self, wallet: str, amount: AmountLike, source: str | None, idem: str | None) -> _Call:
-        body: dict[str, Any] = {"agentId": wallet, "amount": to_decimal(amount)}
-        if source is not None:
-            body["source"] = source
+    def _earn(self, wallet: str, amount: AmountLike, source: str, idem: str | None) -> _Call:
+        if not isinstance(source, str):
+            raise TypeError("source (where the earning came from) is required")
+        body: dict[str, Any] = {"agentId": wallet, "amount": to_decimal(amount), "source": source}
         return _Call("POST", f"{AGENTS}/earn", EarnResult.parse, dumps(body), idempotency_key=_key(idem))
 
     def _earn_batch(self, payments: Iterable[Any], idem: str | None) -> _Call:
@@ -187,12 +186,21 @@ class _Base:
         return _Call("GET", f"{AGENTS}/brain", Result.parse, params={"agentId": wallet})
 
     def _update_brain(
-        self, wallet: str, action: str, niche: str, price: AmountLike, revenue: AmountLike | None, idem: str | None
+        self,
+        wallet: str,
+        action: str,
+        niche: str,
+        price: AmountLike,
+        revenue: AmountLike | None,
+        name: str | None,
+        idem: str | None,
     ) -> _Call:
         body: dict[str, Any] = {"agentId": wallet, "action": action, "niche": niche}
         body["price"] = to_decimal(price, "price")
         if revenue is not None:
             body["revenue"] = to_decimal(revenue, "revenue")
+        if name is not None:
+            body["name"] = name
         return _Call("POST", f"{AGENTS}/brain", Result.parse, dumps(body), idempotency_key=_key(idem))
 
     def _network(self) -> _Call:
@@ -394,7 +402,7 @@ class AgentLedger(_Base):
         return r
 
     def earn(
-        self, wallet: str, amount: AmountLike, source: str | None = None, *, idempotency_key: str | None = None
+        self, wallet: str, amount: AmountLike, source: str, *, idempotency_key: str | None = None
     ) -> EarnResult:
         """Report an earning of ``amount`` USDC for ``wallet``; applied at most once however often retried."""
         result: EarnResult = self._send(self._earn(wallet, amount, source, idempotency_key))
@@ -402,7 +410,7 @@ class AgentLedger(_Base):
 
     def earn_batch(self, payments: Iterable[Any], *, idempotency_key: str | None = None) -> BatchEarnResult:
         """Several earnings in one atomic call (all applied or none). Each payment is a mapping
-        ``{"agentId" | "wallet", "amount", "source"?}`` or a tuple ``(wallet, amount[, source])``."""
+        ``{"agentId" | "wallet", "amount", "source"}`` or a tuple ``(wallet, amount, source)``."""
         result: BatchEarnResult = self._send(self._earn_batch(payments, idempotency_key))
         return result
 
@@ -455,10 +463,14 @@ class AgentLedger(_Base):
         price: AmountLike,
         revenue: AmountLike | None = None,
         *,
+        name: str | None = None,
         idempotency_key: str | None = None,
     ) -> Result:
-        """Record a product ``listed`` or ``sold`` in ``niche`` (POST /brain)."""
-        result: Result = self._send(self._update_brain(wallet, action, niche, price, revenue, idempotency_key))
+        """Record a product ``listed`` or ``sold`` in ``niche`` at ``price`` (POST /brain); ``name`` names
+        the product (the brain's topProducts)."""
+        result: Result = self._send(
+            self._update_brain(wallet, action, niche, price, revenue, name, idempotency_key)
+        )
         return result
 
     def network(self) -> NetworkStats:
@@ -668,7 +680,7 @@ class AsyncAgentLedger(_Base):
         return r
 
     async def earn(
-        self, wallet: str, amount: AmountLike, source: str | None = None, *, idempotency_key: str | None = None
+        self, wallet: str, amount: AmountLike, source: str, *, idempotency_key: str | None = None
     ) -> EarnResult:
         result: EarnResult = await self._send(self._earn(wallet, amount, source, idempotency_key))
         return result
@@ -721,9 +733,14 @@ class AsyncAgentLedger(_Base):
         price: AmountLike,
         revenue: AmountLike | None = None,
         *,
+        name: str | None = None,
         idempotency_key: str | None = None,
     ) -> Result:
-        result: Result = await self._send(self._update_brain(wallet, action, niche, price, revenue, idempotency_key))
+        """Record a product ``listed`` or ``sold`` in ``niche`` at ``price`` (POST /brain); ``name`` names
+        the product (the brain's topProducts)."""
+        result: Result = await self._send(
+            self._update_brain(wallet, action, niche, price, revenue, name, idempotency_key)
+        )
         return result
 
     async def network(self) -> NetworkStats:

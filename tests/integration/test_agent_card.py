@@ -1,6 +1,8 @@
-"""The A2A agent card over real HTTP: the same card at both well-known paths, cacheable, absolute
-URLs from the request (or the configured public URL), and valid against the A2A 1.0 AgentCard of
-the a2a-sdk (its protobuf message, parsed from the served JSON with unknown fields refused)."""
+"""The A2A agent cards over real HTTP: cacheable, readable from any origin (CORS), absolute URLs
+from the request (or the configured public URL); the 1.0 card at agent-card.json valid against the
+A2A 1.0 AgentCard of the a2a-sdk (its protobuf message, parsed from the served JSON with unknown
+fields refused), the pre-1.0 card at agent.json valid against the AgentCard of a2a-sdk 0.3.x (the
+JSON schema of its pydantic model, a2a_0_3_agent_card.schema.json: `url` required among others)."""
 
 from __future__ import annotations
 
@@ -10,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import jsonschema
 import pytest
 from aiohttp.test_utils import TestServer
 
-from api.agent_card import AGENT_CARD_PATHS, CACHE_CONTROL, build_card
+from api.agent_card import AGENT_CARD_PATHS, CACHE_CONTROL, build_card, build_legacy_card
 from api.app import create_app
 from api.openapi import API_VERSION
 from core.deployments import Deployment
@@ -55,13 +58,17 @@ def parse_a2a(card: dict[str, Any]) -> Any:
     return json_format.ParseDict(card, a2a_pb2.AgentCard(), ignore_unknown_fields=False)
 
 
-def test_both_paths_serve_the_same_cacheable_card(tmp_path: Path) -> None:
+LEGACY_SCHEMA = json.loads((Path(__file__).parent / "a2a_0_3_agent_card.schema.json").read_text())
+
+
+def test_both_paths_serve_cacheable_cards_any_origin_may_read(tmp_path: Path) -> None:
     (s1, h1, legacy), (s2, h2, card) = fetch_all(tmp_path)
     assert s1 == s2 == 200
-    assert legacy == card
     for h in (h1, h2):
         assert h["Cache-Control"] == CACHE_CONTROL == "public, max-age=3600"
         assert h["Content-Type"].startswith("application/json")
+        assert h["Access-Control-Allow-Origin"] == "*"
+    assert legacy["name"] == card["name"] and legacy["skills"] == card["skills"]
     base = card["provider"]["url"]
     assert base.startswith("http://127.0.0.1:")
     assert card["supportedInterfaces"][0]["url"] == base + "/api"
@@ -69,8 +76,32 @@ def test_both_paths_serve_the_same_cacheable_card(tmp_path: Path) -> None:
     assert card["version"] == API_VERSION
 
 
+def test_legacy_path_serves_what_pre_1_0_clients_read(tmp_path: Path) -> None:
+    """a2a-sdk 0.3.x clients refused the 1.0 card at agent.json (`url: Field required`)."""
+    (_s, _h, legacy), (_s2, _h2, card) = fetch_all(tmp_path)
+    jsonschema.validate(legacy, LEGACY_SCHEMA)
+    with pytest.raises(jsonschema.ValidationError, match="'url' is a required property"):
+        jsonschema.validate(card, LEGACY_SCHEMA)  # what agent.json served before
+    base = card["provider"]["url"]
+    assert legacy["url"] == base + "/api" and legacy["preferredTransport"] == "HTTP+JSON"
+    assert legacy["protocolVersion"] == "0.3.0"
+    assert legacy["securitySchemes"]["bearer"] == {
+        "type": "http",
+        "scheme": "bearer",
+        "bearerFormat": "aglk_ followed by 32 lowercase hex",
+        "description": "API key from POST /api/agents/register or POST /api/keys",
+    }
+    assert legacy["security"] == [{"bearer": []}] and legacy["documentationUrl"] == base + "/api/schema"
+    # the MCP endpoint is named in both cards alike (extension and skill)
+    assert legacy["capabilities"]["extensions"] == card["capabilities"]["extensions"]
+    assert [s["id"] for s in legacy["skills"]][-1] == "mcp"
+    plain = json.loads(build_legacy_card(base).model_dump_json(by_alias=True, exclude_none=True))
+    del legacy["capabilities"]["extensions"]
+    assert legacy == {**plain, "skills": legacy["skills"]} and legacy["skills"][:-1] == plain["skills"]
+
+
 def test_card_is_a_valid_a2a_1_0_agent_card(tmp_path: Path) -> None:
-    (_s, _h, card), _ = fetch_all(tmp_path)
+    _, (_s, _h, card) = fetch_all(tmp_path)
     parsed = parse_a2a(card)
     # proto3 has no required fields: check the ones A2A 1.0 marks REQUIRED
     assert parsed.name == "agentledger" and parsed.description and parsed.version == "1.0.0"
@@ -105,8 +136,9 @@ def test_card_is_a_valid_a2a_1_0_agent_card(tmp_path: Path) -> None:
 
 
 def test_card_with_a_configured_public_url(tmp_path: Path) -> None:
-    (_s, _h, card), _ = fetch_all(tmp_path, public_url="https://ledger.example.com/")
+    (_s, _h, legacy), (_s2, _h2, card) = fetch_all(tmp_path, public_url="https://ledger.example.com/")
     parse_a2a(card)
+    assert legacy["url"] == "https://ledger.example.com/api"
     assert card["supportedInterfaces"][0]["url"] == "https://ledger.example.com/api"
     assert card["documentationUrl"] == "https://ledger.example.com/api/schema"
     assert card["provider"]["url"] == "https://ledger.example.com"

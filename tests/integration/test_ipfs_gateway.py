@@ -27,7 +27,7 @@ from multidict import CIMultiDict
 from multiformats import CID
 
 from api import ipfs_gateway as gw
-from api.errors import ApiError
+from api.errors import ACCEPTS, ApiError
 from api.http import DELIVERABLES, WRITER, read_capped
 from api.wallets import create_wallet_app
 from core import deliverables, ipfs
@@ -77,6 +77,7 @@ async def serve(tmp_path: Path, ipfs_api_url: str = "") -> AsyncIterator[Gateway
     app[DELIVERABLES] = deliverables.Deliverables(db, app[WRITER], ipfs_api_url, clock)
     gw.add_ipfs_routes(app)
     app.router.add_post("/test/upload", upload)
+    app[ACCEPTS] = {("POST", "/test/upload"): ("application/json", "multipart/form-data")}  # what the route reads
     server = TestServer(app, host="127.0.0.1", port=0)
     await server.start_server()
     try:
@@ -233,9 +234,12 @@ def test_malformed_and_unknown_cids(tmp_path: Path) -> None:
     async def body() -> None:
         async with serve(tmp_path) as g:
             cid = await g.app[DELIVERABLES].store(CONTENTS["text"])
-            for bad in ("not-a-cid", cid[:-4], cid + "x", "Qm" + "1" * 44, "z" * 600):
+            for bad in ("not-a-cid", cid[:20], "z" * 600, "b" + cid[1:].upper()):
                 status, raw, _ = await g.get(f"/ipfs/{bad}")
                 assert_error(status, raw, 400, "invalid_cid", "cid")
+            for shaped in (cid + "a", "Qm" + "1" * 44):  # shaped like a CID (the schema's pattern): not stored
+                status, raw, _ = await g.get(f"/ipfs/{shaped}")
+                assert_error(status, raw, 404, "content_not_found", "cid")
             status, raw, _ = await g.get(f"/ipfs/{ipfs.cid_of(b'never stored')}")
             assert_error(status, raw, 404, "content_not_found", "cid")
 

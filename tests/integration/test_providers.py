@@ -261,10 +261,10 @@ def test_link_refusals(system: System, tmp_path: Path) -> None:
             stale = h.link_body(wallet, a, owner, timestamp=int(h.clock.now) + skew)
             assert_error(await h.call("POST", path, stale, key=key), 401, "timestamp_out_of_window", "$.timestamp")
         edge = h.link_body(wallet, a, owner, timestamp=int(h.clock.now) - 300)
-        # a malformed (but well-shaped) signature
+        # a well-shaped signature no key recovers from: what the schema allows, signed by nobody
         bad = h.link_body(wallet, a, owner)
         bad["signature"] = "0x" + "00" * 65
-        assert_error(await h.call("POST", path, bad, key=key), 400, "invalid_signature", "$.signature")
+        assert_error(await h.call("POST", path, bad, key=key), 401, "signature_mismatch", "$.signature")
         # a shape error names the field as a JSONPath
         short = {**h.link_body(wallet, a, owner), "self_wallet": "0x1234"}
         assert_error(await h.call("POST", path, short, key=key), 400, "invalid_field", "$.self_wallet")
@@ -280,7 +280,7 @@ def test_link_refusals(system: System, tmp_path: Path) -> None:
         assert h.total_agents() == 0 and store.get_provider(h.db, uuid) is None
         # an unknown referrer: refused by the registry, nothing kept
         ref = h.link_body(wallet, a, owner, referrer=99)
-        assert_error(await h.call("POST", path, ref, key=key), 400, "unknown_referrer", "$.referrer_token_id")
+        assert_error(await h.call("POST", path, ref, key=key), 404, "unknown_referrer", "$.referrer_token_id")
         assert store.get_provider(h.db, uuid) is None
         # the edge of the window is accepted; then a second link of the agent is refused
         assert (await h.call("POST", path, edge, key=key)).status == 201
@@ -376,7 +376,7 @@ def test_catalogue_items(system: System, tmp_path: Path) -> None:
             assert ri.body["unit_amount"] == units and ri.body["delivery_hours"] == rules.TIERS[tier].hours
             made[ri.body["id"]] = units
         named = await h.call("POST", "/api/acp/items", {"item_id": "seo-audit", "title": "x", "tier": "deep"}, key=key)
-        assert named.status == 400 and named.body["code"] == "missing_agent_id"  # an account key must name the agent
+        assert named.status == 422 and named.body["code"] == "missing_agent_id"  # an account key must name the agent
         named = await h.call(
             "POST",
             "/api/acp/items",

@@ -234,8 +234,8 @@ def test_register_earn_get_agent_round_trip(live: Live) -> None:
         assert r.ownerBalance + r.agentSelfBalance == r.balance
         assert r["ownerCut"] == r.owner_cut and r.transaction_id is not None
 
-        r2 = al.earn(wallet, 100)  # int and decimal-string amounts are accepted too
-        r3 = al.earn(wallet, "0.000001")
+        r2 = al.earn(wallet, 100, "test")  # int and decimal-string amounts are accepted too
+        r3 = al.earn(wallet, "0.000001", "test")
         agent = al.get_agent(wallet)
         assert isinstance(agent.total_earned, Decimal) and isinstance(agent.balance, Decimal)
         assert agent.total_earned == agent.totalEarned == Decimal("112.500001")
@@ -255,17 +255,17 @@ def test_amounts_are_decimal_and_floats_are_refused(live: Live) -> None:
     with client(live.proxy.url, key) as al:
         for bad in (0.1, 1e3, True):
             with pytest.raises(TypeError):
-                al.earn(wallet, bad)  # type: ignore[arg-type]
+                al.earn(wallet, bad, "test")  # type: ignore[arg-type]
         for bad_value in ("ten", "NaN", Decimal("Infinity")):
             with pytest.raises(ValueError):
-                al.earn(wallet, bad_value)
+                al.earn(wallet, bad_value, "test")
         assert live.proxy.requests(EARN) == []  # nothing was sent
-        al.earn(wallet, Decimal("1E+2"))  # sent as the plain number 100, never through float
-        al.earn(wallet, Decimal("0.10"))
+        al.earn(wallet, Decimal("1E+2"), "test")  # sent as the plain number 100, never through float
+        al.earn(wallet, Decimal("0.10"), "test")
     bodies = [s.body for s in live.proxy.requests(EARN)]
     assert bodies == [
-        f'{{"agentId":"{wallet}","amount":100}}'.encode(),
-        f'{{"agentId":"{wallet}","amount":0.10}}'.encode(),
+        f'{{"agentId":"{wallet}","amount":100,"source":"test"}}'.encode(),
+        f'{{"agentId":"{wallet}","amount":0.10,"source":"test"}}'.encode(),
     ]
 
 
@@ -284,7 +284,7 @@ def test_errors_are_typed_and_carry_the_error_shape(live: Live) -> None:
     assert err.message and "missing_api_key" in str(err)
 
     with client(live.url, "aglk_" + "0" * 32) as wrong, pytest.raises(sdk.AuthenticationError) as e401:
-        wrong.earn(wallet, 1)
+        wrong.earn(wallet, 1, "test")
     assert e401.value.code == "invalid_api_key"
     with client(live.url, "not-a-key") as malformed, pytest.raises(sdk.AuthenticationError) as e401:
         malformed.get_agent(wallet)
@@ -293,12 +293,12 @@ def test_errors_are_typed_and_carry_the_error_shape(live: Live) -> None:
     with client(live.proxy.url, key) as al:
         for missing in ("agl_000000000000", other_wallet):  # unknown, and another account's agent
             with pytest.raises(sdk.NotFound) as e404:
-                al.earn(missing, 5)
+                al.earn(missing, 5, "test")
             assert (e404.value.status, e404.value.code, e404.value.param) == (404, "agent_not_found", "agentId")
             assert e404.value.idempotency_key is not None
 
         with pytest.raises(sdk.InvalidRequest) as e400:
-            al.earn(wallet, "1.0000001")
+            al.earn(wallet, "1.0000001", "test")
         assert (e400.value.status, e400.value.code, e400.value.param) == (400, "invalid_amount", "amount")
         with pytest.raises(sdk.InvalidRequest) as e400:
             al.get_agent("bad wallet")
@@ -318,11 +318,11 @@ def test_errors_are_typed_and_carry_the_error_shape(live: Live) -> None:
     with client(live.proxy.url, key, retries=0) as al:
         live.proxy.faults[EARN] = ["503"]
         with pytest.raises(sdk.ServerError) as e5xx:
-            al.earn(wallet, 1)
+            al.earn(wallet, 1, "test")
         assert (e5xx.value.status, e5xx.value.code) == (503, "unavailable")
         live.proxy.faults[EARN] = ["429"]
         with pytest.raises(sdk.RateLimited) as e429:
-            al.earn(wallet, 1)
+            al.earn(wallet, 1, "test")
         assert e429.value.retry_after == 0
 
     with client(f"http://127.0.0.1:{_closed_port()}", key, retries=1) as dead, pytest.raises(sdk.ConnectionError):
@@ -359,7 +359,7 @@ def test_retried_earn_after_a_lost_response_is_replayed_not_credited_twice(live:
     # Every retry, whatever the failure, goes out with the one key of its logical call.
     live.proxy.faults[EARN] = ["503", "429", "drop"]
     with client(live.proxy.url, key) as al:
-        r2 = al.earn(wallet, 10)
+        r2 = al.earn(wallet, 10, "test")
     keys = {s.idempotency_key for s in live.proxy.requests(EARN)[2:]}
     assert len(live.proxy.requests(EARN)) == 6 and len(keys) == 1 and sent[0].idempotency_key not in keys
     assert r2.replayed and r2.balance == Decimal("19.6")
@@ -368,12 +368,12 @@ def test_retried_earn_after_a_lost_response_is_replayed_not_credited_twice(live:
     live.proxy.faults[EARN] = ["drop"]
     with client(live.proxy.url, key, retries=0) as al:
         with pytest.raises(sdk.TransportError) as lost:
-            al.earn(wallet, 10)
+            al.earn(wallet, 10, "test")
         assert lost.value.idempotency_key is not None and lost.value.status is None
-        again = al.earn(wallet, 10, idempotency_key=lost.value.idempotency_key)
+        again = al.earn(wallet, 10, "test", idempotency_key=lost.value.idempotency_key)
         assert again.replayed and again.balance == Decimal("29.4")
         with pytest.raises(sdk.InvalidRequest) as reused:  # same key, different body
-            al.earn(wallet, 11, idempotency_key=lost.value.idempotency_key)
+            al.earn(wallet, 11, "test", idempotency_key=lost.value.idempotency_key)
         assert (reused.value.status, reused.value.code) == (422, "idempotency_conflict")
     with client(live.url, key) as direct:
         assert direct.get_agent(wallet).total_transactions == 3
@@ -397,15 +397,15 @@ def test_in_flight_earn_waits_for_the_original_and_gets_its_replay(live: Live) -
     key, wallet = new_agent(live)
     entered, release = live.hold(EARN)
     with ThreadPoolExecutor(1) as pool, client(live.url, key) as first, client(live.url, key, retries=0) as impatient:
-        original = pool.submit(first.earn, wallet, 7, idempotency_key="order-42")
+        original = pool.submit(first.earn, wallet, 7, "test", idempotency_key="order-42")
         assert entered.wait(10)
         with pytest.raises(sdk.Conflict) as busy:
-            impatient.earn(wallet, 7, idempotency_key="order-42")
+            impatient.earn(wallet, 7, "test", idempotency_key="order-42")
         assert (busy.value.status, busy.value.code, busy.value.retry_after) == (409, "idempotency_in_flight", 1)
 
         threading.Timer(0.3, release.set).start()
         with client(live.url, key) as patient:  # 409 in flight -> waits Retry-After, retries, replay
-            retried = patient.earn(wallet, 7, idempotency_key="order-42")
+            retried = patient.earn(wallet, 7, "test", idempotency_key="order-42")
         first_result = original.result(timeout=10)
     assert retried.replayed and not first_result.replayed
     assert retried.transaction_id == first_result.transaction_id
@@ -420,23 +420,25 @@ def test_earn_batch_is_atomic(live: Live) -> None:
     key, wallet = new_agent(live)
     with client(live.url, key) as al:
         sibling = al.register("sibling", "youtube").agent.wallet
-        batch = al.earn_batch([(wallet, 10, "a"), {"wallet": sibling, "amount": Decimal("2.5")}, (wallet, "1")])
+        batch = al.earn_batch(
+            [(wallet, 10, "a"), {"wallet": sibling, "amount": Decimal("2.5"), "source": "b"}, (wallet, "1", "c")]
+        )
         assert batch.success and batch.count == 3 and len(batch.results) == 3
         assert [r.net for r in batch.results] == [Decimal("9.8"), Decimal("2.45"), Decimal("0.98")]
         assert batch.results[2].balance == Decimal("10.78")
 
         with pytest.raises(sdk.InvalidRequest) as bad:  # one bad item: nothing at all is credited
-            al.earn_batch([(wallet, 5), (sibling, "0.0000001")])
+            al.earn_batch([(wallet, 5, "s"), (sibling, "0.0000001", "s")])
         assert bad.value.param == "payments[1].amount"
         with pytest.raises(sdk.NotFound) as missing:
-            al.earn_batch([(wallet, 5), ("agl_000000000000", 1)])
+            al.earn_batch([(wallet, 5, "s"), ("agl_000000000000", 1, "s")])
         assert missing.value.param == "payments[1].agentId"
         assert al.get_agent(wallet).total_transactions == 2
         assert al.get_agent(sibling).balance == Decimal("2.45")
 
     live.proxy.faults["/api/agents/earn/batch"] = ["drop"]
     with client(live.proxy.url, key) as al:
-        replay = al.earn_batch([(wallet, 1), (sibling, 1)])
+        replay = al.earn_batch([(wallet, 1, "s"), (sibling, 1, "s")])
     assert replay.replayed and replay.results[0].balance == Decimal("11.76")
     with client(live.url, key) as al:
         assert al.get_agent(wallet).total_transactions == 3
@@ -483,14 +485,20 @@ def test_memory_compound_brain_network_and_keys(live: Live) -> None:
             al.remember(wallet, "brain:v1", {})
         assert reserved.value.status == 400
 
-        al.earn(wallet, 100)
+        al.earn(wallet, 100, "test")
         c = al.compound(wallet, 50)
         assert (c.moved, c.balance, c.reinvested) == (Decimal(49), Decimal(49), Decimal(49))
         with pytest.raises(TypeError):
             al.compound(wallet, Decimal("20.5"))  # type: ignore[arg-type]
 
-        b = al.update_brain(wallet, "sold", "youtube", Decimal("19.5"), revenue=Decimal("19.5"))
+        b = al.update_brain(wallet, "sold", "youtube", Decimal("19.5"), revenue=Decimal("19.5"), name="Intro pack")
         assert b["brain"]["niches"]["youtube"]["sold"] == 1
+        assert b["brain"]["prices"]["19.5"] == {"listed": 0, "sold": 1, "revenue": Decimal("19.5")}
+        assert b["brain"]["topProducts"] == [
+            {"name": "Intro pack", "niche": "youtube", "price": Decimal("19.5"), "sold": 1}
+        ]
+        with pytest.raises(TypeError):
+            al.earn(wallet, 1, None)  # type: ignore[arg-type]  # the source is required
         assert al.brain(wallet)["brain"]["totalRevenue"] == Decimal("19.5")
         with pytest.raises(sdk.InvalidRequest):
             al.update_brain(wallet, "stolen", "youtube", 1)
@@ -528,7 +536,7 @@ def test_async_client_round_trip_errors_and_retries(live: Live) -> None:
         async with aclient(live.url) as al:
             reg = await al.register("async", "content_seo")
             wallet = reg.agent.wallet
-            r = await al.earn(wallet, Decimal("12.5"))
+            r = await al.earn(wallet, Decimal("12.5"), "test")
             assert (r.owner_cut, r.agent_cut, r.service_cut, r.net) == (
                 Decimal("12.125"),
                 Decimal("0.125"),
@@ -541,16 +549,16 @@ def test_async_client_round_trip_errors_and_retries(live: Live) -> None:
                 Decimal("12.25"),
                 1,
             )
-            batch = await al.earn_batch([(wallet, 1), (wallet, 1)])
+            batch = await al.earn_batch([(wallet, 1, "s"), (wallet, 1, "s")])
             assert batch.count == 2
             assert (await al.record_run(wallet, True)).successes == 1
             assert (await al.identity(wallet)).wallet == wallet
             with pytest.raises(sdk.NotFound):
-                await al.earn("agl_000000000000", 1)
+                await al.earn("agl_000000000000", 1, "test")
             with pytest.raises(sdk.InvalidRequest):
-                await al.earn(wallet, 0)
+                await al.earn(wallet, 0, "test")
             with pytest.raises(TypeError):
-                await al.earn(wallet, 0.5)  # type: ignore[arg-type]
+                await al.earn(wallet, 0.5, "test")  # type: ignore[arg-type]
             key = al.api_key
         async with aclient(live.url) as anonymous:
             with pytest.raises(sdk.AuthenticationError):
@@ -558,7 +566,7 @@ def test_async_client_round_trip_errors_and_retries(live: Live) -> None:
 
         live.proxy.faults[EARN] = ["drop", "503"]
         async with aclient(live.proxy.url, key) as al:
-            retried = await al.earn(wallet, 10)
+            retried = await al.earn(wallet, 10, "test")
         sent = live.proxy.requests(EARN)
         assert len(sent) == 3 and len({s.idempotency_key for s in sent}) == 1
         assert retried.replayed and retried.balance == Decimal("24.01")

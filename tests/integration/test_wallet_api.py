@@ -172,7 +172,6 @@ def test_register_without_key_creates_account_and_shows_key_once(api_run: Any, t
         ({"specialty": "email"}, "missing_field", "name"),
         ({"name": "", "specialty": "email"}, "invalid_field", "name"),
         ({"name": 5, "specialty": "email"}, "invalid_field", "name"),
-        ({"name": "x", "specialty": "email", "referralCode": "ZZZZZZZZ"}, "unknown_referral_code", "referralCode"),
         ({"name": "x", "specialty": "email", "referralCode": "short"}, "invalid_field", "referralCode"),
         (b"{not json", "invalid_json", None),
         (b"[1, 2]", "invalid_json", None),
@@ -182,6 +181,11 @@ def test_register_rejects_bad_bodies_and_writes_nothing(api_run: Any, payload: A
     async def body(api: Api) -> None:
         r = await api.call("POST", "/api/agents/register", payload)
         assert_error(r, 400, code, param)
+        # a well-formed code nobody has: what it names does not exist (404, like an unknown agent)
+        r = await api.call(
+            "POST", "/api/agents/register", {"name": "x", "specialty": "email", "referralCode": "ZZZZZZZZ"}
+        )
+        assert_error(r, 404, "unknown_referral_code", "referralCode")
         assert "api_key" not in r.body
         assert all(v == 0 for v in api.counts().values())
 
@@ -202,7 +206,7 @@ def test_register_auth_failures(api_run: Any) -> None:
         assert_error(await api.register(agent_key), 403, "insufficient_scope", "Authorization")
         # anonymous registration cannot be replayed (its response carries a new key)
         r = await api.call("POST", "/api/agents/register", {"name": "a", "specialty": "email"}, idem="k1", key=None)
-        assert_error(r, 400, "idempotency_unsupported", "Idempotency-Key")
+        assert_error(r, 422, "idempotency_unsupported", "Idempotency-Key")
         assert api.counts() == before
         assert key
 
@@ -237,7 +241,11 @@ def test_earn_splits_and_credits_net(api_run: Any) -> None:
         )
         assert b["toll"] == b["serviceCut"] and b["net"] == Decimal(245)
         assert b["balance"] == Decimal(245) and b["ownerBalance"] == Decimal("242.5")
-        assert b["agentSelfBalance"] == Decimal("2.5") and isinstance(b["message"], str)
+        assert b["agentSelfBalance"] == Decimal("2.5")
+        assert b["message"] == (  # the message names the split (issue 12, item 20)
+            "250 USDC earned, split: owner 242.5 (97%) + agent 2.5 (1%) + service 5 (2% toll); "
+            f"245 credited to {wallet}"
+        )
         assert b'"balance":245' in r.raw  # a JSON number, not a string
         r = await api.earn(key, wallet, "0.000001")  # one micro-USDC: all dust to the treasury
         assert (r.body["net"], r.body["serviceCut"], r.body["balance"]) == (0, Decimal("0.000001"), 245)
@@ -547,9 +555,7 @@ def test_idempotency_keys_expire_after_24h_and_abandoned_claims_are_taken_over(a
         scope = f"{hash_api_key(key)} POST /api/agents/earn"
         body_bytes = ('{"agentId": "%s", "amount": 10, "source": "test"}' % wallet).encode()  # noqa: UP031
         with transaction(api.db):
-            idem_store.put_in_flight(
-                api.db, scope, "dead", hashlib.sha256(body_bytes).hexdigest(), "gone", api.clock.now
-            )
+            idem_store.put_in_flight(api.db, scope, "dead", idempotency.body_digest(body_bytes), "gone", api.clock.now)
         assert_error(await api.earn(key, wallet, 10, idem="dead"), 409, "idempotency_in_flight", "Idempotency-Key")
         assert idempotency.STALE_AFTER_SECONDS == 300  # a complete may wait on the operator lock > 60 s
         api.clock.now += 299  # still presumed running (a slow complete, not a dead process)
@@ -705,7 +711,15 @@ def _earn_json(wallet: str, r: EarnResult) -> dict[str, Any]:
     def u(units: int) -> RawJson:
         return RawJson(str(format_usdc(units)))
 
-    referral = f", {u(r.referral_cut)} referral" if r.referral_cut else ""
+    if r.referral_cut:
+        split_text = (
+            f"owner {u(r.owner_cut)} (96.5%) + agent {u(r.agent_cut)} (1%) + referral {u(r.referral_cut)} (0.5%) + "
+            f"service {u(r.service_cut)} (2% toll)"
+        )
+    else:
+        split_text = (
+            f"owner {u(r.owner_cut)} (97%) + agent {u(r.agent_cut)} (1%) + service {u(r.service_cut)} (2% toll)"
+        )
     return {
         "success": True,
         "balance": u(r.balance.balance),
@@ -718,7 +732,7 @@ def _earn_json(wallet: str, r: EarnResult) -> dict[str, Any]:
         "ownerBalance": u(r.balance.owner_balance),
         "agentSelfBalance": u(r.balance.self_balance),
         "transactionId": r.ledger_id,
-        "message": f"{u(r.amount)} USDC earned: {u(r.net)} credited to {wallet}, {u(r.service_cut)} toll{referral}",
+        "message": f"{u(r.amount)} USDC earned, split: {split_text}; {u(r.net)} credited to {wallet}",
     }
 
 
@@ -736,21 +750,27 @@ def test_earn_body_is_the_encoded_earn_json(units: list[int], ledger_id: int) ->
     assert json.loads(text, parse_float=Decimal)["ownerBalance"] == usdc(owner + referral)
 
 
+def test_decode_json_reads_what_json_loads_reads() -> None:
+    body = '{"a": 1.50, "b": [1, 2e3, "é\\u00e9", "\\ud83d\\ude00"], "c": null}'.encode()
+    assert decode_json(body) == json.loads(body, parse_float=Decimal)
+
+
 @pytest.mark.parametrize(
     "body",
     [
-        '{"a": 1.50, "b": [1, 2e3, "é\\u00e9"], "c": null}'.encode(),
-        '{"a": 1.5}'.encode("utf-16"),  # with a BOM
+        b'{"a": NaN}',
+        b'{"a": Infinity}',
+        b"\xff\xfe{",
+        b'{"a": 1',
+        b"[1]",
+        b'"x"',
+        # RFC 8259: JSON exchanged between systems is UTF-8, without a byte order mark (issue 12, item 11)
+        '{"a": 1.5}'.encode("utf-16"),
         '{"a": 1.5}'.encode("utf-16-le"),
         '{"a": 1.5}'.encode("utf-32"),
         '{"a": 1.5}'.encode("utf-8-sig"),
     ],
 )
-def test_decode_json_reads_what_json_loads_reads(body: bytes) -> None:
-    assert decode_json(body) == json.loads(body, parse_float=Decimal)
-
-
-@pytest.mark.parametrize("body", [b'{"a": NaN}', b'{"a": Infinity}', b"\xff\xfe{", b'{"a": 1', b"[1]", b'"x"'])
 def test_decode_json_refusals(body: bytes) -> None:
     with pytest.raises(ApiError) as info:
         decode_json(body)

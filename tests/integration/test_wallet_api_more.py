@@ -89,11 +89,16 @@ def test_memory_upsert_read_and_balance_count(api_run: Any) -> None:
         ("line\nbreak", 1, 400, "invalid_key", "key"),
         ("tab\there", 1, 400, "invalid_key", "key"),
         ("caf\u00e9", 1, 400, "invalid_key", "key"),
-        ("del\x7f", 1, 400, "invalid_key", "key"),
+        ("del\x7f", 1, 400, "invalid_string", "key"),  # the rule of every request string, before the key's
         (5, 1, 400, "invalid_field", "key"),
         ("brain:v1", {}, 400, "reserved_key", "key"),
         ("run:2027-01-15:general", {}, 400, "reserved_key", "key"),
         ("big", "x" * (16 * 1024 - 1), 413, "value_too_large", "value"),
+        # numbers past +-(2^53 - 1) would be echoed as text other parsers read rounded or infinite
+        ("n", 2**256, 400, "invalid_number", "value"),
+        ("n", Decimal("1E+999999999"), 400, "invalid_number", "value"),
+        ("n", {"deep": [1, {"x": -(2**53)}]}, 400, "invalid_number", "value"),
+        ("n", Decimal("9007199254740991.5"), 400, "invalid_number", "value"),
     ],
 )
 def test_memory_write_refusals_write_nothing(
@@ -227,8 +232,13 @@ def test_brain_updates_agent_and_shared_brain(api_run: Any) -> None:
         b = r.body["brain"]
         assert b["niches"]["email"] == {"listed": 4, "sold": 2, "revenue": Decimal("30"), "winRate": Decimal("0.5")}
         assert b["niches"]["my_niche_2"] == {"listed": 1, "sold": 0, "revenue": 0, "winRate": 0}
-        assert b["prices"] == {"email": Decimal("15.25")}
-        assert b["topProducts"] == [{"niche": "email", "revenue": 30, "sold": 2}]
+        # prices: per price (the key is its USDC text), as the spec says (issue 12, item 20)
+        assert b["prices"] == {
+            "0": {"listed": 1, "sold": 0, "revenue": 0},
+            "10": {"listed": 4, "sold": 1, "revenue": Decimal("9.5")},
+            "20.5": {"listed": 0, "sold": 1, "revenue": Decimal("20.5")},
+        }
+        assert b["topProducts"] == []  # only named products
         assert (b["totalListed"], b["totalSold"], b["totalRevenue"]) == (5, 2, 30)
         assert b["winRate"] == Decimal("0.4") and b["lastUpdated"] == "2027-01-15T08:00:00.000Z"
         # the other agent's listings are part of the network
@@ -253,6 +263,39 @@ def test_brain_updates_agent_and_shared_brain(api_run: Any) -> None:
         mem = (await recall(api, key, wallet, query="brain:")).body["memories"]
         assert [m["key"] for m in mem] == ["brain:v1"] and mem[0]["value"]["niches"]["email"]["sold"] == 3
         assert_error(await remember(api, key, wallet, "brain:v1", {}), 400, "reserved_key", "key")
+
+    api_run(body)
+
+
+def test_brain_top_products_are_named_products_by_sales(api_run: Any) -> None:
+    """topProducts holds {name, niche, price, sold} of the products named in updates, most sold first;
+    a product is its name within its niche and shows its latest price (issue 12, item 20)."""
+
+    async def body(api: Api) -> None:
+        key, wallet, _ = await api.new_agent()
+        posts = [
+            ("listed", "ebooks", "Guide", 10),
+            ("sold", "ebooks", "Guide", 12),
+            ("sold", "ebooks", "Guide", 12),
+            ("sold", "prompt_packs", "Guide", 5),  # the same name in another niche: another product
+            ("sold", "ebooks", "Atlas", 30),
+            ("listed", "ebooks", "Never sold", 1),
+        ]
+        for action, niche, name, price in posts:
+            r = await brain_post(api, key, wallet, action=action, niche=niche, price=price, name=name)
+            assert r.status == 200, r.body
+        b = r.body["brain"]
+        assert b["topProducts"] == [
+            {"name": "Guide", "niche": "ebooks", "price": 12, "sold": 2},
+            {"name": "Atlas", "niche": "ebooks", "price": 30, "sold": 1},
+            {"name": "Guide", "niche": "prompt_packs", "price": 5, "sold": 1},
+        ]
+        assert b["prices"]["12"] == {"listed": 0, "sold": 2, "revenue": 24}
+        got = await api.call("GET", "/api/agents/brain", key=key, params={"agentId": wallet})
+        assert got.body["brain"] == b
+        for bad in ("", "x" * 101, "nul\x00"):
+            r = await brain_post(api, key, wallet, action="sold", niche="ebooks", price=1, name=bad)
+            assert r.status == 400 and r.body["param"] == "name", r.body
 
     api_run(body)
 
@@ -411,8 +454,8 @@ def test_earn_batch_credits_every_item_in_order(api_run: Any) -> None:
         _k, w2, _ = await api.new_agent(key, referralCode=ref["referral_code"])
         payments = [
             {"agentId": w1, "amount": 100, "source": "a"},
-            {"agentId": w2, "amount": 1000},
-            {"agentId": w1, "amount": Decimal("0.5")},
+            {"agentId": w2, "amount": 1000, "source": "b"},
+            {"agentId": w1, "amount": Decimal("0.5"), "source": "c"},
         ]
         r = await batch(api, key, payments, idem="b1")
         assert r.status == 200, r.body
@@ -434,16 +477,26 @@ def test_earn_batch_is_all_or_none(api_run: Any) -> None:
     async def body(api: Api) -> None:
         key, w1, _ = await api.new_agent()
         okey, ow, _ = await api.new_agent()
-        good = {"agentId": w1, "amount": 1}
+        good = {"agentId": w1, "amount": 1, "source": "s"}
         await api.earn(key, w1, 1)
         before = counts(api)
         cases: list[tuple[Any, int, str, str | None]] = [
-            ([good, good, good, {"agentId": w1, "amount": -1}], 400, "invalid_amount", "payments[3].amount"),
-            ([good, {"agentId": w1, "amount": Decimal("0.0000001")}], 400, "invalid_amount", "payments[1].amount"),
-            ([good, {"agentId": "bad", "amount": 1}], 400, "invalid_field", "payments[1].agentId"),
-            ([good, {"agentId": w1, "amount": 1, "x": 1}], 400, "unknown_field", "payments[1].x"),
-            ([good, {"amount": 1}], 400, "missing_field", "payments[1].agentId"),
-            ([good, {"agentId": ow, "amount": 1}], 404, "agent_not_found", "payments[1].agentId"),
+            (
+                [good, good, good, {"agentId": w1, "amount": -1, "source": "s"}],
+                400,
+                "invalid_amount",
+                "payments[3].amount",
+            ),
+            (
+                [good, {"agentId": w1, "amount": Decimal("0.0000001"), "source": "s"}],
+                400,
+                "invalid_amount",
+                "payments[1].amount",
+            ),
+            ([good, {"agentId": "bad", "amount": 1, "source": "s"}], 400, "invalid_field", "payments[1].agentId"),
+            ([good, {"agentId": w1, "amount": 1, "source": "s", "x": 1}], 400, "unknown_field", "payments[1].x"),
+            ([good, {"amount": 1, "source": "s"}], 400, "missing_field", "payments[1].agentId"),
+            ([good, {"agentId": ow, "amount": 1, "source": "s"}], 404, "agent_not_found", "payments[1].agentId"),
             ([], 400, "invalid_field", "payments"),
             ([good] * 101, 400, "invalid_field", "payments"),
             ("nope", 400, "invalid_field", "payments"),
@@ -457,7 +510,7 @@ def test_earn_batch_is_all_or_none(api_run: Any) -> None:
         api.db.execute(
             "UPDATE balances SET total_earned = ? WHERE agent_uuid = ?", (wallets.MAX_TOTAL_UNITS - 5_000_000, uuid)
         )
-        r = await batch(api, key, [good, good, {"agentId": w1, "amount": 4}])
+        r = await batch(api, key, [good, good, {"agentId": w1, "amount": 4, "source": "s"}])
         assert_error(r, 422, "balance_limit", "payments[2].amount")
         assert counts(api) == before
         assert store.get_balance(api.db, uuid).balance == 980_000
@@ -581,7 +634,7 @@ def test_self_serve_key_refusals_write_nothing(api_run: Any, payload: Any, code:
 def test_self_serve_key_refuses_idempotency_key(api_run: Any) -> None:
     async def body(api: Api) -> None:
         r = await api.call("POST", "/api/keys", {"email": "a@example.com"}, idem="once")
-        assert_error(r, 400, "idempotency_unsupported", "Idempotency-Key")
+        assert_error(r, 422, "idempotency_unsupported", "Idempotency-Key")
         assert counts(api)["api_keys"] == 0
 
     api_run(body)
@@ -635,6 +688,41 @@ def test_issue_key_command_scopes_to_account_or_agent(api_run: Any, tmp_path: Pa
         assert done.returncode == 2 and done.stdout == ""
         done = await asyncio.to_thread(_issue, tmp_path / "missing.db", "--account", account)
         assert done.returncode == 2 and not (tmp_path / "missing.db").exists()
+        assert counts(api) == before
+
+    api_run(body)
+
+
+def test_memory_numbers_within_the_safe_range_read_back_as_written(api_run: Any) -> None:
+    """Memory values are any JSON whose numbers lie within +-(2^53 - 1): stored and echoed as given
+    (issue 12, item 16: 1E+999999999 and 2^256 used to be echoed verbatim)."""
+
+    async def body(api: Api) -> None:
+        key, wallet, _ = await api.new_agent()
+        value = {"max": 2**53 - 1, "min": -(2**53 - 1), "small": Decimal("1E-30"), "pi": Decimal("3.14159")}
+        r = await remember(api, key, wallet, "nums", value)
+        assert r.status == 200, r.body
+        assert b'"small":1E-30' in r.raw and b'"max":9007199254740991' in r.raw
+        got = (await recall(api, key, wallet, query="nums")).body["memories"][0]["value"]
+        assert got == value
+
+    api_run(body)
+
+
+def test_earn_needs_its_source(api_run: Any) -> None:
+    """`source` is required, as the spec says (issue 12, item 20); nothing is written without it."""
+
+    async def body(api: Api) -> None:
+        key, wallet, _ = await api.new_agent()
+        before = counts(api)
+        for raw, code in (
+            (f'{{"agentId":"{wallet}","amount":5}}', "missing_field"),
+            (f'{{"agentId":"{wallet}","amount":5,"source":""}}', "invalid_field"),
+            (f'{{"agentId":"{wallet}","amount":5,"source":null}}', "invalid_field"),
+        ):
+            assert_error(await api.call("POST", "/api/agents/earn", raw, key=key), 400, code, "source")
+        r = await batch(api, key, [{"agentId": wallet, "amount": 1}])
+        assert_error(r, 400, "missing_field", "payments[0].source")
         assert counts(api) == before
 
     api_run(body)

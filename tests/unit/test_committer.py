@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 import apsw
 import pytest
 
 from core.store import connect
-from core.store.committer import GroupAborted, GroupCommitter
+from core.store.committer import GroupCommitter
 
 
 def _setup(path: Path) -> None:
@@ -208,30 +209,45 @@ def test_items_without_savepoint_that_refuse_before_writing_fail_alone(tmp_path:
     reader.close()
 
 
-def test_an_item_without_savepoint_that_fails_after_writing_aborts_its_group(tmp_path: Path) -> None:
-    """The broken promise is caught: no partial write of it (nor anything of its group) commits."""
+def test_an_item_without_savepoint_that_fails_after_writing_fails_alone(tmp_path: Path) -> None:
+    """The broken promise is caught: its group runs again without it, so none of its writes commit
+    and every other item of the group commits exactly once (issue 12, item 1)."""
     db = tmp_path / "a.db"
     _setup(db)
+    runs: list[int] = []
 
     def half(c: apsw.Connection) -> None:
         c.execute("UPDATE acct SET balance = balance - 10 WHERE id = 1")
         raise ValueError("failed after writing")
 
-    async def scenario() -> None:
+    def insert(v: int) -> Callable[[apsw.Connection], int]:
+        def work(c: apsw.Connection) -> int:
+            runs.append(v)
+            c.execute("INSERT INTO t (v) VALUES (?)", (v,))
+            return v
+
+        return work
+
+    async def scenario() -> GroupCommitter:
         gc = GroupCommitter(db)
         out = await asyncio.gather(
-            gc.run(lambda c: c.execute("INSERT INTO t (v) VALUES (1)") and 1),
+            gc.run(insert(1)),
             gc.run(half, savepoint=False),
-            gc.run(lambda c: c.execute("INSERT INTO t (v) VALUES (2)") and 2, savepoint=False),
+            gc.run(insert(2), savepoint=False),
+            gc.run(half, savepoint=False),
+            gc.run(insert(4)),
             return_exceptions=True,
         )
-        assert all(isinstance(o, GroupAborted) for o in out), out
-        assert isinstance(out[1].__cause__, ValueError)  # type: ignore[union-attr]
-        assert await gc.run(lambda c: c.execute("INSERT INTO t (v) VALUES (3)") and 3, savepoint=False) == 3
+        assert out[0] == 1 and out[2] == 2 and out[4] == 4, out
+        assert isinstance(out[1], ValueError) and isinstance(out[3], ValueError)
+        assert await gc.run(insert(5), savepoint=False) == 5
         await gc.close()
+        return gc
 
-    asyncio.run(scenario())
+    gc = asyncio.run(scenario())
+    assert gc.groups == 2 and gc.items == 6  # one group for the five (run three times), one for the last
+    assert runs == [1, 1, 2, 1, 2, 4, 5]  # each rollback ran the clean items before it again
     reader = connect(db)
-    assert reader.execute("SELECT v FROM t").fetchall() == [(3,)]
+    assert sorted(v for (v,) in reader.execute("SELECT v FROM t")) == [1, 2, 4, 5]
     assert reader.execute("SELECT balance FROM acct").fetchall() == [(50,)]
     reader.close()

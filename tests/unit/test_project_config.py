@@ -58,3 +58,36 @@ def test_settings_from_env_and_toml(tmp_path: Path) -> None:
     cfg.write_text("no_such_key = 1\n")
     with pytest.raises(ValueError, match="no_such_key"):
         Settings.load({"AGENTLEDGER_CONFIG": str(cfg)})
+
+
+def test_demo_reads_the_ports_make_run_is_configured_with(monkeypatch: pytest.MonkeyPatch) -> None:
+    """scripts.demo_checkout defaults to where `make run` serves (issue 12, item 21)."""
+    from scripts import demo_checkout
+
+    monkeypatch.setenv("AGENTLEDGER_API_HOST", "127.0.0.2")
+    monkeypatch.setenv("AGENTLEDGER_API_PORT", "18080")
+    monkeypatch.setenv("AGENTLEDGER_ANVIL_PORT", "18545")
+    args = demo_checkout.build_parser().parse_args([])
+    assert (args.api, args.rpc) == ("http://127.0.0.2:18080", "http://127.0.0.1:18545")
+    monkeypatch.setenv("AGENTLEDGER_RPC_URL", "http://node.example:8545")
+    assert demo_checkout.build_parser().parse_args([]).rpc == "http://node.example:8545"
+
+
+def test_readme_says_what_issue_12_asked() -> None:
+    """The README items of issue 12 (item 21) and the schemathesis command (item 14)."""
+    from scripts.fuzz_api import CHECKS, PHASES
+
+    readme = (ROOT / "README.md").read_text()
+    for needle in (
+        "AGENTLEDGER_API_HOST`/`_API_PORT",  # the demo's defaults
+        "Webhook(secret.encode())",  # the Standard Webhooks key forms
+        '"whsec_" + base64(secret)',
+        '{"event": "job.state_changed", "job_id"',  # the webhook bodies
+        '{"event": "decision_logged", "job_id"',
+        "Why the payer signs",  # the payer signature on complete
+        "reportedEarned (what `/earn` reported",
+        "settledEarned (escrow payouts settled on-chain",
+        f"--checks {CHECKS}",
+        f"--phases {PHASES}",
+    ):
+        assert needle in readme, needle
