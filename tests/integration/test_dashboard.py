@@ -188,6 +188,25 @@ def test_sign_in_needs_its_own_form_token_and_a_same_origin_post(tmp_path: Path)
     run(main())
 
 
+def test_a_form_field_with_a_control_character_is_refused_like_any_request_string(tmp_path: Path) -> None:
+    """The dashboard reads its own forms (api.errors reads JSON only), under the one string rule."""
+
+    async def main() -> None:
+        async with site(tmp_path) as w, w.browser() as s:
+            key, _ = await w.account()
+            async with s.get("/dashboard/sign-in") as r:
+                token = form_token(await r.text())
+            async with s.post(
+                "/dashboard/sign-in", data={"key": key + "\x00", "csrf": token}, allow_redirects=False
+            ) as r:
+                assert r.status == 400 and "invalid_string" in await r.text()
+                assert "agl_session=" not in str(r.headers.getall("Set-Cookie", []))
+            r = await sign_in(s, key)  # the same form without it signs in
+            assert r.status == 303
+
+    run(main())
+
+
 def test_sign_out_ends_the_session_on_the_server_and_needs_the_form_token(tmp_path: Path) -> None:
     async def main() -> None:
         async with site(tmp_path) as w, w.browser() as s:
