@@ -5,16 +5,28 @@ queue behind the gap until the 120 s receipt timeout, and so did every later one
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 
 import pytest
 
 from core import operator
+from core.anvil import Anvil
+from core.chain import connect
 from core.operator import USDC, Operator, tx_hash_of
-from tests.integration.chainkit import System
+from tests.integration.chainkit import System, deploy_dev_system
 from tests.integration.indexer_kit import reorg
 
 
-def test_the_next_send_after_a_reorg_dropped_ours_succeeds(system: System, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture()
+def own_chain() -> Iterator[System]:
+    """A chain of its own: anvil_reorg on the session's node, after hundreds of snapshot reverts, once
+    answered calls at `latest` with no contract code (seen in one full run); a fresh node never has."""
+    with Anvil() as node:
+        yield deploy_dev_system(connect(node.rpc_url))
+
+
+def test_the_next_send_after_a_reorg_dropped_ours_succeeds(own_chain: System, monkeypatch: pytest.MonkeyPatch) -> None:
+    system = own_chain
     monkeypatch.setattr(operator, "RECEIPT_TIMEOUT", 10.0)  # a send stuck behind a gap fails in 10 s, not 120
     dep = system.deployment
     op = Operator(system.w3, system.operator, dep.contracts, dep.usdc)
