@@ -22,6 +22,7 @@ from api.checkout import add_checkout_routes
 from api.decisions import add_decision_routes
 from api.errors import error_middleware
 from api.health import add_health_routes
+from api.hire import add_hire_routes
 from api.http import DELIVERABLES, DEPLOYMENT, DISPATCHER, JOBS, OPERATOR, PUBLIC_URL, RPC_URL, WRITER, Hooks
 from api.ipfs_gateway import add_ipfs_routes
 from api.openapi import add_schema_routes
@@ -36,6 +37,8 @@ from core.checkout.sweep import SWEEP_INTERVAL, sweep
 from core.config import Settings
 from core.deliverables import PIN_INTERVAL, Deliverables
 from core.deployments import Deployment
+from core.hire import Hire
+from core.hire import settle as hire_jobs
 from core.jobs import DailyAt, Every, Job, JobRunner, Service
 from core.networks import LOCAL_CHAIN_ID
 from core.operator import Operator, operator_account
@@ -140,6 +143,16 @@ def create_app(
         jobs.append(
             Job("anchor", DailyAt(settings.anchor_time_utc), lambda: anchoring.anchor_once(operator, db.filename))
         )
-    services: list[Service] = [Dispatcher(db.filename, clock, allow_private=allow_private)]
+    hire = Hire(
+        reader=db, writer=writer, operator=operator, chain_id=chain_id, clock=clock, allow_private=allow_private
+    )
+    add_hire_routes(app, hire)
+    jobs.append(Job("hire-health", Every(hire_jobs.PROBE_INTERVAL), lambda: hire_jobs.probe_due(hire)))
+    jobs.append(Job("hire-reputation", Every(hire_jobs.SCORE_INTERVAL), lambda: hire_jobs.refresh_scores(hire)))
+    if "AgentEscrow" in deployment.contracts:
+        jobs.append(Job("hire-settle", Every(hire_jobs.SETTLE_INTERVAL), lambda: hire_jobs.settle_due(hire)))
+    dispatcher = Dispatcher(db.filename, clock, allow_private=allow_private)
+    hire.wake = dispatcher.wake
+    services: list[Service] = [dispatcher]
     add_jobs(app, JobRunner(jobs, services, clock=clock, writer=writer))
     return app

@@ -12,6 +12,7 @@ from api import (
     checkout,
     decisions,
     health,
+    hire,
     ipfs_gateway,
     openapi,
     provider_orders,
@@ -32,5 +33,6 @@ OPERATIONS: tuple[Operation, ...] = (
     *providers.OPERATIONS,
     *provider_orders.OPERATIONS,
     *ipfs_gateway.OPERATIONS,
+    *hire.OPERATIONS,
     *verification.OPERATIONS,
 )

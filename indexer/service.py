@@ -13,6 +13,7 @@ from core.checkout.follower import OrderFollower
 from core.config import Settings
 from core.deployments import Deployment
 from core.followers import Follower
+from core.hire import EscrowFollower
 from core.networks import network_for
 from core.store.projections import Subscriber
 from indexer.rpc import RpcClient
@@ -21,7 +22,7 @@ from indexer.sync import Indexer
 
 def followers(clock: Callable[[], float] = time.time) -> list[Follower]:
     """Every feature's follower of final events (a new feature adds its own here)."""
-    return [OrderFollower(clock)]
+    return [OrderFollower(clock), EscrowFollower(clock)]
 
 
 def build_indexer(
