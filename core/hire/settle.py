@@ -64,6 +64,10 @@ async def recover(ctx: Hire) -> int:
             )
             moves.record(conn, job, "running", "refunding", now, {"error_code": "hire_interrupted"})
             touched += 1
+        for job in store.jobs_in_status(conn, rules.ESCROW, ("releasing", "refunding")):
+            # the crashed process's own attempt is gone: due at once (settle_due reads the chain first)
+            store.update_job(conn, job.id, ("releasing", "refunding"), next_settle_at=now)
+            touched += 1
         return touched
 
     touched = await ctx.writer.run(work)
