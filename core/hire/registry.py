@@ -47,6 +47,7 @@ def service_json(s: ServiceRow, agent: ChainAgent | None, *, base: str, schemas_
     terms = escrow_terms(s, agent)
     out: dict[str, Any] = {
         "wallet": s.wallet,
+        "tokenId": s.token_id,
         "serviceType": s.service_type,
         "description": s.description,
         "priceUsdc": usdc(s.price),

@@ -76,6 +76,7 @@ class ProviderServer:
     bodies: list[dict[str, Any]] = field(default_factory=list)
     bad_signatures: int = 0
     slow_seconds: float = 0.3
+    hooks: list[tuple[str, dict[str, str], bytes]] = field(default_factory=list)  # (path, headers, body)
     gate: asyncio.Event | None = None  # when set, /ok waits for it
     _runner: web.AppRunner | None = None
 
@@ -87,6 +88,9 @@ class ProviderServer:
         raw = await request.read()
         if request.method == "HEAD":
             return web.Response(status=200 if behaviour != "down" else 503)
+        if behaviour == "hook":  # a webhook receiver: record, answer 204
+            self.hooks.append((request.path, dict(request.headers), raw))
+            return web.Response(status=204)
         secret = self.secrets.get(request.path)
         if secret is not None:
             try:

@@ -18,6 +18,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import asdict
 from decimal import Decimal
 from pathlib import Path
@@ -28,6 +29,7 @@ import pytest
 from aiohttp import web
 from eth_account import Account
 
+from core import webhooks
 from core.anvil import Anvil
 from core.chain import connect as connect_chain
 from core.deployments import Deployment
@@ -429,6 +431,41 @@ def test_self_dealing_earns_no_reputation(system: System, tmp_path: Path, anvil:
             assert (await h.hire_call(p.key, sibling, provider=p.wallet, topic=f"s{i}")).status == 200
         svc = store.get_service(h.db, p.uuid, "keyword_research")
         assert svc is not None and svc.jobs == 0 and svc.score == 0
+
+    run(tmp_path, system, anvil.rpc_url, body)
+
+
+# ---- webhooks ------------------------------------------------------------------------------------
+
+
+def test_every_move_is_a_signed_webhook_to_caller_and_provider(system: System, tmp_path: Path, anvil: Anvil) -> None:
+    async def body(h: Harness) -> None:
+        hooks = h.provider_server
+        p = await h.provider(system.users[0], system.users[1], webhookUrl=hooks.url("hook") + "/provider")
+        provider_secret = p.published["webhookSecret"]
+        key, caller, _ = await h.caller()
+        caller_secret = "c" * 32
+        r = await h.hire_call(
+            key, caller, provider=p.wallet, webhookUrl=hooks.url("hook") + "/caller", webhookSecret=caller_secret
+        )
+        assert r.status == 200, r.body
+        for _ in range(200):  # the dispatcher sends them at once
+            if len(hooks.hooks) == 6:
+                break
+            await asyncio.sleep(0.02)
+        got: dict[str, list[str]] = {}
+        for path, headers, raw in hooks.hooks:
+            who = path.rsplit("/", 1)[1]
+            secret = provider_secret if who == "provider" else caller_secret
+            assert webhooks.verify_standard(raw, secret, headers, now=time.time())
+            assert webhooks.verify_service(raw, secret, headers["X-Service-Signature"])
+            payload = json.loads(raw)
+            assert payload["event"] == "hire.job_state_changed" and payload["jobId"] == r.body["jobId"]
+            got.setdefault(who, []).append(payload["status"])
+        # the provider learns of the new job; both see every move, each with its audit entry
+        assert sorted(got) == ["caller", "provider"]
+        for who in got:
+            assert sorted(got[who]) == sorted(["reserved", "output_committed", "charged"])
 
     run(tmp_path, system, anvil.rpc_url, body)
 
