@@ -222,6 +222,8 @@ def chain_agent(conn: apsw.Connection, token_id: int) -> ChainAgent | None:
 
 # ---- the registry -------------------------------------------------------------------------------
 
+#: Up to this many agents for hire, an escrow-only registry query starts from them.
+ESCROW_DRIVE_LIMIT = 2000
 #: A registry row: the service, its provider's paused flag and its indexed on-chain price and SLA.
 RegistryRow = tuple[ServiceRow, bool, int | None, int | None]
 
@@ -254,8 +256,8 @@ def registry_page(
     if min_score is not None:
         where.append("s.score >= ?")
         params.append(min_score)
-    if escrow_only:
-        where.append("a.hire_price = s.price AND a.hire_sla > 0")
+    if escrow_only:  # driven from the (few) agents for hire: agents_for_hire, hire_services_token
+        where.append("a.hire_price > 0 AND a.hire_price = s.price AND a.hire_sla > 0")
     if healthy_only:
         where.append("s.consecutive_failures < ?")
         params.append(UNHEALTHY_AFTER)
@@ -263,9 +265,15 @@ def registry_page(
         where.append("(s.score < ? OR (s.score = ? AND (s.wallet > ? OR (s.wallet = ? AND s.service_type > ?))))")
         score, w, t = after
         params.extend([score, score, w, w, t])
+    join = "LEFT JOIN"
+    if escrow_only:
+        # Few agents for hire: start from them (agents_for_hire) and sort what matches. Many: walk the
+        # services by score and stop at the page's end (CROSS JOIN keeps SQLite to that order).
+        for_hire = int(_rows(conn, "SELECT count(*) FROM agents WHERE hire_price > 0")[0][0])
+        join = "JOIN" if for_hire <= ESCROW_DRIVE_LIMIT else "CROSS JOIN"
     sql = (
         f"SELECT {_S_SERVICE_COLS}, coalesce(a.paused, 0), a.hire_price, a.hire_sla"  # noqa: S608
-        " FROM hire_services s LEFT JOIN agents a ON a.token_id = s.token_id"
+        f" FROM hire_services s {join} agents a ON a.token_id = s.token_id"
         f" WHERE {' AND '.join(where)} ORDER BY s.score DESC, s.wallet, s.service_type LIMIT ?"
     )
     params.append(limit)

@@ -618,5 +618,7 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX hire_samples_service ON hire_samples (provider_uuid, service_type, settled_at);
     CREATE INDEX escrow_jobs_job ON escrow_jobs (job_id);
+    CREATE INDEX hire_services_token ON hire_services (token_id);
+    CREATE INDEX agents_for_hire ON agents (hire_price) WHERE hire_price > 0;
     """,
 ]
