@@ -36,7 +36,7 @@ from eth_account.messages import encode_defunct
 from web3 import Web3
 from web3.exceptions import TransactionNotFound, Web3RPCError
 
-from core import errors, ipfs
+from core import errors
 from core.errors import ServiceError
 from core.hire import moves, rules, runners, standard
 from core.hire.context import Hire
@@ -246,11 +246,12 @@ async def _run(ctx: Hire, service: ServiceRow, job_id: str, input_bytes: bytes) 
 
 def _ran(job: JobRow, outcome: Outcome, now: float) -> Any:
     """Record the run: the output committed (releasing) or the failure (refunding)."""
+    digests = None if outcome.output is None else rules.output_digests(outcome.output)
 
     def work(conn: apsw.Connection) -> None:
         if outcome.ok:
-            assert outcome.output is not None
-            sha, cid = rules.sha256_hex(outcome.output), ipfs.cid_of(outcome.output)
+            assert outcome.output is not None and digests is not None
+            sha, cid = digests
             store.update_job(
                 conn,
                 job.id,

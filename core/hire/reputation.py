@@ -32,7 +32,6 @@ from core.store.hire import SampleRow
 
 HALF_LIFE_SECONDS = 30 * 86_400
 WINDOW_SECONDS = 365 * 86_400
-MAX_SAMPLES = 5_000
 Z = 1.96
 MIN_SAMPLES = 3
 LATENCY_WEIGHT = 0.2
@@ -90,14 +89,10 @@ def compute(samples: list[SampleRow], sla_seconds: int, now: float) -> Reputatio
             successes += 1
             ok_ms.append(sample.response_ms)
     avg = round(sum(ok_ms) / len(ok_ms)) if ok_ms else None
-    score = 0.0
-    if len(samples) >= MIN_SAMPLES:
-        latency = 1.0 - LATENCY_WEIGHT * min(1.0, (avg or 0) / (sla_seconds * 1000))
-        score = round(100 * wilson_lower_bound(s, n) * latency, 2)
     return Reputation(
         jobs=len(samples),
         successes=successes,
-        score=score,
+        score=score_of(len(samples), n, s, avg, sla_seconds),
         success_rate=round(successes / len(samples), 4),
         avg_ms=avg,
         p95_ms=percentile(ok_ms, 0.95),
@@ -105,13 +100,35 @@ def compute(samples: list[SampleRow], sla_seconds: int, now: float) -> Reputatio
     )
 
 
+def score_of(jobs: int, weighted: float, weighted_successes: float, avg_ms: float | None, sla_seconds: int) -> float:
+    """The published score from a service's (weighted) counts."""
+    if jobs < MIN_SAMPLES:
+        return 0.0
+    latency = 1.0 - LATENCY_WEIGHT * min(1.0, (avg_ms or 0) / (sla_seconds * 1000))
+    return round(100 * wilson_lower_bound(weighted_successes, weighted) * latency, 2)
+
+
 def refresh(conn: apsw.Connection, provider_uuid: str, service_type: str, now: float) -> Reputation | None:
-    """Recompute one service's reputation from its samples and store it (in the caller's transaction)."""
+    """Recompute one service's reputation from its samples (aggregated in SQL) and store it, in the
+    caller's transaction: the same figures as compute() over the last year's samples."""
     service = store.get_service(conn, provider_uuid, service_type)
     if service is None:
         return None
-    rows = store.samples(conn, provider_uuid, service_type, since=now - WINDOW_SECONDS, limit=MAX_SAMPLES)
-    r = compute(rows, service.sla_seconds, now)
+    since = now - WINDOW_SECONDS
+    st = store.sample_stats(conn, provider_uuid, service_type, since=since, now=now, half_life=HALF_LIFE_SECONDS)
+    avg = None if st.avg_ms is None else round(st.avg_ms)
+    p95 = None
+    if st.successes:
+        p95 = store.success_ms_rank(conn, provider_uuid, service_type, since, max(1, math.ceil(0.95 * st.successes)))
+    r = Reputation(
+        jobs=st.jobs,
+        successes=st.successes,
+        score=score_of(st.jobs, st.weighted, st.weighted_successes, avg, service.sla_seconds),
+        success_rate=round(st.successes / st.jobs, 4) if st.jobs else None,
+        avg_ms=avg,
+        p95_ms=p95,
+        last_active_at=st.last_at,
+    )
     store.set_reputation(
         conn,
         provider_uuid,

@@ -30,7 +30,7 @@ from typing import Any
 
 import apsw
 
-from core import idempotency, ipfs, wallets
+from core import idempotency, wallets
 from core.errors import ServiceError
 from core.hire import moves, reputation, rules, runners, schemas
 from core.hire.context import Hire
@@ -262,7 +262,7 @@ async def hire(ctx: Hire, req: HireRequest, idem: IdemKey | None) -> Answer:
     except Exception as exc:  # a bug must not keep the caller's money reserved
         log.exception("hire %s: the runner failed", reserved.job.id)
         outcome = Outcome(False, 0, None, "provider_error", f"the runner failed: {type(exc).__name__}")
-    try:
+    try:  # the digests are computed here, outside the writer's transaction
         answer: Answer = await ctx.writer.run(_settle_tx(reserved, outcome, ctx.clock()))
     except wallets.WalletError as exc:  # the provider's total cannot grow: give the reservation back
         log.error("hire %s: the provider cannot be paid: %s", reserved.job.id, exc.message)
@@ -276,13 +276,16 @@ async def hire(ctx: Hire, req: HireRequest, idem: IdemKey | None) -> Answer:
 
 
 def _settle_tx(reserved: _Reserved, outcome: Outcome, now: float) -> Any:
+    digests = None if outcome.output is None else rules.output_digests(outcome.output)
+
     def work(conn: apsw.Connection) -> Answer:
         job = store.get_job(conn, reserved.job.id)
         assert job is not None
         if job.status != "reserved":  # settled by someone else (cannot happen in one process): say so
             raise InFlight()
         if outcome.ok:
-            status, body = charge(conn, job, reserved.service.wallet, outcome, now)
+            assert digests is not None
+            status, body = charge(conn, job, reserved.service.wallet, outcome, digests, now)
         else:
             status, body = fail(conn, job, reserved.service.wallet, outcome, now)
         if job.idem_scope is not None and job.idem_key is not None and job.idem_attempt is not None:
@@ -292,11 +295,12 @@ def _settle_tx(reserved: _Reserved, outcome: Outcome, now: float) -> Any:
     return work
 
 
-def charge(conn: apsw.Connection, job: JobRow, provider_wallet: str, outcome: Outcome, now: float) -> tuple[int, bytes]:
+def charge(
+    conn: apsw.Connection, job: JobRow, provider_wallet: str, outcome: Outcome, digests: tuple[str, str], now: float
+) -> tuple[int, bytes]:
     """Commit the output, pay the provider through the earn split, keep the reservation as the charge."""
     assert outcome.output is not None
-    output_sha = rules.sha256_hex(outcome.output)
-    cid = ipfs.cid_of(outcome.output)
+    output_sha, cid = digests
     store.update_job(
         conn,
         job.id,

@@ -422,6 +422,52 @@ def insert_sample(conn: apsw.Connection, s: SampleRow) -> bool:
     return bool(conn.changes())
 
 
+@dataclass(frozen=True)
+class SampleStats:
+    """A service's samples since a time, aggregated in SQL (recency weights included)."""
+
+    jobs: int
+    successes: int
+    weighted: float  # sum of 0.5 ^ (age / half-life)
+    weighted_successes: float
+    avg_ms: float | None  # over successes
+    last_at: float | None
+
+
+def sample_stats(
+    conn: apsw.Connection, provider_uuid: str, service_type: str, *, since: float, now: float, half_life: float
+) -> SampleStats:
+    jobs, successes, weighted, weighted_ok, avg_ms, last_at = _rows(
+        conn,
+        "SELECT count(*), coalesce(sum(success), 0), coalesce(sum(pow(0.5, max(0, ?1 - settled_at) / ?2)), 0),"
+        " coalesce(sum(success * pow(0.5, max(0, ?1 - settled_at) / ?2)), 0),"
+        " avg(CASE WHEN success THEN response_ms END), max(settled_at)"
+        " FROM hire_samples WHERE provider_uuid = ?3 AND service_type = ?4 AND settled_at >= ?5",
+        (now, half_life, provider_uuid, service_type, since),
+    )[0]
+    return SampleStats(
+        int(jobs),
+        int(successes),
+        float(weighted),
+        float(weighted_ok),
+        None if avg_ms is None else float(avg_ms),
+        None if last_at is None else float(last_at),
+    )
+
+
+def success_ms_rank(
+    conn: apsw.Connection, provider_uuid: str, service_type: str, since: float, rank: int
+) -> int | None:
+    """The `rank`-th (1-based) smallest response time of the service's successes since `since`."""
+    rows = _rows(
+        conn,
+        "SELECT response_ms FROM hire_samples WHERE provider_uuid = ? AND service_type = ? AND settled_at >= ?"
+        " AND success ORDER BY response_ms LIMIT 1 OFFSET ?",
+        (provider_uuid, service_type, since, max(0, rank - 1)),
+    )
+    return int(rows[0][0]) if rows else None
+
+
 def samples(
     conn: apsw.Connection,
     provider_uuid: str,

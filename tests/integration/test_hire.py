@@ -561,13 +561,18 @@ def _serve_main() -> None:
         parser.add_argument(name, required=True)
     parser.add_argument("--exit-after-output", action="store_true")
     parser.add_argument("--exit-after-release", action="store_true")
+    parser.add_argument("--exit-before-run", action="store_true")
     args = parser.parse_args()
     from core.hire.context import Seams
     from scripts.devchain import System as _System  # noqa: F401 (the same modules as the tests)
 
     dep = Deployment(**json.loads(Path(args.deployment).read_text()))
     w3 = connect_chain(args.rpc)
+    async def exit_now(_job: str) -> None:
+        os._exit(1)
+
     seams = Seams(
+        before_run=exit_now if args.exit_before_run else None,
         after_output=(lambda _job: os._exit(1)) if args.exit_after_output else None,
         after_release=(lambda _job: os._exit(1)) if args.exit_after_release else None,
     )

@@ -261,7 +261,7 @@ def test_a_release_that_fails_is_retried_until_mined(system: System, tmp_path: P
 # ---- a crash between the job and its release ------------------------------------------------------
 
 
-@pytest.mark.parametrize("seam", ["--exit-after-output", "--exit-after-release"])
+@pytest.mark.parametrize("seam", ["--exit-after-output", "--exit-after-release", "--exit-before-run"])
 def test_crash_between_job_and_release_then_restart_releases_once(
     system: System, tmp_path: Path, anvil: Anvil, seam: str
 ) -> None:
@@ -305,7 +305,7 @@ def test_crash_between_job_and_release_then_restart_releases_once(
                 with pytest.raises(aiohttp.ClientError):
                     await session.post(base + "/api/a2a/escrow", json=body)
             assert proc.wait(timeout=30) == 1, proc.stderr.read() if proc.stderr else b""
-            assert server.calls[state["job"]] == 1
+            assert server.calls[state["job"]] == (0 if seam == "--exit-before-run" else 1)
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -318,8 +318,12 @@ def test_crash_between_job_and_release_then_restart_releases_once(
     job_id = state["job"]
     db = connect(tmp_path / "ledger.db")
     job = store.get_job(db, job_id)
-    assert job is not None and job.status == "releasing" and job.output_sha256  # committed, not recorded released
     db.close()
+    if seam == "--exit-before-run":  # cut off while running: the restart refunds it, the job never runs
+        assert job is not None and job.status == "running"
+        run(tmp_path, system, anvil.rpc_url, lambda h: _refunded_after_restart(h, system, state))
+        return
+    assert job is not None and job.status == "releasing" and job.output_sha256  # committed, not recorded released
     expected_before = 0 if seam == "--exit-after-output" else 1
     assert released_events(system, job_id) == expected_before
 
@@ -341,6 +345,21 @@ def test_crash_between_job_and_release_then_restart_releases_once(
 
     run(tmp_path, system, anvil.rpc_url, after)
     run(tmp_path, system, anvil.rpc_url, lambda h: _nothing_sent(h, system, job_id))  # and again: nothing more
+
+
+async def _refunded_after_restart(h: Harness, system: System, state: dict[str, Any]) -> None:
+    job_id = state["job"]
+    for _ in range(200):
+        job = store.get_job(h.db, job_id)
+        if job is not None and job.status == "refunded":
+            break
+        await asyncio.sleep(0.05)
+    assert job is not None and job.status == "refunded" and job.error_code == "hire_interrupted", job
+    assert system.escrow.functions.jobStatus(bytes.fromhex(job_id[2:])).call()[0] == "refunded"
+    await asyncio.sleep(1.01)
+    again = await h.call("POST", "/api/a2a/escrow", h.escrow_body(state["caller"], state["p"], job_id, state["tx"]))
+    assert again.status == 200 and again.body["success"] is False and again.body["error"] == "hire_interrupted"
+    assert again.body["refundTx"] == job.settle_tx and not h.provider_server.calls
 
 
 async def _nothing_sent(h: Harness, system: System, job_id: str) -> None:
