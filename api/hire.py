@@ -20,7 +20,7 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
 from api import idempotency
-from api.auth import agent_for, authenticate
+from api.auth import Caller, agent_for, authenticate
 from api.errors import ApiError, error_response
 from api.http import CLOCK, READ_DB, WRITER, base_url, json_response, ok
 from api.models import Amount, Strict, Wallet, parse_body, parse_query
@@ -33,6 +33,7 @@ from core.idempotency import body_digest
 from core.money import AmountError, parse_usdc
 from core.store import hire as store
 from core.store import wallets as wallet_store
+from core.store.wallets import AgentRow
 
 __all__ = ["HIRE", "OPERATIONS", "add_hire_routes"]
 
@@ -242,7 +243,7 @@ async def _check_webhook(hire: Hire, url: str | None, secret: str | None, *, nee
         raise ApiError(400, "invalid_webhook_url", str(exc), param="webhookUrl") from exc
 
 
-def _provider_agent(request: web.Request, agent_id: str | None) -> Any:
+def _provider_agent(request: web.Request, agent_id: str | None) -> tuple[Caller, AgentRow]:
     """The provider agent a provider call acts for: its agent-scoped key's, or `agentId`."""
     db = request.app[READ_DB]
     caller = authenticate(db, request)

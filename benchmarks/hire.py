@@ -164,7 +164,7 @@ def fill_registry(db_path: Path, n: int) -> None:
                 row = hire_store.ServiceRow(
                     agent.uuid, service_type, agent.wallet, 1_000_000 + i, 1_000_000 + rng.randrange(10**7), "d",
                     json.dumps(SCHEMA_IN), json.dumps(SCHEMA_OUT), 30, "https", "https://example.com/job", "k",
-                    None, None, True, 0, None, None, 0, 0, 0.0, None, None, None, None, None, now, now,
+                    None, None, True, 0, None, None, 0, 0, 0.0, None, None, None, None, None, 0.0, 0.0, 0, now, now,
                 )  # fmt: skip
                 hire_store.put_service(db, row)
                 if i % 2 == 0:  # every other provider is for hire on-chain at its service's price
@@ -176,7 +176,8 @@ def fill_registry(db_path: Path, n: int) -> None:
                 score = round(rng.random() * 100, 2)
                 hire_store.set_reputation(
                     db, agent.uuid, service_type, jobs=rng.randrange(1, 500), successes=1, score=score,
-                    success_rate=0.9, avg_ms=rng.randrange(50, 5000), p95_ms=5000, last_active_at=now, now=now,
+                    success_rate=0.9, avg_ms=rng.randrange(50, 5000), p95_ms=5000, last_active_at=now, w_jobs=1.0,
+                    w_successes=1.0, ok_ms_total=100, now=now,
                 )  # fmt: skip
     finally:
         db.close()

@@ -17,7 +17,7 @@ The score of a service, 0-100 (SCORE_FORMULA below, also published in the regist
 - L = 1 - 0.2 * min(1, avgResponseMs / (SLA * 1000)) (a latency term: answering at the SLA costs 20%);
 - score = round(100 * W * L, 2), and 0 below MIN_SAMPLES samples.
 successRate is successes / samples (not weighted); avgResponseMs and p95ResponseMs are over the
-successful samples. Ties in the registry go to the lower wallet id (deterministic).
+successful samples (p95 over the last 1,000 of them). Ties in the registry go to the lower wallet id (deterministic).
 """
 
 from __future__ import annotations
@@ -109,30 +109,53 @@ def score_of(jobs: int, weighted: float, weighted_successes: float, avg_ms: floa
 
 
 def refresh(conn: apsw.Connection, provider_uuid: str, service_type: str, now: float) -> Reputation | None:
-    """Recompute one service's reputation from its samples (aggregated in SQL) and store it, in the
-    caller's transaction: the same figures as compute() over the last year's samples."""
+    """Recompute one service's reputation exactly from its samples of the last year (aggregated in
+    SQL) and store it, with the weighted sums as of `now` (the hourly job, and a changed SLA)."""
     service = store.get_service(conn, provider_uuid, service_type)
     if service is None:
         return None
     since = now - WINDOW_SECONDS
     st = store.sample_stats(conn, provider_uuid, service_type, since=since, now=now, half_life=HALF_LIFE_SECONDS)
-    avg = None if st.avg_ms is None else round(st.avg_ms)
-    p95 = None
-    if st.successes:
-        p95 = store.success_ms_rank(conn, provider_uuid, service_type, since, max(1, math.ceil(0.95 * st.successes)))
-    r = Reputation(
+    return _store(
+        conn,
+        service,
         jobs=st.jobs,
         successes=st.successes,
-        score=score_of(st.jobs, st.weighted, st.weighted_successes, avg, service.sla_seconds),
-        success_rate=round(st.successes / st.jobs, 4) if st.jobs else None,
+        w_jobs=st.weighted,
+        w_successes=st.weighted_successes,
+        ok_ms_total=st.ok_ms_total,
+        last_active_at=st.last_at,
+        now=now,
+    )
+
+
+def _store(
+    conn: apsw.Connection,
+    service: store.ServiceRow,
+    *,
+    jobs: int,
+    successes: int,
+    w_jobs: float,
+    w_successes: float,
+    ok_ms_total: int,
+    last_active_at: float | None,
+    now: float,
+) -> Reputation:
+    avg = round(ok_ms_total / successes) if successes else None
+    p95 = store.recent_success_p95(conn, service.provider_uuid, service.service_type, now - WINDOW_SECONDS)
+    r = Reputation(
+        jobs=jobs,
+        successes=successes,
+        score=score_of(jobs, w_jobs, w_successes, avg, service.sla_seconds),
+        success_rate=round(successes / jobs, 4) if jobs else None,
         avg_ms=avg,
         p95_ms=p95,
-        last_active_at=st.last_at,
+        last_active_at=last_active_at,
     )
     store.set_reputation(
         conn,
-        provider_uuid,
-        service_type,
+        service.provider_uuid,
+        service.service_type,
         jobs=r.jobs,
         successes=r.successes,
         score=r.score,
@@ -140,6 +163,9 @@ def refresh(conn: apsw.Connection, provider_uuid: str, service_type: str, now: f
         avg_ms=r.avg_ms,
         p95_ms=r.p95_ms,
         last_active_at=r.last_active_at,
+        w_jobs=w_jobs,
+        w_successes=w_successes,
+        ok_ms_total=ok_ms_total,
         now=now,
     )
     return r
@@ -154,9 +180,26 @@ def add_sample(
     audit_id: int,
     now: float,
 ) -> None:
-    """A settled job's sample (once per job) and the service's new reputation, unless self-dealing."""
+    """A settled job's sample (once per job) and the service's new reputation, unless self-dealing.
+    Incremental: the stored weighted sums decay to `now` and take the sample (O(1), whatever the
+    service's history); samples leaving the one-year window are dropped by the hourly refresh."""
     if job.self_dealing:
         return
     sample = SampleRow(job.id, job.provider_uuid, job.service_type, success, response_ms, audit_id, now)
-    if store.insert_sample(conn, sample):
-        refresh(conn, job.provider_uuid, job.service_type, now)
+    if not store.insert_sample(conn, sample):
+        return
+    service = store.get_service(conn, job.provider_uuid, job.service_type)
+    if service is None:
+        return
+    decay = 0.5 ** (max(0.0, now - (service.score_at or now)) / HALF_LIFE_SECONDS)
+    _store(
+        conn,
+        service,
+        jobs=service.jobs + 1,
+        successes=service.successes + int(success),
+        w_jobs=service.w_jobs * decay + 1,
+        w_successes=service.w_successes * decay + int(success),
+        ok_ms_total=service.ok_ms_total + (response_ms if success else 0),
+        last_active_at=now,
+        now=now,
+    )

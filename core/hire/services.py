@@ -129,6 +129,9 @@ def publish(
         p95_ms=None,
         last_active_at=None,
         score_at=None,
+        w_jobs=0.0,
+        w_successes=0.0,
+        ok_ms_total=0,
         created_at=now if current is None else current.created_at,
         updated_at=now,
     )

@@ -47,6 +47,9 @@ class ServiceRow:
     p95_ms: int | None
     last_active_at: float | None
     score_at: float | None
+    w_jobs: float
+    w_successes: float
+    ok_ms_total: int
     created_at: float
     updated_at: float
 
@@ -173,12 +176,30 @@ def set_reputation(
     avg_ms: int | None,
     p95_ms: int | None,
     last_active_at: float | None,
+    w_jobs: float,
+    w_successes: float,
+    ok_ms_total: int,
     now: float,
 ) -> None:
     conn.execute(
         "UPDATE hire_services SET jobs = ?, successes = ?, score = ?, success_rate = ?, avg_ms = ?, p95_ms = ?,"
-        " last_active_at = ?, score_at = ? WHERE provider_uuid = ? AND service_type = ?",
-        (jobs, successes, score, success_rate, avg_ms, p95_ms, last_active_at, now, provider_uuid, service_type),
+        " last_active_at = ?, w_jobs = ?, w_successes = ?, ok_ms_total = ?, score_at = ?"
+        " WHERE provider_uuid = ? AND service_type = ?",
+        (
+            jobs,
+            successes,
+            score,
+            success_rate,
+            avg_ms,
+            p95_ms,
+            last_active_at,
+            w_jobs,
+            w_successes,
+            ok_ms_total,
+            now,
+            provider_uuid,
+            service_type,
+        ),
     )
 
 
@@ -432,16 +453,18 @@ class SampleStats:
     weighted_successes: float
     avg_ms: float | None  # over successes
     last_at: float | None
+    ok_ms_total: int
 
 
 def sample_stats(
     conn: apsw.Connection, provider_uuid: str, service_type: str, *, since: float, now: float, half_life: float
 ) -> SampleStats:
-    jobs, successes, weighted, weighted_ok, avg_ms, last_at = _rows(
+    jobs, successes, weighted, weighted_ok, avg_ms, last_at, ok_total = _rows(
         conn,
         "SELECT count(*), coalesce(sum(success), 0), coalesce(sum(pow(0.5, max(0, ?1 - settled_at) / ?2)), 0),"
         " coalesce(sum(success * pow(0.5, max(0, ?1 - settled_at) / ?2)), 0),"
-        " avg(CASE WHEN success THEN response_ms END), max(settled_at)"
+        " avg(CASE WHEN success THEN response_ms END), max(settled_at),"
+        " coalesce(sum(CASE WHEN success THEN response_ms END), 0)"
         " FROM hire_samples WHERE provider_uuid = ?3 AND service_type = ?4 AND settled_at >= ?5",
         (now, half_life, provider_uuid, service_type, since),
     )[0]
@@ -452,20 +475,31 @@ def sample_stats(
         float(weighted_ok),
         None if avg_ms is None else float(avg_ms),
         None if last_at is None else float(last_at),
+        int(ok_total),
     )
 
 
-def success_ms_rank(
-    conn: apsw.Connection, provider_uuid: str, service_type: str, since: float, rank: int
-) -> int | None:
-    """The `rank`-th (1-based) smallest response time of the service's successes since `since`."""
+#: p95ResponseMs is taken over a service's most recent successes, at most this many.
+P95_WINDOW = 1000
+
+
+def recent_success_p95(conn: apsw.Connection, provider_uuid: str, service_type: str, since: float) -> int | None:
+    """The nearest-rank 95th percentile of the response times of the service's last P95_WINDOW
+    successes since `since` (one bounded index range, sorted in SQL)."""
+    recent = (
+        "SELECT response_ms FROM hire_samples WHERE provider_uuid = ?1 AND service_type = ?2 AND settled_at >= ?3"
+        " AND success ORDER BY settled_at DESC LIMIT ?4"
+    )
+    n = int(_rows(conn, f"SELECT count(*) FROM ({recent})", (provider_uuid, service_type, since, P95_WINDOW))[0][0])  # noqa: S608
+    if n == 0:
+        return None
+    rank = -(-95 * n // 100)  # ceil(0.95 n)
     rows = _rows(
         conn,
-        "SELECT response_ms FROM hire_samples WHERE provider_uuid = ? AND service_type = ? AND settled_at >= ?"
-        " AND success ORDER BY response_ms LIMIT 1 OFFSET ?",
-        (provider_uuid, service_type, since, max(0, rank - 1)),
+        f"SELECT response_ms FROM ({recent}) ORDER BY response_ms LIMIT 1 OFFSET ?5",  # noqa: S608
+        (provider_uuid, service_type, since, P95_WINDOW, rank - 1),
     )
-    return int(rows[0][0]) if rows else None
+    return int(rows[0][0])
 
 
 def samples(

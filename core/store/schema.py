@@ -558,7 +558,10 @@ MIGRATIONS: list[str] = [
         avg_ms INTEGER,
         p95_ms INTEGER,
         last_active_at REAL,
-        score_at REAL,
+        score_at REAL,                       -- when the figures (and the weighted sums) were last computed
+        w_jobs REAL NOT NULL DEFAULT 0,      -- recency-weighted sample count as of score_at
+        w_successes REAL NOT NULL DEFAULT 0,
+        ok_ms_total INTEGER NOT NULL DEFAULT 0,  -- response times of the successes, summed
         created_at REAL NOT NULL,
         updated_at REAL NOT NULL,
         PRIMARY KEY (provider_uuid, service_type),

@@ -568,6 +568,7 @@ def _serve_main() -> None:
 
     dep = Deployment(**json.loads(Path(args.deployment).read_text()))
     w3 = connect_chain(args.rpc)
+
     async def exit_now(_job: str) -> None:
         os._exit(1)
 

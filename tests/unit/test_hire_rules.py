@@ -5,7 +5,10 @@ output parser's limits and the JSON Schema guard rails."""
 from __future__ import annotations
 
 import json
+import random
+from dataclasses import replace
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 import rfc8785
@@ -13,10 +16,13 @@ from agentledger_sdk import _escrow as sdk_escrow
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core import wallets
 from core.errors import ServiceError
-from core.hire import rules, schemas
+from core.hire import reputation, rules, schemas
 from core.hire.runners import request_body
-from core.store.hire import ServiceRow
+from core.store import connect, transaction
+from core.store import hire as hire_store
+from core.store.hire import JobRow, ServiceRow
 
 json_values = st.recursive(
     st.none()
@@ -56,13 +62,7 @@ def test_escrow_message_is_exact() -> None:
 
 
 def test_the_runner_sends_the_canonical_input() -> None:
-    s = ServiceRow(
-        provider_uuid="p", service_type="keyword_research", wallet="agl_000000000001", token_id=1, price=1,
-        description="d", input_schema="{}", output_schema="{}", sla_seconds=5, runner="https", endpoint="u",
-        signing_secret="k", webhook_url=None, webhook_secret=None, active=True, consecutive_failures=0,
-        last_checked_at=None, last_error=None, jobs=0, successes=0, score=0.0, success_rate=None, avg_ms=None,
-        p95_ms=None, last_active_at=None, score_at=None, created_at=0.0, updated_at=0.0,
-    )  # fmt: skip
+    s = _service()
     data, _ = rules.input_digest({"b": 1, "a": "x"})
     body = request_body(s, "hire_1", data)
     assert json.loads(body) == {"jobId": "hire_1", "serviceType": "keyword_research", "input": {"a": "x", "b": 1}}
@@ -88,3 +88,56 @@ def test_schemas_are_offline_and_bounded() -> None:
     with pytest.raises(ServiceError) as info:
         schemas.compile_schema({"description": "x" * (rules.MAX_SCHEMA_BYTES + 1)}, "inputSchema")
     assert info.value.code == "schema_too_large"
+
+
+def test_incremental_reputation_equals_the_exact_recomputation(tmp_path: Path) -> None:
+    """Each sample updates the stored figures in O(1) (decayed weighted sums); the hourly refresh
+    recomputes them from every sample; compute() is the formula over the rows: all three agree."""
+    db = connect(tmp_path / "r.db")
+    now = 1_800_000_000.0
+    with transaction(db):
+        agent = wallets.register(
+            db, account_id=None, new_key_hash="a" * 64, name="p", specialty="data_research", referral_code=None, now=now
+        )
+        hire_store.put_service(db, replace(_service(), provider_uuid=agent.uuid, wallet=agent.wallet))
+        rng = random.Random(5)
+        at = now
+        for i in range(40):
+            at += rng.randrange(1, 20 * 86400)
+            job = replace(_job(), id=f"hire_{i:024x}", provider_uuid=agent.uuid)
+            db.execute("INSERT INTO audit_log (id, stream, seq, kind, payload, prev_hash, chain_hash, leaf_hash,"
+                       " created_at) VALUES (?, 's', ?, 'k', '{}', 'g', 'h', x'00', 0)", (i + 1, i + 1))  # fmt: skip
+            reputation.add_sample(
+                db, job=job, success=rng.random() < 0.8, response_ms=rng.randrange(10, 4000), audit_id=i + 1, now=at
+            )
+        incremental = hire_store.get_service(db, agent.uuid, "keyword_research")
+        rows = hire_store.samples(db, agent.uuid, "keyword_research", since=at - reputation.WINDOW_SECONDS)
+        exact = reputation.compute(rows, 5, at)
+        refreshed = reputation.refresh(db, agent.uuid, "keyword_research", at)
+    assert incremental is not None and refreshed is not None
+    assert incremental.score == pytest.approx(exact.score, abs=0.011) == refreshed.score
+    assert (incremental.jobs, incremental.successes, incremental.avg_ms) == (exact.jobs, exact.successes, exact.avg_ms)
+    assert incremental.p95_ms == exact.p95_ms == refreshed.p95_ms
+
+
+def _service() -> ServiceRow:
+    return ServiceRow(
+        provider_uuid="p", service_type="keyword_research", wallet="agl_000000000001", token_id=1, price=1,
+        description="d", input_schema="{}", output_schema="{}", sla_seconds=5, runner="https", endpoint="u",
+        signing_secret="k", webhook_url=None, webhook_secret=None, active=True, consecutive_failures=0,
+        last_checked_at=None, last_error=None, jobs=0, successes=0, score=0.0, success_rate=None, avg_ms=None,
+        p95_ms=None, last_active_at=None, score_at=None, w_jobs=0.0, w_successes=0.0, ok_ms_total=0, created_at=0.0,
+        updated_at=0.0,
+    )  # fmt: skip
+
+
+def _job() -> JobRow:
+    return JobRow(
+        id="", kind="standard", status="charged", provider_uuid="", provider_token_id=1,
+        service_type="keyword_research", caller_uuid=None, caller_address=None, self_dealing=False, amount=1,
+        held_owner=None, held_self=None, input_sha256="", idem_scope=None, idem_key=None, idem_attempt=None,
+        outcome="success", output=None, output_sha256=None, output_cid=None, error_code=None, error_message=None,
+        response_ms=None, created_tx=None, expires_at=None, settle_tx=None, settle_attempts=0, settle_error=None,
+        next_settle_at=None, final=False, caller_webhook_url=None, caller_webhook_secret=None, created_at=0.0,
+        updated_at=0.0,
+    )  # fmt: skip
