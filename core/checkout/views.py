@@ -136,7 +136,9 @@ def session_json(
         "status": s.status,
         "currency": rules.CURRENCY,
         "protocol": {"version": rules.SUPPORTED_API_VERSIONS[0]},
-        "capabilities": {"payment": {"handlers": [payment_config(ctx, s, provider.token_id if provider else None)]}},
+        "capabilities": {
+            "payment": {"handlers": [payment_config(ctx, s, provider.token_id if provider else None)]}
+        },
         "line_items": s.line_items,
         "totals": rules.totals_json(s.total),
         "fulfillment_options": [],

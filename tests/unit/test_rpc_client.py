@@ -551,7 +551,7 @@ def test_log_rows_leave_anything_unusual_to_the_json_parser() -> None:
         "é".encode() + _reply(logs),
         _reply(logs).replace(b"},{", b"}{", 1),  # a missing comma: not JSON
         _reply(logs).replace(b"},{", b'},"0x1",{', 1),  # something between two logs
-        _reply(logs).replace(b"},{", b"},[],{", 1),
+        _reply(logs).replace(b"},{", b'},[],{', 1),
     ):
         assert log_rows(body) is None, body[:80]
 
