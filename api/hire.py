@@ -304,7 +304,8 @@ async def publish_service(request: web.Request) -> web.Response:
             out["signingSecretRaw"] = secret
         if req.webhookUrl is not None and req.webhookSecret is None and not existed:
             out["webhookSecret"] = row.webhook_secret
-        return ok(out, 200 if existed else 201)
+        out["created"] = not existed
+        return ok(out)
 
     return await idempotency.execute(request, request.app[WRITER], owner=caller.key_hash, body=body, now=now, work=work)
 
@@ -475,7 +476,6 @@ OPERATIONS: list[Operation] = [
         "publishHireService",
         "Publish (or replace) a service this provider agent offers for hire",
         ServiceResponse,
-        status=201,
         request=ServicePublishRequest,
         idempotent=True,
         errors={
@@ -485,10 +485,10 @@ OPERATIONS: list[Operation] = [
             413: ("schema_too_large",),
         },
         tags=_TAGS,
-        description="201 when created, 200 when replaced. The runner's requests are signed with Standard "
-        "Webhooks headers; `signingSecret` (whsec_ form) is shown once, when the service is created or "
-        "`rotateSecret` is true. An escrow hire locks the on-chain AgentEscrow.priceOf: set it equal to `price` "
-        "(`escrow.available` says whether it is).",
+        description="`created`: a new service, or the agent's service of that type replaced. The runner's "
+        "requests are signed with Standard Webhooks headers; `signingSecret` (whsec_ form) is shown once, "
+        "when the service is created or `rotateSecret` is true. An escrow hire locks the on-chain "
+        "AgentEscrow.priceOf: set it equal to `price` (`escrow.available` says whether it is).",
     ),
     Operation(
         "GET",

@@ -320,9 +320,11 @@ def test_publishing_checks(system: System, tmp_path: Path, anvil: Anvil) -> None
             "slaSeconds",
         )
         created = await h.call("POST", "/api/a2a/services", good, key=key)
-        assert created.status == 201 and created.body["signingSecret"].startswith("whsec_")
+        assert created.status == 200 and created.body["created"] is True
+        assert created.body["signingSecret"].startswith("whsec_")
         again = await h.call("POST", "/api/a2a/services", {**good, "price": 3}, key=key)
-        assert again.status == 200 and "signingSecret" not in again.body and again.body["priceUsdc"] == 3
+        assert again.status == 200 and again.body["created"] is False and "signingSecret" not in again.body
+        assert again.body["priceUsdc"] == 3
         mine = await h.call("GET", "/api/a2a/services", key=key, params={"agentId": wallet})
         assert [s["serviceType"] for s in mine.body["services"]] == ["keyword_research"]
         assert b"signingSecret" not in mine.raw and b"signingSecretRaw" not in mine.raw
