@@ -9,8 +9,11 @@ NPM_OK := node_modules/.installed
 # slither needs web3 < 8 (the service pins web3 8): it gets a virtualenv of its own.
 SLITHER_VENV := .venv-slither
 SLITHER_OK   := $(SLITHER_VENV)/.installed
+# The MCP server's test tools (Node 22 from npm, the MCP conformance suite, the MCP Inspector CLI):
+# their own package.json, installed for the tests only (make run does not need them).
+MCP_NPM_OK := tools/mcp/node_modules/.installed
 
-.PHONY: install compile run test lint typecheck slither pytest bench gas clean
+.PHONY: install compile run test lint typecheck slither pytest conformance mcp-tools bench gas clean
 
 install: $(PY_OK) $(NPM_OK)
 
@@ -38,8 +41,20 @@ lint: install
 typecheck: install
 	$(PY) -m mypy
 
-pytest: compile
+pytest: compile $(MCP_NPM_OK)
 	$(PY) -m pytest
+
+mcp-tools: $(MCP_NPM_OK)
+
+$(MCP_NPM_OK): tools/mcp/package.json tools/mcp/package-lock.json
+	@# `node` 22 is an npm package shipping the binary (the suite and the Inspector need Node >= 22.19;
+	@# the system Node may be older); npm skips its install script, the binary works without it.
+	cd tools/mcp && npm install --no-audit --no-fund --no-save
+	touch $@
+
+# The MCP conformance suite's server scenarios and the Inspector CLI against the running service.
+conformance: install $(MCP_NPM_OK)
+	$(PY) -m pytest tests/integration/test_mcp_conformance.py
 
 # Static analysis of the contracts, offline, on the build-info scripts.compile writes; fails on any
 # High or Medium finding not explained in the code or in tools/slither/triage.json.

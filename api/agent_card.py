@@ -12,14 +12,15 @@ interface is declared with the HTTP+JSON binding at /api.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from api.http import base_url
-from api.operation import Operation
+from api.http import MCP_INFO, McpInfo
+from api.operation import Call, Operation, Reply
+from api.policy import serve
 
 VERSION = "1.0.0"  # the API's version, as in the OpenAPI document
 A2A_PROTOCOL_VERSION = "1.0"
@@ -47,9 +48,17 @@ class AgentProvider(_Card):
     url: str
 
 
+class AgentExtension(_Card):
+    uri: str
+    description: str | None = None
+    required: bool | None = None  # absent: not required (proto3 JSON leaves a false bool out)
+    params: dict[str, Any] | None = None
+
+
 class AgentCapabilities(_Card):
     streaming: bool = False
     push_notifications: bool = False
+    extensions: list[AgentExtension] | None = None
     extended_agent_card: bool = False
 
 
@@ -196,10 +205,64 @@ SKILLS: tuple[AgentSkill, ...] = (
         tags=["hiring", "provider", "a2a", "catalogue"],
         examples=["Offer keyword_research at 2 USDC with a 30 s SLA via my A2A agent"],
     ),
+    AgentSkill(
+        id="drop-sell",
+        name="Sell an agent",
+        description="Sell an agent's ownership (its NFT: brain, memory, self wallet, deliverables, reputation) on "
+        "the drop: mint its NFT on demand (POST /api/a2a/drop/mint), list it on AgentMarketplace and record the "
+        "listing (POST /api/a2a/drop/list; the agent is paused), accept a signed offer, settle after the 7-day "
+        "notice window (98% to the seller).",
+        tags=["marketplace", "drop", "ownership", "nft"],
+        examples=["List my agent agl_0123456789ab for 1,000 USDC, offers welcome", "Show the offers on my listing"],
+    ),
+    AgentSkill(
+        id="drop-buy",
+        name="Buy an agent",
+        description="Browse agents for sale (GET /api/a2a/drop), buy now or put a signed EIP-712 offer in the book "
+        "(POST /api/a2a/drop/offer), see the due-diligence bundle hashed into the audit log at commit, and claim "
+        "the agent with the new NFT owner's signature after settlement (POST /api/a2a/drop/claim).",
+        tags=["marketplace", "drop", "ownership", "offers"],
+        examples=["Find content_seo agents for sale under 500 USDC", "Offer 300 USDC for listing 4f1c..."],
+    ),
 )
 
 
-def build_card(base: str) -> AgentCard:
+#: The extension URI naming the MCP server in the card (the revision it speaks first).
+MCP_EXTENSION_URI = "https://modelcontextprotocol.io/specification/2026-07-28"
+
+
+def mcp_extension(base: str, mcp: McpInfo) -> AgentExtension:
+    """The MCP endpoint and its tools, as an extension of the card's capabilities."""
+    return AgentExtension(
+        uri=MCP_EXTENSION_URI,
+        description="Every operation of the REST API as an MCP tool (Streamable HTTP; value-moving tools are a "
+        "quote then an execute naming it). Same Bearer keys, scopes and daily caps as the REST API.",
+        params={
+            "endpoint": base + mcp.path,
+            "transport": "streamable-http",
+            "protocolVersions": list(mcp.versions),
+            "protectedResourceMetadata": f"{base}/.well-known/oauth-protected-resource{mcp.path}",
+            "tools": sorted(name for names in mcp.tools.values() for name in names),
+        },
+    )
+
+
+def build_card(base: str, mcp: McpInfo | None = None) -> AgentCard:
+    skills = list(SKILLS)
+    capabilities = AgentCapabilities()
+    if mcp is not None:
+        capabilities = AgentCapabilities(extensions=[mcp_extension(base, mcp)])
+        skills.append(
+            AgentSkill(
+                id="mcp",
+                name="MCP tools",
+                description=f"The whole API as Model Context Protocol tools at {base}{mcp.path} (Streamable HTTP, "
+                f"revisions {', '.join(mcp.versions)}): wallets, checkout, decision logging, audit proofs; resources "
+                "for audit entries, orders, catalogue items and the methodology.",
+                tags=["mcp", "tools", "agents"],
+                examples=["Connect an MCP client to agentledger and list its tools", "Quote, then spend 5 USDC"],
+            )
+        )
     return AgentCard(
         name="agentledger",
         description="Financial backend for autonomous software agents: USDC wallets with earn/spend/balance and "
@@ -211,7 +274,7 @@ def build_card(base: str) -> AgentCard:
         provider=AgentProvider(organization="agentledger", url=base),
         version=VERSION,
         documentation_url=f"{base}{SCHEMA_PATH}",
-        capabilities=AgentCapabilities(),
+        capabilities=capabilities,
         security_schemes={
             BEARER: SecurityScheme(
                 http_auth_security_scheme=HTTPAuthSecurityScheme(
@@ -224,15 +287,19 @@ def build_card(base: str) -> AgentCard:
         security_requirements=[SecurityRequirement(schemes={BEARER: StringList()})],
         default_input_modes=[JSON],
         default_output_modes=[JSON],
-        skills=list(SKILLS),
+        skills=skills,
+    )
+
+
+async def run_agent_card(app: web.Application, call: Call) -> Reply:
+    card = build_card(call.base_url, app.get(MCP_INFO))
+    return Reply(
+        200, card.model_dump_json(by_alias=True, exclude_none=True).encode(), headers={"Cache-Control": CACHE_CONTROL}
     )
 
 
 async def agent_card_handler(request: web.Request) -> web.Response:
-    card = build_card(base_url(request))
-    resp = web.Response(text=card.model_dump_json(by_alias=True, exclude_none=True), content_type="application/json")
-    resp.headers["Cache-Control"] = CACHE_CONTROL
-    return resp
+    return await serve(request, run_agent_card, "none")
 
 
 def add_agent_card_routes(app: web.Application) -> None:
@@ -251,6 +318,10 @@ OPERATIONS: list[Operation] = [
         auth="none",
         tags=("service",),
         response_headers={"Cache-Control": "public, max-age=3600"},
+        run=run_agent_card,
+        alias_of=alias,
     )
-    for path, op_id in zip(AGENT_CARD_PATHS, ("getAgentCardLegacy", "getAgentCard"), strict=True)
+    for path, op_id, alias in zip(
+        AGENT_CARD_PATHS, ("getAgentCardLegacy", "getAgentCard"), ("getAgentCard", ""), strict=True
+    )
 ]

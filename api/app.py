@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 import apsw
 from aiohttp import web
@@ -25,8 +26,11 @@ from api.health import add_health_routes
 from api.hire import add_hire_routes
 from api.http import DELIVERABLES, DEPLOYMENT, DISPATCHER, JOBS, OPERATOR, PUBLIC_URL, RPC_URL, WRITER, Hooks
 from api.ipfs_gateway import add_ipfs_routes
+from api.marketplace import add_marketplace_routes
+from api.mcp import add_mcp_routes
 from api.openapi import add_schema_routes
 from api.operations import OPERATIONS
+from api.policy import add_policy
 from api.provider_orders import add_provider_order_routes
 from api.providers import add_provider_routes
 from api.verification import add_verification_routes
@@ -40,9 +44,12 @@ from core.deployments import Deployment
 from core.hire import Hire
 from core.hire import settle as hire_jobs
 from core.jobs import DailyAt, Every, Job, JobRunner, Service
+from core.marketplace import Market, notices_for
+from core.marketplace import sweep as drop_sweep
 from core.networks import LOCAL_CHAIN_ID
 from core.operator import Operator, operator_account
 from core.outbox.dispatcher import Dispatcher
+from core.outbox.email import channel_for
 from core.webhooks import allow_private_for
 
 __all__ = ["add_jobs", "create_app"]
@@ -134,6 +141,12 @@ def create_app(
     add_provider_routes(app, checkout)
     add_checkout_routes(app, checkout)
     add_provider_order_routes(app)
+    hire = Hire(
+        reader=db, writer=writer, operator=operator, chain_id=chain_id, clock=clock, allow_private=allow_private
+    )
+    add_hire_routes(app, hire)
+    add_mcp_routes(app, OPERATIONS)  # after every route module: the tools are the table's rows
+    add_policy(app, OPERATIONS)  # the limits of keys (scopes, daily caps), for HTTP as for MCP
     jobs: list[Job] = []
     if sweep_interval is not None:
         jobs.append(Job("checkout-sweep", Every(sweep_interval), lambda: sweep(checkout)))
@@ -143,16 +156,47 @@ def create_app(
         jobs.append(
             Job("anchor", DailyAt(settings.anchor_time_utc), lambda: anchoring.anchor_once(operator, db.filename))
         )
-    hire = Hire(
-        reader=db, writer=writer, operator=operator, chain_id=chain_id, clock=clock, allow_private=allow_private
-    )
-    add_hire_routes(app, hire)
     jobs.append(Job("hire-health", Every(hire_jobs.PROBE_INTERVAL), lambda: hire_jobs.probe_due(hire)))
     jobs.append(Job("hire-reputation", Every(hire_jobs.SCORE_INTERVAL), lambda: hire_jobs.refresh_scores(hire)))
     if "AgentEscrow" in deployment.contracts:
         jobs.append(Job("hire-settle", Every(hire_jobs.SETTLE_INTERVAL), lambda: hire_jobs.settle_due(hire)))
-    dispatcher = Dispatcher(db.filename, clock, allow_private=allow_private)
+    jobs.extend(_add_marketplace(app, deployment, settings, db, operator, clock, public_url, allow_private))
+    mail = channel_for(
+        settings.smtp_url, sender=settings.smtp_from, ca_file=settings.smtp_ca_file, data_dir=settings.data_dir
+    )
+    dispatcher = Dispatcher(db.filename, clock, allow_private=allow_private, channels=[mail])
     hire.wake = dispatcher.wake
     services: list[Service] = [dispatcher]
     add_jobs(app, JobRunner(jobs, services, clock=clock, writer=writer))
     return app
+
+
+def _add_marketplace(
+    app: web.Application,
+    deployment: Deployment,
+    settings: Settings,
+    db: apsw.Connection,
+    operator: Operator,
+    clock: Callable[[], float],
+    public_url: str | None,
+    allow_private: bool,
+) -> list[Job]:
+    """The drop's routes and its three jobs (settle, expire, reconcile; none without a marketplace)."""
+    notices = replace(notices_for(settings, deployment.chain_id, public_url), allow_private_webhooks=allow_private)
+    market = Market(
+        reader=db,
+        writer=app[WRITER],
+        operator=operator,
+        chain_id=deployment.chain_id,
+        marketplace=Web3.to_checksum_address(deployment.contracts.get("AgentMarketplace", "0x" + "0" * 40)),
+        notices=notices,
+        clock=clock,
+    )
+    add_marketplace_routes(app, market)
+    if "AgentMarketplace" not in deployment.contracts:
+        return []
+    return [
+        Job("drop-settle", Every(settings.drop_settle_interval), lambda: drop_sweep.settle_sweep(market)),
+        Job("drop-expire", Every(settings.drop_expire_interval), lambda: drop_sweep.expire_sweep(market)),
+        Job("drop-reconcile", Every(settings.drop_reconcile_interval), lambda: drop_sweep.reconcile(market)),
+    ]

@@ -14,6 +14,7 @@ stored complete subtrees in O(log n) point reads (core.store.audit), never rebui
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
 from aiohttp import web
@@ -23,7 +24,8 @@ from pydantic.json_schema import SkipJsonSchema
 from api.errors import ApiError
 from api.http import ANCHOR_ADDRESS, CHAIN_ID, READ_DB
 from api.models import parse_query
-from api.operation import Operation
+from api.operation import Call, Operation, Reply
+from api.policy import serve
 from core.networks import network_for
 from core.store import audit as audit_store
 from core.transparency import checkpoint_json, entry_or_404, hex32, proof_json
@@ -90,31 +92,43 @@ class ConsistencyResponse(_Model):
     proof: list[Hash32]
 
 
-async def checkpoints(request: web.Request) -> web.Response:
-    conn = request.app[READ_DB]
-    chain_id = request.app[CHAIN_ID]
+def _json(payload: dict[str, Any]) -> Reply:
+    return Reply(200, json.dumps(payload).encode())
+
+
+async def run_checkpoints(app: web.Application, call: Call) -> Reply:
+    conn = app[READ_DB]
+    chain_id = app[CHAIN_ID]
     size = audit_store.size(conn)
     body = {
         "chain_id": chain_id,
         "network": network_for(chain_id).name,
-        "contract": request.app.get(ANCHOR_ADDRESS),
+        "contract": app.get(ANCHOR_ADDRESS),
         "log_size": size,
         "log_root": hex32(audit_store.root(conn, size)),
         "checkpoints": [checkpoint_json(chain_id, a) for a in audit_store.anchors(conn, chain_id)],
     }
-    return web.json_response(body)
+    return _json(body)
+
+
+async def checkpoints(request: web.Request) -> web.Response:
+    return await serve(request, run_checkpoints, "none")
+
+
+async def run_proof(app: web.Application, call: Call) -> Reply:
+    conn = app[READ_DB]
+    entry = entry_or_404(conn, call.path["audit_id"])
+    q = parse_query(ProofQuery, dict(call.query))
+    return _json(proof_json(conn, app[CHAIN_ID], entry, q.tree_size or 0))
 
 
 async def proof(request: web.Request) -> web.Response:
-    conn = request.app[READ_DB]
-    entry = entry_or_404(conn, request.match_info["audit_id"])
-    q = parse_query(ProofQuery, dict(request.query))
-    return web.json_response(proof_json(conn, request.app[CHAIN_ID], entry, q.tree_size or 0))
+    return await serve(request, run_proof, "none")
 
 
-async def consistency(request: web.Request) -> web.Response:
-    conn = request.app[READ_DB]
-    q = parse_query(ConsistencyQuery, dict(request.query))
+async def run_consistency(app: web.Application, call: Call) -> Reply:
+    conn = app[READ_DB]
+    q = parse_query(ConsistencyQuery, dict(call.query))
     if q.first > q.second:
         raise ApiError(400, "invalid_tree_size", "first must not be larger than second", param="first")
     try:
@@ -128,7 +142,11 @@ async def consistency(request: web.Request) -> web.Response:
         "second_root": hex32(audit_store.root(conn, q.second)),
         "proof": [hex32(p) for p in nodes],
     }
-    return web.json_response(body)
+    return _json(body)
+
+
+async def consistency(request: web.Request) -> web.Response:
+    return await serve(request, run_consistency, "none")
 
 
 def add_audit_routes(app: web.Application, chain_id: int, anchor_address: str | None = None) -> None:
@@ -151,6 +169,8 @@ OPERATIONS: list[Operation] = [
         CheckpointsResponse,
         auth="none",
         tags=("audit",),
+        run=run_checkpoints,
+        resource="agentledger://audit/checkpoints",
     ),
     Operation(
         "GET",
@@ -162,6 +182,7 @@ OPERATIONS: list[Operation] = [
         auth="none",
         errors={404: ("entry_not_found",), 400: ("invalid_tree_size",)},
         tags=("audit",),
+        run=run_proof,
     ),
     Operation(
         "GET",
@@ -173,5 +194,6 @@ OPERATIONS: list[Operation] = [
         auth="none",
         errors={400: ("invalid_tree_size",)},
         tags=("audit",),
+        run=run_consistency,
     ),
 ]

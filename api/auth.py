@@ -10,9 +10,12 @@ Both lookups are on every request's path, so both are cached per connection:
 
 - valid keys (never unknown ones, so a new key works at once): at most CACHE_SIZE entries, each
   trusted for KEY_CACHE_TTL seconds;
-- agents (never updated or deleted today), only as committed: agent_for notes what it read from
-  the database in `fresh`, and its caller hands that to remember_agents() once its transaction
-  has committed, so an agent whose registration rolled back is never served from the cache.
+- agents, only as committed: agent_for notes what it read from the database in `fresh`, and its
+  caller hands that to remember_agents() once its transaction has committed, so an agent whose
+  registration rolled back is never served from the cache. An agent changes account only when it
+  is sold (core.marketplace.handover), which advances the database's auth_epoch in the same
+  transaction: a cache hit is served only at the epoch its entries were read at (one indexed read
+  per hit), so a seller's key stops acting for a sold agent at the commit, in every process.
 
 Both drop everything when this process writes api_keys (or, in future, changes an agent; see
 core.store.wallets.auth_generation) and on clear_auth_caches(). A future revocation calls
@@ -30,6 +33,7 @@ import apsw
 from aiohttp import web
 
 from api.errors import ApiError
+from api.http import base_url
 from core.keys import KEY_RE, Caller, hash_api_key
 from core.store import wallets as store
 from core.store.wallets import AgentRow
@@ -42,20 +46,36 @@ __all__ = [
     "authenticate",
     "authenticate_optional",
     "clear_auth_caches",
+    "lookup_key",
     "remember_agents",
     "require_account_scope",
+    "resource_metadata_url",
 ]
 
 
+#: RFC 9728 protected-resource metadata of the REST API (the MCP endpoint's adds its own path).
+PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource"
+
+
+def resource_metadata_url(request: web.Request, resource_path: str = "") -> str:
+    """Where the RFC 9728 metadata of the resource at `resource_path` ("" the API) is served."""
+    return base_url(request) + PROTECTED_RESOURCE_PATH + resource_path
+
+
 class AuthError(ApiError):
-    def __init__(self, code: str, message: str) -> None:
+    """401 with a Bearer challenge naming the RFC 9728 metadata document when it is known."""
+
+    def __init__(self, code: str, message: str, resource_metadata: str | None = None) -> None:
+        challenge = 'Bearer realm="agentledger"'
+        if resource_metadata is not None:
+            challenge += f', resource_metadata="{resource_metadata}"'
         super().__init__(
             401,
             code,
             message,
             type_="invalid_request",
             param="Authorization",
-            headers={"WWW-Authenticate": 'Bearer realm="agentledger"'},
+            headers={"WWW-Authenticate": challenge},
         )
 
 
@@ -65,7 +85,11 @@ def _bearer(request: web.Request) -> str | None:
         return None
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not KEY_RE.fullmatch(token.strip()):
-        raise AuthError("malformed_api_key", "Authorization must be 'Bearer aglk_' followed by 32 lowercase hex")
+        raise AuthError(
+            "malformed_api_key",
+            "Authorization must be 'Bearer aglk_' followed by 32 lowercase hex",
+            resource_metadata_url(request),
+        )
     return token.strip()
 
 
@@ -76,12 +100,13 @@ KEY_CACHE_TTL = 30.0
 class _Cache:
     """One connection's cached rows and the auth generation they were read at."""
 
-    __slots__ = ("agents", "generation", "keys")
+    __slots__ = ("agents", "epoch", "generation", "keys")
 
     def __init__(self) -> None:
         self.keys: dict[str, tuple[Caller, float]] = {}  # key hash -> (caller, trusted until)
         self.agents: dict[str, AgentRow] = {}  # wallet -> agent
         self.generation = store.auth_generation()
+        self.epoch: int | None = None  # the auth_epoch the cached agents were read at
 
 
 _caches: weakref.WeakKeyDictionary[apsw.Connection, _Cache] = weakref.WeakKeyDictionary()
@@ -109,7 +134,13 @@ def _lookup(db: apsw.Connection, digest: str) -> Caller | None:
     row = store.get_api_key(db, digest)
     if row is None or not hmac.compare_digest(row.key_hash, digest):
         return None
-    caller = Caller(row.key_hash, row.account_id, row.agent_id)
+    caller = Caller(
+        row.key_hash,
+        row.account_id,
+        row.agent_id,
+        None if row.scopes is None else frozenset(row.scopes.split()),
+        row.daily_cap,
+    )
     if len(cache) >= CACHE_SIZE:
         del cache[next(iter(cache))]  # the least recently used
     cache[digest] = (caller, now + KEY_CACHE_TTL)
@@ -121,17 +152,24 @@ def authenticate_optional(db: apsw.Connection, request: web.Request) -> Caller |
     key = _bearer(request)
     if key is None:
         return None
-    caller = _lookup(db, hash_api_key(key))
+    caller = lookup_key(db, key)
     if caller is None:
-        raise AuthError("invalid_api_key", "the API key is not valid")
+        raise AuthError("invalid_api_key", "the API key is not valid", resource_metadata_url(request))
     return caller
+
+
+def lookup_key(db: apsw.Connection, key: str) -> Caller | None:
+    """The caller of a well-formed key (`aglk_` + 32 hex), None for an unknown one (cached as above)."""
+    return _lookup(db, hash_api_key(key))
 
 
 def authenticate(db: apsw.Connection, request: web.Request) -> Caller:
     """The caller of `request`; 401 without a valid key."""
     caller = authenticate_optional(db, request)
     if caller is None:
-        raise AuthError("missing_api_key", "this endpoint needs 'Authorization: Bearer <api key>'")
+        raise AuthError(
+            "missing_api_key", "this endpoint needs 'Authorization: Bearer <api key>'", resource_metadata_url(request)
+        )
     return caller
 
 
@@ -142,6 +180,7 @@ class FreshAgents(list[AgentRow]):
     def __init__(self) -> None:
         super().__init__()
         self.generation = store.auth_generation()
+        self.epoch: int | None = None  # auth_epoch, read before the first agent row
 
 
 def agent_for(
@@ -151,8 +190,15 @@ def agent_for(
     Served from the cache of committed agents when it is there; otherwise read from `db` and, when
     `fresh` is given, appended to it (for remember_agents() after the commit)."""
     cache = _caches.get(db)
-    agent = None if cache is None or cache.generation != store.auth_generation() else cache.agents.get(wallet)
+    agent = None
+    if cache is not None and cache.generation == store.auth_generation() and cache.agents:
+        epoch = store.auth_epoch(db)
+        if cache.epoch != epoch:  # an agent changed hands since these were read
+            cache.agents.clear()
+        agent = cache.agents.get(wallet)
     if agent is None:
+        if fresh is not None and fresh.epoch is None:
+            fresh.epoch = store.auth_epoch(db)  # before the row: a change in between only costs a miss
         agent = store.agent_by_wallet(db, wallet)
         if agent is not None and fresh is not None:
             fresh.append(agent)
@@ -163,9 +209,15 @@ def agent_for(
 
 def remember_agents(db: apsw.Connection, agents: FreshAgents) -> None:
     """Cache `agents` for agent_for on `db`: only rows read in a transaction that has committed."""
-    if not agents or agents.generation != store.auth_generation():
+    if not agents or agents.generation != store.auth_generation() or agents.epoch is None:
         return
-    cache = _cache(db).agents
+    found = _cache(db)
+    if found.epoch != agents.epoch:
+        if found.epoch is not None and found.epoch > agents.epoch:
+            return  # read before a later change of hands: not worth keeping
+        found.agents.clear()
+        found.epoch = agents.epoch
+    cache = found.agents
     for agent in agents:
         if len(cache) >= CACHE_SIZE:
             del cache[next(iter(cache))]  # the oldest

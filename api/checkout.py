@@ -25,12 +25,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from api import idempotency
 from api.acp import acp_body, add_acp_headers
-from api.auth import authenticate, authenticate_optional
-from api.errors import ApiError, error_response
-from api.http import CHECKOUT, CLOCK, HOOKS, READ_DB, WRITER, Hooks, base_url, json_response, ok, wake_outbox
-from api.operation import Operation
+from api.errors import ApiError
+from api.http import CHECKOUT, CLOCK, HOOKS, READ_DB, WRITER, Hooks, encode, ok, wake_outbox
+from api.operation import Call, Operation, Quoted, Reply
+from api.policy import serve
 from core.checkout import funding, rules, sessions, views
 from core.checkout.context import Checkout
+from core.errors import ServiceError
+from core.jsontext import decode_json
+from core.keys import Caller
+from core.money import usdc_text
 from core.store import checkout as store
 from core.store import orders as order_store
 
@@ -127,13 +131,17 @@ def _buyer(req: BuyerRequest | None) -> dict[str, Any] | None:
     return None if req is None else req.model_dump(exclude_none=True)
 
 
-async def create_session(request: web.Request) -> web.Response:
-    app = request.app
+def _caller(call: Call) -> Caller:
+    assert call.caller is not None, "an authenticated operation's call carries its caller"
+    return call.caller
+
+
+async def run_create_session(app: web.Application, call: Call) -> Reply:
     ctx = app[CHECKOUT]
-    caller = authenticate(app[READ_DB], request)
-    body = await request.read()
+    caller = _caller(call)
+    body = call.body
     now = app[CLOCK]()
-    base = base_url(request)
+    base = call.base_url
     parsed: dict[str, SessionCreateRequest] = {}
 
     async def validate() -> None:  # before the transaction: the webhook URL check resolves DNS
@@ -155,33 +163,38 @@ async def create_session(request: web.Request) -> web.Response:
         )
         return ok(views.session_json(ctx, conn, s, base=base, secret=secret), 201)
 
-    return await idempotency.execute(
-        request, app[WRITER], owner=caller.key_hash, body=body, now=now, work=work, before=validate
+    return await idempotency.execute_call(
+        app[WRITER], call, owner=caller.key_hash, now=now, work=work, before=validate
     )
 
 
-async def get_session(request: web.Request) -> web.Response:
-    app = request.app
+async def create_session(request: web.Request) -> web.Response:
+    return await serve(request, run_create_session, idempotent=True)
+
+
+async def run_get_session(app: web.Application, call: Call) -> Reply:
     ctx = app[CHECKOUT]
     db = app[READ_DB]
-    caller = authenticate(db, request)
-    sid = request.match_info["session_id"]
+    sid = call.path["session_id"]
     now = app[CLOCK]()
-    s = sessions.find_owned(db, caller, sid)
+    s = sessions.find_owned(db, _caller(call), sid)
     if rules.is_expired(s.status, s.expires_at, now):  # persist the expiry (once), then answer it
         await app[WRITER].run(lambda conn: store.expire_session(conn, sid, now))
         s = store.get_session(db, sid) or s
-    return json_response(views.session_json(ctx, db, s, base=base_url(request)))
+    return Reply(200, encode(views.session_json(ctx, db, s, base=call.base_url)).encode())
 
 
-async def update_session(request: web.Request) -> web.Response:
-    app = request.app
+async def get_session(request: web.Request) -> web.Response:
+    return await serve(request, run_get_session)
+
+
+async def run_update_session(app: web.Application, call: Call) -> Reply:
     ctx = app[CHECKOUT]
-    caller = authenticate(app[READ_DB], request)
-    body = await request.read()
+    caller = _caller(call)
+    body = call.body
     now = app[CLOCK]()
-    sid = request.match_info["session_id"]
-    base = base_url(request)
+    sid = call.path["session_id"]
+    base = call.base_url
 
     def work(conn: apsw.Connection) -> tuple[int, bytes]:
         req = acp_body(SessionUpdateRequest, body)
@@ -190,44 +203,77 @@ async def update_session(request: web.Request) -> web.Response:
         return ok(views.session_json(ctx, conn, updated, base=base))
 
     await sessions.persist_expiry(ctx, sid, now)
-    return await idempotency.execute(request, app[WRITER], owner=caller.key_hash, body=body, now=now, work=work)
+    return await idempotency.execute_call(app[WRITER], call, owner=caller.key_hash, now=now, work=work)
 
 
-async def cancel_session(request: web.Request) -> web.Response:
-    app = request.app
+async def update_session(request: web.Request) -> web.Response:
+    return await serve(request, run_update_session, idempotent=True)
+
+
+async def run_cancel_session(app: web.Application, call: Call) -> Reply:
     ctx = app[CHECKOUT]
-    caller = authenticate(app[READ_DB], request)
-    body = await request.read()
+    caller = _caller(call)
     now = app[CLOCK]()
-    sid = request.match_info["session_id"]
-    base = base_url(request)
+    sid = call.path["session_id"]
+    base = call.base_url
 
     def work(conn: apsw.Connection) -> tuple[int, bytes]:
         return ok(views.session_json(ctx, conn, sessions.cancel(conn, caller, sid, now), base=base))
 
     await sessions.persist_expiry(ctx, sid, now)
-    return await idempotency.execute(request, app[WRITER], owner=caller.key_hash, body=body, now=now, work=work)
+    return await idempotency.execute_call(app[WRITER], call, owner=caller.key_hash, now=now, work=work)
 
 
-async def complete_session(request: web.Request) -> web.Response:
+async def cancel_session(request: web.Request) -> web.Response:
+    return await serve(request, run_cancel_session, idempotent=True)
+
+
+async def quote_complete(app: web.Application, call: Call) -> Quoted:
+    """What completing the session would move (nothing is written): its total, from the paying
+    address to the gateway escrow for the provider's token; 404 for another key's session; a session
+    that can no longer be completed, its refusal."""
+    db = app[READ_DB]
+    sid = call.path["session_id"]
+    payment = funding.parse_payment(decode_json(call.body))  # first, as the run refuses in this order
+    s = sessions.find_owned(db, _caller(call), sid)
+    refusal = None
+    try:
+        sessions.require_incomplete(s)
+    except ServiceError as exc:
+        refusal = exc
+    provider = store.get_provider(db, s.provider_uuid)
+    token = None if provider is None else provider.token_id
+    return Quoted(
+        s.total,
+        payment.payer,
+        f"PaymentGateway escrow for provider token {token}",
+        f"fund session {sid}: {usdc_text(s.total)} USDC from {payment.payer} into escrow, released to the provider "
+        "on its signed delivery",
+        {"session_id": sid, "provider_token_id": token},
+        refusal=refusal,
+    )
+
+
+async def run_complete_session(app: web.Application, call: Call) -> Reply:
     """Fund the gateway job and create the order: core.checkout.funding's saga, its chain steps run
     after the Idempotency-Key is claimed and its order written with the stored answer."""
-    app = request.app
     ctx = app[CHECKOUT]
-    caller = authenticate(app[READ_DB], request)
-    body = await request.read()
+    caller = _caller(call)
     now = app[CLOCK]()
-    sid = request.match_info["session_id"]
-    base = base_url(request)
+    sid = call.path["session_id"]
+    base = call.base_url
     hooks = app[HOOKS]
+    request = call.request
     completion = funding.Completion(
         ctx,
         caller,
         sid,
-        body,
+        call.body,
         now,
         funding.SagaHooks(
-            before_funding=None if hooks.before_funding is None else functools.partial(hooks.before_funding, request),
+            before_funding=None
+            if hooks.before_funding is None or request is None
+            else functools.partial(hooks.before_funding, request),
             after_funding=hooks.after_funding,
             before_order=hooks.before_order,
         ),
@@ -241,23 +287,27 @@ async def complete_session(request: web.Request) -> web.Response:
 
     await sessions.persist_expiry(ctx, sid, now)
     try:
-        resp = await idempotency.execute(
-            request, app[WRITER], owner=caller.key_hash, body=body, now=now, work=finish, before=completion.fund
+        reply = await idempotency.execute_call(
+            app[WRITER], call, owner=caller.key_hash, now=now, work=finish, before=completion.fund
         )
     except Exception as exc:
         pending = completion.after_failure(exc)
         if pending is None:
             raise
-        resp = error_response(pending)
-    if resp.status == 200:
-        wake_outbox(request)
-    return resp
+        raise pending from exc
+    if reply.status == 200:
+        wake_outbox(app)
+    return reply
 
 
-async def get_order(request: web.Request) -> web.Response:
-    db = request.app[READ_DB]
-    caller = authenticate_optional(db, request)
-    order_id = request.match_info["order_id"]
+async def complete_session(request: web.Request) -> web.Response:
+    return await serve(request, run_complete_session, idempotent=True)
+
+
+async def run_get_order(app: web.Application, call: Call) -> Reply:
+    db = app[READ_DB]
+    caller = call.caller
+    order_id = call.path["order_id"]
     order = order_store.get_order(db, order_id)
     if order is None:
         raise ApiError(404, "order_not_found", f"no order {order_id}", param="order_id")
@@ -269,7 +319,11 @@ async def get_order(request: web.Request) -> web.Response:
     view = views.order_view(db, order_id, visibility)
     if view is None:
         raise ApiError(404, "order_not_found", f"no order {order_id}", param="order_id")
-    return json_response(view)
+    return Reply(200, encode(view).encode())
+
+
+async def get_order(request: web.Request) -> web.Response:
+    return await serve(request, run_get_order, "optional")
 
 
 # ---- wiring -------------------------------------------------------------------------------------
@@ -297,6 +351,8 @@ OPERATIONS: list[Operation] = [
         tags=("checkout",),
         description="Amounts are integers of micro-USDC (currency usdc). With webhook_url, the 201 carries "
         "webhook_secret (HMAC key of the order webhooks) once. Unpaid sessions expire after the configured TTL.",
+        run=run_create_session,
+        scope="spend",
     ),
     Operation(
         "GET",
@@ -306,6 +362,7 @@ OPERATIONS: list[Operation] = [
         SessionResponse,
         errors={k: v for k, v in _SESSION_ERRORS.items() if k != 409},
         tags=("checkout",),
+        run=run_get_session,
     ),
     Operation(
         "POST",
@@ -317,6 +374,8 @@ OPERATIONS: list[Operation] = [
         idempotent=True,
         errors={**_SESSION_ERRORS, 400: ("item_not_found", "multiple_providers", "invalid_email", "empty_update")},
         tags=("checkout",),
+        run=run_update_session,
+        scope="spend",
     ),
     Operation(
         "POST",
@@ -327,6 +386,9 @@ OPERATIONS: list[Operation] = [
         idempotent=True,
         errors={**_SESSION_ERRORS, 405: ("session_not_cancelable",), 409: ("session_in_progress",)},
         tags=("checkout",),
+        run=run_cancel_session,
+        scope="spend",
+        destructive=True,
     ),
     Operation(
         "POST",
@@ -370,6 +432,10 @@ OPERATIONS: list[Operation] = [
         "Funding(bytes32 jobId,address buyer,uint256 providerTokenId,uint256 amount,uint64 deadline), domain "
         f"{{name: {rules.FUNDING_DOMAIN_NAME!r}, version: {rules.FUNDING_DOMAIN_VERSION!r}, chainId, "
         "verifyingContract: the gateway}",
+        run=run_complete_session,
+        scope="spend",
+        quote=quote_complete,
+        open_world=True,
     ),
     Operation(
         "GET",
@@ -380,6 +446,9 @@ OPERATIONS: list[Operation] = [
         auth="optional",
         errors={404: ("order_not_found",)},
         tags=("checkout",),
+        run=run_get_order,
+        resource="agentledger://orders/{order_id}",
+        links={"deliverable_cid": "agentledger://ipfs/{deliverable_cid}"},
     ),
 ]
 

@@ -18,10 +18,10 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from api import idempotency
-from api.auth import authenticate
-from api.http import CLOCK, READ_DB, WRITER, base_url, encode, wake_outbox
+from api.http import CLOCK, READ_DB, WRITER, encode, wake_outbox
 from api.models import decode_json, validation_error
-from api.operation import Operation
+from api.operation import Call, Operation, Reply
+from api.policy import serve
 from core import decisions, webhooks
 
 PATH = "/api/agents/{agent_uuid}/log"
@@ -118,11 +118,11 @@ ALLOW_PRIVATE: web.AppKey[bool] = web.AppKey("decision_allow_private", bool)
 RATE_LIMIT: web.AppKey[int] = web.AppKey("decision_rate_limit", int)
 
 
-async def log_decision(request: web.Request) -> web.Response:
-    app = request.app
-    agent_uuid = request.match_info["agent_uuid"]
-    caller = authenticate(app[READ_DB], request)
-    body = await request.read()
+async def run_log_decision(app: web.Application, call: Call) -> Reply:
+    caller = call.caller
+    assert caller is not None
+    agent_uuid = call.path["agent_uuid"]
+    body = call.body
     # Validated before the transaction: a 400 writes nothing, and the URL check resolves DNS,
     # which must never run inside the one writer's transaction.
     req, decision = _parse(body)
@@ -132,7 +132,7 @@ async def log_decision(request: web.Request) -> web.Response:
         decisions.agent_for(app[READ_DB], caller, agent_uuid)
         await decisions.check_webhook_url(req.webhook_url, app[ALLOW_PRIVATE])
     now = app[CLOCK]()
-    verify_base = base_url(request)
+    verify_base = call.base_url
     generated = None  # a webhook secret made here: shown once in the 201, stored only in the delivery
     webhook = None
     if req.webhook_url is not None:
@@ -156,13 +156,17 @@ async def log_decision(request: web.Request) -> web.Response:
         logged[:] = [done]
         return 201, encode(done.answer).encode()  # what an Idempotency-Key stores: never the secret
 
-    resp = await idempotency.execute(request, app[WRITER], owner=caller.key_hash, body=body, now=now, work=work)
-    if resp.status == 201 and logged and idempotency.REPLAYED not in resp.headers:
+    reply = await idempotency.execute_call(app[WRITER], call, owner=caller.key_hash, now=now, work=work)
+    if reply.status == 201 and logged and not reply.replayed:
         if generated is not None:
-            resp.body = encode({**logged[0].answer, "webhook_secret": generated}).encode()
+            reply = reply._replace(body=encode({**logged[0].answer, "webhook_secret": generated}).encode())
         if logged[0].webhook_event_id is not None:
-            wake_outbox(request)
-    return resp
+            wake_outbox(app)
+    return reply
+
+
+async def log_decision(request: web.Request) -> web.Response:
+    return await serve(request, run_log_decision, idempotent=True)
 
 
 def add_decision_routes(
@@ -192,6 +196,8 @@ OPERATIONS: list[Operation] = [
             429: ("rate_limit_exceeded",),
         },
         tags=("decisions",),
+        run=run_log_decision,
+        scope="log",
         description=(
             "Chain rule: chain_hash = SHA-256(agent_id:seq:prev_hash:payload_hash), prev_hash of the first "
             "entry 'genesis', payload_hash = SHA-256(RFC 8785 JSON of the stored entry). Rate limit: "

@@ -13,7 +13,8 @@ from pydantic.json_schema import SkipJsonSchema
 
 from api.errors import ApiError
 from api.http import DEPLOYMENT, JOBS, READ_DB, RPC_URL
-from api.operation import Operation
+from api.operation import Call, Operation, Reply
+from api.policy import serve
 from core.networks import network_for
 from core.store.projections import get_tip
 
@@ -77,12 +78,12 @@ async def _rpc_batch(session: aiohttp.ClientSession, url: str, calls: list[tuple
     return out
 
 
-async def healthz(request: web.Request) -> web.Response:
+async def run_healthz(app: web.Application, call: Call) -> Reply:
     """Liveness plus the chain view: chain id, latest block and every deployed address."""
-    dep = request.app[DEPLOYMENT]
+    dep = app[DEPLOYMENT]
     try:
         chain_id_hex, block_hex = await _rpc_batch(
-            request.app[HTTP], request.app[RPC_URL], [("eth_chainId", []), ("eth_blockNumber", [])]
+            app[HTTP], app[RPC_URL], [("eth_chainId", []), ("eth_blockNumber", [])]
         )
     except (TimeoutError, aiohttp.ClientError, RuntimeError, ValueError) as exc:
         raise ApiError(
@@ -106,13 +107,17 @@ async def healthz(request: web.Request) -> web.Response:
         "usdc": dep.usdc,
         "contracts": dep.contracts,
     }
-    if READ_DB in request.app:
-        body["indexer"] = indexer_view(request.app[READ_DB], chain_id, latest)
+    if READ_DB in app:
+        body["indexer"] = indexer_view(app[READ_DB], chain_id, latest)
         if body["indexer"]["state"] != "synced":
             body["status"] = "degraded"
-    if JOBS in request.app:
-        body["jobs"] = request.app[JOBS].status()
-    return web.Response(text=json.dumps(body), content_type="application/json")
+    if JOBS in app:
+        body["jobs"] = app[JOBS].status()
+    return Reply(200, json.dumps(body).encode())
+
+
+async def healthz(request: web.Request) -> web.Response:
+    return await serve(request, run_healthz, "none")
 
 
 def indexer_view(db: apsw.Connection, chain_id: int, latest: int) -> dict[str, Any]:
@@ -147,5 +152,7 @@ OPERATIONS: list[Operation] = [
         auth="none",
         errors={503: ("chain_unavailable", "chain_mismatch")},
         tags=("service",),
+        run=run_healthz,
+        open_world=True,
     ),
 ]

@@ -17,20 +17,22 @@ from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any, Literal
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from api import idempotency
-from api.auth import Caller, agent_for, authenticate
-from api.errors import ApiError, error_response
-from api.http import CLOCK, READ_DB, WRITER, base_url, json_response, ok
+from api.auth import Caller, agent_for
+from api.errors import ApiError
+from api.http import CLOCK, READ_DB, WRITER, encode, ok
 from api.models import Amount, Strict, Wallet, parse_body, parse_query
-from api.operation import Operation
+from api.operation import Call, Operation, Quoted, Reply
+from api.policy import serve
 from core import webhooks
+from core.errors import ServiceError
 from core.hire import escrow, registry, rules, services, standard
 from core.hire.context import Hire
 from core.hire.settle import recover, settle_due
 from core.idempotency import body_digest
-from core.money import AmountError, parse_usdc
+from core.money import AmountError, parse_usdc, usdc_text
 from core.store import hire as store
 from core.store import wallets as wallet_store
 from core.store.wallets import AgentRow
@@ -126,15 +128,19 @@ class ReputationQuery(Strict):
 # ---- response models (OpenAPI) ------------------------------------------------------------------
 
 
+#: USDC in an answer: a JSON number (api.http.encode writes Decimals as numbers).
+UsdcOut = Annotated[Decimal, WithJsonSchema({"type": "number", "description": "USDC, at most 6 decimals"})]
+
+
 class _Out(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
 class EarnSplit(_Out):
-    ownerCut: Decimal
-    agentCut: Decimal
-    serviceCut: Decimal
-    referralCut: Decimal
+    ownerCut: UsdcOut
+    agentCut: UsdcOut
+    serviceCut: UsdcOut
+    referralCut: UsdcOut
 
 
 class HireResponse(_Out):
@@ -145,10 +151,10 @@ class HireResponse(_Out):
     outputCid: str
     providerWallet: str
     serviceType: str
-    amountCharged: Decimal
+    amountCharged: UsdcOut
     responseMs: int
     earnSplit: EarnSplit
-    balance: Decimal
+    balance: UsdcOut
     auditId: int
 
 
@@ -158,7 +164,7 @@ class EscrowResponse(_Out):
     status: str
     serviceType: str
     providerWallet: str | None
-    amountUsdc: Decimal
+    amountUsdc: UsdcOut
     inputSha256: str
     responseMs: int | None
     settlement: Annotated[str, Field(description="released, refunded or pending (retried until mined)")]
@@ -177,7 +183,7 @@ class EscrowStatusResponse(_Out):
     jobId: str
     status: Annotated[str, Field(description="locked, released, refunded or not_found")]
     caller: str | None
-    amountUsdc: Decimal
+    amountUsdc: UsdcOut
     released: bool
     refunded: bool
 
@@ -185,7 +191,7 @@ class EscrowStatusResponse(_Out):
 class RegistryEntry(_Out):
     wallet: str
     serviceType: str
-    priceUsdc: Decimal
+    priceUsdc: UsdcOut
     reputationScore: float
     successRate: float | None
     avgResponseMs: int | None
@@ -213,7 +219,7 @@ class ReputationResponse(_Out):
 class ServiceResponse(_Out):
     wallet: str
     serviceType: str
-    priceUsdc: Decimal
+    priceUsdc: UsdcOut
     escrow: dict[str, Any]
 
 
@@ -221,11 +227,16 @@ class ServiceListResponse(_Out):
     services: list[ServiceResponse]
 
 
-# ---- handlers -----------------------------------------------------------------------------------
+# ---- runs (the operations without HTTP) and their handlers ------------------------------------------
 
 
-def _ctx(request: web.Request) -> Hire:
-    return request.app[HIRE]
+def _caller(call: Call) -> Caller:
+    assert call.caller is not None, "an authenticated operation's call carries its caller"
+    return call.caller
+
+
+def _reply(payload: dict[str, Any], status: int = 200) -> Reply:
+    return Reply(status, encode(payload).encode())
 
 
 async def _check_webhook(hire: Hire, url: str | None, secret: str | None, *, need_secret: bool) -> None:
@@ -243,12 +254,12 @@ async def _check_webhook(hire: Hire, url: str | None, secret: str | None, *, nee
         raise ApiError(400, "invalid_webhook_url", str(exc), param="webhookUrl") from exc
 
 
-def _provider_agent(request: web.Request, agent_id: str | None) -> tuple[Caller, AgentRow]:
+def _provider_agent(app: web.Application, call: Call, agent_id: str | None) -> AgentRow:
     """The provider agent a provider call acts for: its agent-scoped key's, or `agentId`."""
-    db = request.app[READ_DB]
-    caller = authenticate(db, request)
+    db = app[READ_DB]
+    caller = _caller(call)
     if agent_id is not None:
-        return caller, agent_for(db, caller, agent_id, param="agentId")
+        return agent_for(db, caller, agent_id, param="agentId")
     if caller.agent_id is None:
         raise ApiError(
             400, "missing_agent_id", "an account-scoped key must name the provider's agentId", param="agentId"
@@ -256,14 +267,16 @@ def _provider_agent(request: web.Request, agent_id: str | None) -> tuple[Caller,
     agent = wallet_store.agent_by_uuid(db, caller.agent_id)
     if agent is None:
         raise ApiError(404, "agent_not_found", "the key's agent does not exist", param="agentId")
-    return caller, agent
+    return agent
 
 
-def _service_json(request: web.Request, s: store.ServiceRow) -> dict[str, Any]:
-    out = registry.service_json(s, store.chain_agent(request.app[READ_DB], s.token_id), base=base_url(request))
+def _service_json(conn: Any, base: str, s: store.ServiceRow) -> dict[str, Any]:
+    paused = services.provider_paused(conn, s)
+    out = registry.service_json(s, store.chain_agent(conn, s.token_id), base=base, paused=paused)
     out.update(
         {
             "active": s.active,
+            "paused": paused,
             "endpoint": s.endpoint,
             "webhookUrl": s.webhook_url,
             "lastError": s.last_error,
@@ -273,11 +286,10 @@ def _service_json(request: web.Request, s: store.ServiceRow) -> dict[str, Any]:
     return out
 
 
-async def publish_service(request: web.Request) -> web.Response:
-    hire = _ctx(request)
-    body = await request.read()
-    req = parse_body(ServicePublishRequest, body)
-    caller, agent = _provider_agent(request, req.agentId)
+async def run_publish_service(app: web.Application, call: Call) -> Reply:
+    hire = app[HIRE]
+    req = parse_body(ServicePublishRequest, call.body)
+    agent = _provider_agent(app, call, req.agentId)
     p = services.Publish(
         service_type=req.serviceType,
         price=req.price,
@@ -293,12 +305,12 @@ async def publish_service(request: web.Request) -> web.Response:
     )
     services.validate(p)
     await services.check_targets(p, hire.allow_private)
-    now = request.app[CLOCK]()
-    existed = store.get_service(request.app[READ_DB], agent.uuid, req.serviceType) is not None
+    now = app[CLOCK]()
+    existed = store.get_service(app[READ_DB], agent.uuid, req.serviceType) is not None
 
     def work(conn: Any) -> tuple[int, bytes]:
         row, secret = services.publish(conn, agent.uuid, agent.wallet, p, now)
-        out = _service_json(request, row)
+        out = _service_json(conn, call.base_url, row)
         if secret is not None:
             out["signingSecret"] = webhooks.standard_secret(secret)
             out["signingSecretRaw"] = secret
@@ -307,67 +319,112 @@ async def publish_service(request: web.Request) -> web.Response:
         out["created"] = not existed
         return ok(out)
 
-    return await idempotency.execute(request, request.app[WRITER], owner=caller.key_hash, body=body, now=now, work=work)
+    return await idempotency.execute_call(app[WRITER], call, owner=_caller(call).key_hash, now=now, work=work)
+
+
+async def publish_service(request: web.Request) -> web.Response:
+    return await serve(request, run_publish_service, idempotent=True)
+
+
+async def run_list_services(app: web.Application, call: Call) -> Reply:
+    q = parse_query(ServicesQuery, dict(call.query))
+    agent = _provider_agent(app, call, q.agentId)
+    db = app[READ_DB]
+    rows = store.services_of(db, agent.uuid)
+    return _reply({"services": [_service_json(db, call.base_url, s) for s in rows]})
 
 
 async def list_services(request: web.Request) -> web.Response:
-    q = parse_query(ServicesQuery, dict(request.query))
-    _, agent = _provider_agent(request, q.agentId)
-    rows = store.services_of(request.app[READ_DB], agent.uuid)
-    return json_response({"services": [_service_json(request, s) for s in rows]})
+    return await serve(request, run_list_services)
+
+
+async def run_withdraw_service(app: web.Application, call: Call) -> Reply:
+    q = parse_query(ServicesQuery, dict(call.query))
+    agent = _provider_agent(app, call, q.agentId)
+    service_type = call.path["serviceType"]
+    now = app[CLOCK]()
+    done = await app[WRITER].run(lambda conn: store.deactivate_service(conn, agent.uuid, service_type, now))
+    if not done:
+        raise ApiError(404, "service_not_found", f"no active {service_type} service", param="serviceType")
+    db = app[READ_DB]
+    row = store.get_service(db, agent.uuid, service_type)
+    assert row is not None
+    return _reply(_service_json(db, call.base_url, row))
 
 
 async def withdraw_service(request: web.Request) -> web.Response:
-    q = parse_query(ServicesQuery, dict(request.query))
-    _, agent = _provider_agent(request, q.agentId)
-    service_type = request.match_info["serviceType"]
-    now = request.app[CLOCK]()
-    done = await request.app[WRITER].run(lambda conn: store.deactivate_service(conn, agent.uuid, service_type, now))
-    if not done:
-        raise ApiError(404, "service_not_found", f"no active {service_type} service", param="serviceType")
-    row = store.get_service(request.app[READ_DB], agent.uuid, service_type)
-    assert row is not None
-    return json_response(_service_json(request, row))
+    return await serve(request, run_withdraw_service)
+
+
+def _hire_request(req: HireRequest, agent: AgentRow) -> standard.HireRequest:
+    return standard.HireRequest(
+        caller=agent,
+        service_type=req.serviceType,
+        input=req.input,
+        provider_wallet=req.providerWallet,
+        max_price=req.maxPrice,
+        webhook_url=req.webhookUrl,
+        webhook_secret=req.webhookSecret,
+    )
+
+
+async def run_hire(app: web.Application, call: Call) -> Reply:
+    """A standard hire; its own Idempotency-Key handling (core.hire.standard: the key is claimed in
+    the reservation's transaction and never taken over while the job is reserved)."""
+    hire = app[HIRE]
+    caller = _caller(call)
+    req = parse_body(HireRequest, call.body)
+    agent = agent_for(app[READ_DB], caller, req.callerWallet, param="callerWallet")
+    await _check_webhook(hire, req.webhookUrl, req.webhookSecret, need_secret=True)
+    idem = None
+    if call.idempotency_key is not None:
+        scope = f"{caller.key_hash} {call.target}"  # as api.idempotency.execute_call scopes a key
+        idem = standard.IdemKey(scope, call.idempotency_key, body_digest(call.body))
+    answer = await standard.hire(hire, _hire_request(req, agent), idem)
+    return Reply(answer.status, answer.body, answer.replayed)
+
+
+async def quote_hire(app: web.Application, call: Call) -> Quoted:
+    """What a standard hire would charge (nothing is reserved): the provider's price, from the caller's
+    balance to the provider (the named one, else the one the automatic choice picks now); refused as
+    things stand when the balance is short or the caller is paused (listed for sale)."""
+    db = app[READ_DB]
+    req = parse_body(HireRequest, call.body)
+    agent = agent_for(db, _caller(call), req.callerWallet, param="callerWallet")
+    service = standard.choose(db, _hire_request(req, agent))
+    bal = wallet_store.get_balance(db, agent.uuid)
+    refusal: ServiceError | None = None
+    try:
+        standard.check_caller(db, agent)
+    except ServiceError as exc:
+        refusal = exc
+    if refusal is None and service.price > bal.balance:
+        refusal = ApiError(
+            422,
+            "insufficient_balance",
+            f"balance {usdc_text(bal.balance)} USDC cannot cover the hire's {usdc_text(service.price)} USDC",
+            param="callerWallet",
+        )
+    return Quoted(
+        service.price,
+        agent.wallet,
+        service.wallet,
+        f"hire {service.service_type} from {service.wallet} for {usdc_text(service.price)} USDC, charged to "
+        f"{agent.wallet} only if the job succeeds",
+        {
+            "serviceType": service.service_type,
+            "providerWallet": service.wallet,
+            "chosen": "named" if req.providerWallet is not None else "automatic",
+            "slaSeconds": service.sla_seconds,
+            "balance": usdc_text(bal.balance),
+            "balanceAfter": usdc_text(max(0, bal.balance - service.price)),
+        },
+        refusal=refusal,
+    )
 
 
 async def hire_handler(request: web.Request) -> web.Response:
-    hire = _ctx(request)
-    db = request.app[READ_DB]
-    caller = authenticate(db, request)
-    key = idempotency.request_key(request)
-    body = await request.read()
-    try:
-        req = parse_body(HireRequest, body)
-        agent = agent_for(db, caller, req.callerWallet, param="callerWallet")
-        await _check_webhook(hire, req.webhookUrl, req.webhookSecret, need_secret=True)
-        idem = None
-        if key is not None:
-            idem = standard.IdemKey(idempotency.scope_of(caller.key_hash, request), key, body_digest(body))
-        answer = await standard.hire(
-            hire,
-            standard.HireRequest(
-                caller=agent,
-                service_type=req.serviceType,
-                input=req.input,
-                provider_wallet=req.providerWallet,
-                max_price=req.maxPrice,
-                webhook_url=req.webhookUrl,
-                webhook_secret=req.webhookSecret,
-            ),
-            idem,
-        )
-    except ApiError as exc:
-        return _echo(error_response(exc), key)
-    resp = web.Response(status=answer.status, body=answer.body, content_type="application/json")
-    if answer.replayed:
-        resp.headers[idempotency.REPLAYED] = "true"
-    return _echo(resp, key)
-
-
-def _echo(resp: web.Response, key: str | None) -> web.Response:
-    if key is not None:
-        resp.headers[idempotency.HEADER] = key
-    return resp
+    return await serve(request, run_hire, idempotent=True)
 
 
 def _escrow_deployed(hire: Hire) -> None:
@@ -375,10 +432,11 @@ def _escrow_deployed(hire: Hire) -> None:
         raise ApiError(404, "escrow_not_deployed", "this deployment has no AgentEscrow contract")
 
 
-async def escrow_post(request: web.Request) -> web.Response:
-    hire = _ctx(request)
+async def run_escrow(app: web.Application, call: Call) -> Reply:
+    """Authenticated by the on-chain caller's signature (a key, when given, needs scope spend)."""
+    hire = app[HIRE]
     _escrow_deployed(hire)
-    req = parse_body(EscrowRequest, await request.read())
+    req = parse_body(EscrowRequest, call.body)
     await _check_webhook(hire, req.webhookUrl, req.webhookSecret, need_secret=True)
     answer = await escrow.escrow_hire(
         hire,
@@ -394,13 +452,52 @@ async def escrow_post(request: web.Request) -> web.Response:
             webhook_secret=req.webhookSecret,
         ),
     )
-    return json_response(answer)
+    return _reply(answer)
+
+
+async def quote_escrow(app: web.Application, call: Call) -> Quoted:
+    """What an escrow hire would release: the job's amount locked on-chain (AgentEscrow.getJob), from
+    its on-chain caller to the named provider on success (refunded otherwise); refused as things
+    stand when the job is not locked or hires another provider. Nothing is verified beyond that."""
+    hire = app[HIRE]
+    _escrow_deployed(hire)
+    req = parse_body(EscrowRequest, call.body)
+    job_id = req.escrowJobId.lower()
+    locked = await escrow.locked_job(hire, job_id)
+    refusal: ServiceError | None = None
+    if not locked.locked:
+        refusal = ApiError(409, "escrow_not_locked", "the escrow job is not locked on-chain", param="escrowJobId")
+    elif locked.token_id != escrow.provider_token(hire, req.providerWallet):
+        refusal = ApiError(
+            422,
+            "provider_mismatch",
+            f"the escrow job hires token {locked.token_id}, not {req.providerWallet}",
+            param="providerWallet",
+        )
+    return Quoted(
+        locked.amount,
+        locked.caller,
+        req.providerWallet,
+        f"run {req.serviceType} at {req.providerWallet}: on success the {usdc_text(locked.amount)} USDC locked "
+        f"by {locked.caller} in AgentEscrow are released to it (97/1/2 split), on failure refunded",
+        {"escrowJobId": job_id, "providerTokenId": locked.token_id, "expiresAt": locked.expires_at},
+        refusal=refusal,
+    )
+
+
+async def escrow_post(request: web.Request) -> web.Response:
+    return await serve(request, run_escrow, "optional")
+
+
+async def run_escrow_status(app: web.Application, call: Call) -> Reply:
+    hire = app[HIRE]
+    _escrow_deployed(hire)
+    q = parse_query(EscrowQuery, dict(call.query))
+    return _reply(await escrow.status(hire, q.jobId.lower()))
 
 
 async def escrow_get(request: web.Request) -> web.Response:
-    _escrow_deployed(_ctx(request))
-    q = parse_query(EscrowQuery, dict(request.query))
-    return json_response(await escrow.status(_ctx(request), q.jobId.lower()))
+    return await serve(request, run_escrow_status, "none")
 
 
 def _price(text: str | None) -> int | None:
@@ -412,14 +509,14 @@ def _price(text: str | None) -> int | None:
         raise ApiError(400, "invalid_amount", f"maxPrice: {exc}", param="maxPrice") from exc
 
 
-async def registry_get(request: web.Request) -> web.Response:
-    q = parse_query(RegistryQuery, dict(request.query))
+async def run_registry(app: web.Application, call: Call) -> Reply:
+    q = parse_query(RegistryQuery, dict(call.query))
     min_score = None if q.minScore is None else float(q.minScore)
     if min_score is not None and min_score > 100:
         raise ApiError(400, "invalid_field", "minScore must be 0-100", param="minScore")
     page = registry.page(
-        request.app[READ_DB],
-        base=base_url(request),
+        app[READ_DB],
+        base=call.base_url,
         service_type=q.serviceType,
         wallet=q.wallet,
         max_price=_price(q.maxPrice),
@@ -429,7 +526,7 @@ async def registry_get(request: web.Request) -> web.Response:
         cursor=q.cursor,
         limit=int(q.limit) if q.limit else 20,
     )
-    hire = _ctx(request)
+    hire = app[HIRE]
     if hire.has_escrow():
         page["escrowContract"] = {
             "chainId": hire.chain_id,
@@ -437,21 +534,29 @@ async def registry_get(request: web.Request) -> web.Response:
             "usdc": str(hire.operator.contract("USDC").address),
             "settlementGraceSeconds": 3600,
         }
-    return json_response(page)
+    return _reply(page)
 
 
-async def reputation_get(request: web.Request) -> web.Response:
-    q = parse_query(ReputationQuery, dict(request.query))
-    return json_response(
+async def registry_get(request: web.Request) -> web.Response:
+    return await serve(request, run_registry, "none")
+
+
+async def run_reputation(app: web.Application, call: Call) -> Reply:
+    q = parse_query(ReputationQuery, dict(call.query))
+    return _reply(
         registry.evidence(
-            request.app[READ_DB],
-            base=base_url(request),
+            app[READ_DB],
+            base=call.base_url,
             wallet=q.wallet,
             service_type=q.serviceType,
             cursor=q.cursor,
             limit=int(q.limit) if q.limit else 50,
         )
     )
+
+
+async def reputation_get(request: web.Request) -> web.Response:
+    return await serve(request, run_reputation, "none")
 
 
 # ---- the operation table ------------------------------------------------------------------------
@@ -489,6 +594,9 @@ OPERATIONS: list[Operation] = [
         "requests are signed with Standard Webhooks headers; `signingSecret` (whsec_ form) is shown once, "
         "when the service is created or `rotateSecret` is true. An escrow hire locks the on-chain "
         "AgentEscrow.priceOf: set it equal to `price` (`escrow.available` says whether it is).",
+        run=run_publish_service,
+        scope="admin",
+        destructive=True,  # replaces the agent's service of that type
     ),
     Operation(
         "GET",
@@ -499,6 +607,8 @@ OPERATIONS: list[Operation] = [
         query=ServicesQuery,
         errors={400: ("missing_agent_id",), 404: ("agent_not_found",)},
         tags=_TAGS,
+        run=run_list_services,
+        scope="read",
     ),
     Operation(
         "DELETE",
@@ -510,6 +620,9 @@ OPERATIONS: list[Operation] = [
         errors={400: ("missing_agent_id",), 404: ("agent_not_found", "service_not_found")},
         tags=_TAGS,
         path_params={"serviceType": "the service type to withdraw"},
+        run=run_withdraw_service,
+        scope="admin",
+        destructive=True,
     ),
     Operation(
         "POST",
@@ -522,7 +635,7 @@ OPERATIONS: list[Operation] = [
         errors={
             400: ("input_schema_mismatch", "invalid_input", "invalid_webhook_url"),
             404: ("agent_not_found", "service_not_found", "no_provider_available"),
-            409: ("provider_paused", "provider_cannot_be_paid"),
+            409: ("provider_paused", "provider_cannot_be_paid", "agent_paused"),
             413: ("input_too_large",),
             422: ("insufficient_balance", "price_above_max", "self_hire"),
             **_FAILURES,
@@ -531,7 +644,12 @@ OPERATIONS: list[Operation] = [
         description="The price is reserved on the caller's balance, the provider is called within its SLA, then "
         "in one transaction the provider is paid through the earn split and the caller charged. A failed run "
         "(5xx with the error shape plus jobId, amountCharged 0) charges nothing. The same Idempotency-Key runs the "
-        "job once and replays its answer, failures included.",
+        "job once and replays its answer, failures included. A caller listed for sale (paused) hires nobody "
+        "(409 agent_paused); a paused provider is never chosen (409 provider_paused when named).",
+        run=run_hire,
+        scope="spend",
+        quote=quote_hire,
+        open_world=True,  # calls the provider's endpoint
     ),
     Operation(
         "POST",
@@ -540,7 +658,7 @@ OPERATIONS: list[Operation] = [
         "Escrow hire: run the job locked by createJob; release on success, refund on failure",
         EscrowResponse,
         request=EscrowRequest,
-        auth="none",
+        auth="optional",
         errors={
             400: ("invalid_signature", "input_schema_mismatch", "invalid_input", "invalid_webhook_url"),
             401: ("signature_expired", "signature_mismatch"),
@@ -555,7 +673,12 @@ OPERATIONS: list[Operation] = [
         "'agentledger escrow hire', 'chain: <id>', 'escrow: <AgentEscrow address, EIP-55>', 'job: <escrowJobId, "
         "lowercase>', 'input: <SHA-256 hex of the input's RFC 8785 JSON>', 'timestamp: <unix s>' joined by "
         "'\\n' (+-300 s, used once). A job runs at most once; a later POST by its caller returns the stored "
-        "result. `settlement` is pending while a release or refund is retried.",
+        "result. `settlement` is pending while a release or refund is retried. No API key is needed (the "
+        "signature authenticates); a key given needs scope spend, and its daily cap counts the locked amount.",
+        run=run_escrow,
+        scope="spend",
+        quote=quote_escrow,
+        open_world=True,  # the chain and the provider's endpoint
     ),
     Operation(
         "GET",
@@ -567,6 +690,9 @@ OPERATIONS: list[Operation] = [
         auth="none",
         errors={404: ("escrow_not_deployed",), 503: ("chain_unavailable",)},
         tags=_TAGS,
+        run=run_escrow_status,
+        scope="read",
+        open_world=True,  # read from the chain
     ),
     Operation(
         "GET",
@@ -581,7 +707,11 @@ OPERATIONS: list[Operation] = [
         description="Filters: serviceType, wallet, maxPrice (USDC), minScore (0-100), escrow=true (escrow-hirable "
         "only), healthy=true; `limit` (1-100, default 20) and `cursor` page through. Ties go to the lower "
         "wallet id. `priceUsdc` is what a standard hire charges and, when escrow.available, exactly what "
-        "createJob locks (with escrow.slaSeconds).",
+        "createJob locks (with escrow.slaSeconds). Providers paused for a sale (listed in the drop) are not "
+        "listed.",
+        run=run_registry,
+        scope="read",
+        resource="agentledger://hire/registry",
     ),
     Operation(
         "GET",
@@ -593,6 +723,8 @@ OPERATIONS: list[Operation] = [
         auth="none",
         errors={400: ("invalid_cursor",), 404: ("service_not_found",)},
         tags=_TAGS,
+        run=run_reputation,
+        scope="read",
     ),
 ]
 

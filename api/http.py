@@ -8,7 +8,7 @@ models, operation, acp) and core; never each other. api.app fills these keys onc
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,12 +37,14 @@ __all__ = [
     "DISPATCHER",
     "HOOKS",
     "JOBS",
+    "MCP_INFO",
     "OPERATOR",
     "PUBLIC_URL",
     "READ_DB",
     "RPC_URL",
     "WRITER",
     "Hooks",
+    "McpInfo",
     "RawJson",
     "base_url",
     "chain_unavailable",
@@ -81,6 +83,19 @@ JOBS: web.AppKey[JobRunner] = web.AppKey("jobs", JobRunner)
 CHECKOUT: web.AppKey[Checkout] = web.AppKey("checkout", Checkout)
 #: Deliverables stored by CID and pinned to a Kubo node when one is configured (core.deliverables).
 DELIVERABLES: web.AppKey[Deliverables] = web.AppKey("deliverables", Deliverables)
+
+
+@dataclass(frozen=True)
+class McpInfo:
+    """The MCP endpoint this app serves (set by api.mcp), for the discovery documents: its path, the
+    protocol revisions it speaks and the tool of each operation (operation id -> tool names)."""
+
+    path: str
+    versions: tuple[str, ...]
+    tools: Mapping[str, tuple[str, ...]]
+
+
+MCP_INFO: web.AppKey[McpInfo] = web.AppKey("mcp_info", McpInfo)
 
 
 @dataclass
@@ -129,9 +144,10 @@ def chain_unavailable(exc: BaseException) -> ApiError:
     return errors.chain_unavailable()
 
 
-def wake_outbox(request: web.Request) -> None:
-    """Wake the outbox dispatcher (no-op without one): a delivery was just committed."""
-    found = request.config_dict.get(DISPATCHER)
+def wake_outbox(where: web.Request | web.Application) -> None:
+    """Wake the outbox dispatcher (no-op without one): a delivery was just committed. `where`: the
+    request, or the app an operation runs in (a transport that is not HTTP)."""
+    found = where.config_dict.get(DISPATCHER) if isinstance(where, web.Request) else where.get(DISPATCHER)
     if found is not None:
         found.wake()
 

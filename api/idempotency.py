@@ -11,11 +11,22 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from api.errors import ApiError, error_response
+from api.operation import Call, Reply
 from core import idempotency
 from core.idempotency import HEADER, MAX_KEY_LEN, InFlight, TxWork
 from core.store.committer import GroupCommitter
 
-__all__ = ["HEADER", "MAX_KEY_LEN", "REPLAYED", "InFlight", "TxWork", "execute", "request_key", "scope_of"]
+__all__ = [
+    "HEADER",
+    "MAX_KEY_LEN",
+    "REPLAYED",
+    "InFlight",
+    "TxWork",
+    "execute",
+    "execute_call",
+    "request_key",
+    "scope_of",
+]
 
 REPLAYED = "Idempotent-Replayed"
 
@@ -75,3 +86,28 @@ def _echo(resp: web.Response, key: str | None) -> web.Response:
     if key is not None:
         resp.headers[HEADER] = key
     return resp
+
+
+async def execute_call(
+    writer: GroupCommitter,
+    call: Call,
+    *,
+    owner: str,
+    now: float,
+    work: TxWork,
+    before: Callable[[], Awaitable[None]] | None = None,
+    savepoint: bool = True,
+) -> Reply:
+    """core.idempotency.execute for a Call (any transport): its Idempotency-Key scoped to `owner` and
+    the call's target, exactly as scope_of scopes an HTTP request's. A refusal raises ServiceError."""
+    answer = await idempotency.execute(
+        writer,
+        scope=f"{owner} {call.target}",
+        key=call.idempotency_key,
+        body=call.body,
+        now=now,
+        work=work,
+        before=before,
+        savepoint=savepoint,
+    )
+    return Reply(answer.status, answer.body, answer.replayed)

@@ -19,13 +19,15 @@ Gateway responses:
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from aiohttp import web
 from pydantic import RootModel
 
 from api.errors import ApiError
 from api.http import READ_DB
-from api.operation import Operation
+from api.operation import Call, Operation, Reply
+from api.policy import serve
 from core import ipfs
 from core.store import ipfs as store
 
@@ -61,34 +63,49 @@ def _etag_matches(header: str, etag: str) -> bool:
     return False
 
 
-async def ipfs_get(request: web.Request) -> web.StreamResponse:
-    text = request.match_info["cid"]
+def _find(db: Any, text: str) -> tuple[str, store.ObjectInfo]:
     try:
         cid = ipfs.canonical(text)
     except ValueError as exc:
         raise ApiError(400, "invalid_cid", f"not a CID: {text[:80]!r}", param="cid") from exc
-    db = request.app[READ_DB]
     meta = store.info(db, cid)
     if meta is None:
         raise ApiError(404, "content_not_found", f"{cid} is not stored here", param="cid")
-    etag = f'"{cid}"'
-    headers = {
-        "ETag": etag,
+    return cid, meta
+
+
+def _headers(text: str, cid: str) -> dict[str, str]:
+    return {
+        "ETag": f'"{cid}"',
         "Cache-Control": CACHE_CONTROL,
         "X-Ipfs-Path": f"/ipfs/{text}",
         "X-Ipfs-Roots": cid,
         "X-Content-Type-Options": "nosniff",
         "Content-Security-Policy": "default-src 'none'; sandbox",
     }
-    if _etag_matches(request.headers.get("If-None-Match", ""), etag):
+
+
+async def run_ipfs_get(app: web.Application, call: Call) -> Reply:
+    """The stored bytes of a CID (provider-produced content: MCP hands it out as a resource link)."""
+    text = call.path["cid"]
+    db = app[READ_DB]
+    cid, _meta = _find(db, text)
+    content = store.get(db, cid)
+    if content is None:  # deleted between the two reads
+        raise ApiError(404, "content_not_found", f"{cid} is not stored here", param="cid")
+    return Reply(200, content, media_type=content_type(content), headers=_headers(text, cid))
+
+
+async def ipfs_get(request: web.Request) -> web.StreamResponse:
+    text = request.match_info["cid"]
+    cid, meta = _find(request.app[READ_DB], text)
+    headers = _headers(text, cid)
+    if _etag_matches(request.headers.get("If-None-Match", ""), headers["ETag"]):
         return web.Response(status=304, headers=headers)
     if request.method == "HEAD" and meta.size > SNIFF_LIMIT:
         headers["Content-Length"] = str(meta.size)
         return web.Response(headers=headers, content_type="application/octet-stream")
-    content = store.get(db, cid)
-    if content is None:  # deleted between the two reads
-        raise ApiError(404, "content_not_found", f"{cid} is not stored here", param="cid")
-    return web.Response(body=content, headers=headers, content_type=content_type(content))
+    return await serve(request, run_ipfs_get, "none")
 
 
 def add_ipfs_routes(app: web.Application) -> None:
@@ -106,6 +123,8 @@ OPERATIONS: list[Operation] = [
         auth="none",
         errors={400: ("invalid_cid",), 404: ("content_not_found",)},
         tags=("ipfs",),
+        run=run_ipfs_get,
+        resource="agentledger://ipfs/{cid}",
         description="The bytes whose CID (as `ipfs add --cid-version=1` of Kubo computes it) is `cid`; "
         "CIDv0 is accepted. Immutable: ETag is the CID, If-None-Match answers 304.",
         response_headers={

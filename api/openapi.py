@@ -22,7 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import JsonSchemaMode
 
 from api import idempotency
-from api.operation import Operation
+from api.operation import Call, Operation, Reply
+from api.policy import serve
 
 OPENAPI_VERSION = "3.1.0"
 API_VERSION = "1.0.0"  # also the agent card's version (api.agent_card.VERSION)
@@ -66,6 +67,7 @@ OPERATIONS: list[Operation] = [
         OpenApiDocument,
         auth="none",
         tags=("service",),
+        run=lambda app, call: run_schema(app, call),
     ),
 ]
 
@@ -121,6 +123,8 @@ def error_codes(op: Operation) -> dict[int, tuple[str, ...]]:
     """Every error status of `op` with its codes."""
     return _merge(
         _AUTH_BY_KIND[op.auth],
+        {403: ("insufficient_scope",)} if op.needs_scope is not None else {},
+        {403: ("daily_cap_exceeded",)} if op.quote is not None else {},
         _BODY_ERRORS if op.request is not None else {},
         _QUERY_ERRORS if op.query is not None else {},
         _IDEM_ERRORS if op.idempotent else {},
@@ -314,11 +318,15 @@ def documented_routes(ops: Iterable[Operation]) -> frozenset[tuple[str, str]]:
     return frozenset((op.method, op.path) for op in ops)
 
 
-async def schema_handler(request: web.Request) -> web.Response:
-    text = request.app[_SERVED].get("text")
+async def run_schema(app: web.Application, call: Call) -> Reply:
+    text = app[_SERVED].get("text")
     if text is None:  # generated once per app (its routes are frozen once it serves)
-        text = request.app[_SERVED]["text"] = json.dumps(document(request.app[TABLE], app_routes(request.app)))
-    return web.Response(text=text, content_type="application/json")
+        text = app[_SERVED]["text"] = json.dumps(document(app[TABLE], app_routes(app)))
+    return Reply(200, text.encode())
+
+
+async def schema_handler(request: web.Request) -> web.Response:
+    return await serve(request, run_schema, "none")
 
 
 def add_schema_routes(app: web.Application, table: Iterable[Operation]) -> None:

@@ -1,18 +1,86 @@
-"""One row of the OpenAPI operation table (api.openapi.OPERATIONS).
+"""One row of the operation table (api.operations.OPERATIONS), and what running one takes.
 
 Its own module so that route modules can declare their rows beside their handlers
-(`OPERATIONS: list[Operation]`) and api.openapi can gather them without an import cycle.
+(`OPERATIONS: list[Operation]`) and api.openapi and api.mcp can gather them without an import cycle.
+
+A row with `run` can be executed without HTTP: `run(app, call)` does what the route does (the route's
+handler parses the request into a Call, awaits the same `run` and writes its Reply), so a transport
+that is not HTTP (the MCP tools of api.mcp) calls the very same code. The row's other fields say what
+the transports need to know about it: who may call it (auth, scope), whether it moves value (quote),
+what the MCP annotations say (destructive, open_world) and which resource template reads it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from pydantic import BaseModel
 
+from core.errors import ServiceError
+from core.keys import Caller
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
 Auth = Literal["required", "optional", "none"]
+Scope = Literal["read", "log", "spend", "admin"]
+
+_EMPTY: Mapping[str, str] = MappingProxyType({})
+
+
+class Call(NamedTuple):
+    """One call of an operation, whatever carried it: what the HTTP handler read from its request, or
+    the arguments of an MCP tool. `body` is the JSON body as bytes (what Idempotency-Key digests);
+    `target` the method and concrete path ("POST /api/acp/orders/ord_1/complete") an Idempotency-Key
+    is scoped to, so a key means the same over every transport."""
+
+    caller: Caller | None
+    target: str
+    path: Mapping[str, str] = _EMPTY
+    query: Mapping[str, str] = _EMPTY
+    body: bytes = b""
+    idempotency_key: str | None = None
+    #: The base of published links (api.http.base_url of the request, or of the MCP request).
+    base_url: str = ""
+    #: The HTTP request when HTTP carried the call (test seams hold it; tools have none).
+    request: web.Request | None = None
+
+
+class Reply(NamedTuple):
+    """What an operation answered: a status and its body (JSON unless media_type says otherwise);
+    `replayed` when it is the stored answer of an earlier call with the same Idempotency-Key."""
+
+    status: int
+    body: bytes
+    replayed: bool = False
+    media_type: str = "application/json"
+    headers: Mapping[str, str] = _EMPTY
+
+
+@dataclass(frozen=True)
+class Quoted:
+    """What a value-moving call will move: `amount` micro-USDC from `source` to `recipient`, in
+    words (`what`); shown to the caller before it executes and held in a key's daily cap. A quote
+    raises ServiceError only for what the run would refuse alike (a malformed body, another key's
+    agent); a refusal that depends on the state of things is `refusal`."""
+
+    amount: int
+    source: str
+    recipient: str
+    what: str
+    details: Mapping[str, Any] = field(default_factory=dict)
+    #: Why the call would be refused as things stand (short balance, a session no longer open): the
+    #: amount is still what it names, so a retry of a call that did move it holds the same cap.
+    refusal: ServiceError | None = None
+
+
+#: Runs the operation: (the app whose parts it uses, the call) -> the reply; refusals raise ServiceError.
+Run = Callable[["web.Application", Call], Awaitable[Reply]]
+#: What a value-moving operation would move for this call, without moving anything.
+Quote = Callable[["web.Application", Call], Awaitable[Quoted]]
 
 
 @dataclass(frozen=True)
@@ -38,3 +106,32 @@ class Operation:
     media_type: str = "application/json"
     #: Descriptions of the {placeholders} in `path` (each is a required string path parameter).
     path_params: Mapping[str, str] = field(default_factory=dict)
+    #: The operation without HTTP (see the module doc); every row has one (a test holds it).
+    run: Run | None = None
+    #: The scope a key needs (core.keys.SCOPES): default read for GET, admin for anything else, none
+    #: for auth="none" rows.
+    scope: Scope | None = None
+    #: Moves value out (spend, checkout complete, hire, a marketplace purchase): what a call would
+    #: move. Such a row is charged to a key's daily cap and is two MCP tools, quote then execute.
+    quote: Quote | None = None
+    #: Overwrites or cancels something (MCP destructiveHint; value-moving rows are destructive anyway).
+    destructive: bool = False
+    #: Touches the chain or a provider outside this service (MCP openWorldHint).
+    open_world: bool = False
+    #: An RFC 6570 URI template (agentledger://...) under which MCP clients read this GET as a
+    #: resource; its variables are the path's placeholders (no variable: a plain resource).
+    resource: str = ""
+    #: Answer fields holding provider-produced content, as {field: URI template with that field}:
+    #: MCP returns them as resource links, never inline (third-party input to a model).
+    links: Mapping[str, str] = field(default_factory=dict)
+    #: The operation id this row serves again at a second path (an older well-known path): no tool.
+    alias_of: str = ""
+
+    @property
+    def needs_scope(self) -> Scope | None:
+        """The scope a key must have to call this operation (None: any caller may)."""
+        if self.auth == "none":
+            return None
+        if self.scope is not None:
+            return self.scope
+        return "read" if self.method == "GET" else "admin"

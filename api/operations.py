@@ -1,7 +1,7 @@
 """The operation table: every route module's rows, in the order of the OpenAPI document.
 
-/api/schema is generated from it (api.openapi) and the MCP tools will be too. A new feature's
-route module declares its OPERATIONS beside its handlers and is added here.
+/api/schema is generated from it (api.openapi) and so are the MCP tools (api.mcp). A new feature's
+route module declares its OPERATIONS beside its handlers (each with its `run`) and is added here.
 """
 
 from __future__ import annotations
@@ -14,11 +14,13 @@ from api import (
     health,
     hire,
     ipfs_gateway,
+    marketplace,
     openapi,
     provider_orders,
     providers,
     verification,
 )
+from api.mcp import OPERATIONS as MCP_DISCOVERY
 from api.operation import Operation
 from api.wallets import operations as wallets
 
@@ -35,4 +37,6 @@ OPERATIONS: tuple[Operation, ...] = (
     *ipfs_gateway.OPERATIONS,
     *hire.OPERATIONS,
     *verification.OPERATIONS,
+    *marketplace.OPERATIONS,
+    *MCP_DISCOVERY,
 )

@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 
 from api.errors import ApiError
 from api.http import CHECKOUT, CLOCK, DELIVERABLES, READ_DB, WRITER, read_capped, wake_outbox
-from api.operation import Operation
+from api.operation import Call, Operation, Reply, Run
+from api.policy import respond, serve
 from core import ipfs
 from core.audit import canonical
 from core.checkout import orders, provider
@@ -74,59 +75,89 @@ def _parse(model: type[Signed], raw: bytes) -> Any:
         raise ApiError(400, "invalid_request", f"{param}: {err['msg']}" if param else err["msg"], param=param) from exc
 
 
-def _action_handler(action: str) -> Callable[[web.Request], Any]:
+def _action_run(action: str) -> Run:
     to_state = orders.PROVIDER_ACTIONS[action]
     model: type[Signed] = FailRequest if action == "fail" else Signed
 
-    async def handler(request: web.Request) -> web.Response:
-        app = request.app
-        signed = _parse(model, await request.read())
+    async def run(app: web.Application, call: Call) -> Reply:
+        signed = _parse(model, call.body)
         db, now = app[READ_DB], app[CLOCK]()
-        order = provider.order_or_404(db, request.match_info["order_id"])
+        order = provider.order_or_404(db, call.path["order_id"])
         message = orders.provider_message(action, order.id, signed.timestamp)
         digest = provider.check_signature(db, order, message, signed.timestamp, signed.signature, now)
         if action == "recover":
             provider.check_recoverable(db, order)
         reason = getattr(signed, "reason", None) or action
         body = await app[WRITER].run(lambda conn: provider.move(conn, order.id, digest, to_state, now, reason=reason))
-        wake_outbox(request)
-        return web.json_response(body)
+        wake_outbox(app)
+        return Reply(200, json.dumps(body).encode())
+
+    run.__name__ = f"run_{action}"
+    return run
+
+
+#: The run of each provider action (acknowledge, start, fail, recover).
+ACTION_RUNS: dict[str, Run] = {action: _action_run(action) for action in orders.PROVIDER_ACTIONS}
+
+
+def _action_handler(action: str) -> Callable[[web.Request], Any]:
+    run = ACTION_RUNS[action]
+
+    async def handler(request: web.Request) -> web.Response:
+        return await serve(request, run, "none")
 
     return handler
 
 
-async def upload_deliverable(request: web.Request) -> web.Response:
-    """multipart/form-data (one `file` part plus `timestamp` and `signature` fields) or JSON
-    {content: {...}, timestamp, signature} (at most 1 MiB); stores the bytes and answers their CID.
-    The signature covers the bytes, so they are read first: only for an order that is in_progress,
-    and at most UPLOAD_SLOTS uploads at a time, which bounds the memory anonymous callers can tie up."""
-    app = request.app
-    db = app[READ_DB]
-    order = provider.order_or_404(db, request.match_info["order_id"])
+def _open_order(app: web.Application, order_id: str) -> Any:
+    order = provider.order_or_404(app[READ_DB], order_id)
     if order.status != "in_progress":
         raise ApiError(409, "invalid_transition", f"deliverables are uploaded while in_progress, not {order.status}")
-    async with app[UPLOAD_SLOTS]:
-        if request.content_type == "multipart/form-data":
-            data, signed = await _read_multipart(request)
-        elif request.content_type == "application/json":
-            parsed: DeliverableJson = _parse(DeliverableJson, await request.read())  # client_max_size: 1 MiB
-            try:
-                data = canonical(parsed.content)
-            except (TypeError, ValueError) as exc:  # floats, integers beyond 2**53: no canonical form
-                raise ApiError(400, "invalid_content", f"content has no RFC 8785 form: {exc}", param="content") from exc
-            signed = Signed(timestamp=parsed.timestamp, signature=parsed.signature)
-        else:
-            raise ApiError(415, "unsupported_media_type", "send multipart/form-data or application/json")
-        sha = hashlib.sha256(data).hexdigest()
-        message = orders.deliverable_message(order.id, sha, signed.timestamp)
-        digest = provider.check_signature(db, order, message, signed.timestamp, signed.signature, app[CLOCK]())
-        cid = await asyncio.to_thread(ipfs.cid_of, data) if len(data) > 1 << 20 else ipfs.cid_of(data)
+    return order
+
+
+async def _store_upload(app: web.Application, order: Any, data: bytes, signed: Signed) -> Reply:
+    """Check the provider's signature over the bytes, store them by CID (and pin them)."""
+    sha = hashlib.sha256(data).hexdigest()
+    message = orders.deliverable_message(order.id, sha, signed.timestamp)
+    digest = provider.check_signature(app[READ_DB], order, message, signed.timestamp, signed.signature, app[CLOCK]())
+    cid = await asyncio.to_thread(ipfs.cid_of, data) if len(data) > 1 << 20 else ipfs.cid_of(data)
     now = app[CLOCK]()
     await app[WRITER].run(lambda conn: provider.add_deliverable(conn, order.id, digest, cid, data, now))
     deliverables = app[DELIVERABLES]
     if deliverables.api_url:
         await deliverables.pin(cid, data)  # stored either way; a failed pin is a 502 and a retry pins it
-    return web.json_response({"cid": cid, "size": len(data), "url": f"/ipfs/{cid}"}, status=201)
+    return Reply(201, json.dumps({"cid": cid, "size": len(data), "url": f"/ipfs/{cid}"}).encode())
+
+
+async def run_upload_deliverable(app: web.Application, call: Call) -> Reply:
+    """The JSON form of an upload: {content: {...}, timestamp, signature}, stored as the content's
+    RFC 8785 bytes (at most 1 MiB)."""
+    order = _open_order(app, call.path["order_id"])
+    async with app[UPLOAD_SLOTS]:
+        parsed: DeliverableJson = _parse(DeliverableJson, call.body)
+        try:
+            data = canonical(parsed.content)
+        except (TypeError, ValueError) as exc:  # floats, integers beyond 2**53: no canonical form
+            raise ApiError(400, "invalid_content", f"content has no RFC 8785 form: {exc}", param="content") from exc
+        return await _store_upload(app, order, data, Signed(timestamp=parsed.timestamp, signature=parsed.signature))
+
+
+async def upload_deliverable(request: web.Request) -> web.StreamResponse:
+    """multipart/form-data (one `file` part plus `timestamp` and `signature` fields) or JSON
+    {content: {...}, timestamp, signature} (at most 1 MiB); stores the bytes and answers their CID.
+    The signature covers the bytes, so they are read first: only for an order that is in_progress,
+    and at most UPLOAD_SLOTS uploads at a time, which bounds the memory anonymous callers can tie up."""
+    app = request.app
+    if request.content_type == "application/json":  # client_max_size: 1 MiB
+        return await serve(request, run_upload_deliverable, "none")
+    order = _open_order(app, request.match_info["order_id"])
+    if request.content_type != "multipart/form-data":
+        raise ApiError(415, "unsupported_media_type", "send multipart/form-data or application/json")
+    async with app[UPLOAD_SLOTS]:
+        data, signed = await _read_multipart(request)
+        reply = await _store_upload(app, order, data, signed)
+    return respond(reply)
 
 
 def _malformed(exc: Exception) -> ApiError:
@@ -168,11 +199,10 @@ async def _read_multipart(request: web.Request) -> tuple[bytes, Signed]:
     return data, signed
 
 
-async def complete(request: web.Request) -> web.Response:
-    app = request.app
-    body: CompleteRequest = _parse(CompleteRequest, await request.read())
+async def run_complete(app: web.Application, call: Call) -> Reply:
+    body: CompleteRequest = _parse(CompleteRequest, call.body)
     db = app[READ_DB]
-    order = provider.order_or_404(db, request.match_info["order_id"])
+    order = provider.order_or_404(db, call.path["order_id"])
     cid = body.cid
     if not ipfs.is_cid(cid):
         raise ApiError(400, "invalid_cid", "cid is not a valid CID", param="cid")
@@ -198,8 +228,12 @@ async def complete(request: web.Request) -> web.Response:
         now = app[CLOCK]()
         await app[WRITER].run(lambda conn: provider.use_signature(conn, digest, now))
         answer = await provider.release(ctx, order, cid, body.timestamp, body.signature, resend=False, claimed=digest)
-    wake_outbox(request)
-    return web.json_response(answer)
+    wake_outbox(app)
+    return Reply(200, json.dumps(answer).encode())
+
+
+async def complete(request: web.Request) -> web.Response:
+    return await serve(request, run_complete, "none")
 
 
 # ---- wiring -------------------------------------------------------------------------------------
@@ -223,6 +257,8 @@ OPERATIONS: list[Operation] = [
             errors=_SIGNED_ERRORS,
             tags=("orders",),
             description=f"Signed by the provider's self wallet (EIP-191) over '{action}:{{order_id}}:{{timestamp}}'.",
+            run=ACTION_RUNS[action],
+            destructive=action == "fail",
         )
         for action in orders.PROVIDER_ACTIONS
     ),
@@ -243,6 +279,8 @@ OPERATIONS: list[Operation] = [
             415: ("unsupported_media_type",),
         },
         tags=("orders",),
+        run=run_upload_deliverable,
+        links={"cid": "agentledger://ipfs/{cid}"},
         description="multipart/form-data (file, timestamp, signature) or JSON {content, timestamp, signature}; "
         "signed over 'deliver:{order_id}:{sha256 of the bytes}:{timestamp}'. Answers the bytes' CID (Kubo's "
         "`ipfs add --cid-version=1`), served at /ipfs/{cid}. At most 20 uploads per order; the last one is the "
@@ -264,6 +302,8 @@ OPERATIONS: list[Operation] = [
             503: ("chain_unavailable", "internal_step_failed"),
         },
         tags=("orders",),
+        run=run_complete,
+        open_world=True,
         description="Signed over 'complete:{jobId}:{cid}:{timestamp}' (the gateway's attestationMessage); sends the "
         "gateway release and answers its transaction. The order becomes released when the release is final on-chain.",
     ),

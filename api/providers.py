@@ -43,11 +43,12 @@ from web3 import Web3
 
 from api import idempotency
 from api.acp import acp_body, add_acp_headers
-from api.auth import Caller, agent_for, authenticate
+from api.auth import Caller, agent_for
 from api.errors import ApiError
-from api.http import CHECKOUT, CLOCK, READ_DB, WRITER, chain_unavailable, iso, json_response, ok, usdc
+from api.http import CHECKOUT, CLOCK, READ_DB, WRITER, chain_unavailable, encode, iso, ok, usdc
 from api.models import Amount, Wallet
-from api.operation import Operation
+from api.operation import Call, Operation, Reply
+from api.policy import serve
 from core.checkout import providers, rules
 from core.checkout.context import Checkout
 from core.operator import ChainUnavailable
@@ -153,12 +154,12 @@ def item_json(item: ItemRow, provider: ProviderRow | None) -> dict[str, Any]:
 # ---- provider link ------------------------------------------------------------------------------
 
 
-async def link_provider(request: web.Request) -> web.Response:
-    app = request.app
+async def run_link_provider(app: web.Application, call: Call) -> Reply:
     db = app[READ_DB]
     ctx = app[CHECKOUT]
-    caller = authenticate(db, request)
-    body = await request.read()
+    caller = call.caller
+    assert caller is not None
+    body = call.body
     now = app[CLOCK]()
     try:
         chain_id = await ctx.operator.chain_id()
@@ -190,19 +191,31 @@ async def link_provider(request: web.Request) -> web.Response:
         assert p is not None
         return ok(provider_json(p), 201)
 
-    return await idempotency.execute(
-        request, app[WRITER], owner=caller.key_hash, body=body, now=now, work=finish, before=steps
+    return await idempotency.execute_call(
+        app[WRITER], call, owner=caller.key_hash, now=now, work=finish, before=steps
     )
 
 
-async def get_provider(request: web.Request) -> web.Response:
+async def link_provider(request: web.Request) -> web.Response:
+    return await serve(request, run_link_provider, idempotent=True)
+
+
+def _reply(payload: dict[str, Any], status: int = 200) -> Reply:
+    return Reply(status, encode(payload).encode())
+
+
+async def run_get_provider(app: web.Application, call: Call) -> Reply:
     """GET /api/acp/providers/{agent_id}: public (wallet id or UUID)."""
-    db = request.app[READ_DB]
-    key = request.match_info["agent_id"]
+    db = app[READ_DB]
+    key = call.path["agent_id"]
     p = store.provider_by_wallet(db, key) if key.startswith("agl_") else store.get_provider(db, key)
     if p is None or p.token_id is None:
         raise ApiError(404, "provider_not_found", f"no linked provider {key}", param="agent_id")
-    return json_response(provider_json(p))
+    return _reply(provider_json(p))
+
+
+async def get_provider(request: web.Request) -> web.Response:
+    return await serve(request, run_get_provider, "none")
 
 
 # ---- catalogue ----------------------------------------------------------------------------------
@@ -225,10 +238,10 @@ def _provider_for(conn: apsw.Connection, caller: Caller, agent_id: str | None) -
     return p
 
 
-async def create_item(request: web.Request) -> web.Response:
-    app = request.app
-    caller = authenticate(app[READ_DB], request)
-    body = await request.read()
+async def run_create_item(app: web.Application, call: Call) -> Reply:
+    caller = call.caller
+    assert caller is not None
+    body = call.body
     now = app[CLOCK]()
 
     def work(conn: apsw.Connection) -> tuple[int, bytes]:
@@ -242,18 +255,22 @@ async def create_item(request: web.Request) -> web.Response:
         store.insert_item(conn, item)
         return ok(item_json(item, provider), 201)
 
-    return await idempotency.execute(request, app[WRITER], owner=caller.key_hash, body=body, now=now, work=work)
+    return await idempotency.execute_call(app[WRITER], call, owner=caller.key_hash, now=now, work=work)
 
 
-async def list_items(request: web.Request) -> web.Response:
-    db = request.app[READ_DB]
-    q = acp_body(ItemsQuery, None, query=dict(request.query))
+async def create_item(request: web.Request) -> web.Response:
+    return await serve(request, run_create_item, idempotent=True)
+
+
+async def run_list_items(app: web.Application, call: Call) -> Reply:
+    db = app[READ_DB]
+    q = acp_body(ItemsQuery, None, query=dict(call.query))
     limit = min(int(q.limit), 100) if q.limit else 100
     provider_uuid = None
     if q.provider is not None:
         p = store.provider_by_wallet(db, q.provider)
         if p is None:
-            return json_response({"data": [], "has_more": False})
+            return _reply({"data": [], "has_more": False})
         provider_uuid = p.agent_uuid
     items = store.list_items(db, provider_uuid=provider_uuid, after=q.after, limit=limit + 1)
     providers: dict[str, ProviderRow | None] = {}
@@ -262,16 +279,24 @@ async def list_items(request: web.Request) -> web.Response:
             providers[it.provider_uuid] = store.get_provider(db, it.provider_uuid)
     page = items[:limit]
     data = [item_json(it, providers[it.provider_uuid]) for it in page]
-    return json_response({"data": data, "has_more": len(items) > limit})
+    return _reply({"data": data, "has_more": len(items) > limit})
 
 
-async def get_item(request: web.Request) -> web.Response:
-    db = request.app[READ_DB]
-    item_id = request.match_info["item_id"]
+async def list_items(request: web.Request) -> web.Response:
+    return await serve(request, run_list_items, "none")
+
+
+async def run_get_item(app: web.Application, call: Call) -> Reply:
+    db = app[READ_DB]
+    item_id = call.path["item_id"]
     item = store.get_item(db, item_id) if re.fullmatch(r"[A-Za-z0-9_\-]{1,64}", item_id) else None
     if item is None:
         raise ApiError(404, "item_not_found", f"no item {item_id}", param="item_id")
-    return json_response(item_json(item, store.get_provider(db, item.provider_uuid)))
+    return _reply(item_json(item, store.get_provider(db, item.provider_uuid)))
+
+
+async def get_item(request: web.Request) -> web.Response:
+    return await serve(request, run_get_item, "none")
 
 
 # ---- wiring -------------------------------------------------------------------------------------
@@ -297,6 +322,9 @@ OPERATIONS: list[Operation] = [
         tags=("checkout",),
         description="The self wallet signs (EIP-191) 'agentledger provider link\\nchain: <id>\\nagent: <agl_ id>\\n"
         "self_wallet: <address>\\nowner: <address>\\ntimestamp: <unix s>' (EIP-55 addresses, +-5 min window).",
+        run=run_link_provider,
+        scope="admin",
+        open_world=True,
     ),
     Operation(
         "GET",
@@ -307,6 +335,8 @@ OPERATIONS: list[Operation] = [
         auth="none",
         errors={404: ("provider_not_found",)},
         tags=("checkout",),
+        run=run_get_provider,
+        resource="agentledger://providers/{agent_id}",
     ),
     Operation(
         "POST",
@@ -321,6 +351,8 @@ OPERATIONS: list[Operation] = [
         tags=("checkout",),
         description="Tiers: standard 48 h (default 250 USDC), rush 24 h (375 USDC), deep 72 h (500 USDC); "
         "`price` (USDC) overrides the tier's default.",
+        run=run_create_item,
+        scope="admin",
     ),
     Operation(
         "GET",
@@ -331,6 +363,7 @@ OPERATIONS: list[Operation] = [
         query=ItemsQuery,
         auth="none",
         tags=("checkout",),
+        run=run_list_items,
     ),
     Operation(
         "GET",
@@ -341,6 +374,8 @@ OPERATIONS: list[Operation] = [
         auth="none",
         errors={404: ("item_not_found",)},
         tags=("checkout",),
+        run=run_get_item,
+        resource="agentledger://items/{item_id}",
     ),
 ]
 

@@ -20,8 +20,9 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict
 
 import merkle
-from api.http import ANCHOR_ADDRESS, CHAIN_ID, READ_DB, base_url, iso
-from api.operation import Operation
+from api.http import ANCHOR_ADDRESS, CHAIN_ID, MCP_INFO, READ_DB, McpInfo, base_url, iso
+from api.operation import Call, Operation, Reply
+from api.policy import serve
 from core import audit, decisions
 from core.networks import network_for
 from core.store import audit as audit_store
@@ -121,10 +122,9 @@ def _previous(conn: Any, entry: audit_store.AuditEntry) -> dict[str, Any] | None
     return {"audit_id": prev.id, "chain_hash": prev.chain_hash, "links": prev.chain_hash == entry.prev_hash}
 
 
-def verification_json(request: web.Request, entry: audit_store.AuditEntry) -> dict[str, Any]:
-    conn = request.app[READ_DB]
-    chain_id = request.app[CHAIN_ID]
-    base = base_url(request)
+def verification_json(app: web.Application, base: str, entry: audit_store.AuditEntry) -> dict[str, Any]:
+    conn = app[READ_DB]
+    chain_id = app[CHAIN_ID]
     payload_hash = audit.sha256_hex(entry.payload.encode())
     decision = entry.stream.startswith("agent:")
     if decision:
@@ -169,7 +169,7 @@ def verification_json(request: web.Request, entry: audit_store.AuditEntry) -> di
             **anchor,
             "chain_id": chain_id,
             "network": network_for(chain_id).name,
-            "contract": request.app.get(ANCHOR_ADDRESS),
+            "contract": app.get(ANCHOR_ADDRESS),
         },
         "previous": _previous(conn, entry),
         "verify_command": f"verify {entry.id} --api {base} --rpc <JSON-RPC URL of chain {chain_id}>",
@@ -265,12 +265,21 @@ def verification_html(v: dict[str, Any]) -> str:
     return "".join(parts)
 
 
+async def run_verify(app: web.Application, call: Call) -> Reply:
+    entry = entry_or_404(app[READ_DB], call.path["audit_id"])
+    return _json(verification_json(app, call.base_url, entry))
+
+
 async def verify_page(request: web.Request) -> web.Response:
-    entry = entry_or_404(request.app[READ_DB], request.match_info["audit_id"])
-    v = verification_json(request, entry)
     if wants_json(request):
-        return web.json_response(v)
+        return await serve(request, run_verify, "none")
+    entry = entry_or_404(request.app[READ_DB], request.match_info["audit_id"])
+    v = verification_json(request.app, base_url(request), entry)
     return _page(f"Audit entry {entry.id}", verification_html(v))
+
+
+def _json(payload: dict[str, Any], headers: dict[str, str] | None = None) -> Reply:
+    return Reply(200, json.dumps(payload).encode(), headers=headers or {})
 
 
 def methodology_html() -> str:
@@ -298,14 +307,18 @@ def methodology_html() -> str:
     )
 
 
+async def run_methodology(app: web.Application, call: Call) -> Reply:
+    return _json(METHODOLOGY)
+
+
 async def methodology(request: web.Request) -> web.Response:
     if wants_json(request):
-        return web.json_response(METHODOLOGY)
+        return await serve(request, run_methodology, "none")
     return _page("Methodology", methodology_html())
 
 
-def discovery(base: str) -> dict[str, Any]:
-    return {
+def discovery(base: str, mcp: McpInfo | None = None) -> dict[str, Any]:
+    doc = {
         "service": "agentledger decision logging",
         "version": 1,
         "endpoint": f"{base}/api/agents/{{agent_uuid}}/log",
@@ -356,12 +369,22 @@ def discovery(base: str) -> dict[str, Any]:
         },
         "methodology": f"{base}/methodology",
     }
+    if mcp is not None:
+        doc["mcp"] = {
+            "endpoint": base + mcp.path,
+            "protocol_versions": list(mcp.versions),
+            "tools": [name for op in ("logDecision", "verifyEntry") for name in mcp.tools.get(op, ())],
+            "resources": ["agentledger://audit/{audit_id}", "agentledger://methodology"],
+        }
+    return doc
+
+
+async def run_well_known(app: web.Application, call: Call) -> Reply:
+    return _json(discovery(call.base_url, app.get(MCP_INFO)), {"Cache-Control": CACHE_CONTROL})
 
 
 async def well_known(request: web.Request) -> web.Response:
-    resp = web.json_response(discovery(base_url(request)))
-    resp.headers["Cache-Control"] = CACHE_CONTROL
-    return resp
+    return await serve(request, run_well_known, "none")
 
 
 class _Loose(BaseModel):
@@ -403,6 +426,8 @@ OPERATIONS: list[Operation] = [
         errors={404: ("entry_not_found",)},
         tags=("decisions",),
         path_params={"audit_id": "the entry's integer audit_id"},
+        run=run_verify,
+        resource="agentledger://audit/{audit_id}",
     ),
     Operation(
         "GET",
@@ -412,6 +437,8 @@ OPERATIONS: list[Operation] = [
         Methodology,
         auth="none",
         tags=("decisions",),
+        run=run_methodology,
+        resource="agentledger://methodology",
     ),
     *(
         Operation(
@@ -423,10 +450,12 @@ OPERATIONS: list[Operation] = [
             auth="none",
             tags=("decisions",),
             response_headers={"Cache-Control": "public, max-age=3600"},
+            run=run_well_known,
+            alias_of=alias,
         )
-        for path, op_id in (
-            ("/well-known/decisional-logging.json", "decisionLoggingDiscoveryLegacy"),
-            ("/.well-known/decisional-logging.json", "decisionLoggingDiscovery"),
+        for path, op_id, alias in (
+            ("/well-known/decisional-logging.json", "decisionLoggingDiscoveryLegacy", "decisionLoggingDiscovery"),
+            ("/.well-known/decisional-logging.json", "decisionLoggingDiscovery", ""),
         )
     ),
 ]

@@ -53,6 +53,18 @@ class Settings:
     anchor_time_utc: str = "00:00"
     #: Seconds an unpaid checkout session stays open before it expires.
     checkout_session_ttl: float = 3600.0
+    #: SMTP relay of the outbox's e-mail channel: smtp://user:password@host:587 (STARTTLS required) or
+    #: smtps://...:465; empty: each e-mail is written as an .eml file under <data_dir>/mail/.
+    smtp_url: str = ""
+    #: The From of every e-mail (and the envelope sender).
+    smtp_from: str = "agentledger <noreply@agentledger.invalid>"
+    #: A CA bundle (PEM) to check the relay's certificate against; empty: the system's.
+    smtp_ca_file: str = ""
+    #: The marketplace's sweeps: settle committed sales (seconds between runs), expire listings,
+    #: reconcile recorded receipts with the chain.
+    drop_settle_interval: float = 300.0
+    drop_expire_interval: float = 3600.0
+    drop_reconcile_interval: float = 30.0
 
     @property
     def database(self) -> Path:

@@ -24,14 +24,43 @@ def hash_api_key(key: str) -> str:
     return hashlib.sha256(key.encode("ascii")).hexdigest()
 
 
+#: What a key may do (least privilege, for HTTP and MCP alike): read (GETs of private data), log
+#: (records that move no money: decisions, memory, runs, reported earnings), spend (whatever moves or
+#: commits value), admin (accounts, agents, providers, catalogue). A key without a scope list has all.
+SCOPES: tuple[str, ...] = ("read", "log", "spend", "admin")
+
+
+def parse_scopes(text: str) -> frozenset[str]:
+    """A scope list (comma- or space-separated) as a set; ValueError naming an unknown scope."""
+    found = frozenset(s for s in text.replace(",", " ").split() if s)
+    unknown = sorted(found - set(SCOPES))
+    if unknown:
+        raise ValueError(f"unknown scope {unknown[0]!r}; scopes are {', '.join(SCOPES)}")
+    if not found:
+        raise ValueError("name at least one scope")
+    return found
+
+
+def scopes_text(scopes: frozenset[str]) -> str:
+    """The stored form of a scope set: space-separated, in SCOPES order."""
+    return " ".join(s for s in SCOPES if s in scopes)
+
+
 @dataclass(frozen=True)
 class Caller:
-    """Who is calling: the key's hash and its scope, an account (every agent of it) or one agent."""
+    """Who is calling: the key's hash and its scope, an account (every agent of it) or one agent;
+    what it may do (`scopes`, None: everything) and how much it may move per UTC day (`daily_cap`,
+    micro-USDC, None: no cap)."""
 
     key_hash: str
     account_id: str
     agent_id: str | None  # None: the key acts for every agent of the account
+    scopes: frozenset[str] | None = None
+    daily_cap: int | None = None
 
     def may_act_for(self, account_id: str, agent_uuid: str) -> bool:
         """Whether this key may act for the agent `agent_uuid` of account `account_id`."""
         return account_id == self.account_id and (self.agent_id is None or self.agent_id == agent_uuid)
+
+    def has_scope(self, scope: str) -> bool:
+        return self.scopes is None or scope in self.scopes

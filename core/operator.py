@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from eth_abi.abi import decode as abi_decode
@@ -26,7 +26,7 @@ from eth_account import Account
 from eth_account.signers.local import LocalAccount
 from web3 import Web3
 from web3.contract import Contract
-from web3.exceptions import ContractCustomError, ContractLogicError, Web3RPCError
+from web3.exceptions import ContractCustomError, ContractLogicError, TransactionNotFound, Web3RPCError
 from web3.logs import DISCARD
 
 from core.chain import CONTRACT_NAMES, chain_id_of, contract_at, load_artifact
@@ -162,14 +162,50 @@ class Operator:
             raise ChainUnavailable(str(exc)) from exc
         return int(block["timestamp"])
 
-    async def transact(self, contract_name: str, function_name: str, *args: Any) -> dict[str, Any]:
+    async def transact(
+        self,
+        contract_name: str,
+        function_name: str,
+        *args: Any,
+        before_send: Callable[[str, int], None] | None = None,
+    ) -> dict[str, Any]:
         """Estimate, sign, send and wait for the receipt of one operator transaction. The lock covers
-        the nonce (estimate to send) only: waiting for a receipt never holds up other sends."""
+        the nonce (estimate to send) only: waiting for a receipt never holds up other sends.
+
+        `before_send(tx_hash, nonce)` is called (in a worker thread) once the transaction is signed and
+        before it is sent: a caller that must never send one action twice across crashes records the
+        hash there, durably. If it raises, nothing is sent and the nonce is not used."""
         fn = getattr(self.contract(contract_name).functions, function_name)(*args)
         label = f"{contract_name}.{function_name}"
         async with self._lock:
-            signed_hash = await asyncio.to_thread(self._transact_sync, fn, label)
+            signed_hash = await asyncio.to_thread(self._transact_sync, fn, label, before_send)
         return await asyncio.to_thread(self._receipt, signed_hash, label)
+
+    async def receipt_of(self, tx_hash: str) -> dict[str, Any] | None:
+        """The receipt of a transaction, or None when it is not mined (pending, dropped or unknown)."""
+        try:
+            return dict(await asyncio.to_thread(self.w3.eth.get_transaction_receipt, tx_hash))  # type: ignore[arg-type]
+        except TransactionNotFound:
+            return None
+        except (Web3RPCError, OSError) as exc:
+            raise ChainUnavailable(str(exc)) from exc
+
+    async def is_pending(self, tx_hash: str) -> bool:
+        """Whether the node knows the transaction (in its pool or mined)."""
+        try:
+            await asyncio.to_thread(self.w3.eth.get_transaction, tx_hash)  # type: ignore[arg-type]
+        except TransactionNotFound:
+            return False
+        except (Web3RPCError, OSError) as exc:
+            raise ChainUnavailable(str(exc)) from exc
+        return True
+
+    async def mined_nonce(self) -> int:
+        """The operator account's next nonce as of the latest block (transactions mined so far)."""
+        try:
+            return int(await asyncio.to_thread(self.w3.eth.get_transaction_count, self.address, "latest"))
+        except (Web3RPCError, OSError) as exc:
+            raise ChainUnavailable(str(exc)) from exc
 
     def _receipt(self, signed_hash: bytes, label: str) -> dict[str, Any]:
         tx_hash = "0x" + signed_hash.hex()
@@ -182,16 +218,16 @@ class Operator:
         log.info("%s mined in block %d: %s", label, receipt["blockNumber"], tx_hash)
         return dict(receipt)
 
-    def _transact_sync(self, fn: Any, label: str) -> bytes:
+    def _transact_sync(self, fn: Any, label: str, before_send: Callable[[str, int], None] | None = None) -> bytes:
         for attempt in (1, 2):
             try:
-                return self._send_once(fn, label)
+                return self._send_once(fn, label, before_send)
             except _StaleNonce as exc:  # someone else used the account's nonce: resync once
                 if attempt == 2:
                     raise ChainUnavailable(f"{label}: node refused the transaction: {exc}") from exc
         raise AssertionError("unreachable")
 
-    def _send_once(self, fn: Any, label: str) -> bytes:
+    def _send_once(self, fn: Any, label: str, before_send: Callable[[str, int], None] | None = None) -> bytes:
         w3 = self.w3
         try:
             gas = fn.estimate_gas({"from": self.address})
@@ -206,6 +242,8 @@ class Operator:
             raise ChainUnavailable(f"{label}: {exc}") from exc
         signed = self.account.sign_transaction(tx)
         tx_hash = "0x" + bytes(signed.hash).hex()
+        if before_send is not None:
+            before_send(tx_hash, self._nonce)  # raises: nothing sent, the nonce stays ours
         try:
             w3.eth.send_raw_transaction(signed.raw_transaction)
         except Web3RPCError as exc:  # the node answered: refused, unless it already has this very transaction

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 import apsw
 
 from core.money import format_usdc, split
+from core.store import marketplace as market_store
 from core.store import wallets as store
 from core.store.wallets import AgentRow, BalanceRow, LedgerEntry
 
@@ -202,8 +203,34 @@ def _check_room(conn: apsw.Connection, agent_uuid: str, amount: int) -> None:
         raise _limit_error()
 
 
+def check_not_paused(conn: apsw.Connection, agent: AgentRow) -> None:
+    """A listed agent (paused for a sale: listed in the drop, or its NFT paused on-chain) may still
+    earn (its balance stays the seller's: at settlement it moves to the seller's own wallet), but it
+    spends nothing and cannot be hired until the listing ends."""
+    why = market_store.sale_paused(conn, agent.uuid, agent.wallet)
+    if why is not None:
+        raise WalletError(
+            "agent_paused",
+            f"agent {agent.wallet} is {why} for sale: no spending (nor hiring) until the listing ends",
+            "agentId",
+        )
+
+
+def check_not_settling(conn: apsw.Connection, agent: AgentRow) -> None:
+    """Between a buyer's commit and the settlement the agent's memory and brain are frozen: the buyer
+    committed to their digest (the due-diligence bundle)."""
+    if market_store.sale_paused(conn, agent.uuid, agent.wallet) == "settling":
+        raise WalletError(
+            "agent_settling",
+            f"agent {agent.wallet} is being sold: its memory is frozen until the sale settles",
+            "agentId",
+        )
+
+
 def spend(conn: apsw.Connection, agent: AgentRow, amount: int, destination: str, now: float) -> SpendResult:
-    """Debit `amount` (self part first, then owner part); refuse more than the balance."""
+    """Debit `amount` (self part first, then owner part); refuse more than the balance, and any
+    spend of an agent paused for a sale."""
+    check_not_paused(conn, agent)
     cur = store.get_balance(conn, agent.uuid)
     if amount > cur.balance:
         raise WalletError(
@@ -289,9 +316,17 @@ def create_email_key(conn: apsw.Connection, email: str, key_hash: str, now: floa
 
 
 def issue_key(
-    conn: apsw.Connection, key_hash: str, now: float, *, account_id: str | None = None, agent_uuid: str | None = None
+    conn: apsw.Connection,
+    key_hash: str,
+    now: float,
+    *,
+    account_id: str | None = None,
+    agent_uuid: str | None = None,
+    scopes: str | None = None,
+    daily_cap: int | None = None,
 ) -> tuple[str, str | None]:
-    """Store an operator-issued key scoped to an account (every agent of it) or to one agent;
+    """Store an operator-issued key scoped to an account (every agent of it) or to one agent, limited
+    to `scopes` (core.keys.scopes_text; None: all) and `daily_cap` micro-USDC a day (None: no cap);
     returns (account id, agent uuid or None). Raises LookupError for an unknown id."""
     if (account_id is None) == (agent_uuid is None):
         raise ValueError("give exactly one of account_id, agent_uuid")
@@ -302,7 +337,7 @@ def issue_key(
         account_id = agent.account_id
     elif account_id is None or not store.account_exists(conn, account_id):
         raise LookupError(f"no account {account_id}")
-    store.insert_api_key(conn, key_hash, account_id, agent_uuid, None, now)
+    store.insert_api_key(conn, key_hash, account_id, agent_uuid, None, now, scopes=scopes, daily_cap=daily_cap)
     return account_id, agent_uuid
 
 
@@ -327,6 +362,7 @@ def check_key(key: str, param: str = "key") -> None:
 def put_memory(conn: apsw.Connection, agent: AgentRow, key: str, value_json: str, now: float) -> store.MemoryRow:
     """Upsert one of the agent's own keys (`value_json`: compact JSON text)."""
     check_key(key)
+    check_not_settling(conn, agent)
     if key.startswith(RESERVED_PREFIXES):
         raise WalletError(
             "reserved_key", f"keys starting with {' or '.join(RESERVED_PREFIXES)} are written by the service", "key"
@@ -357,6 +393,7 @@ def record_run(
     transaction, so concurrent records (even from other processes) never lose a count."""
     if niche is not None:
         check_niche(niche)
+    check_not_settling(conn, agent)
     key = run_key(now, niche)
     row = store.get_memory(conn, agent.uuid, key)
     counts = {"success": 0, "failure": 0} if row is None else json.loads(row.value)
@@ -415,6 +452,7 @@ def update_brain(
     if action not in ("listed", "sold"):
         raise WalletError("invalid_action", "action must be 'listed' or 'sold'", "action")
     check_niche(niche)
+    check_not_settling(conn, agent)
     if action == "listed" and revenue is not None:
         raise WalletError("invalid_field", "revenue is only given with action 'sold'", "revenue")
     if action == "listed":

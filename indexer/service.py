@@ -14,15 +14,20 @@ from core.config import Settings
 from core.deployments import Deployment
 from core.followers import Follower
 from core.hire import EscrowFollower
+from core.marketplace import MarketFollower, Notices, notices_for
 from core.networks import network_for
 from core.store.projections import Subscriber
 from indexer.rpc import RpcClient
 from indexer.sync import Indexer
 
 
-def followers(clock: Callable[[], float] = time.time) -> list[Follower]:
-    """Every feature's follower of final events (a new feature adds its own here)."""
-    return [OrderFollower(clock), EscrowFollower(clock)]
+def followers(clock: Callable[[], float] = time.time, notices: Notices | None = None) -> list[Follower]:
+    """Every feature's follower of final events (a new feature adds its own here); the marketplace's
+    when the deployment has one (`notices`: how its e-mails link back to the service)."""
+    found: list[Follower] = [OrderFollower(clock), EscrowFollower(clock)]
+    if notices is not None:
+        found.append(MarketFollower(clock, notices))
+    return found
 
 
 def build_indexer(
@@ -48,7 +53,9 @@ def build_indexer(
         confirmations=confirmations,
         poll_interval=settings.poll_interval,
         subscribers=subscribers,
-        followers=followers(clock),
+        followers=followers(
+            clock, notices_for(settings, deployment.chain_id) if "AgentMarketplace" in deployment.contracts else None
+        ),
         # A development chain's `finalized` tag is synthetic (anvil: head - 64): there, final means
         # `confirmations` blocks deep; on Base the tag is the real (L1) finality.
         use_finalized_tag=network.explorer is not None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from api.operation import Operation
+from api.wallets import routes
 from api.wallets.models import (
     AgentQuery,
     BalanceResponse,
@@ -51,6 +52,8 @@ OPERATIONS: list[Operation] = [
         tags=("agents",),
         description="Without a key: creates an account and returns its API key once (Idempotency-Key is refused "
         "then: the key could not be replayed). With an account-scoped key: adds an agent to that account.",
+        run=routes.run_register,
+        scope="admin",
     ),
     Operation(
         "POST",
@@ -64,6 +67,8 @@ OPERATIONS: list[Operation] = [
         tags=("wallet",),
         description="Credits the agent the net of the split (owner and agent cuts), the toll to the service and, "
         "when the agent was referred, the referral cut to the referrer's owner.",
+        run=routes.run_earn,
+        scope="log",
     ),
     Operation(
         "POST",
@@ -76,6 +81,9 @@ OPERATIONS: list[Operation] = [
         errors={**_AGENT_ERRORS, 422: ("insufficient_balance",)},
         tags=("wallet",),
         description="Debits the agent's self part first, then its owner part; more than the balance is refused.",
+        run=routes.run_spend,
+        scope="spend",
+        quote=routes.quote_spend,
     ),
     Operation(
         "GET",
@@ -86,6 +94,7 @@ OPERATIONS: list[Operation] = [
         query=AgentQuery,
         errors=_AGENT_ERRORS,
         tags=("wallet",),
+        run=routes.run_balance,
     ),
     Operation(
         "GET",
@@ -96,6 +105,7 @@ OPERATIONS: list[Operation] = [
         query=AgentQuery,
         errors=_AGENT_ERRORS,
         tags=("agents",),
+        run=routes.run_identity,
     ),
     Operation(
         "POST",
@@ -108,6 +118,8 @@ OPERATIONS: list[Operation] = [
         errors={**_AGENT_ERRORS, 422: ("balance_limit",)},
         tags=("wallet",),
         description="One transaction: an invalid item (param payments[i].field) refuses the whole batch.",
+        run=routes.run_earn_batch,
+        scope="log",
     ),
     Operation(
         "POST",
@@ -119,6 +131,8 @@ OPERATIONS: list[Operation] = [
         idempotent=True,
         errors=_AGENT_ERRORS,
         tags=("wallet",),
+        run=routes.run_compound,
+        scope="spend",
     ),
     Operation(
         "POST",
@@ -135,6 +149,9 @@ OPERATIONS: list[Operation] = [
             413: ("value_too_large",),
         },
         tags=("memory",),
+        run=routes.run_memory_write,
+        scope="log",
+        destructive=True,
     ),
     Operation(
         "GET",
@@ -145,6 +162,7 @@ OPERATIONS: list[Operation] = [
         query=MemoryQuery,
         errors=_AGENT_ERRORS,
         tags=("memory",),
+        run=routes.run_memory_read,
     ),
     Operation(
         "GET",
@@ -155,6 +173,7 @@ OPERATIONS: list[Operation] = [
         query=AgentQuery,
         errors=_AGENT_ERRORS,
         tags=("brain",),
+        run=routes.run_brain_read,
     ),
     Operation(
         "POST",
@@ -166,6 +185,8 @@ OPERATIONS: list[Operation] = [
         idempotent=True,
         errors={**_AGENT_ERRORS, 400: ("invalid_action", "invalid_niche")},
         tags=("brain",),
+        run=routes.run_brain_write,
+        scope="log",
     ),
     Operation(
         "POST",
@@ -177,6 +198,8 @@ OPERATIONS: list[Operation] = [
         idempotent=True,
         errors={**_AGENT_ERRORS, 400: ("invalid_niche",)},
         tags=("wallet",),
+        run=routes.run_record_run,
+        scope="log",
     ),
     Operation(
         "GET",
@@ -186,6 +209,7 @@ OPERATIONS: list[Operation] = [
         NetworkResponse,
         auth="none",
         tags=("service",),
+        run=routes.run_network,
     ),
     Operation(
         "POST",
@@ -198,5 +222,6 @@ OPERATIONS: list[Operation] = [
         auth="none",
         errors={400: ("invalid_email", "idempotency_unsupported"), 409: ("email_has_key",)},
         tags=("agents",),
+        run=routes.run_create_key,
     ),
 ]

@@ -23,14 +23,14 @@ from api.auth import (
     Caller,
     FreshAgents,
     agent_for,
-    authenticate,
-    authenticate_optional,
     remember_agents,
     require_account_scope,
 )
 from api.errors import ApiError, error_middleware
 from api.http import CLOCK, HOOKS, READ_DB, WRITER, Hooks, RawJson, encode, iso, usdc
 from api.models import parse_body, parse_query
+from api.operation import Call, Quoted, Reply
+from api.policy import serve
 from api.wallets.models import (
     AgentQuery,
     BrainUpdateRequest,
@@ -52,6 +52,8 @@ from core.store.committer import GroupCommitter
 from core.store.wallets import AgentRow, BalanceRow, get_balance
 
 _STATUS = {
+    "agent_paused": 409,
+    "agent_settling": 409,
     "insufficient_balance": 422,
     "balance_limit": 422,
     "value_too_large": 413,
@@ -68,8 +70,8 @@ _usdc = usdc
 _iso = iso
 
 
-def _json_response(payload: dict[str, Any]) -> web.Response:
-    return web.Response(text=encode(payload), content_type="application/json")
+def _reply(payload: dict[str, Any], status: int = 200) -> Reply:
+    return Reply(status, encode(payload).encode())
 
 
 def _agent_json(agent: AgentRow, balance: int) -> dict[str, Any]:
@@ -87,21 +89,24 @@ def _wallet_error(exc: wallets.WalletError) -> ApiError:
     return ApiError(_STATUS.get(exc.code, 400), exc.code, exc.message, param=exc.param)
 
 
-# ---- handlers ---------------------------------------------------------------------------------
+# ---- runs (the operations without HTTP) and their handlers ----------------------------------------
+
+
+def _caller(call: Call) -> Caller:
+    assert call.caller is not None, "an authenticated operation's call carries its caller"
+    return call.caller
 
 
 async def _execute(
-    request: web.Request, caller: Caller | None, body: bytes, work: idempotency.TxWork, *, savepoint: bool = True
-) -> web.Response:
-    app = request.app
+    app: web.Application, call: Call, work: idempotency.TxWork, *, savepoint: bool = True
+) -> Reply:
     hook = app[HOOKS].before_write
-    before = None if hook is None else functools.partial(hook, request)
-    owner = "anonymous" if caller is None else caller.key_hash
-    return await idempotency.execute(
-        request,
+    before = None if hook is None or call.request is None else functools.partial(hook, call.request)
+    owner = "anonymous" if call.caller is None else call.caller.key_hash
+    return await idempotency.execute_call(
         app[WRITER],
+        call,
         owner=owner,
-        body=body,
         now=app[CLOCK](),
         work=functools.partial(_guarded, work),
         before=before,
@@ -125,21 +130,19 @@ def _bind(work: WriteWork, caller: Caller, body: bytes, now: float, conn: apsw.C
     return work(conn, caller, body, now)
 
 
-async def _authenticated_write(request: web.Request, work: WriteWork, *, savepoint: bool = True) -> web.Response:
-    """The common path of an authenticated value-moving POST: authenticate on the reading
-    connection, then run `work` under the Idempotency-Key in the next group commit. The body is
-    parsed inside `work`, so a 4xx is stored under the key like any other answer. savepoint=False
-    for a `work` that writes nothing when it raises (idempotency.execute)."""
-    caller = authenticate(request.app[READ_DB], request)
-    body = await request.read()
-    now = request.app[CLOCK]()
-    return await _execute(request, caller, body, functools.partial(_bind, work, caller, body, now), savepoint=savepoint)
+async def _authenticated_write(app: web.Application, call: Call, work: WriteWork, *, savepoint: bool = True) -> Reply:
+    """The common path of an authenticated value-moving POST: run `work` under the call's
+    Idempotency-Key in the next group commit. The body is parsed inside `work`, so a 4xx is stored
+    under the key like any other answer. savepoint=False for a `work` that writes nothing when it
+    raises (idempotency.execute)."""
+    caller = _caller(call)
+    now = app[CLOCK]()
+    return await _execute(app, call, functools.partial(_bind, work, caller, call.body, now), savepoint=savepoint)
 
 
-async def register(request: web.Request) -> web.Response:
-    db = request.app[READ_DB]
-    caller = authenticate_optional(db, request)
-    if caller is None and idempotency.HEADER in request.headers:
+async def run_register(app: web.Application, call: Call) -> Reply:
+    caller = call.caller
+    if caller is None and call.idempotency_key is not None:
         raise ApiError(
             400,
             "idempotency_unsupported",
@@ -149,9 +152,9 @@ async def register(request: web.Request) -> web.Response:
         )
     if caller is not None:
         require_account_scope(caller)
-    body = await request.read()
+    body = call.body
     api_key = new_api_key() if caller is None else None
-    now = request.app[CLOCK]()
+    now = app[CLOCK]()
 
     def work(conn: apsw.Connection) -> tuple[int, bytes]:
         req = parse_body(RegisterRequest, body)
@@ -169,7 +172,11 @@ async def register(request: web.Request) -> web.Response:
             payload["api_key"] = api_key
         return _ok(payload, 201)
 
-    return await _execute(request, caller, body, work)
+    return await _execute(app, call, work)
+
+
+async def register(request: web.Request) -> web.Response:
+    return await serve(request, run_register, "optional", idempotent=True)
 
 
 def _earn_work(conn: apsw.Connection, caller: Caller, body: bytes, now: float, fresh: FreshAgents) -> tuple[int, bytes]:
@@ -181,12 +188,16 @@ def _earn_work(conn: apsw.Connection, caller: Caller, body: bytes, now: float, f
     return 200, _earn_text(agent.wallet, r).encode()
 
 
-async def earn(request: web.Request) -> web.Response:
+async def run_earn(app: web.Application, call: Call) -> Reply:
     fresh = FreshAgents()
-    resp = await _authenticated_write(request, functools.partial(_earn_work, fresh=fresh), savepoint=False)
-    if fresh and resp.status == 200:  # committed: from now on the agent can come from the cache
-        remember_agents(request.app[WRITER].conn, fresh)
-    return resp
+    reply = await _authenticated_write(app, call, functools.partial(_earn_work, fresh=fresh), savepoint=False)
+    if fresh and reply.status == 200:  # committed: from now on the agent can come from the cache
+        remember_agents(app[WRITER].conn, fresh)
+    return reply
+
+
+async def earn(request: web.Request) -> web.Response:
+    return await serve(request, run_earn, idempotent=True)
 
 
 _json_str = json.encoder.encode_basestring_ascii  # what json.dumps does to a str
@@ -213,7 +224,7 @@ def _earn_text(wallet: str, r: wallets.EarnResult) -> str:
     )
 
 
-async def earn_batch(request: web.Request) -> web.Response:
+async def run_earn_batch(app: web.Application, call: Call) -> Reply:
     """POST /api/agents/earn/batch: every payment credited as POST /earn would, in ONE transaction:
     any refused item (validation, an agent the key may not act for, a total limit) answers its
     error with `param` naming it (e.g. `payments[3].amount`) and nothing is written. Items are
@@ -236,10 +247,14 @@ async def earn_batch(request: web.Request) -> web.Response:
             results.append(RawJson(_earn_text(agent.wallet, r)))
         return _ok({"success": True, "count": len(results), "results": results})
 
-    return await _authenticated_write(request, work)
+    return await _authenticated_write(app, call, work)
 
 
-async def compound(request: web.Request) -> web.Response:
+async def earn_batch(request: web.Request) -> web.Response:
+    return await serve(request, run_earn_batch, idempotent=True)
+
+
+async def run_compound(app: web.Application, call: Call) -> Reply:
     """POST /api/agents/compound: move reinvestPercent % (default 20) of the spendable balance into
     the reinvested bucket (see core.wallets.compound); `moved` is the amount moved."""
 
@@ -259,10 +274,40 @@ async def compound(request: web.Request) -> web.Response:
             }
         )
 
-    return await _authenticated_write(request, work)
+    return await _authenticated_write(app, call, work)
 
 
-async def spend(request: web.Request) -> web.Response:
+async def compound(request: web.Request) -> web.Response:
+    return await serve(request, run_compound, idempotent=True)
+
+
+async def quote_spend(app: web.Application, call: Call) -> Quoted:
+    """What a spend would move (nothing is written): the amount, from the agent's wallet to the
+    destination; 404 for an agent the key may not act for; past the balance, its refusal."""
+    req = parse_body(SpendRequest, call.body)
+    db = app[READ_DB]
+    agent = agent_for(db, _caller(call), req.agentId)
+    bal = get_balance(db, agent.uuid)
+    short = req.amount > bal.balance
+    return Quoted(
+        req.amount,
+        agent.wallet,
+        req.destination,
+        f"spend {usdc_text(req.amount)} USDC from {agent.wallet} to {req.destination}",
+        {"balance": usdc_text(bal.balance), "balance_after": usdc_text(max(0, bal.balance - req.amount))},
+        refusal=_wallet_error(
+            wallets.WalletError(
+                "insufficient_balance",
+                f"balance {usdc_text(bal.balance)} USDC cannot cover {usdc_text(req.amount)} USDC",
+                "amount",
+            )
+        )
+        if short
+        else None,
+    )
+
+
+async def run_spend(app: web.Application, call: Call) -> Reply:
     def work(conn: apsw.Connection, caller: Caller, body: bytes, now: float) -> tuple[int, bytes]:
         req = parse_body(SpendRequest, body)
         agent = agent_for(conn, caller, req.agentId)
@@ -279,7 +324,11 @@ async def spend(request: web.Request) -> web.Response:
             }
         )
 
-    return await _authenticated_write(request, work)
+    return await _authenticated_write(app, call, work)
+
+
+async def spend(request: web.Request) -> web.Response:
+    return await serve(request, run_spend, idempotent=True)
 
 
 def _balance_json(bal: BalanceRow, memory_entries: int, settled: int) -> dict[str, Any]:
@@ -296,23 +345,27 @@ def _balance_json(bal: BalanceRow, memory_entries: int, settled: int) -> dict[st
     }
 
 
-async def balance(request: web.Request) -> web.Response:
-    db = request.app[READ_DB]
-    caller = authenticate(db, request)
-    q = parse_query(AgentQuery, dict(request.query))
-    agent = agent_for(db, caller, q.agentId)
+async def run_balance(app: web.Application, call: Call) -> Reply:
+    db = app[READ_DB]
+    q = parse_query(AgentQuery, dict(call.query))
+    agent = agent_for(db, _caller(call), q.agentId)
     bal = get_balance(db, agent.uuid)
-    return _json_response(
-        _balance_json(bal, store.count_memories(db, agent.uuid), store.settled_earnings(db, agent.uuid))
-    )
+    return _reply(_balance_json(bal, store.count_memories(db, agent.uuid), store.settled_earnings(db, agent.uuid)))
+
+
+async def balance(request: web.Request) -> web.Response:
+    return await serve(request, run_balance)
+
+
+async def run_identity(app: web.Application, call: Call) -> Reply:
+    db = app[READ_DB]
+    q = parse_query(AgentQuery, dict(call.query))
+    agent = agent_for(db, _caller(call), q.agentId)
+    return _reply({"uuid": agent.uuid, "wallet": agent.wallet})
 
 
 async def identity(request: web.Request) -> web.Response:
-    db = request.app[READ_DB]
-    caller = authenticate(db, request)
-    q = parse_query(AgentQuery, dict(request.query))
-    agent = agent_for(db, caller, q.agentId)
-    return web.json_response({"uuid": agent.uuid, "wallet": agent.wallet})
+    return await serve(request, run_identity)
 
 
 # ---- memory ---------------------------------------------------------------------------------
@@ -322,7 +375,7 @@ def _memory_json(m: store.MemoryRow) -> dict[str, Any]:
     return {"key": m.key, "value": RawJson(m.value), "createdAt": _iso(m.created_at), "updatedAt": _iso(m.updated_at)}
 
 
-async def memory_write(request: web.Request) -> web.Response:
+async def run_memory_write(app: web.Application, call: Call) -> Reply:
     """POST /api/agents/memory: upsert {key: value}; limits in api.models.MemoryWriteRequest."""
 
     def work(conn: apsw.Connection, caller: Caller, body: bytes, now: float) -> tuple[int, bytes]:
@@ -331,21 +384,28 @@ async def memory_write(request: web.Request) -> web.Response:
         m = wallets.put_memory(conn, agent, req.key, encode(req.value), now)
         return _ok({"success": True, "memory": _memory_json(m)})
 
-    return await _authenticated_write(request, work)
+    return await _authenticated_write(app, call, work)
 
 
-async def memory_read(request: web.Request) -> web.Response:
+async def memory_write(request: web.Request) -> web.Response:
+    return await serve(request, run_memory_write, idempotent=True)
+
+
+async def run_memory_read(app: web.Application, call: Call) -> Reply:
     """GET /api/agents/memory?agentId=&query=&limit=&cursor=: the agent's entries ordered by key,
     `query` a case-sensitive substring of the key, `limit` 1-200 (default 50); nextCursor is the
     last key returned when more follow, else null."""
-    db = request.app[READ_DB]
-    caller = authenticate(db, request)
-    q = parse_query(MemoryQuery, dict(request.query))
-    agent = agent_for(db, caller, q.agentId)
+    db = app[READ_DB]
+    q = parse_query(MemoryQuery, dict(call.query))
+    agent = agent_for(db, _caller(call), q.agentId)
     rows = store.list_memories(db, agent.uuid, q.query, q.cursor, q.limit + 1)
     more = len(rows) > q.limit
     rows = rows[: q.limit]
-    return _json_response({"memories": [_memory_json(m) for m in rows], "nextCursor": rows[-1].key if more else None})
+    return _reply({"memories": [_memory_json(m) for m in rows], "nextCursor": rows[-1].key if more else None})
+
+
+async def memory_read(request: web.Request) -> web.Response:
+    return await serve(request, run_memory_read)
 
 
 # ---- brain --------------------------------------------------------------------------------------
@@ -401,15 +461,18 @@ def _brain_payload(brain: wallets.Brain, network: dict[str, store.NicheStats]) -
     }
 
 
+async def run_brain_read(app: web.Application, call: Call) -> Reply:
+    db = app[READ_DB]
+    q = parse_query(AgentQuery, dict(call.query))
+    agent = agent_for(db, _caller(call), q.agentId)
+    return _reply(_brain_payload(wallets.load_brain(db, agent), store.shared_brain(db)))
+
+
 async def brain_read(request: web.Request) -> web.Response:
-    db = request.app[READ_DB]
-    caller = authenticate(db, request)
-    q = parse_query(AgentQuery, dict(request.query))
-    agent = agent_for(db, caller, q.agentId)
-    return _json_response(_brain_payload(wallets.load_brain(db, agent), store.shared_brain(db)))
+    return await serve(request, run_brain_read)
 
 
-async def brain_write(request: web.Request) -> web.Response:
+async def run_brain_write(app: web.Application, call: Call) -> Reply:
     """POST /api/agents/brain {agentId, action listed|sold, niche, price, revenue?}: one listing or
     sale into the agent's brain (memory brain:v1) and the shared brain, in one transaction;
     answers the updated brain and weights."""
@@ -420,13 +483,17 @@ async def brain_write(request: web.Request) -> web.Response:
         brain = wallets.update_brain(conn, agent, req.action, req.niche, req.price, req.revenue, now)
         return _ok({"success": True, **_brain_payload(brain, store.shared_brain(conn))})
 
-    return await _authenticated_write(request, work)
+    return await _authenticated_write(app, call, work)
+
+
+async def brain_write(request: web.Request) -> web.Response:
+    return await serve(request, run_brain_write, idempotent=True)
 
 
 # ---- runs, network, keys ------------------------------------------------------------------------
 
 
-async def record_run(request: web.Request) -> web.Response:
+async def run_record_run(app: web.Application, call: Call) -> Reply:
     """POST /api/agents/runs {agentId, success, niche?}: count one run of the agent under memory key
     run:YYYY-MM-DD:<niche or general> (UTC day) as {"success": n, "failure": m}."""
 
@@ -436,39 +503,57 @@ async def record_run(request: web.Request) -> web.Response:
         key, ok, failed = wallets.record_run(conn, agent, req.success, req.niche, now)
         return _ok({"success": True, "key": key, "runs": {"success": ok, "failure": failed}})
 
-    return await _authenticated_write(request, work)
+    return await _authenticated_write(app, call, work)
+
+
+async def record_run(request: web.Request) -> web.Response:
+    return await serve(request, run_record_run, idempotent=True)
+
+
+async def run_network(app: web.Application, call: Call) -> Reply:
+    """GET /api/agents/network (public): agents registered, total earned and total tolls in USDC
+    (reported earnings plus settled on-chain payouts; see core.store.wallets.network_totals)."""
+    agents, earned, tolls = store.network_totals(app[READ_DB])
+    return _reply({"totalAgents": agents, "totalEarned": _usdc(earned), "totalTolls": _usdc(tolls)})
 
 
 async def network(request: web.Request) -> web.Response:
-    """GET /api/agents/network (public): agents registered, total earned and total tolls in USDC
-    (reported earnings plus settled on-chain payouts; see core.store.wallets.network_totals)."""
-    agents, earned, tolls = store.network_totals(request.app[READ_DB])
-    return _json_response({"totalAgents": agents, "totalEarned": _usdc(earned), "totalTolls": _usdc(tolls)})
+    return await serve(request, run_network, "none")
 
 
-async def create_key(request: web.Request) -> web.Response:
+async def run_create_key(app: web.Application, call: Call) -> Reply:
     """POST /api/keys {email} (public): a new account and an account-scoped key bound to the
     address (compared case-insensitively), shown once; 409 email_has_key when the address already
     has one. Not replayable (the key is never stored), so Idempotency-Key is refused."""
-    if idempotency.HEADER in request.headers:
+    if call.idempotency_key is not None:
         raise ApiError(
             400,
             "idempotency_unsupported",
             f"a new key is shown once and cannot be replayed; retry without {idempotency.HEADER}",
             param=idempotency.HEADER,
         )
-    body = await request.read()
-    req = parse_body(KeyRequest, body)
+    req = parse_body(KeyRequest, call.body)
     api_key = new_api_key()
-    now = request.app[CLOCK]()
+    now = app[CLOCK]()
     try:
-        account_id = await request.app[WRITER].run(
+        account_id = await app[WRITER].run(
             lambda conn: wallets.create_email_key(conn, req.email, hash_api_key(api_key), now)
         )
     except wallets.WalletError as exc:
         raise _wallet_error(exc) from exc
     payload = {"success": True, "api_key": api_key, "accountId": account_id, "email": req.email.lower()}
-    return web.Response(status=201, text=encode(payload), content_type="application/json")
+    return _reply(payload, 201)
+
+
+async def create_key(request: web.Request) -> web.Response:
+    if idempotency.HEADER in request.headers:  # refused before the key's format is even looked at
+        raise ApiError(
+            400,
+            "idempotency_unsupported",
+            f"a new key is shown once and cannot be replayed; retry without {idempotency.HEADER}",
+            param=idempotency.HEADER,
+        )
+    return await serve(request, run_create_key, "none")
 
 
 # ---- wiring -----------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """Linking a wallet agent as a provider: the self wallet's signed consent, then the agent NFT minted
-on AgentRegistry with the operator key.
+on AgentRegistry with the operator key (the saga of core.agents_onchain).
 
 Crash safety: the provider row is written first with token_id NULL; after the mint the token id is
 recorded. A link retried after a crash in between finds the token by the registry's
@@ -11,29 +11,17 @@ check-insert-mint-record race-free.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 import apsw
-from eth_account import Account
-from eth_account.messages import encode_defunct
-from web3 import Web3
 
-from core import errors
+from core import agents_onchain
 from core.checkout import rules
 from core.checkout.context import Checkout
 from core.errors import ServiceError
-from core.operator import ChainUnavailable, ContractReverted, Operator, SendUncertain, TransactionFailed, tx_hash_of
 from core.store import checkout as store
 from core.store.checkout import ProviderRow
 
 log = logging.getLogger("agentledger.providers")
-
-
-def _recover(message: str, signature: str) -> str | None:
-    try:
-        return str(Account.recover_message(encode_defunct(text=message), signature=signature))
-    except Exception:  # malformed signature (bad v, s out of range, ...)
-        return None
 
 
 def check_link_signature(
@@ -50,7 +38,7 @@ def check_link_signature(
     message = rules.provider_link_message(
         chain_id=chain_id, agent_wallet=wallet, self_wallet=self_wallet, owner=owner, timestamp=timestamp
     )
-    signer = _recover(message, signature)
+    signer = agents_onchain.recover_personal(message, signature)
     if signer is None:
         raise ServiceError(400, "invalid_signature", "signature is not a valid 65-byte signature", param="$.signature")
     if signer != self_wallet:
@@ -60,11 +48,6 @@ def check_link_signature(
             f"the signature recovers to {signer}, not to self_wallet {self_wallet}",
             param="$.signature",
         )
-
-
-def _chain_unavailable(exc: BaseException) -> ServiceError:
-    log.warning("chain node unavailable: %s", exc)
-    return errors.chain_unavailable()
 
 
 async def link(
@@ -100,13 +83,18 @@ async def link(
         return None
 
     await writer.run(reserve)
-    token_id, mint_tx = await _existing_token(operator, wallet)
+
+    async def forget() -> None:  # nothing was minted: the pending row must not block a retry
+        await writer.run(lambda conn: store.delete_pending_provider(conn, agent_uuid))
+
+    token_id, mint_tx = await agents_onchain.existing_token(operator, wallet)
     if token_id is None:
-        token_id, mint_tx = await _mint(ctx, agent_uuid, wallet, self_wallet, owner, referrer_token_id)
+        token_id, mint_tx = await agents_onchain.mint(
+            operator, wallet, self_wallet, owner, referrer_token_id, forget, retry_hint="retry the link shortly"
+        )
     # What the chain recorded wins (a recovered token keeps its original wallets and referrer).
-    agent = await _chain_call(operator, "AgentRegistry", "agent", token_id)
-    chain_owner = await _chain_call(operator, "AgentRegistry", "ownerOf", token_id)
-    chain_self, referrer = Web3.to_checksum_address(agent[0]), int(agent[1]) or None
+    chain = await agents_onchain.token_state(operator, token_id)
+    chain_self, referrer, chain_owner = chain.self_wallet, chain.referrer_token_id, chain.owner
 
     def record(conn: apsw.Connection) -> ProviderRow:
         store.set_provider_token(
@@ -115,7 +103,7 @@ async def link(
             token_id=token_id,
             mint_tx=mint_tx,
             self_wallet=chain_self,
-            owner_address=Web3.to_checksum_address(chain_owner),
+            owner_address=chain_owner,
             referrer_token_id=referrer,
         )
         p = store.get_provider(conn, agent_uuid)
@@ -123,65 +111,3 @@ async def link(
         return p
 
     return await writer.run(record)
-
-
-async def _chain_call(operator: Operator, contract: str, fn: str, *args: Any) -> Any:
-    try:
-        return await operator.call(contract, fn, *args)
-    except ChainUnavailable as exc:
-        raise _chain_unavailable(exc) from exc
-
-
-async def _existing_token(operator: Operator, wallet: str) -> tuple[int | None, str | None]:
-    try:
-        return int(await operator.call("AgentRegistry", "tokenOfWalletId", wallet)), None
-    except ContractReverted as exc:
-        if exc.error_name == "UnknownWalletId":
-            return None, None
-        log.warning("registry lookup for %s failed: %s", wallet, exc)
-        raise ServiceError(
-            502, "chain_error", f"registry lookup failed ({exc.error_name})", type_="service_error"
-        ) from exc
-    except ChainUnavailable as exc:
-        raise _chain_unavailable(exc) from exc
-
-
-async def _mint(
-    ctx: Checkout, agent_uuid: str, wallet: str, self_wallet: str, owner: str, referrer: int | None
-) -> tuple[int, str | None]:
-    operator, writer = ctx.operator, ctx.writer
-
-    async def forget() -> None:  # nothing was minted: the pending row must not block a retry
-        await writer.run(lambda conn: store.delete_pending_provider(conn, agent_uuid))
-
-    try:
-        receipt = await operator.transact("AgentRegistry", "mint", owner, self_wallet, wallet, referrer or 0)
-    except ContractReverted as exc:
-        if exc.error_name == "WalletIdTaken":  # minted meanwhile (by a crashed attempt's transaction)
-            token, _ = await _existing_token(operator, wallet)
-            if token is not None:
-                return token, None
-        await forget()
-        raise _mint_error(exc, self_wallet, referrer) from exc
-    except (ChainUnavailable, TransactionFailed) as exc:
-        await forget()
-        log.warning("minting the agent token of %s failed: %s", wallet, exc)  # may carry the RPC URL: log only
-        raise ServiceError(
-            503, "chain_unavailable", "minting failed: the chain node did not accept it", type_="service_error"
-        ) from exc
-    except SendUncertain as exc:  # keep the pending row: a retry finds the token if it was minted
-        log.warning("minting the agent token of %s: outcome unknown: %s", wallet, exc)
-        raise ServiceError(
-            503, "chain_unavailable", "minting outcome unknown; retry the link shortly", type_="service_error"
-        ) from exc
-    (event,) = operator.events(receipt, "AgentRegistry", "AgentRegistered")
-    return int(event["args"]["tokenId"]), tx_hash_of(receipt)
-
-
-def _mint_error(exc: ContractReverted, self_wallet: str, referrer: int | None) -> ServiceError:
-    if exc.error_name == "SelfWalletTaken":
-        return ServiceError(409, "self_wallet_taken", f"{self_wallet} is already an agent's self wallet on-chain")
-    if exc.error_name == "UnknownAgent":
-        return ServiceError(400, "unknown_referrer", f"no agent token {referrer}", param="$.referrer_token_id")
-    log.warning("registry refused the mint: %s", exc)
-    return ServiceError(502, "mint_failed", f"the registry refused the mint ({exc.error_name})", type_="service_error")

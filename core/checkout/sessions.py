@@ -19,6 +19,7 @@ from core.checkout.context import Checkout
 from core.errors import ServiceError
 from core.keys import Caller
 from core.store import checkout as store
+from core.store import marketplace as market_store
 from core.store.checkout import ProviderRow, SessionRow
 
 _STATUS_CONFLICT = {
@@ -87,6 +88,9 @@ def priced(conn: apsw.Connection, line_items: list[LineRef]) -> tuple[list[rules
     provider = store.get_provider(conn, providers.pop())
     if provider is None or provider.token_id is None:
         raise ServiceError(400, "provider_not_linked", "the items' provider is not linked", param="$.line_items")
+    if market_store.sale_paused(conn, provider.agent_uuid, provider.wallet) is not None:
+        # a listed agent cannot be hired (the gateway refuses to fund it too: AgentPaused)
+        raise ServiceError(409, "provider_paused", "the provider's agent is listed for sale: it takes no orders")
     try:
         rules.session_total(lines)
     except rules.TotalTooLarge as exc:

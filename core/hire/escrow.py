@@ -38,7 +38,7 @@ from web3.exceptions import TransactionNotFound, Web3RPCError
 
 from core import errors
 from core.errors import ServiceError
-from core.hire import moves, rules, runners, standard
+from core.hire import moves, rules, runners, services, standard
 from core.hire.context import Hire
 from core.hire.runners import Outcome
 from core.jsontext import usdc
@@ -335,12 +335,37 @@ async def _chain_job(ctx: Hire, job_id: str) -> Any:
         raise _unavailable(exc) from exc
 
 
+@dataclass(frozen=True)
+class LockedJob:
+    """An escrow job as AgentEscrow holds it (getJob): what a release would pay, and to which token."""
+
+    caller: str
+    amount: int
+    token_id: int
+    expires_at: int
+    locked: bool
+
+
+async def locked_job(ctx: Hire, job_id: str) -> LockedJob:
+    """AgentEscrow.getJob of `job_id`, read from the chain (a quote of an escrow hire)."""
+    caller, expires_at, status, token_id, amount = await _chain_job(ctx, job_id)
+    return LockedJob(
+        Web3.to_checksum_address(caller), int(amount), int(token_id), int(expires_at), int(status) == LOCKED
+    )
+
+
+def provider_token(ctx: Hire, provider_wallet: str) -> int | None:
+    """The agent NFT of a linked provider (None: not linked)."""
+    provider = checkout_store.provider_by_wallet(ctx.reader, provider_wallet)
+    return None if provider is None else provider.token_id
+
+
 async def _provider_side(ctx: Hire, service: ServiceRow, amount: int, expires_at: int) -> tuple[str, str] | None:
     """Why a verified lock cannot be worked on for reasons of the provider's side (refunded at once)."""
     agent = store.chain_agent(ctx.reader, service.token_id)
     if agent is None or agent.hire_price != amount or service.price != amount:
         return "price_mismatch", "the lock does not equal the provider's on-chain price and the service's price"
-    if agent.paused:
+    if agent.paused or services.provider_paused(ctx.reader, service):
         return "provider_paused", "the provider is paused (listed for sale)"
     try:
         chain_now = await ctx.operator.block_timestamp()

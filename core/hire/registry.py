@@ -42,9 +42,11 @@ def decode_cursor(text: str) -> tuple[float, str, str]:
         raise ServiceError(400, "invalid_cursor", "cursor is not one this API returned", param="cursor") from exc
 
 
-def service_json(s: ServiceRow, agent: ChainAgent | None, *, base: str, schemas_too: bool = True) -> dict[str, Any]:
-    """One registry entry."""
-    terms = escrow_terms(s, agent)
+def service_json(
+    s: ServiceRow, agent: ChainAgent | None, *, base: str, schemas_too: bool = True, paused: bool = False
+) -> dict[str, Any]:
+    """One registry entry (`paused`: its provider is listed for sale; the registry lists none such)."""
+    terms = escrow_terms(s, agent, paused=paused)
     out: dict[str, Any] = {
         "wallet": s.wallet,
         "tokenId": s.token_id,

@@ -22,6 +22,7 @@ from core.errors import ServiceError
 from core.hire import reputation, rules, schemas
 from core.store import checkout as checkout_store
 from core.store import hire as store
+from core.store import marketplace as market_store
 from core.store.hire import ChainAgent, ServiceRow
 
 
@@ -145,9 +146,17 @@ def publish(
     return stored, (secret if fresh else None)
 
 
-def escrow_terms(service: ServiceRow, agent: ChainAgent | None) -> dict[str, Any]:
+def provider_paused(conn: apsw.Connection, service: ServiceRow) -> bool:
+    """Whether the service's provider is paused for a sale (a live listing in the drop, or its NFT
+    paused on-chain): the marketplace's one rule (core.wallets.check_not_paused). A paused agent
+    still earns, but it is never chosen, cannot be hired by name, and hires nobody."""
+    return market_store.sale_paused(conn, service.provider_uuid, service.wallet) is not None
+
+
+def escrow_terms(service: ServiceRow, agent: ChainAgent | None, *, paused: bool = False) -> dict[str, Any]:
     """Whether an escrow hire of `service` can be made now, and why not: the indexed on-chain price
-    must equal the service's price, with an SLA set, the agent unpaused and its self wallet set."""
+    must equal the service's price, with an SLA set, the agent unpaused (`paused`: listed in the
+    drop, see provider_paused) and its self wallet set."""
     reason = None
     if agent is None:
         reason = "the provider's agent NFT is not indexed yet"
@@ -155,7 +164,7 @@ def escrow_terms(service: ServiceRow, agent: ChainAgent | None) -> dict[str, Any
         reason = "no on-chain price: the provider's owner or self wallet calls AgentEscrow.setPrice"
     elif agent.hire_price != service.price:
         reason = "the on-chain price (AgentEscrow.priceOf) differs from the service's price"
-    elif agent.paused:
+    elif agent.paused or paused:
         reason = "the agent is paused (listed for sale)"
     elif int(agent.self_wallet, 16) == 0:
         reason = "the agent has no self wallet (reset after a change of hands)"

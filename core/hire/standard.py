@@ -32,7 +32,7 @@ import apsw
 
 from core import idempotency, wallets
 from core.errors import ServiceError
-from core.hire import moves, reputation, rules, runners, schemas
+from core.hire import moves, reputation, rules, runners, schemas, services
 from core.hire.context import Hire
 from core.hire.runners import Outcome
 from core.idempotency import Answer, InFlight
@@ -108,7 +108,7 @@ def choose(conn: apsw.Connection, req: HireRequest) -> ServiceRow:
     if service.provider_uuid == req.caller.uuid:
         raise ServiceError(422, "self_hire", "an agent cannot hire itself", param="providerWallet")
     agent = store.chain_agent(conn, service.token_id)
-    if agent is not None and agent.paused:
+    if (agent is not None and agent.paused) or services.provider_paused(conn, service):
         raise ServiceError(409, "provider_paused", "the provider is paused (listed for sale)", param="providerWallet")
     if req.max_price is not None and service.price > req.max_price:
         raise ServiceError(
@@ -118,6 +118,14 @@ def choose(conn: apsw.Connection, req: HireRequest) -> ServiceRow:
             param="maxPrice",
         )
     return service
+
+
+def check_caller(conn: apsw.Connection, caller: AgentRow) -> None:
+    """409 agent_paused for a caller listed for sale: a hire is a spend (core.wallets.check_not_paused)."""
+    try:
+        wallets.check_not_paused(conn, caller)
+    except wallets.WalletError as exc:
+        raise ServiceError(409, exc.code, exc.message, param="callerWallet") from exc
 
 
 def check_input(service: ServiceRow, value: Any) -> tuple[bytes, str]:
@@ -153,6 +161,7 @@ def _reserve_tx(ctx: Hire, req: HireRequest, idem: IdemKey | None, now: float) -
                     raise InFlight()  # finished by its run or by the start-up recovery, never taken over
                 return Answer(row.response_status or 200, row.response_body or b"", replayed=True)
         try:
+            check_caller(conn, req.caller)
             service = choose(conn, req)
             input_bytes, input_sha = check_input(service, req.input)
             job_id = rules.new_job_id()

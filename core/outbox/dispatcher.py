@@ -1,5 +1,5 @@
 """The outbox dispatcher: delivers the outbox rows (core.store.outbox) through their channel
-(core.outbox.webhook; e-mail next), with one retry schedule, one dead-letter rule and one breaker.
+(core.outbox.webhook, core.outbox.email), with one retry schedule, one dead-letter rule and one breaker.
 
 Rows are written by whoever makes the change (API handlers through the group committer, the
 indexer in its own process) in the same transaction as that change. The dispatcher finds them
@@ -298,11 +298,14 @@ class Dispatcher:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    def _note(self, host: str, row_id: int, ok: bool, status: int | None, error: str | None) -> None:
-        """Feed one attempt's outcome to the host's breaker."""
+    def _note(
+        self, host: str, row_id: int, ok: bool, status: int | None, error: str | None, failed: bool | None = None
+    ) -> None:
+        """Feed one attempt's outcome to the host's breaker (`failed`: whether it counts against the
+        host, as the row's channel judges it; default the HTTP rule, host_failure)."""
         b = self.breakers.setdefault(host, Breaker())
         now = self.clock()
-        if not host_failure(ok, status):
+        if not (host_failure(ok, status) if failed is None else failed):
             b.failures = 0
             self._answered[host] = None
             self._answered.move_to_end(host)
@@ -341,7 +344,9 @@ class Dispatcher:
     async def _attempt(self, d: store.Delivery, host: str) -> None:
         try:
             ok, status, error = await self._post(d)
-            self._note(host, d.id, ok, status, error)
+            # a channel may judge its own answers (SMTP: a refused recipient is not a relay failure)
+            judge = getattr(self.channels.get(d.channel), "host_failure", host_failure)
+            self._note(host, d.id, ok, status, error, judge(ok, status))
             assert self._writer is not None
             done_at = self.clock()
             try:

@@ -261,9 +261,16 @@ def registry_page(
     after: tuple[float, str, str] | None,
     limit: int,
 ) -> list[RegistryRow]:
-    """Active services of unpaused providers, best score first; ties by wallet, then service type.
-    `after` is the (score, wallet, service type) of the last row of the previous page."""
-    where = ["s.active", "coalesce(a.paused, 0) = 0"]
+    """Active services of unpaused providers (neither paused on-chain nor listed in the drop), best
+    score first; ties by wallet, then service type. `after` is the (score, wallet, service type) of the
+    last row of the previous page."""
+    where = [
+        "s.active",
+        "coalesce(a.paused, 0) = 0",
+        # not listed for sale in the drop (core.store.marketplace.sale_paused's rule; drop_listings_agent)
+        "NOT EXISTS (SELECT 1 FROM drop_listings d WHERE d.agent_uuid = s.provider_uuid"
+        " AND d.state IN ('active', 'settling'))",
+    ]
     params: list[Any] = []
     if service_type is not None:
         where.append("s.service_type = ?")

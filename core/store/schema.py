@@ -498,18 +498,150 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE agents ADD COLUMN hire_sla INTEGER NOT NULL DEFAULT 0;
     """,
-    # 11: agent-to-agent hire (core/hire). The ledger gains two kinds: hire_reserve (a standard hire's
-    # reservation: the amount leaves the caller's spendable balance while the job runs, so no spend and no
-    # other hire can use it; a charged hire keeps it as the charge) and hire_release (the reservation given
-    # back: the job failed or was cut off). SQLite cannot widen a CHECK: the ledger is rebuilt with the same
-    # ids. hire_services: what providers publish, with the registry's reputation figures beside each service
-    # (the registry is one indexed query); hire_jobs: every hire, standard or escrow; hire_samples: the
-    # reputation's evidence, one per paid, settled job, each naming its audit entry.
+    # The ownership marketplace ("drop", core/marketplace): the service's listings (UUIDs) over the
+    # on-chain ones, the offer book (buyers' EIP-712 offers), sales with their due-diligence bundle,
+    # watches (stakers' e-mail or webhook), e-mail recipients (unsubscribe tokens), the sweeps' sent
+    # transactions (persisted before sending: a restart reconciles them instead of sending again), the
+    # handover at settlement, the assets' transferred_with_nft flags. auth_epoch counts changes of who
+    # controls an agent (a handover, a claim): every process's auth cache drops its agents when it moves.
+    # The ledger gains the kind 'transfer' (a balance moved between two wallets: the seller's pre-sale
+    # balance to its own wallet at a handover); SQLite cannot alter a CHECK, so the table is rebuilt.
     """
+    CREATE TABLE drop_listings (
+        id TEXT PRIMARY KEY,                 -- UUID: the API's listingId
+        chain_listing_id INTEGER NOT NULL UNIQUE,  -- AgentMarketplace's listing id
+        agent_uuid TEXT NOT NULL REFERENCES wallet_agents (uuid),
+        token_id INTEGER NOT NULL,
+        seller_account TEXT NOT NULL,        -- the account that controlled the agent at listing
+        seller_address TEXT NOT NULL,        -- EIP-55: the on-chain seller (sender of list)
+        asking_price INTEGER NOT NULL,       -- micro-USDC
+        floor_price INTEGER NOT NULL,        -- micro-USDC, frozen at listing (the contract's)
+        earnings_at_listing INTEGER NOT NULL,-- lifetime earnings the service knew at listing
+        accept_offers INTEGER NOT NULL,      -- 1: offers below the asking price are taken
+        seller_email TEXT,
+        state TEXT NOT NULL CHECK (state IN ('active', 'settling', 'sold', 'expired', 'cancelled', 'void')),
+        expires_at INTEGER NOT NULL,         -- chain time (unix s)
+        list_tx TEXT NOT NULL UNIQUE,
+        list_block INTEGER NOT NULL,
+        confirmed INTEGER NOT NULL DEFAULT 0,-- its Listed event is final
+        end_tx TEXT,                         -- the transaction that ended it (cancel, expire, settle)
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE INDEX drop_listings_agent ON drop_listings (agent_uuid, created_at);
+    -- browsing a state newest first: the page's ids straight from the index (no sort), then their rows
+    CREATE INDEX drop_listings_page ON drop_listings (state, created_at DESC, id);
+    CREATE TABLE drop_offers (
+        id TEXT PRIMARY KEY,
+        listing_id TEXT NOT NULL REFERENCES drop_listings (id),
+        buyer_address TEXT NOT NULL,         -- EIP-55
+        price INTEGER NOT NULL,
+        nonce TEXT NOT NULL,                 -- uint256, decimal
+        deadline INTEGER NOT NULL,           -- chain time (unix s)
+        signature TEXT NOT NULL,             -- the buyer's EIP-712 signature of the contract's Offer
+        buyer_email TEXT,
+        buyer_account TEXT NOT NULL,         -- the account whose key posted it
+        state TEXT NOT NULL CHECK (state IN ('open', 'accepted', 'nonce_used', 'cancelled', 'closed')),
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        UNIQUE (listing_id, buyer_address, nonce)
+    );
+    CREATE INDEX drop_offers_nonce ON drop_offers (buyer_address, nonce);
+    CREATE TABLE drop_sales (
+        id TEXT PRIMARY KEY,                 -- UUID: saleId
+        listing_id TEXT NOT NULL REFERENCES drop_listings (id),
+        buyer_address TEXT NOT NULL,
+        price INTEGER NOT NULL,
+        seller_proceeds INTEGER NOT NULL,
+        service_fee INTEGER NOT NULL,
+        via_offer INTEGER NOT NULL,
+        offer_id TEXT,
+        buyer_email TEXT,
+        buyer_account TEXT,
+        commit_tx TEXT NOT NULL,
+        commit_block INTEGER NOT NULL,
+        notice_ends_at INTEGER NOT NULL,     -- chain time
+        state TEXT NOT NULL CHECK (state IN ('committed', 'settled', 'reorged')),
+        confirmed INTEGER NOT NULL DEFAULT 0,-- its SaleCommitted event is final
+        bundle TEXT NOT NULL,                -- the due-diligence bundle, RFC 8785 JSON
+        bundle_sha256 TEXT NOT NULL,
+        bundle_audit_id INTEGER NOT NULL REFERENCES audit_log (id),
+        settle_tx TEXT,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE UNIQUE INDEX drop_sales_live ON drop_sales (listing_id) WHERE state != 'reorged';
+    CREATE INDEX drop_sales_tx ON drop_sales (commit_tx);
+    CREATE TABLE drop_watches (
+        id TEXT PRIMARY KEY,
+        agent_uuid TEXT NOT NULL REFERENCES wallet_agents (uuid),
+        account_id TEXT NOT NULL,            -- whose key created it (and may delete it)
+        email TEXT,
+        webhook_url TEXT,
+        webhook_secret TEXT,
+        created_at REAL NOT NULL,
+        CHECK ((email IS NULL) != (webhook_url IS NULL))
+    );
+    CREATE INDEX drop_watches_agent ON drop_watches (agent_uuid);
+    CREATE TABLE email_recipients (
+        email TEXT PRIMARY KEY,              -- lower case
+        token TEXT NOT NULL UNIQUE,          -- the unsubscribe link's token
+        unsubscribed_at REAL,
+        created_at REAL NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE drop_sweep_txs (
+        id INTEGER PRIMARY KEY,
+        action TEXT NOT NULL CHECK (action IN ('settle', 'expire')),
+        chain_listing_id INTEGER NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('sent', 'mined', 'reverted', 'dropped')),
+        tx_hash TEXT NOT NULL UNIQUE,
+        nonce INTEGER NOT NULL,
+        error TEXT,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE UNIQUE INDEX drop_sweep_txs_open ON drop_sweep_txs (action, chain_listing_id) WHERE state = 'sent';
+    CREATE TABLE drop_sweep_backoff (
+        action TEXT NOT NULL,
+        chain_listing_id INTEGER NOT NULL,
+        failures INTEGER NOT NULL,
+        next_attempt_at REAL NOT NULL,
+        last_error TEXT,
+        PRIMARY KEY (action, chain_listing_id)
+    ) WITHOUT ROWID;
+    CREATE TABLE drop_handovers (
+        listing_id TEXT PRIMARY KEY REFERENCES drop_listings (id),
+        agent_uuid TEXT NOT NULL REFERENCES wallet_agents (uuid),
+        seller_account TEXT NOT NULL,
+        holding_account TEXT NOT NULL,       -- holds the agent (no key) until the buyer claims it
+        estate_agent_uuid TEXT,              -- the seller's wallet that got the pre-sale balance
+        moved_owner INTEGER NOT NULL,
+        moved_self INTEGER NOT NULL,
+        moved_reinvested INTEGER NOT NULL,
+        buyer_address TEXT NOT NULL,
+        settle_tx TEXT NOT NULL,
+        claimed_by TEXT,                     -- the NFT owner that signed the claim
+        claimed_account TEXT,
+        claimed_at REAL,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX drop_handovers_agent ON drop_handovers (agent_uuid, created_at);
+    CREATE TABLE drop_assets (
+        origin_agent TEXT NOT NULL,          -- the agent that produced it
+        cid TEXT NOT NULL,
+        holder_agent TEXT NOT NULL,          -- who holds it now (an estate wallet when retained at a sale)
+        transferred_with_nft INTEGER NOT NULL,
+        updated_at REAL NOT NULL,
+        PRIMARY KEY (origin_agent, cid)
+    ) WITHOUT ROWID;
+    CREATE INDEX drop_assets_holder ON drop_assets (holder_agent);
+    CREATE INDEX agents_wallet_only ON agents (wallet_id);
+    CREATE TABLE auth_epoch (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
+    INSERT INTO auth_epoch VALUES (1, 0);
     CREATE TABLE ledger_v11 (
         id INTEGER PRIMARY KEY,
         agent_uuid TEXT NOT NULL REFERENCES wallet_agents (uuid),
-        kind TEXT NOT NULL CHECK (kind IN ('earn', 'spend', 'compound', 'referral', 'hire_reserve', 'hire_release')),
+        kind TEXT NOT NULL CHECK (kind IN ('earn', 'spend', 'compound', 'referral', 'transfer')),
         amount INTEGER NOT NULL,
         owner_delta INTEGER NOT NULL,
         self_delta INTEGER NOT NULL,
@@ -519,7 +651,8 @@ MIGRATIONS: list[str] = [
         agent_cut INTEGER,
         service_cut INTEGER,
         referral_cut INTEGER,
-        source TEXT,
+        source TEXT,                         -- earn: source; spend: destination; referral: referred wallet;
+                                             -- transfer: the other wallet and why
         created_at REAL NOT NULL,
         reinvested_delta INTEGER NOT NULL DEFAULT 0,
         CHECK (amount = owner_delta + self_delta)
@@ -530,6 +663,72 @@ MIGRATIONS: list[str] = [
         agent_cut, service_cut, referral_cut, source, created_at, reinvested_delta FROM ledger;
     DROP TABLE ledger;
     ALTER TABLE ledger_v11 RENAME TO ledger;
+    CREATE INDEX ledger_agent ON ledger (agent_uuid, id);
+    """,
+    # API keys limited for least privilege (HTTP and MCP alike): `scopes` is a space-separated subset of
+    # read log spend admin (NULL: every scope, as every key issued before), `daily_cap` the micro-USDC a
+    # key may move per UTC day (NULL: no cap). spend_holds holds what each value-moving call of a capped
+    # key has reserved of its day (core.spend_caps); mcp_quotes the quotes of the MCP server's two-step
+    # value-moving tools (core.quotes): what will move, to whom, for which key, until when.
+    """
+    ALTER TABLE api_keys ADD COLUMN scopes TEXT;
+    ALTER TABLE api_keys ADD COLUMN daily_cap INTEGER;
+    CREATE TABLE spend_holds (
+        key_hash TEXT NOT NULL,
+        ref TEXT NOT NULL,                   -- the call's Idempotency-Key scope and key (a retry holds once)
+        day TEXT NOT NULL,                   -- UTC date, YYYY-MM-DD
+        amount INTEGER NOT NULL CHECK (amount >= 0),
+        PRIMARY KEY (key_hash, ref)
+    ) WITHOUT ROWID;
+    CREATE INDEX spend_holds_day ON spend_holds (key_hash, day);
+    CREATE TABLE mcp_quotes (
+        id TEXT PRIMARY KEY,                 -- q_ + 32 hex
+        key_hash TEXT NOT NULL,              -- the key that asked for it; only it may execute it
+        operation TEXT NOT NULL,             -- the operation id it executes
+        arguments TEXT NOT NULL,             -- the tool arguments, canonical JSON
+        amount INTEGER NOT NULL,             -- micro-USDC that will move
+        summary TEXT NOT NULL,               -- JSON: from, to, what
+        created_at REAL NOT NULL,
+        expires_at REAL NOT NULL,
+        executed_at REAL                     -- first execute; later ones replay its answer
+    );
+    CREATE INDEX mcp_quotes_expiry ON mcp_quotes (expires_at);
+    """,
+    # Agent-to-agent hire (core/hire). The ledger gains two kinds: hire_reserve (a standard hire's
+    # reservation: the amount leaves the caller's spendable balance while the job runs, so no spend and no
+    # other hire can use it; a charged hire keeps it as the charge) and hire_release (the reservation given
+    # back: the job failed or was cut off). SQLite cannot widen a CHECK: the ledger is rebuilt with the same
+    # ids, columns and kinds (the marketplace's 'transfer' included). hire_services: what providers
+    # publish, with the registry's reputation figures beside each service (the registry is one indexed
+    # query); hire_jobs: every hire, standard or escrow; hire_samples: the reputation's evidence, one per
+    # paid, settled job, each naming its audit entry.
+    """
+    CREATE TABLE ledger_rebuild (
+        id INTEGER PRIMARY KEY,
+        agent_uuid TEXT NOT NULL REFERENCES wallet_agents (uuid),
+        kind TEXT NOT NULL CHECK (kind IN ('earn', 'spend', 'compound', 'referral', 'transfer', 'hire_reserve',
+            'hire_release')),
+        amount INTEGER NOT NULL,
+        owner_delta INTEGER NOT NULL,
+        self_delta INTEGER NOT NULL,
+        balance_after INTEGER NOT NULL CHECK (balance_after >= 0),
+        gross INTEGER,
+        owner_cut INTEGER,
+        agent_cut INTEGER,
+        service_cut INTEGER,
+        referral_cut INTEGER,
+        source TEXT,                         -- earn: source; spend: destination; referral: referred wallet;
+                                             -- transfer: the other wallet and why
+        created_at REAL NOT NULL,
+        reinvested_delta INTEGER NOT NULL DEFAULT 0,
+        CHECK (amount = owner_delta + self_delta)
+    );
+    INSERT INTO ledger_rebuild (id, agent_uuid, kind, amount, owner_delta, self_delta, balance_after, gross, owner_cut,
+        agent_cut, service_cut, referral_cut, source, created_at, reinvested_delta)
+    SELECT id, agent_uuid, kind, amount, owner_delta, self_delta, balance_after, gross, owner_cut,
+        agent_cut, service_cut, referral_cut, source, created_at, reinvested_delta FROM ledger;
+    DROP TABLE ledger;
+    ALTER TABLE ledger_rebuild RENAME TO ledger;
     CREATE INDEX ledger_agent ON ledger (agent_uuid, id);
 
     CREATE TABLE hire_services (

@@ -23,6 +23,8 @@ class ApiKeyRow:
     key_hash: str
     account_id: str
     agent_id: str | None
+    scopes: str | None = None  # space-separated; None: every scope
+    daily_cap: int | None = None  # micro-USDC per UTC day; None: no cap
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,8 @@ def insert_account(conn: apsw.Connection, account_id: str, now: float) -> None:
 
 
 #: Counts this process's writes that can change who may act for what: api_keys rows (insert now)
-#: and, should they ever be updated or deleted (nothing does today), wallet_agents rows. Such a
+#: and, should they ever be updated or deleted, wallet_agents rows (a marketplace handover moves an
+#: agent to another account: it also advances auth_epoch, which every process's cache checks). Such a
 #: write calls _auth_rows_changed(); caches of those rows (api.auth) drop everything when it moves.
 _auth_generation = 0
 
@@ -101,13 +104,29 @@ def _auth_rows_changed() -> None:
     _auth_generation += 1
 
 
+def auth_epoch(conn: apsw.Connection) -> int:
+    """The count of changes of who controls an agent, in any process (a marketplace handover or claim
+    moves an agent to another account): caches of agents are good only at the epoch they were read at."""
+    rows = conn.execute("SELECT n FROM auth_epoch WHERE id = 1").fetchall()
+    return int(rows[0][0]) if rows else 0  # type: ignore[arg-type]
+
+
 def insert_api_key(
-    conn: apsw.Connection, key_hash: str, account_id: str, agent_id: str | None, email: str | None, now: float
+    conn: apsw.Connection,
+    key_hash: str,
+    account_id: str,
+    agent_id: str | None,
+    email: str | None,
+    now: float,
+    *,
+    scopes: str | None = None,
+    daily_cap: int | None = None,
 ) -> None:
     _auth_rows_changed()
     conn.execute(
-        "INSERT INTO api_keys (key_hash, account_id, agent_id, email, created_at) VALUES (?, ?, ?, ?, ?)",
-        (key_hash, account_id, agent_id, email, now),
+        "INSERT INTO api_keys (key_hash, account_id, agent_id, email, created_at, scopes, daily_cap)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (key_hash, account_id, agent_id, email, now, scopes, daily_cap),
     )
 
 
@@ -120,11 +139,16 @@ def email_has_key(conn: apsw.Connection, email: str) -> bool:
 
 
 def get_api_key(conn: apsw.Connection, key_hash: str) -> ApiKeyRow | None:
-    rows = _rows(conn, "SELECT key_hash, account_id, agent_id FROM api_keys WHERE key_hash = ?", (key_hash,))
+    rows = _rows(
+        conn, "SELECT key_hash, account_id, agent_id, scopes, daily_cap FROM api_keys WHERE key_hash = ?", (key_hash,)
+    )
     if not rows:
         return None
-    h, account, agent = rows[0]
-    return ApiKeyRow(str(h), str(account), None if agent is None else str(agent))
+    h, account, agent, scopes, cap = rows[0]
+    return ApiKeyRow(
+        str(h), str(account), None if agent is None else str(agent), None if scopes is None else str(scopes),
+        None if cap is None else int(cap),
+    )
 
 
 # ---- agents --------------------------------------------------------------------------------

@@ -68,6 +68,7 @@ AGENTS = "/api/agents"
 A2A = "/api/a2a"
 #: Seconds between receipt polls of the caller's own escrow transactions.
 RECEIPT_POLL = 0.2
+DROP = "/api/a2a/drop"
 
 R = TypeVar("R", bound=Result)
 
@@ -299,6 +300,31 @@ class _Base:
             **extra,
         }
         return _Call("POST", f"{A2A}/escrow", EscrowResult.parse, dumps(body), unsafe=True)
+
+    # ---- the ownership marketplace (drop), under /api/a2a/drop ------------------------------
+
+    def _drop_listings(
+        self, listing_id: str | None, agent_id: str | None, state: str | None, page: int | None, per_page: int | None
+    ) -> _Call:
+        params: dict[str, str] = {}
+        for name, value in (("listingId", listing_id), ("agentId", agent_id), ("state", state)):
+            if value is not None:
+                params[name] = value
+        if page is not None:
+            params["page"] = str(int(page))
+        if per_page is not None:
+            params["perPage"] = str(int(per_page))
+        return _Call("GET", DROP, Result.parse, params=params)
+
+    def _drop_post(self, path: str, body: dict[str, Any], idem: str | None, *, unsafe: bool = False) -> _Call:
+        clean = {k: v for k, v in body.items() if v is not None}
+        if unsafe:  # not deduplicated by the server: retried only when certainly not sent
+            return _Call("POST", f"{DROP}/{path}", Result.parse, dumps(clean), unsafe=True)
+        return _Call("POST", f"{DROP}/{path}", Result.parse, dumps(clean), idempotency_key=_key(idem))
+
+    def _drop_claim(self, agent_id: str, owner_address: str, timestamp: int, signature: str) -> _Call:
+        body = {"agentId": agent_id, "ownerAddress": owner_address, "timestamp": timestamp, "signature": signature}
+        return _Call("POST", f"{DROP}/claim", Result.parse, dumps(body), unsafe=True)
 
     # ---- transport-independent pieces ------------------------------------------------------
 
@@ -631,6 +657,118 @@ class AgentLedger(_Base):
             self._sleep(delay)
             attempt += 1
 
+    # ---- the drop (ownership marketplace): see README "The ownership marketplace" ------------
+
+    def drop_listings(
+        self,
+        *,
+        listing_id: str | None = None,
+        agent_id: str | None = None,
+        state: str | None = None,
+        page: int | None = None,
+        per_page: int | None = None,
+    ) -> Result:
+        """One listing (``listing_id``, with its offers and sales), an agent's latest, or a page."""
+        return self._send(self._drop_listings(listing_id, agent_id, state, page, per_page))  # type: ignore[no-any-return]
+
+    def drop_mint(
+        self,
+        agent_id: str,
+        owner_address: str,
+        self_wallet: str,
+        timestamp: int,
+        signature: str,
+        *,
+        idempotency_key: str | None = None,
+    ) -> Result:
+        """Mint the agent's NFT (the self wallet signs the mint message, EIP-191)."""
+        body = {
+            "agentId": agent_id,
+            "ownerAddress": owner_address,
+            "selfWallet": self_wallet,
+            "timestamp": timestamp,
+            "signature": signature,
+        }
+        return self._send(self._drop_post("mint", body, idempotency_key))  # type: ignore[no-any-return]
+
+    def drop_list(
+        self,
+        agent_id: str,
+        tx_hash: str,
+        asking_price: AmountLike,
+        accept_offers: bool,
+        *,
+        seller_email: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Result:
+        """Record the on-chain listing ``tx_hash`` (AgentMarketplace.list) of the agent."""
+        body = {
+            "agentId": agent_id,
+            "txHash": tx_hash,
+            "askingPriceUsdc": to_decimal(asking_price),
+            "acceptOffers": accept_offers,
+            "sellerEmail": seller_email,
+        }
+        return self._send(self._drop_post("list", body, idempotency_key))  # type: ignore[no-any-return]
+
+    def drop_offer(
+        self,
+        listing_id: str,
+        offer_price: AmountLike,
+        buyer_address: str,
+        nonce: int,
+        deadline: int,
+        signature: str,
+        *,
+        buyer_email: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Result:
+        """Put the buyer's signed EIP-712 Offer in the book."""
+        body = {
+            "listingId": listing_id,
+            "offerPriceUsdc": to_decimal(offer_price),
+            "buyerAddress": buyer_address,
+            "nonce": nonce,
+            "deadline": deadline,
+            "signature": signature,
+            "buyerEmail": buyer_email,
+        }
+        return self._send(self._drop_post("offer", body, idempotency_key))  # type: ignore[no-any-return]
+
+    def drop_accept(
+        self,
+        listing_id: str,
+        buy_now: bool,
+        tx_hash: str,
+        *,
+        buyer_email: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Result:
+        """Record a commit: the buyer's buy() (buy_now) or the seller's acceptOffer()."""
+        body = {"listingId": listing_id, "buyNow": buy_now, "txHash": tx_hash, "buyerEmail": buyer_email}
+        return self._send(self._drop_post("accept", body, idempotency_key))  # type: ignore[no-any-return]
+
+    def drop_cancel(self, listing_id: str, tx_hash: str, *, idempotency_key: str | None = None) -> Result:
+        """Record the seller's on-chain cancel."""
+        body = {"listingId": listing_id, "txHash": tx_hash}
+        return self._send(self._drop_post("cancel", body, idempotency_key))  # type: ignore[no-any-return]
+
+    def drop_claim(self, agent_id: str, owner_address: str, timestamp: int, signature: str) -> Result:
+        """Claim a bought agent (the new NFT owner's EIP-191 signature); the answer's api_key is shown once."""
+        return self._send(self._drop_claim(agent_id, owner_address, timestamp, signature))  # type: ignore[no-any-return]
+
+    def drop_watch(
+        self,
+        agent_id: str,
+        *,
+        email: str | None = None,
+        webhook_url: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Result:
+        """Watch an agent: e-mails, or listing.state_changed webhooks (the secret comes back once)."""
+        body = {"agentId": agent_id, "email": email, "webhookUrl": webhook_url}
+        return self._send(self._drop_post("watch", body, idempotency_key, unsafe=True))  # type: ignore[no-any-return]
+
 
 class AsyncAgentLedger(_Base):
     """Asynchronous client with the same methods as AgentLedger (each a coroutine)."""
@@ -842,6 +980,118 @@ class AsyncAgentLedger(_Base):
                     raise
             await asyncio.sleep(delay)
             attempt += 1
+
+    # ---- the drop (ownership marketplace): see README "The ownership marketplace" ------------
+
+    async def drop_listings(
+        self,
+        *,
+        listing_id: str | None = None,
+        agent_id: str | None = None,
+        state: str | None = None,
+        page: int | None = None,
+        per_page: int | None = None,
+    ) -> Result:
+        """One listing (``listing_id``, with its offers and sales), an agent's latest, or a page."""
+        return await self._send(self._drop_listings(listing_id, agent_id, state, page, per_page))  # type: ignore[no-any-return]
+
+    async def drop_mint(
+        self,
+        agent_id: str,
+        owner_address: str,
+        self_wallet: str,
+        timestamp: int,
+        signature: str,
+        *,
+        idempotency_key: str | None = None,
+    ) -> Result:
+        """Mint the agent's NFT (the self wallet signs the mint message, EIP-191)."""
+        body = {
+            "agentId": agent_id,
+            "ownerAddress": owner_address,
+            "selfWallet": self_wallet,
+            "timestamp": timestamp,
+            "signature": signature,
+        }
+        return await self._send(self._drop_post("mint", body, idempotency_key))  # type: ignore[no-any-return]
+
+    async def drop_list(
+        self,
+        agent_id: str,
+        tx_hash: str,
+        asking_price: AmountLike,
+        accept_offers: bool,
+        *,
+        seller_email: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Result:
+        """Record the on-chain listing ``tx_hash`` (AgentMarketplace.list) of the agent."""
+        body = {
+            "agentId": agent_id,
+            "txHash": tx_hash,
+            "askingPriceUsdc": to_decimal(asking_price),
+            "acceptOffers": accept_offers,
+            "sellerEmail": seller_email,
+        }
+        return await self._send(self._drop_post("list", body, idempotency_key))  # type: ignore[no-any-return]
+
+    async def drop_offer(
+        self,
+        listing_id: str,
+        offer_price: AmountLike,
+        buyer_address: str,
+        nonce: int,
+        deadline: int,
+        signature: str,
+        *,
+        buyer_email: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Result:
+        """Put the buyer's signed EIP-712 Offer in the book."""
+        body = {
+            "listingId": listing_id,
+            "offerPriceUsdc": to_decimal(offer_price),
+            "buyerAddress": buyer_address,
+            "nonce": nonce,
+            "deadline": deadline,
+            "signature": signature,
+            "buyerEmail": buyer_email,
+        }
+        return await self._send(self._drop_post("offer", body, idempotency_key))  # type: ignore[no-any-return]
+
+    async def drop_accept(
+        self,
+        listing_id: str,
+        buy_now: bool,
+        tx_hash: str,
+        *,
+        buyer_email: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Result:
+        """Record a commit: the buyer's buy() (buy_now) or the seller's acceptOffer()."""
+        body = {"listingId": listing_id, "buyNow": buy_now, "txHash": tx_hash, "buyerEmail": buyer_email}
+        return await self._send(self._drop_post("accept", body, idempotency_key))  # type: ignore[no-any-return]
+
+    async def drop_cancel(self, listing_id: str, tx_hash: str, *, idempotency_key: str | None = None) -> Result:
+        """Record the seller's on-chain cancel."""
+        body = {"listingId": listing_id, "txHash": tx_hash}
+        return await self._send(self._drop_post("cancel", body, idempotency_key))  # type: ignore[no-any-return]
+
+    async def drop_claim(self, agent_id: str, owner_address: str, timestamp: int, signature: str) -> Result:
+        """Claim a bought agent (the new NFT owner's EIP-191 signature); the answer's api_key is shown once."""
+        return await self._send(self._drop_claim(agent_id, owner_address, timestamp, signature))  # type: ignore[no-any-return]
+
+    async def drop_watch(
+        self,
+        agent_id: str,
+        *,
+        email: str | None = None,
+        webhook_url: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Result:
+        """Watch an agent: e-mails, or listing.state_changed webhooks (the secret comes back once)."""
+        body = {"agentId": agent_id, "email": email, "webhookUrl": webhook_url}
+        return await self._send(self._drop_post("watch", body, idempotency_key, unsafe=True))  # type: ignore[no-any-return]
 
 
 # ---- the chain side of escrow_hire ------------------------------------------------------------------

@@ -100,6 +100,8 @@ def test_card_is_a_valid_a2a_1_0_agent_card(tmp_path: Path) -> None:
         "escrow-hire",
         "hire-registry",
         "hire-publish",
+        "drop-sell",
+        "drop-buy",
     } <= set(skills)
     for s in parsed.skills:
         assert s.id and s.name and s.description and len(s.tags) >= 1 and len(s.examples) >= 1

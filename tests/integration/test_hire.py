@@ -41,6 +41,7 @@ from tests.integration.hire_kit import (
     A2AAgent,
     Clock,
     Harness,
+    U,
     build_app,
     down_url,
     free_port,
@@ -366,6 +367,44 @@ def test_automatic_choice_takes_the_best_healthy_provider(system: System, tmp_pa
         assert auto.status == 200 and auto.body["providerWallet"] == a.wallet
         healthy = await h.call("GET", "/api/a2a/registry", params={"healthy": "true"})
         assert [e["wallet"] for e in healthy.body["providers"]] == [a.wallet]
+
+    run(tmp_path, system, anvil.rpc_url, body)
+
+
+def test_a_paused_agent_is_never_hired_and_hires_nobody(system: System, tmp_path: Path, anvil: Anvil) -> None:
+    """An agent listed in the drop (AgentMarketplace.list by its NFT owner, recorded by POST /drop/list)
+    is paused: not in the registry, never chosen, 409 when named, and it hires nobody (a hire is a
+    spend), though it still earns."""
+
+    async def body(h: Harness) -> None:
+        listed = await h.provider(system.users[0], system.users[1])
+        other = await h.provider(system.users[2], system.users[3], price=3)
+        key, caller, _ = await h.caller(100)
+        for _ in range(3):  # the listed one is the better-scored provider before it is listed
+            assert (await h.hire_call(key, caller, provider=listed.wallet)).status == 200
+        s = system
+        s.tx(system.users[1], s.registry.functions.approve(s.market.address, listed.token))
+        receipt = s.tx(system.users[1], s.market.functions.list(listed.token, 100 * U, 30 * U, 0))
+        tx = "0x" + bytes(receipt["transactionHash"]).hex()
+        drop = {"agentId": listed.wallet, "txHash": tx, "askingPriceUsdc": 100, "acceptOffers": True}
+        r = await h.call("POST", "/api/a2a/drop/list", drop, key=listed.key)
+        assert r.status in (200, 201), r.body
+
+        reg = await h.call("GET", "/api/a2a/registry", params={"serviceType": "keyword_research"})
+        assert [e["wallet"] for e in reg.body["providers"]] == [other.wallet]
+        named = await h.hire_call(key, caller, provider=listed.wallet)
+        assert (named.status, named.body["code"]) == (409, "provider_paused")
+        auto = await h.hire_call(key, caller)
+        assert auto.status == 200 and auto.body["providerWallet"] == other.wallet
+        own = await h.call("GET", "/api/a2a/services", key=listed.key, params={"agentId": listed.wallet})
+        assert own.body["services"][0]["paused"] is True and own.body["services"][0]["escrow"]["available"] is False
+
+        await h.fund(listed.key, listed.wallet, 50)  # a paused agent still earns
+        before = ledger_kinds(h.db, listed.uuid)
+        hired = await h.hire_call(listed.key, listed.wallet, provider=other.wallet)
+        assert (hired.status, hired.body["code"]) == (409, "agent_paused")
+        assert ledger_kinds(h.db, listed.uuid) == before  # nothing reserved
+        assert h.provider_server.calls.total() == 4  # three hires of `listed`, one automatic of `other`
 
     run(tmp_path, system, anvil.rpc_url, body)
 

@@ -40,9 +40,15 @@ DEPLOYMENT = Deployment(
     mock_usdc=True, contracts={},
 )  # fmt: skip
 
-#: Routes deliberately left out of the document: none today. Add (METHOD, path) here, with a reason,
-#: only for a route that is not part of the API (every other route must have its OPERATIONS row).
-UNDOCUMENTED: frozenset[tuple[str, str]] = frozenset()
+#: Routes deliberately left out of the document. Add (METHOD, path) here, with a reason, only for a
+#: route that is not part of the REST API (every other route must have its OPERATIONS row).
+UNDOCUMENTED: frozenset[tuple[str, str]] = frozenset(
+    {
+        # The MCP endpoint: JSON-RPC over Streamable HTTP (POST, GET, DELETE), described by its own
+        # protocol (server/discover, tools/list); its tools are this document's operations.
+        ("*", "/api/mcp"),
+    }
+)
 
 #: The POSTs that move value and must honour Idempotency-Key.
 VALUE_MOVING = {("POST", "/api/agents/earn"), ("POST", "/api/agents/spend")}

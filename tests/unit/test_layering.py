@@ -19,7 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("core", "api", "indexer", "merkle", "scripts", "service")
 API_PLUMBING = frozenset(
-    {"api.http", "api.errors", "api.auth", "api.idempotency", "api.models", "api.operation", "api.acp"}
+    {"api.http", "api.errors", "api.auth", "api.idempotency", "api.models", "api.operation", "api.acp", "api.policy"}
 )
 API_COMPOSITION = frozenset({"api.app", "api.operations", "api"})
 

@@ -1,0 +1,865 @@
+"""The ownership marketplace ("drop") over HTTP, under /api/a2a/drop.
+
+Every POST that records something on-chain names its transaction (`txHash`); the service checks
+its receipt, the event it must hold and its sender before recording, and answers the same record
+when the same transaction comes again. Value-moving POSTs honour Idempotency-Key (not /claim,
+whose answer carries a key shown once). Listings, offers and sales are public (GET); an offer's
+signature is shown to the seller only. The rules are core.marketplace's.
+"""
+
+from __future__ import annotations
+
+import html
+import secrets
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
+
+import apsw
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field
+
+from api import idempotency
+from api.auth import agent_for
+from api.errors import ApiError
+from api.http import CLOCK, WRITER, encode, ok, usdc, wake_outbox
+from api.models import Amount, Strict, Wallet, parse_body, parse_query
+from api.operation import Call, Operation, Quoted, Reply
+from api.policy import serve
+from core import webhooks
+from core.keys import Caller, hash_api_key, new_api_key
+from core.marketplace import handover, rules, usecases, views
+from core.marketplace.context import Market
+from core.money import usdc_text
+from core.store import marketplace as store
+from core.store import wallets as wallet_store
+from core.store.marketplace import ListingRow
+from core.wallets import WalletError, normalise_email
+
+BASE = "/api/a2a/drop"
+MARKET: web.AppKey[Market] = web.AppKey("market", Market)
+
+_ADDRESS = r"^0x[0-9a-fA-F]{40}$"
+_TX = r"^0x[0-9a-fA-F]{64}$"
+_UUID = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+Address = Annotated[str, Field(pattern=_ADDRESS)]
+TxHash = Annotated[str, Field(pattern=_TX)]
+ListingId = Annotated[str, Field(pattern=_UUID)]
+Signature = Annotated[str, Field(pattern=r"^0x[0-9a-fA-F]{130}$")]
+Email = Annotated[str, Field(min_length=3, max_length=254)]
+Timestamp = Annotated[int, Field(ge=0, lt=2**63)]
+Uint256 = Annotated[int, Field(ge=0, lt=2**256)]
+
+
+# ---- request models -------------------------------------------------------------------------------
+
+
+class MintRequest(Strict):
+    agentId: Wallet
+    ownerAddress: Address
+    selfWallet: Address
+    timestamp: Timestamp
+    signature: Signature
+
+
+class ListRequest(Strict):
+    agentId: Wallet
+    txHash: TxHash
+    askingPriceUsdc: Amount
+    acceptOffers: bool
+    sellerEmail: Email | None = None
+
+
+class OfferRequest(Strict):
+    listingId: ListingId
+    offerPriceUsdc: Amount
+    buyerAddress: Address
+    nonce: Uint256
+    deadline: Annotated[int, Field(ge=0, lt=2**63)]
+    signature: Signature
+    buyerEmail: Email | None = None
+
+
+class AcceptRequest(Strict):
+    listingId: ListingId
+    buyNow: bool
+    txHash: TxHash
+    buyerEmail: Email | None = None
+
+
+class CancelRequest(Strict):
+    listingId: ListingId
+    txHash: TxHash
+
+
+class ClaimRequest(Strict):
+    agentId: Wallet
+    ownerAddress: Address
+    timestamp: Timestamp
+    signature: Signature
+
+
+class WatchRequest(Strict):
+    agentId: Wallet
+    email: Email | None = None
+    webhookUrl: Annotated[str, Field(min_length=1, max_length=2048)] | None = None
+
+
+class AssetFlagRequest(Strict):
+    agentId: Wallet
+    cid: Annotated[str, Field(pattern=r"^[a-z2-7]{10,100}$")]
+    transferredWithNft: bool
+
+
+class BrowseQuery(Strict):
+    listingId: ListingId | None = None
+    agentId: Wallet | None = None
+    state: Annotated[str, Field(pattern=r"^(active|settling|sold|expired|cancelled)$")] | None = None
+    page: Annotated[str, Field(pattern=r"^[1-9][0-9]{0,5}$")] | None = None
+    perPage: Annotated[str, Field(pattern=r"^[1-9][0-9]{0,2}$")] | None = None
+
+
+class AgentQuery(Strict):
+    agentId: Wallet
+
+
+class TokenQuery(Strict):
+    token: Annotated[str, Field(pattern=r"^[A-Za-z0-9_\-]{16,64}$")]
+
+
+# ---- response models (for the schema) --------------------------------------------------------------
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class ListingResponse(_Open):
+    listing: dict[str, Any]
+
+
+class ListingPage(_Open):
+    listings: list[dict[str, Any]]
+    total: int
+    page: int
+    pages: int
+
+
+class SaleResponse(_Open):
+    saleId: str
+    noticeWindowEndsAt: str
+    salePrice: Any
+    sellerProceeds: Any
+    serviceFee: Any
+
+
+class OfferResponse(_Open):
+    offer: dict[str, Any]
+
+
+class MintResponse(_Open):
+    agentId: str
+    tokenId: int
+    mintTx: str | None
+    minted: bool
+
+
+class ClaimResponse(_Open):
+    agent: dict[str, Any]
+    api_key: str
+    scope: str
+
+
+class WatchResponse(_Open):
+    watch: dict[str, Any]
+
+
+class AssetsResponse(_Open):
+    agentId: str
+    assets: list[dict[str, Any]]
+
+
+class Empty(_Open):
+    pass
+
+
+# ---- helpers ----------------------------------------------------------------------------------------
+
+
+def _email(value: str | None, param: str) -> str | None:
+    if value is None:
+        return None
+    try:
+        return normalise_email(value)
+    except WalletError as exc:
+        raise ApiError(400, "invalid_email", exc.message, param=param) from exc
+
+
+def _caller(call: Call) -> Caller:
+    assert call.caller is not None, "an authenticated operation's call carries its caller"
+    return call.caller
+
+
+def _reply(payload: dict[str, Any], status: int = 200) -> Reply:
+    return Reply(status, encode(payload).encode())
+
+
+async def _post(
+    app: web.Application,
+    call: Call,
+    steps: Callable[[], Awaitable[None]],
+    answer: Callable[[apsw.Connection], tuple[int, bytes]],
+) -> Reply:
+    """The common shape of a recording POST: `steps()` (chain checks and the recording, async) under
+    the caller's Idempotency-Key, then `answer(conn)` -> (status, body) stored with the key."""
+    reply = await idempotency.execute_call(
+        app[WRITER], call, owner=_caller(call).key_hash, now=app[CLOCK](), work=answer, before=steps
+    )
+    wake_outbox(app)
+    return reply
+
+
+def _listing_or_404(conn: apsw.Connection, listing_id: str) -> ListingRow:
+    row = store.get_listing(conn, listing_id)
+    if row is None or row.state == rules.VOID:
+        raise ApiError(404, "listing_not_found", f"no listing {listing_id}", param="listingId")
+    return row
+
+
+# ---- the operations (routes and MCP tools run the same code) ---------------------------------------
+
+
+async def run_mint(app: web.Application, call: Call) -> Reply:
+    m = app[MARKET]
+    caller = _caller(call)
+    out: dict[str, Any] = {}
+
+    async def steps() -> None:
+        req = parse_body(MintRequest, call.body)
+        agent = agent_for(m.reader, caller, req.agentId)
+        token, tx, minted = await usecases.mint(
+            m,
+            agent,
+            owner=req.ownerAddress,
+            self_wallet=req.selfWallet,
+            timestamp=req.timestamp,
+            signature=req.signature,
+        )
+        out.update(agentId=agent.wallet, tokenId=token, mintTx=tx, minted=minted)
+
+    return await _post(app, call, steps, lambda _c: ok(out, 201 if out["minted"] else 200))
+
+
+async def run_list(app: web.Application, call: Call) -> Reply:
+    m = app[MARKET]
+    caller = _caller(call)
+    out: dict[str, Any] = {}
+
+    async def steps() -> None:
+        req = parse_body(ListRequest, call.body)
+        agent = agent_for(m.reader, caller, req.agentId)
+        row, created = await usecases.record_listing(
+            m,
+            agent,
+            tx_hash=req.txHash,
+            asking=req.askingPriceUsdc,
+            accept_offers=req.acceptOffers,
+            seller_email=_email(req.sellerEmail, "sellerEmail"),
+        )
+        out.update(listing=row, created=created)
+
+    def answer(conn: apsw.Connection) -> tuple[int, bytes]:
+        row = store.get_listing(conn, out["listing"].id)
+        assert row is not None
+        return ok({"listing": views.listing_json(row), "agentPaused": True}, 201 if out["created"] else 200)
+
+    return await _post(app, call, steps, answer)
+
+
+async def run_offer(app: web.Application, call: Call) -> Reply:
+    m = app[MARKET]
+    caller = _caller(call)
+    out: dict[str, Any] = {}
+
+    async def steps() -> None:
+        req = parse_body(OfferRequest, call.body)
+        out["offer"] = await usecases.record_offer(
+            m,
+            caller,
+            listing_uuid=req.listingId,
+            price=req.offerPriceUsdc,
+            buyer=req.buyerAddress,
+            nonce=req.nonce,
+            deadline=req.deadline,
+            signature=req.signature,
+            buyer_email=_email(req.buyerEmail, "buyerEmail"),
+        )
+
+    def answer(_conn: apsw.Connection) -> tuple[int, bytes]:
+        o = out["offer"]
+        return ok({"offer": views.offer_json(o, fillable=True, reason=None, show_signature=True)}, 201)
+
+    return await _post(app, call, steps, answer)
+
+
+async def run_accept(app: web.Application, call: Call) -> Reply:
+    m = app[MARKET]
+    caller = _caller(call)
+    out: dict[str, Any] = {}
+
+    async def steps() -> None:
+        req = parse_body(AcceptRequest, call.body)
+        out["sale"], out["created"] = await usecases.record_commit(
+            m,
+            caller,
+            listing_uuid=req.listingId,
+            buy_now=req.buyNow,
+            tx_hash=req.txHash,
+            buyer_email=_email(req.buyerEmail, "buyerEmail"),
+        )
+
+    def answer(_conn: apsw.Connection) -> tuple[int, bytes]:
+        sale = views.sale_json(out["sale"])
+        return ok(sale, 201 if out["created"] else 200)
+
+    return await _post(app, call, steps, answer)
+
+
+async def quote_accept(app: web.Application, call: Call) -> Quoted:
+    """What a recorded commit moved: the sale price from the buyer to the seller (and the service's
+    fee out of it), read from the commit transaction; nothing is recorded."""
+    req = parse_body(AcceptRequest, call.body)
+    price, buyer, seller = await usecases.quote_commit(app[MARKET], listing_uuid=req.listingId, tx_hash=req.txHash)
+    proceeds = price * rules.SELLER_BPS // 10_000
+    return Quoted(
+        amount=price,
+        source=buyer,
+        recipient=seller,
+        what=f"the purchase of listing {req.listingId}: {usdc_text(price)} USDC held in the marketplace until"
+        " settlement, then to the seller less the service fee",
+        details={"sellerProceeds": usdc(proceeds), "serviceFee": usdc(price - proceeds), "txHash": req.txHash},
+    )
+
+
+async def run_cancel(app: web.Application, call: Call) -> Reply:
+    m = app[MARKET]
+    caller = _caller(call)
+    out: dict[str, Any] = {}
+
+    async def steps() -> None:
+        req = parse_body(CancelRequest, call.body)
+        out["listing"] = await usecases.record_cancel(m, caller, listing_uuid=req.listingId, tx_hash=req.txHash)
+
+    return await _post(app, call, steps, lambda _c: ok({"listing": views.listing_json(out["listing"])}))
+
+
+async def run_claim(app: web.Application, call: Call) -> Reply:
+    """Not replayable (its answer is a key shown once): HTTP refuses Idempotency-Key (claim)."""
+    m = app[MARKET]
+    req = parse_body(ClaimRequest, call.body)
+    agent = wallet_store.agent_by_wallet(m.reader, req.agentId)
+    if agent is None:
+        raise ApiError(404, "agent_not_found", f"no agent {req.agentId}", param="agentId")
+    key = new_api_key()
+    moved, account, account_scoped = await handover.claim(
+        m,
+        agent=agent,
+        caller=call.caller,
+        owner=req.ownerAddress,
+        timestamp=req.timestamp,
+        signature=req.signature,
+        new_key_hash=hash_api_key(key),
+    )
+    return _reply(
+        {
+            "agent": {"id": moved.uuid, "wallet": moved.wallet, "name": moved.name, "specialty": moved.specialty},
+            "accountId": account,
+            "api_key": key,
+            "scope": "account" if account_scoped else "agent",
+        },
+        201,
+    )
+
+
+async def run_watch(app: web.Application, call: Call) -> Reply:
+    m = app[MARKET]
+    caller = _caller(call)
+    req = parse_body(WatchRequest, call.body)
+    if (req.email is None) == (req.webhookUrl is None):
+        raise ApiError(400, "invalid_field", "give exactly one of email, webhookUrl", param="email")
+    agent = wallet_store.agent_by_wallet(m.reader, req.agentId)
+    if agent is None:
+        raise ApiError(404, "agent_not_found", f"no agent {req.agentId}", param="agentId")
+    address = _email(req.email, "email")
+    secret = None
+    if req.webhookUrl is not None:
+        try:
+            await webhooks.check_url_async(req.webhookUrl, m.notices.allow_private_webhooks)
+        except webhooks.WebhookURLError as exc:
+            raise ApiError(400, "invalid_webhook_url", str(exc), param="webhookUrl") from exc
+        secret = webhooks.new_secret()
+    now = app[CLOCK]()
+    row = store.WatchRow(
+        "wat_" + secrets.token_hex(12), agent.uuid, caller.account_id, address, req.webhookUrl, secret, now
+    )
+    await app[WRITER].run(lambda conn: store.insert_watch(conn, row))
+    payload: dict[str, Any] = {
+        "watch": {"id": row.id, "agentId": agent.wallet, "email": address, "webhookUrl": row.webhook_url}
+    }
+    if secret is not None:
+        payload["webhook_secret"] = secret  # shown once
+    return _reply(payload, 201)
+
+
+async def run_unwatch(app: web.Application, call: Call) -> Reply:
+    m = app[MARKET]
+    caller = _caller(call)
+    watch_id = call.path["watch_id"]
+    row = store.get_watch(m.reader, watch_id)
+    if row is None or row.account_id != caller.account_id:
+        raise ApiError(404, "watch_not_found", f"no watch {watch_id} of yours", param="watch_id")
+    await app[WRITER].run(lambda conn: store.delete_watch(conn, watch_id))
+    return _reply({"deleted": watch_id})
+
+
+async def run_assets(app: web.Application, call: Call) -> Reply:
+    m = app[MARKET]
+    q = parse_query(AgentQuery, dict(call.query))
+    agent = wallet_store.agent_by_wallet(m.reader, q.agentId)
+    if agent is None:
+        raise ApiError(404, "agent_not_found", f"no agent {q.agentId}", param="agentId")
+    rows = store.assets_of(m.reader, agent.uuid)
+    return _reply({"agentId": agent.wallet, "assets": [views.asset_json(a) for a in rows]})
+
+
+async def run_flag_asset(app: web.Application, call: Call) -> Reply:
+    m = app[MARKET]
+    caller = _caller(call)
+    req = parse_body(AssetFlagRequest, call.body)
+    agent = agent_for(m.reader, caller, req.agentId)
+    now = app[CLOCK]()
+
+    def work(conn: apsw.Connection) -> list[store.AssetRow]:
+        if store.sale_paused(conn, agent.uuid, agent.wallet) == "settling":
+            raise ApiError(409, "agent_settling", "a buyer committed to the asset manifest: it is frozen")
+        if not store.produced_cid(conn, agent.uuid, req.cid):
+            raise ApiError(
+                404, "asset_not_found", f"agent {agent.wallet} produced no deliverable {req.cid}", param="cid"
+            )
+        store.set_asset_flag(conn, agent.uuid, req.cid, req.transferredWithNft, now)
+        return store.assets_of(conn, agent.uuid)
+
+    rows = await app[WRITER].run(work)
+    return _reply({"agentId": agent.wallet, "assets": [views.asset_json(a) for a in rows]})
+
+
+async def run_browse(app: web.Application, call: Call) -> Reply:
+    m = app[MARKET]
+    q = parse_query(BrowseQuery, dict(call.query))
+    db = m.reader
+    if q.listingId is not None or q.agentId is not None:
+        if q.listingId is not None:
+            row = _listing_or_404(db, q.listingId)
+        else:
+            agent = wallet_store.agent_by_wallet(db, q.agentId or "")
+            found = None if agent is None else store.latest_listing(db, agent.uuid)
+            if found is None:
+                raise ApiError(404, "listing_not_found", f"agent {q.agentId} has no listing", param="agentId")
+            row = found
+        return _reply({"listing": await _full_listing(m, call.caller, row)})
+    state = q.state or rules.ACTIVE
+    per_page = min(int(q.perPage or rules.PAGE_SIZE), rules.MAX_PAGE_SIZE)
+    page = int(q.page or 1)
+    total = store.count_listings(db, state)
+    rows = store.page_listings(db, state, per_page, (page - 1) * per_page)
+    pages = max(1, -(-total // per_page))
+    return _reply({"listings": [views.listing_json(r) for r in rows], "total": total, "page": page, "pages": pages})
+
+
+async def _full_listing(m: Market, caller: Caller | None, row: ListingRow) -> dict[str, Any]:
+    agent = wallet_store.agent_by_uuid(m.reader, row.agent_uuid)
+    seller = (
+        caller is not None
+        and agent is not None
+        and row.seller_account == caller.account_id
+        and caller.may_act_for(row.seller_account, row.agent_uuid)
+    )
+    offers = store.offers_of(m.reader, row.id)
+    fill = await usecases.fillability(m, row, offers)
+    out = views.listing_json(row)
+    out["drop_offers"] = [
+        views.offer_json(o, fillable=fill[o.id][0], reason=fill[o.id][1], show_signature=seller) for o in offers
+    ]
+    out["drop_sales"] = [views.sale_json(s) for s in store.sales_of(m.reader, row.id)]
+    template = rules.offer_typed_data(
+        chain_id=m.chain_id,
+        marketplace=m.marketplace,
+        listing_id=row.chain_listing_id,
+        buyer="{buyerAddress}",
+        price=0,
+        nonce=0,
+        deadline=0,
+    )
+    out["offerTypedData"] = {k: template[k] for k in ("domain", "types", "primaryType")}
+    return out
+
+
+# ---- HTTP handlers ---------------------------------------------------------------------------------
+
+
+async def browse(request: web.Request) -> web.Response:
+    return await serve(request, run_browse, auth="optional")
+
+
+async def mint(request: web.Request) -> web.Response:
+    return await serve(request, run_mint, idempotent=True)
+
+
+async def list_agent(request: web.Request) -> web.Response:
+    return await serve(request, run_list, idempotent=True)
+
+
+async def offer(request: web.Request) -> web.Response:
+    return await serve(request, run_offer, idempotent=True)
+
+
+async def accept(request: web.Request) -> web.Response:
+    return await serve(request, run_accept, idempotent=True)
+
+
+async def cancel(request: web.Request) -> web.Response:
+    return await serve(request, run_cancel, idempotent=True)
+
+
+async def claim(request: web.Request) -> web.Response:
+    if idempotency.HEADER in request.headers:
+        raise ApiError(
+            400,
+            "idempotency_unsupported",
+            f"a claim answers a key shown once and cannot be replayed; retry without {idempotency.HEADER}",
+            param=idempotency.HEADER,
+        )
+    return await serve(request, run_claim, auth="optional")
+
+
+async def watch(request: web.Request) -> web.Response:
+    return await serve(request, run_watch)
+
+
+async def unwatch(request: web.Request) -> web.Response:
+    return await serve(request, run_unwatch)
+
+
+async def assets(request: web.Request) -> web.Response:
+    return await serve(request, run_assets, auth="none")
+
+
+async def flag_asset(request: web.Request) -> web.Response:
+    return await serve(request, run_flag_asset)
+
+
+_PAGE = '<!doctype html><html><head><meta charset="utf-8"><title>agentledger drop</title></head><body>{}</body></html>'
+
+
+async def run_unsubscribe_page(app: web.Application, call: Call) -> Reply:
+    """GET: a page with a button (link scanners follow GETs; only the POST unsubscribes); JSON when asked."""
+    q = parse_query(TokenQuery, dict(call.query))
+    wants_json = call.request is None or "application/json" in call.request.headers.get("Accept", "")
+    if wants_json:
+        return _reply({"unsubscribe": f"POST {BASE}/unsubscribe?token={q.token}"})
+    form = (
+        f'<form method="post" action="{BASE}/unsubscribe?token={html.escape(q.token)}">'
+        "<p>Stop all agentledger drop e-mails to this address?</p><button>Unsubscribe</button></form>"
+    )
+    return Reply(200, _PAGE.format(form).encode(), media_type="text/html")
+
+
+async def run_unsubscribe(app: web.Application, call: Call) -> Reply:
+    """POST (the form, or a mail client's RFC 8058 one-click List-Unsubscribe-Post)."""
+    q = parse_query(TokenQuery, dict(call.query))
+    now = app[CLOCK]()
+    address = await app[WRITER].run(lambda conn: store.unsubscribe(conn, q.token, now))
+    if address is None:
+        raise ApiError(404, "unknown_token", "no such unsubscribe link", param="token")
+    if call.request is None or call.request.content_type != "application/x-www-form-urlencoded":
+        return _reply({"unsubscribed": True})
+    return Reply(200, _PAGE.format("<p>Unsubscribed: no more drop e-mails.</p>").encode(), media_type="text/html")
+
+
+async def unsubscribe_page(request: web.Request) -> web.Response:
+    return await serve(request, run_unsubscribe_page, auth="none")
+
+
+async def unsubscribe(request: web.Request) -> web.Response:
+    return await serve(request, run_unsubscribe, auth="none")
+
+
+# ---- wiring -------------------------------------------------------------------------------------------
+
+_TAGS = ("marketplace",)
+_CHAIN = {503: ("chain_unavailable",)}
+
+OPERATIONS: list[Operation] = [
+    Operation(
+        "GET",
+        BASE,
+        "dropBrowse",
+        "Listings: one (listingId, with drop_offers[] and drop_sales[]), an agent's latest (agentId), or a page",
+        ListingPage,
+        query=BrowseQuery,
+        auth="optional",
+        errors={404: ("listing_not_found",)},
+        tags=_TAGS,
+        description="Without listingId or agentId: {listings[], total, page, pages} of `state` (default active), "
+        "newest first. One listing also shows its offers (fillable or not, and why; signatures to the seller "
+        "only), its sales with their due-diligence bundle, and the EIP-712 Offer template to sign.",
+        run=run_browse,
+    ),
+    Operation(
+        "POST",
+        f"{BASE}/mint",
+        "dropMint",
+        "Mint the agent's NFT on demand (every agent can be sold)",
+        MintResponse,
+        status=201,
+        request=MintRequest,
+        idempotent=True,
+        errors={
+            400: ("invalid_signature", "unknown_referrer"),
+            401: ("timestamp_out_of_window", "signature_mismatch"),
+            404: ("agent_not_found",),
+            409: ("self_wallet_taken",),
+            502: ("mint_failed", "chain_error"),
+            **_CHAIN,
+        },
+        tags=_TAGS,
+        description="The self wallet signs (EIP-191) 'agentledger agent mint\\nchain: <id>\\nagent: <agl_ id>\\n"
+        "self_wallet: <address>\\nowner: <address>\\ntimestamp: <unix s>' (EIP-55, +-5 min). 200 with the "
+        "existing token when the agent has one.",
+        run=run_mint,
+        scope="admin",
+        open_world=True,
+    ),
+    Operation(
+        "POST",
+        f"{BASE}/list",
+        "dropList",
+        "Record the agent's on-chain listing (AgentMarketplace.list); the agent is paused",
+        ListingResponse,
+        status=201,
+        request=ListRequest,
+        idempotent=True,
+        errors={
+            403: ("wrong_sender",),
+            404: ("agent_not_found",),
+            409: ("listing_of_other_agent",),
+            422: (
+                "tx_not_found",
+                "tx_failed",
+                "listed_event_missing",
+                "wrong_agent",
+                "asking_price_mismatch",
+                "floor_too_low",
+            ),
+            **_CHAIN,
+        },
+        tags=_TAGS,
+        description="A paused agent still earns (its balance stays the seller's), spends nothing and cannot be "
+        "hired. The floor (the listing's on-chain floorPrice) must be at least 25% of the agent's lifetime "
+        "earnings as the service knows them (reported + on-chain), frozen at listing.",
+        run=run_list,
+        scope="admin",
+        open_world=True,
+    ),
+    Operation(
+        "POST",
+        f"{BASE}/offer",
+        "dropOffer",
+        "Put a signed offer in the book (the buyer's EIP-712 Offer); the seller is e-mailed",
+        OfferResponse,
+        status=201,
+        request=OfferRequest,
+        idempotent=True,
+        errors={
+            400: ("invalid_signature", "invalid_email"),
+            401: ("offer_signature_mismatch",),
+            404: ("listing_not_found",),
+            409: ("listing_not_active", "offer_nonce_used", "offer_exists"),
+            422: (
+                "offer_below_floor",
+                "offers_not_accepted",
+                "seller_cannot_buy",
+                "offer_expired",
+                "insufficient_balance",
+                "insufficient_allowance",
+            ),
+            **_CHAIN,
+        },
+        tags=_TAGS,
+        run=run_offer,
+        scope="spend",
+        open_world=True,
+    ),
+    Operation(
+        "POST",
+        f"{BASE}/accept",
+        "dropAccept",
+        "Record a buyer's commit (buy-now by the buyer, or the seller's acceptOffer) with its due-diligence bundle",
+        SaleResponse,
+        status=201,
+        request=AcceptRequest,
+        idempotent=True,
+        errors={
+            403: ("wrong_sender",),
+            404: ("listing_not_found",),
+            409: ("listing_settling",),
+            422: ("tx_not_found", "tx_failed", "commit_event_missing", "wrong_commit_kind"),
+            **_CHAIN,
+        },
+        tags=_TAGS,
+        run=run_accept,
+        scope="spend",
+        quote=quote_accept,
+        open_world=True,
+    ),
+    Operation(
+        "POST",
+        f"{BASE}/cancel",
+        "dropCancel",
+        "Record the seller's on-chain cancel (refused once a buyer committed)",
+        ListingResponse,
+        request=CancelRequest,
+        idempotent=True,
+        errors={
+            403: ("wrong_sender",),
+            404: ("listing_not_found",),
+            409: ("notice_window_active", "listing_ended"),
+            422: ("tx_not_found", "tx_failed", "cancel_event_missing"),
+            **_CHAIN,
+        },
+        tags=_TAGS,
+        run=run_cancel,
+        scope="admin",
+        destructive=True,
+        open_world=True,
+    ),
+    Operation(
+        "POST",
+        f"{BASE}/claim",
+        "dropClaim",
+        "The new NFT owner claims a sold agent and gets its key (once)",
+        ClaimResponse,
+        status=201,
+        request=ClaimRequest,
+        auth="optional",
+        errors={
+            400: ("invalid_signature", "idempotency_unsupported"),
+            401: ("timestamp_out_of_window", "signature_mismatch"),
+            403: ("not_nft_owner", "insufficient_scope"),
+            404: ("agent_not_found", "nothing_to_claim"),
+            409: ("already_claimed",),
+            **_CHAIN,
+        },
+        tags=_TAGS,
+        description="The NFT owner signs (EIP-191) 'agentledger agent claim\\nchain: <id>\\nagent: <agl_ id>\\n"
+        "token: <id>\\nowner: <address>\\ntimestamp: <unix s>'. With an account key the agent joins that account "
+        "(an agent-scoped key comes back); without one its holding account becomes yours (an account key).",
+        run=run_claim,
+        scope="admin",
+        open_world=True,
+    ),
+    Operation(
+        "POST",
+        f"{BASE}/watch",
+        "dropWatch",
+        "Watch an agent: e-mails on listing and commit, or listing.state_changed webhooks",
+        WatchResponse,
+        status=201,
+        request=WatchRequest,
+        errors={400: ("invalid_email", "invalid_webhook_url"), 404: ("agent_not_found",)},
+        tags=_TAGS,
+        run=run_watch,
+        scope="log",
+    ),
+    Operation(
+        "DELETE",
+        f"{BASE}/watch/{{watch_id}}",
+        "dropUnwatch",
+        "Stop watching",
+        Empty,
+        errors={404: ("watch_not_found",)},
+        tags=_TAGS,
+        path_params={"watch_id": "the watch's id (wat_...)"},
+        run=run_unwatch,
+        scope="log",
+        destructive=True,
+    ),
+    Operation(
+        "GET",
+        f"{BASE}/assets",
+        "dropAssets",
+        "An agent's asset manifest (its deliverables, transferred_with_nft or not)",
+        AssetsResponse,
+        query=AgentQuery,
+        auth="none",
+        errors={404: ("agent_not_found",)},
+        tags=_TAGS,
+        run=run_assets,
+    ),
+    Operation(
+        "POST",
+        f"{BASE}/assets",
+        "dropFlagAsset",
+        "Set a deliverable's transferred_with_nft (default true; frozen once a buyer committed)",
+        AssetsResponse,
+        request=AssetFlagRequest,
+        errors={404: ("agent_not_found", "asset_not_found"), 409: ("agent_settling",)},
+        tags=_TAGS,
+        run=run_flag_asset,
+        scope="admin",
+    ),
+    Operation(
+        "GET",
+        f"{BASE}/unsubscribe",
+        "dropUnsubscribePage",
+        "The unsubscribe link of a drop e-mail (a page with a button)",
+        Empty,
+        query=TokenQuery,
+        auth="none",
+        tags=_TAGS,
+        description="HTML (a page whose button POSTs) unless Accept is application/json.",
+        run=run_unsubscribe_page,
+    ),
+    Operation(
+        "POST",
+        f"{BASE}/unsubscribe",
+        "dropUnsubscribe",
+        "Unsubscribe an address from drop e-mails (also RFC 8058 one-click)",
+        Empty,
+        query=TokenQuery,
+        auth="none",
+        errors={404: ("unknown_token",)},
+        tags=_TAGS,
+        description="JSON, or an HTML page when posted by the page's form. Mail clients' one-click "
+        "List-Unsubscribe-Post lands here too.",
+        run=run_unsubscribe,
+        destructive=True,
+    ),
+]
+
+
+def add_marketplace_routes(app: web.Application, market: Market) -> None:
+    """Mount /api/a2a/drop (needs READ_DB, WRITER and CLOCK, as api.app sets them)."""
+    app[MARKET] = market
+    app.router.add_get(BASE, browse)
+    app.router.add_post(f"{BASE}/mint", mint)
+    app.router.add_post(f"{BASE}/list", list_agent)
+    app.router.add_post(f"{BASE}/offer", offer)
+    app.router.add_post(f"{BASE}/accept", accept)
+    app.router.add_post(f"{BASE}/cancel", cancel)
+    app.router.add_post(f"{BASE}/claim", claim)
+    app.router.add_post(f"{BASE}/watch", watch)
+    app.router.add_delete(f"{BASE}/watch/{{watch_id}}", unwatch)
+    app.router.add_get(f"{BASE}/assets", assets)
+    app.router.add_post(f"{BASE}/assets", flag_asset)
+    app.router.add_get(f"{BASE}/unsubscribe", unsubscribe_page)
+    app.router.add_post(f"{BASE}/unsubscribe", unsubscribe)

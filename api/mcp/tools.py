@@ -1,0 +1,353 @@
+"""MCP tools and resources generated from the operation table, with no code per operation.
+
+A row (api.operation.Operation) becomes:
+- one tool named after its operation id in snake_case (`getBalance` -> `get_balance`) whose
+  inputSchema is one object: the path's placeholders (strings), the query model's fields and the
+  request model's fields (the very models that validate the HTTP request), and whose outputSchema is
+  the response model's (serialization mode); a call splits the arguments back into path, query and
+  JSON body and runs the row's `run`, as the route does;
+- for a row with `quote` (it moves value), two tools instead: `quote_<name>` (the same arguments:
+  what would move, to whom, a quote id with a short TTL, nothing moved) and `<name>` ({quote_id}:
+  runs the quoted arguments under an Idempotency-Key derived from the quote);
+- a resource or resource template when the row names one (`resource`);
+- nothing for a row that only serves another at a second path (`alias_of`).
+
+Annotations are derived from the row: readOnlyHint for GETs (and quotes), destructiveHint for rows
+that move value or say they overwrite, idempotentHint for GETs and executes (the derived key makes a
+retry harmless), openWorldHint for rows that touch the chain or a provider. `_meta` names the
+operation, its HTTP route, the scope it needs and, on value-moving tools, that they move USDC.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import mcp_types as t
+from mcp import UriTemplate
+from pydantic import BaseModel, ConfigDict, Field
+
+from api.operation import Call, Operation
+from core.errors import ServiceError
+from core.keys import Caller
+from core.quotes import QUOTE_ID_PATTERN, QUOTE_TTL_SECONDS
+
+ToolKind = Literal["call", "quote", "execute"]
+
+META = "agentledger/"
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+def tool_name(operation_id: str) -> str:
+    """`getBalance` -> `get_balance` (MCP tool names: letters, digits, _ - .)."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", operation_id).lower()
+
+
+def path_params(op: Operation) -> list[str]:
+    return _PLACEHOLDER.findall(op.path)
+
+
+# ---- schemas -------------------------------------------------------------------------------------
+
+
+class QuoteAnswer(BaseModel):
+    """What a quote tool answers: what the execute tool would move, for how long the quote holds."""
+
+    model_config = ConfigDict(extra="forbid")
+    quote_id: str = Field(pattern=QUOTE_ID_PATTERN)
+    execute_with: str = Field(description="the tool that executes this quote: call it with {quote_id}")
+    operation: str
+    amount: float = Field(description="USDC that will move (at most 6 decimals)")
+    amount_micro_usdc: int
+    source: str
+    recipient: str
+    what: str
+    details: dict[str, Any]
+    expires_at: str = Field(description="ISO 8601 UTC; execute before it")
+    ttl_seconds: int
+
+
+class ExecuteArguments(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    quote_id: str = Field(pattern=QUOTE_ID_PATTERN, description="the quote_id a quote_ tool returned")
+
+
+class LinkedContent(BaseModel):
+    """Content stored here but produced by a provider: never inline, a resource link to read it."""
+
+    model_config = ConfigDict(extra="forbid")
+    uri: str
+    mime_type: str
+    size: int
+
+
+@functools.cache
+def _object_schema(model: type[BaseModel], mode: Literal["validation", "serialization"]) -> dict[str, Any] | None:
+    """The model's JSON Schema when it is an object (cached: generating one costs more than a call)."""
+    schema = model.model_json_schema(mode=mode)
+    return schema if schema.get("type") == "object" else None
+
+
+def input_schema(op: Operation) -> dict[str, Any]:
+    """One object of the path's placeholders, the query model's fields and the request model's."""
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    defs: dict[str, Any] = {}
+    for name in path_params(op):
+        properties[name] = {"type": "string", "description": op.path_params.get(name, name)}
+        required.append(name)
+    for model in (op.query, op.request):
+        if model is None:
+            continue
+        schema = model.model_json_schema(mode="validation")
+        defs.update(schema.pop("$defs", {}))
+        for name, prop in schema.get("properties", {}).items():
+            if name in properties:
+                raise ValueError(f"{op.operation_id}: argument {name!r} is both a path/query and a body field")
+            properties[name] = prop
+        required += [name for name in schema.get("required", ()) if name not in required]
+    out: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        out["required"] = required
+    if defs:
+        out["$defs"] = defs
+    return out
+
+
+def output_schema(op: Operation) -> dict[str, Any]:
+    """The response model's schema; a response that is not a JSON object (stored bytes) is a link."""
+    return copy.deepcopy(_object_schema(op.response, "serialization") or LinkedContent.model_json_schema())
+
+
+def is_linked(op: Operation) -> bool:
+    """Whether the answer is content handed out as a resource link (a non-object response)."""
+    return _object_schema(op.response, "serialization") is None
+
+
+# ---- tools ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One generated tool: the row it runs and how (a plain call, a quote or an execute)."""
+
+    tool: t.Tool
+    op: Operation
+    kind: ToolKind
+
+    @property
+    def name(self) -> str:
+        return self.tool.name
+
+    def visible_to(self, caller: Caller | None) -> bool:
+        """Public tools for everyone; the others for a key that has their scope."""
+        if caller is None:  # value-moving tools hold a quote for a key: none without one
+            return self.op.auth != "required" and self.op.quote is None
+        scope = self.op.needs_scope
+        return scope is None or caller.has_scope(scope)
+
+
+def _description(op: Operation, kind: ToolKind) -> str:
+    lines = [op.summary.rstrip(".") + "."]
+    if op.description:
+        lines.append(op.description)
+    if kind == "quote":
+        lines = [
+            f"Quote: {op.summary.rstrip('.')} (nothing moves). Answers what would move, from and to whom, and a "
+            f"quote_id valid {QUOTE_TTL_SECONDS} s; call {tool_name(op.operation_id)} with it to execute.",
+            *lines[1:],
+        ]
+    elif kind == "execute":
+        lines.append(
+            f"Executes a quote from quote_{tool_name(op.operation_id)} (the arguments quoted, nothing else); a "
+            "retry with the same quote_id replays the first answer and never moves money twice."
+        )
+    scope = op.needs_scope
+    if scope is None:
+        lines.append("Public: no API key needed.")
+    elif op.auth == "optional":
+        lines.append(f"Works without an API key; a key given needs scope '{scope}'.")
+    else:
+        lines.append(f"Needs an API key with scope '{scope}'.")
+    return "\n\n".join(lines)
+
+
+def _annotations(op: Operation, kind: ToolKind) -> t.ToolAnnotations:
+    read_only = op.method == "GET" or kind == "quote"
+    return t.ToolAnnotations(
+        title=op.summary,
+        read_only_hint=read_only,
+        destructive_hint=False if read_only else (kind == "execute" or op.destructive),
+        idempotent_hint=read_only or kind == "execute",
+        open_world_hint=op.open_world and kind != "quote",
+    )
+
+
+def _meta(op: Operation, kind: ToolKind) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        META + "operationId": op.operation_id,
+        META + "http": f"{op.method} {op.path}",
+        META + "scope": op.needs_scope,
+    }
+    if op.quote is not None:
+        meta[META + "movesValue"] = {
+            "currency": "USDC",
+            "quoteTool": "quote_" + tool_name(op.operation_id),
+            "executeTool": tool_name(op.operation_id),
+            "amount": "the quote's amount (micro-USDC in amount_micro_usdc); the execute result's _meta names it",
+        }
+    return meta
+
+
+def _tool(op: Operation, kind: ToolKind) -> t.Tool:
+    name = tool_name(op.operation_id)
+    if kind == "quote":
+        name, inputs, outputs = "quote_" + name, input_schema(op), QuoteAnswer.model_json_schema()
+    elif kind == "execute":
+        inputs, outputs = ExecuteArguments.model_json_schema(), output_schema(op)
+    else:
+        inputs, outputs = input_schema(op), output_schema(op)
+    return t.Tool(
+        name=name,
+        title=op.summary if kind != "quote" else f"Quote: {op.summary}",
+        description=_description(op, kind),
+        input_schema=inputs,
+        output_schema=outputs,
+        annotations=_annotations(op, kind),
+        _meta=_meta(op, kind),
+    )
+
+
+def build_tools(table: Iterable[Operation]) -> dict[str, ToolSpec]:
+    """Every tool of `table`, by name; ValueError for a row without `run` or a name used twice."""
+    tools: dict[str, ToolSpec] = {}
+    for op in table:
+        if op.alias_of:
+            continue
+        if op.run is None:
+            raise ValueError(f"{op.operation_id} has no run: it cannot be a tool")
+        kinds: tuple[ToolKind, ...] = ("quote", "execute") if op.quote is not None else ("call",)
+        for kind in kinds:
+            spec = ToolSpec(_tool(op, kind), op, kind)
+            if spec.name in tools:
+                raise ValueError(f"two operations make the tool {spec.name!r}")
+            tools[spec.name] = spec
+    return tools
+
+
+def tools_by_operation(tools: Mapping[str, ToolSpec]) -> dict[str, tuple[str, ...]]:
+    out: dict[str, tuple[str, ...]] = {}
+    for spec in tools.values():
+        out[spec.op.operation_id] = (*out.get(spec.op.operation_id, ()), spec.name)
+    return out
+
+
+# ---- arguments -> a Call --------------------------------------------------------------------------
+
+
+def _query_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def to_call(
+    op: Operation,
+    arguments: Mapping[str, Any],
+    *,
+    caller: Caller | None,
+    base_url: str,
+    idempotency_key: str | None = None,
+) -> Call:
+    """The Call a route would make of the same request: path placeholders, query fields (as URL
+    text) and the rest as the JSON body (what an Idempotency-Key digests, so the same arguments
+    give the same digest). An argument the row has no place for is refused (400 unknown_field), as
+    the models refuse unknown fields."""
+    args = dict(arguments)
+    path: dict[str, str] = {}
+    for name in path_params(op):
+        value = args.pop(name, None)
+        path[name] = "" if value is None else str(value)
+    query: dict[str, str] = {}
+    if op.query is not None:
+        names = set(op.query.model_fields) if op.request is not None else set(args)  # the rest: refused by the model
+        for name in sorted(names & set(args)):
+            value = args.pop(name)
+            if value is not None:
+                query[name] = _query_text(value)
+    if op.request is None and args:
+        name = sorted(args)[0]
+        raise ServiceError(400, "unknown_field", f"{name}: Extra inputs are not permitted", param=name)
+    body = b"" if op.request is None else json.dumps(args, separators=(",", ":")).encode()
+    target = op.path
+    for name, value in path.items():
+        target = target.replace("{" + name + "}", value)
+    return Call(caller, f"{op.method} {target}", path, query, body, idempotency_key, base_url)
+
+
+def canonical_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """Arguments as stored in a quote (JSON round trip: what the execute replays)."""
+    loaded: dict[str, Any] = json.loads(json.dumps(dict(arguments), sort_keys=True))
+    return loaded
+
+
+# ---- resources -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResourceSpec:
+    op: Operation
+    uri_template: str
+
+    @property
+    def is_template(self) -> bool:
+        return "{" in self.uri_template
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        if not self.is_template:
+            return {} if uri == self.uri_template else None
+        found = UriTemplate.parse(self.uri_template).match(uri)
+        return None if found is None else {k: str(v) for k, v in found.items()}
+
+    def uri_for(self, values: Mapping[str, Any]) -> str:
+        uri = self.uri_template
+        for name, value in values.items():
+            uri = uri.replace("{" + name + "}", str(value))
+        return uri
+
+    def resource(self) -> t.Resource:
+        return t.Resource(
+            name=tool_name(self.op.operation_id),
+            title=self.op.summary,
+            uri=self.uri_template,
+            description=self.op.description or self.op.summary,
+            mime_type=self.op.media_type,
+        )
+
+    def template(self) -> t.ResourceTemplate:
+        return t.ResourceTemplate(
+            name=tool_name(self.op.operation_id),
+            title=self.op.summary,
+            uri_template=self.uri_template,
+            description=self.op.description or self.op.summary,
+            mime_type=None if is_linked(self.op) else self.op.media_type,
+        )
+
+
+def build_resources(table: Iterable[Operation]) -> list[ResourceSpec]:
+    """The rows that name a resource: GETs whose URI template's variables are the path's placeholders.
+    Plain resources come first, so a template never shadows one."""
+    specs = []
+    for op in table:
+        if not op.resource or op.alias_of:
+            continue
+        variables = set(_PLACEHOLDER.findall(op.resource))
+        if op.method != "GET" or variables != set(path_params(op)) or op.run is None:
+            raise ValueError(f"{op.operation_id}: resource {op.resource!r} must be a GET with the path's placeholders")
+        specs.append(ResourceSpec(op, op.resource))
+    return sorted(specs, key=lambda s: s.is_template)

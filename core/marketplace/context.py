@@ -1,0 +1,46 @@
+"""What the marketplace's use cases run with (built once by the app, no request objects)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import apsw
+
+from core.operator import Operator
+from core.outbox.email import DEFAULT_FROM
+from core.store.committer import GroupCommitter
+
+
+@dataclass(frozen=True)
+class Notices:
+    """How notices are addressed: links start at `base_url` (AGENTLEDGER_PUBLIC_URL, or the local
+    API's address on a local chain), e-mails come from `sender`."""
+
+    base_url: str
+    sender: str = DEFAULT_FROM
+    allow_private_webhooks: bool = False
+
+    def unsubscribe_url(self, token: str) -> str:
+        return f"{self.base_url.rstrip('/')}/api/a2a/drop/unsubscribe?token={token}"
+
+    def listing_url(self, listing_uuid: str) -> str:
+        return f"{self.base_url.rstrip('/')}/api/a2a/drop?listingId={listing_uuid}"
+
+
+@dataclass
+class Market:
+    #: Committed reads (lookups before a transaction, GETs).
+    reader: apsw.Connection
+    #: Every write (the group committer: synchronous=FULL).
+    writer: GroupCommitter
+    operator: Operator
+    chain_id: int
+    #: AgentMarketplace's address (the EIP-712 Offer's verifying contract).
+    marketplace: str
+    notices: Notices
+    clock: Callable[[], float] = time.time
+    #: Serialises mints on demand in this process (check-mint-record race-free, as provider links).
+    mint_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
