@@ -6,11 +6,12 @@ real a2a-sdk agent served by uvicorn), and the chain steps of an escrow hire."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -21,7 +22,6 @@ from urllib.parse import urlsplit
 import aiohttp
 import apsw
 from aiohttp import web
-from aiohttp.test_utils import TestServer
 from eth_account.messages import encode_defunct
 from eth_account.signers.local import LocalAccount
 from eth_utils import keccak
@@ -151,6 +151,21 @@ def down_url() -> str:
 # ---- a real A2A agent ---------------------------------------------------------------------------
 
 
+def _in_process_server() -> type[Any]:
+    import uvicorn
+
+    class InProcessServer(uvicorn.Server):
+        """uvicorn without its SIGINT/SIGTERM handlers: two agents stopped in another order than they
+        started would leave SIGTERM bound to a stopped server, and sse-starlette (the MCP server's SSE)
+        then ends every later stream of this process at once."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+    return InProcessServer
+
+
 class A2AAgent:
     """An a2a-sdk agent (JSON-RPC binding, starlette + uvicorn on loopback) that answers each message
     with one task whose artifact is a data part: keywords for the input's topic (or, with
@@ -212,7 +227,7 @@ class A2AAgent:
         )
         handler = DefaultRequestHandler(agent_executor=Executor(), task_store=InMemoryTaskStore(), agent_card=card)
         app = Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")])
-        self._server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
+        self._server = _in_process_server()(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
         self._task = asyncio.create_task(self._server.serve())
         for _ in range(500):
             if self._server.started:
@@ -453,15 +468,19 @@ async def serve(
     db_path = tmp_path / "ledger.db"
     app, db = build_app(db_path, system, rpc_url, clock, seams)
     provider_server = await ProviderServer().start()
-    server = TestServer(app, host="127.0.0.1", port=0)
-    await server.start_server()
+    # As the service runs (no handler cancellation: an MCP session's opening SSE answer outlives it)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    host, port = runner.addresses[0][:2]
     try:
         async with aiohttp.ClientSession() as session:
             yield Harness(
-                session, str(server.make_url("")), db, db_path, clock, system, rpc_url, app, app[HIRE], provider_server
+                session, f"http://{host}:{port}", db, db_path, clock, system, rpc_url, app, app[HIRE], provider_server
             )
     finally:
-        await server.close()
+        await runner.cleanup()
         await provider_server.stop()
         db.close()
 
