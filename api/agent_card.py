@@ -172,9 +172,47 @@ SKILLS: tuple[AgentSkill, ...] = (
     AgentSkill(
         id="hiring",
         name="Hire an agent",
-        description="Find and hire another agent for a job through the marketplace, paying it through escrow.",
-        tags=["marketplace", "hiring", "agents"],
-        examples=["Hire a ghostwriting agent for a 2,000-word article", "Find a lead_generation agent under 30 USDC"],
+        description="Hire another agent for a job, charged to your agent's balance: the price is reserved, the "
+        "provider is called within its SLA, and it is paid through the earn split only when its output passes the "
+        "service's output schema (nothing is charged otherwise). POST /api/a2a/hire {callerWallet, serviceType, "
+        "input, providerWallet?, maxPrice?}, idempotent; without providerWallet the best-scored healthy provider.",
+        tags=["hiring", "agents", "a2a", "payments"],
+        examples=["Hire a keyword_research agent for 'cold brew coffee' under 3 USDC", "Run data_research on my list"],
+        input_modes=["application/json"],
+        output_modes=["application/json"],
+    ),
+    AgentSkill(
+        id="escrow-hire",
+        name="Hire an agent through on-chain escrow",
+        description="Lock the provider's on-chain price in AgentEscrow (approve + createJob from your own wallet), "
+        "then POST /api/a2a/escrow signed by that wallet: the job runs once, its output's SHA-256 is committed to "
+        "the audit chain, and the escrow is released to the provider (97/1/2) or refunded to you; refundable by "
+        "anyone after the SLA if nobody acts.",
+        tags=["hiring", "escrow", "usdc", "a2a"],
+        examples=["Escrow-hire agl_0123456789ab for data_research", "What is the status of escrow job 0xabc...?"],
+        input_modes=["application/json"],
+        output_modes=["application/json"],
+    ),
+    AgentSkill(
+        id="hire-registry",
+        name="Find agents to hire",
+        description="The registry of services for hire, ranked by a reputation earned only from paid, settled jobs "
+        "(Wilson lower bound with recency decay and a latency term), each score linked to its audit entries: "
+        "GET /api/a2a/registry?serviceType=&maxPrice=&minScore=&escrow=true, GET /api/a2a/reputation.",
+        tags=["hiring", "registry", "reputation", "discovery"],
+        examples=[
+            "Which keyword_research agents have a score above 80?",
+            "Show the jobs behind agl_0123456789ab's score",
+        ],
+    ),
+    AgentSkill(
+        id="hire-publish",
+        name="Offer a service for hire",
+        description="A linked provider agent publishes a service: type, price, description, input and output JSON "
+        "Schemas, SLA, and an HTTPS JSON endpoint (signed with Standard Webhooks headers) or an A2A agent card URL. "
+        "POST /api/a2a/services.",
+        tags=["hiring", "provider", "a2a", "catalogue"],
+        examples=["Offer keyword_research at 2 USDC with a 30 s SLA via my A2A agent"],
     ),
     AgentSkill(
         id="drop-sell",

@@ -25,6 +25,7 @@ from api.dashboard import add_dashboard_routes
 from api.decisions import add_decision_routes
 from api.errors import ACCEPTS, ApiRequestHandler, error_middleware
 from api.health import add_health_routes
+from api.hire import add_hire_routes
 from api.http import DELIVERABLES, DEPLOYMENT, DISPATCHER, JOBS, OPERATOR, PUBLIC_URL, RPC_URL, WRITER, Hooks
 from api.ipfs_gateway import add_ipfs_routes
 from api.marketplace import add_marketplace_routes
@@ -44,6 +45,8 @@ from core.checkout.sweep import SWEEP_INTERVAL, sweep
 from core.config import Settings
 from core.deliverables import PIN_INTERVAL, Deliverables
 from core.deployments import Deployment
+from core.hire import Hire
+from core.hire import settle as hire_jobs
 from core.jobs import DailyAt, Every, Job, JobRunner, Service
 from core.marketplace import Market, notices_for
 from core.marketplace import sweep as drop_sweep
@@ -178,6 +181,10 @@ def create_app(
     add_provider_order_routes(app)
     metrics.watch(writer)
     add_dashboard_routes(app)
+    hire = Hire(
+        reader=db, writer=writer, operator=operator, chain_id=chain_id, clock=clock, allow_private=allow_private
+    )
+    add_hire_routes(app, hire)
     add_mcp_routes(app, OPERATIONS)  # after every route module: the tools are the table's rows
     add_policy(app, OPERATIONS)  # the limits of keys (scopes, daily caps), for HTTP as for MCP
     jobs: list[Job] = []
@@ -190,11 +197,17 @@ def create_app(
         jobs.append(
             Job("anchor", DailyAt(settings.anchor_time_utc), lambda: anchoring.anchor_once(operator, db.filename))
         )
+    jobs.append(Job("hire-health", Every(hire_jobs.PROBE_INTERVAL), lambda: hire_jobs.probe_due(hire)))
+    jobs.append(Job("hire-reputation", Every(hire_jobs.SCORE_INTERVAL), lambda: hire_jobs.refresh_scores(hire)))
+    if "AgentEscrow" in deployment.contracts:
+        jobs.append(Job("hire-settle", Every(hire_jobs.SETTLE_INTERVAL), lambda: hire_jobs.settle_due(hire)))
     jobs.extend(_add_marketplace(app, deployment, settings, db, operator, clock, public_url, allow_private))
     mail = channel_for(
         settings.smtp_url, sender=settings.smtp_from, ca_file=settings.smtp_ca_file, data_dir=settings.data_dir
     )
-    services: list[Service] = [Dispatcher(db.filename, clock, allow_private=allow_private, channels=[mail])]
+    dispatcher = Dispatcher(db.filename, clock, allow_private=allow_private, channels=[mail])
+    hire.wake = dispatcher.wake
+    services: list[Service] = [dispatcher]
     add_jobs(app, JobRunner(jobs, services, clock=clock, writer=writer))
     return app
 

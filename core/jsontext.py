@@ -77,6 +77,12 @@ def _too_deep(body: bytes) -> bool:
     return False
 
 
+def too_deep(body: bytes) -> bool:
+    """Whether `body` nests arrays and objects deeper than MAX_JSON_DEPTH (check before json.loads
+    of untrusted bytes: the C scanner recurses on the C stack)."""
+    return _too_deep(body)
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not allowed")
 

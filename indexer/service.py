@@ -13,6 +13,7 @@ from core.checkout.follower import OrderFollower
 from core.config import Settings
 from core.deployments import Deployment
 from core.followers import Follower
+from core.hire import EscrowFollower
 from core.marketplace import MarketFollower, Notices, notices_for
 from core.networks import network_for
 from core.store.projections import Subscriber
@@ -24,7 +25,7 @@ from indexer.sync import Indexer
 def followers(clock: Callable[[], float] = time.time, notices: Notices | None = None) -> list[Follower]:
     """Every feature's follower of final events (a new feature adds its own here); the marketplace's
     when the deployment has one (`notices`: how its e-mails link back to the service)."""
-    found: list[Follower] = [OrderFollower(clock)]
+    found: list[Follower] = [OrderFollower(clock), EscrowFollower(clock)]
     if notices is not None:
         found.append(MarketFollower(clock, notices))
     return found

@@ -25,6 +25,7 @@ from core.config import Settings
 from core.networks import ANVIL_DEV_KEY
 from core.store import connect as connect_db
 from core.store import transaction
+from core.store.hire import reset_chain_bound_hires
 from core.store.orders import reset_chain_bound_orders
 from core.store.projections import reset_chain_data
 from scripts.compile import compile_contracts
@@ -80,6 +81,7 @@ def main() -> int:
             db = connect_db(settings.database)
             with transaction(db):
                 reset_chain_data(db)
+                reset_chain_bound_hires(db)
                 reset_chain_bound_orders(db)
             db.close()
             dep = deploy_system(w3, deployer, Roles.from_env(deployer.address))

@@ -30,6 +30,7 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from api.auth import AuthError
 from api.http import CLOCK, READ_DB, WRITER, iso
 from api.mcp.tools import (
     META,
@@ -181,6 +182,14 @@ def tool_result(
     )
 
 
+def _quote_holder(caller: Caller | None) -> Caller:
+    """The key a quote is held for: a value-moving row that takes no key over HTTP (escrow hire: a
+    signature authenticates it) still needs one over MCP, where a quote belongs to a key."""
+    if caller is None:
+        raise AuthError("missing_api_key", "quotes belong to an API key: call with 'Authorization: Bearer <api key>'")
+    return caller
+
+
 # ---- the server ------------------------------------------------------------------------------------
 
 
@@ -239,7 +248,7 @@ class Tools:
         assert op.quote is not None
         caller = caller_of(ctx)
         authorize(op, caller)
-        assert caller is not None
+        caller = _quote_holder(caller)
         arguments = canonical_arguments(args)
         quoted = await op.quote(self.app, to_call(op, arguments, caller=caller, base_url=base_of(ctx)))
         if quoted.refusal is not None:
@@ -279,7 +288,7 @@ class Tools:
         op = spec.op
         caller = caller_of(ctx)
         authorize(op, caller)
-        assert caller is not None
+        caller = _quote_holder(caller)
         quote_id = args.get("quote_id")
         if not isinstance(quote_id, str):
             raise ServiceError(400, "missing_field", "quote_id: a quote_id from the quote tool", param="quote_id")

@@ -148,8 +148,8 @@ class ToolSpec:
 
     def visible_to(self, caller: Caller | None) -> bool:
         """Public tools for everyone; the others for a key that has their scope."""
-        if caller is None:
-            return self.op.auth != "required"
+        if caller is None:  # value-moving tools hold a quote for a key: none without one
+            return self.op.auth != "required" and self.op.quote is None
         scope = self.op.needs_scope
         return scope is None or caller.has_scope(scope)
 

@@ -754,4 +754,133 @@ MIGRATIONS: list[str] = [
     -- dashboard's latest-first read)
     CREATE INDEX orders_provider_updated ON orders (provider_uuid, updated_at);
     """,
+    # Agent-to-agent hire (core/hire). The ledger gains two kinds: hire_reserve (a standard hire's
+    # reservation: the amount leaves the caller's spendable balance while the job runs, so no spend and no
+    # other hire can use it; a charged hire keeps it as the charge) and hire_release (the reservation given
+    # back: the job failed or was cut off). SQLite cannot widen a CHECK: the ledger is rebuilt with the same
+    # ids, columns and kinds (the marketplace's 'transfer' included). hire_services: what providers
+    # publish, with the registry's reputation figures beside each service (the registry is one indexed
+    # query); hire_jobs: every hire, standard or escrow; hire_samples: the reputation's evidence, one per
+    # paid, settled job, each naming its audit entry.
+    """
+    CREATE TABLE ledger_rebuild (
+        id INTEGER PRIMARY KEY,
+        agent_uuid TEXT NOT NULL REFERENCES wallet_agents (uuid),
+        kind TEXT NOT NULL CHECK (kind IN ('earn', 'spend', 'compound', 'referral', 'transfer', 'hire_reserve',
+            'hire_release')),
+        amount INTEGER NOT NULL,
+        owner_delta INTEGER NOT NULL,
+        self_delta INTEGER NOT NULL,
+        balance_after INTEGER NOT NULL CHECK (balance_after >= 0),
+        gross INTEGER,
+        owner_cut INTEGER,
+        agent_cut INTEGER,
+        service_cut INTEGER,
+        referral_cut INTEGER,
+        source TEXT,                         -- earn: source; spend: destination; referral: referred wallet;
+                                             -- transfer: the other wallet and why
+        created_at REAL NOT NULL,
+        reinvested_delta INTEGER NOT NULL DEFAULT 0,
+        CHECK (amount = owner_delta + self_delta)
+    );
+    INSERT INTO ledger_rebuild (id, agent_uuid, kind, amount, owner_delta, self_delta, balance_after, gross, owner_cut,
+        agent_cut, service_cut, referral_cut, source, created_at, reinvested_delta)
+    SELECT id, agent_uuid, kind, amount, owner_delta, self_delta, balance_after, gross, owner_cut,
+        agent_cut, service_cut, referral_cut, source, created_at, reinvested_delta FROM ledger;
+    DROP TABLE ledger;
+    ALTER TABLE ledger_rebuild RENAME TO ledger;
+    CREATE INDEX ledger_agent ON ledger (agent_uuid, id);
+
+    CREATE TABLE hire_services (
+        provider_uuid TEXT NOT NULL REFERENCES wallet_agents (uuid),
+        service_type TEXT NOT NULL,          -- a short token: [a-z0-9_]{1,40}
+        wallet TEXT NOT NULL,                -- the provider's agl_ wallet (registry order, ties)
+        token_id INTEGER NOT NULL,           -- its agent NFT (paused flag, on-chain price and SLA)
+        price INTEGER NOT NULL CHECK (price > 0),  -- micro-USDC per job
+        description TEXT NOT NULL,
+        input_schema TEXT NOT NULL,          -- JSON Schema (JSON text)
+        output_schema TEXT NOT NULL,
+        sla_seconds INTEGER NOT NULL,        -- maximum response time: the runner's timeout
+        runner TEXT NOT NULL CHECK (runner IN ('https', 'a2a')),
+        endpoint TEXT NOT NULL,              -- the HTTPS endpoint, or the A2A agent card URL
+        signing_secret TEXT NOT NULL,        -- HMAC key of the runner's Standard Webhooks signature
+        webhook_url TEXT,                    -- the provider's job notifications
+        webhook_secret TEXT,
+        active INTEGER NOT NULL DEFAULT 1,
+        consecutive_failures INTEGER NOT NULL DEFAULT 0,  -- health: failed runs and probes in a row
+        last_checked_at REAL,
+        last_error TEXT,
+        jobs INTEGER NOT NULL DEFAULT 0,     -- reputation (core.hire.reputation), from hire_samples
+        successes INTEGER NOT NULL DEFAULT 0,
+        score REAL NOT NULL DEFAULT 0,
+        success_rate REAL,
+        avg_ms INTEGER,
+        p95_ms INTEGER,
+        last_active_at REAL,
+        score_at REAL,                       -- when the figures (and the weighted sums) were last computed
+        w_jobs REAL NOT NULL DEFAULT 0,      -- recency-weighted sample count as of score_at
+        w_successes REAL NOT NULL DEFAULT 0,
+        ok_ms_total INTEGER NOT NULL DEFAULT 0,  -- response times of the successes, summed
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        PRIMARY KEY (provider_uuid, service_type),
+        UNIQUE (wallet, service_type)
+    );
+    CREATE INDEX hire_services_type_score ON hire_services (service_type, score DESC, wallet);
+    CREATE INDEX hire_services_score ON hire_services (score DESC, wallet, service_type);
+    CREATE INDEX hire_services_checked ON hire_services (active, last_checked_at);
+    CREATE TABLE hire_jobs (
+        id TEXT PRIMARY KEY,                 -- hire_ + 24 hex (standard) or the escrow job id (0x + 64 hex)
+        kind TEXT NOT NULL CHECK (kind IN ('standard', 'escrow')),
+        status TEXT NOT NULL CHECK (status IN
+            ('reserved', 'charged', 'released', 'running', 'releasing', 'refunding', 'refunded')),
+        provider_uuid TEXT NOT NULL,
+        provider_token_id INTEGER NOT NULL,
+        service_type TEXT NOT NULL,
+        caller_uuid TEXT,                    -- standard: the paying agent
+        caller_address TEXT,                 -- escrow: the on-chain caller (EIP-55)
+        self_dealing INTEGER NOT NULL DEFAULT 0,  -- caller and provider under one control: no reputation
+        amount INTEGER NOT NULL,
+        held_owner INTEGER,                  -- standard: the reservation's owner and self parts
+        held_self INTEGER,
+        input_sha256 TEXT NOT NULL,
+        idem_scope TEXT,                     -- standard: the Idempotency-Key that runs it
+        idem_key TEXT,
+        idem_attempt TEXT,                   -- the claim's attempt token (a restart finishes the key with it)
+        outcome TEXT,                        -- success, failure, interrupted, refused (what the run gave)
+        output TEXT,                         -- RFC 8785 JSON of the output (the bytes hashed)
+        output_sha256 TEXT,
+        output_cid TEXT,
+        error_code TEXT,
+        error_message TEXT,
+        response_ms INTEGER,
+        created_tx TEXT,                     -- escrow: the createJob transaction
+        expires_at INTEGER,                  -- escrow: when anyone may reclaim it
+        settle_tx TEXT,                      -- escrow: our release or refund (or the closing event's) transaction
+        settle_attempts INTEGER NOT NULL DEFAULT 0,
+        settle_error TEXT,
+        next_settle_at REAL,
+        final INTEGER NOT NULL DEFAULT 0,    -- escrow: its closing event is final on-chain
+        caller_webhook_url TEXT,
+        caller_webhook_secret TEXT,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE UNIQUE INDEX hire_jobs_idem ON hire_jobs (idem_scope, idem_key) WHERE status = 'reserved';
+    CREATE INDEX hire_jobs_status ON hire_jobs (status, next_settle_at);
+    CREATE INDEX hire_jobs_caller ON hire_jobs (caller_uuid);
+    CREATE TABLE hire_samples (
+        job_id TEXT PRIMARY KEY,
+        provider_uuid TEXT NOT NULL,
+        service_type TEXT NOT NULL,
+        success INTEGER NOT NULL,
+        response_ms INTEGER NOT NULL,
+        audit_id INTEGER NOT NULL REFERENCES audit_log (id),
+        settled_at REAL NOT NULL
+    );
+    CREATE INDEX hire_samples_service ON hire_samples (provider_uuid, service_type, settled_at);
+    CREATE INDEX escrow_jobs_job ON escrow_jobs (job_id);
+    CREATE INDEX hire_services_token ON hire_services (token_id);
+    CREATE INDEX agents_for_hire ON agents (hire_price) WHERE hire_price > 0;
+    """,
 ]

@@ -21,6 +21,7 @@ are retried only when the request certainly did not reach it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 import time
 import uuid
@@ -32,6 +33,7 @@ from urllib.parse import quote
 import httpx
 
 from agentledger_sdk import _errors as errors
+from agentledger_sdk import _escrow as chain
 from agentledger_sdk._models import (
     AgentBalance,
     AmountLike,
@@ -39,12 +41,16 @@ from agentledger_sdk._models import (
     BatchEarnResult,
     CompoundResult,
     EarnResult,
+    EscrowResult,
+    EscrowStatus,
+    HireResult,
     Identity,
     Memory,
     MemoryPage,
     NetworkStats,
     ProviderOrderPage,
     Registration,
+    Registry,
     Result,
     RunRecord,
     SpendResult,
@@ -61,6 +67,9 @@ DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
 AGENTS = "/api/agents"
+A2A = "/api/a2a"
+#: Seconds between receipt polls of the caller's own escrow transactions.
+RECEIPT_POLL = 0.2
 DROP = "/api/a2a/drop"
 PROVIDERS = "/api/acp/providers"
 
@@ -77,6 +86,8 @@ class _Call:
     idempotency_key: str | None = None
     #: True for POSTs the server does not deduplicate: retried only when certainly not sent.
     unsafe: bool = False
+    #: False when a 5xx is a final answer (a hire whose provider failed: the key replays it anyway).
+    retry_5xx: bool = True
 
     @property
     def repeatable(self) -> bool:
@@ -212,6 +223,95 @@ class _Base:
     def _create_key(self, email: str) -> _Call:
         return _Call("POST", "/api/keys", ApiKey.parse, dumps({"email": email}), unsafe=True)
 
+    # ---- hire -----------------------------------------------------------------------------------
+
+    def _hire(
+        self,
+        caller_wallet: str,
+        service_type: str,
+        input: Mapping[str, Any],
+        provider_wallet: str | None,
+        max_price: AmountLike | None,
+        webhook_url: str | None,
+        webhook_secret: str | None,
+        idem: str | None,
+    ) -> _Call:
+        body: dict[str, Any] = {"callerWallet": caller_wallet, "serviceType": service_type, "input": dict(input)}
+        if provider_wallet is not None:
+            body["providerWallet"] = provider_wallet
+        if max_price is not None:
+            body["maxPrice"] = to_decimal(max_price, "max_price")
+        if webhook_url is not None:
+            body["webhookUrl"] = webhook_url
+        if webhook_secret is not None:
+            body["webhookSecret"] = webhook_secret
+        return _Call("POST", f"{A2A}/hire", HireResult.parse, dumps(body), idempotency_key=_key(idem), retry_5xx=False)
+
+    def _registry(
+        self,
+        service_type: str | None,
+        wallet: str | None,
+        max_price: AmountLike | None,
+        min_score: float | int | None,
+        escrow: bool | None,
+        healthy: bool | None,
+        limit: int | None,
+        cursor: str | None,
+    ) -> _Call:
+        params: dict[str, str] = {}
+        if service_type is not None:
+            params["serviceType"] = service_type
+        if wallet is not None:
+            params["wallet"] = wallet
+        if max_price is not None:
+            params["maxPrice"] = format(to_decimal(max_price, "max_price"), "f")
+        if min_score is not None:
+            params["minScore"] = str(min_score)
+        if escrow is not None:
+            params["escrow"] = "true" if escrow else "false"
+        if healthy is not None:
+            params["healthy"] = "true" if healthy else "false"
+        if limit is not None:
+            params["limit"] = str(int(limit))
+        if cursor is not None:
+            params["cursor"] = cursor
+        return _Call("GET", f"{A2A}/registry", Registry.parse, params=params)
+
+    def _escrow_status(self, job_id: str) -> _Call:
+        return _Call("GET", f"{A2A}/escrow", EscrowStatus.parse, params={"jobId": job_id})
+
+    def _escrow_post(
+        self,
+        account: Any,
+        terms: chain.Terms,
+        job_id: str,
+        tx_hash: str,
+        provider_wallet: str,
+        service_type: str,
+        input: Mapping[str, Any],
+        extra: Mapping[str, Any],
+    ) -> _Call:
+        """The POST, freshly signed (a signed message is accepted once: every attempt signs anew)."""
+        ts = int(time.time())
+        message = chain.escrow_message(
+            chain_id=terms.chain_id,
+            escrow=terms.escrow,
+            job_id=job_id,
+            input_sha=chain.input_sha256(input),
+            timestamp=ts,
+        )
+        body = {
+            "escrowJobId": job_id,
+            "txHash": tx_hash,
+            "serviceType": service_type,
+            "input": dict(input),
+            "providerWallet": provider_wallet,
+            "timestamp": ts,
+            "signature": chain.sign_message(account, message),
+            **extra,
+        }
+        return _Call("POST", f"{A2A}/escrow", EscrowResult.parse, dumps(body), unsafe=True)
+
     # ---- the ownership marketplace (drop), under /api/a2a/drop ------------------------------
 
     def _drop_listings(
@@ -283,7 +383,11 @@ class _Base:
         if not isinstance(exc, errors.AgentLedgerError) or exc.status is None:
             return None
         retryable = exc.status == 429 or (
-            call.repeatable and (exc.status >= 500 or (exc.status == 409 and exc.code == "idempotency_in_flight"))
+            call.repeatable
+            and (
+                (exc.status >= 500 and call.retry_5xx)
+                or (exc.status == 409 and exc.code in ("idempotency_in_flight", "job_in_progress"))
+            )
         )
         if not retryable:
             return None
@@ -291,6 +395,20 @@ class _Base:
         if wait is None:
             return self._backoff(attempt)
         return wait if wait <= self.max_retry_wait else None
+
+    def _escrow_retry(self, exc: errors.AgentLedgerError, attempt: int) -> float | None:
+        """Seconds before POSTing an escrow job again (re-signed), or None to raise: the service runs
+        a job id at most once, so a lost answer, a 5xx or a job still running are all retried."""
+        if attempt >= self.retries:
+            return None
+        again = isinstance(exc, errors.TransportError) or (
+            exc.status is not None
+            and (exc.status >= 500 or (exc.status == 409 and exc.code in ("job_in_progress", "transaction_not_found")))
+        )
+        if not again:
+            return None
+        wait = exc.retry_after
+        return self._backoff(attempt) if wait is None else min(wait, self.max_retry_wait)
 
     def _transport_error(self, call: _Call, exc: httpx.TransportError) -> errors.TransportError:
         cls = errors.TimeoutError if isinstance(exc, httpx.TimeoutException) else errors.ConnectionError
@@ -485,6 +603,94 @@ class AgentLedger(_Base):
         """Self-serve API key for ``email`` (one per email: 409 email_has_key after), shown once."""
         result: ApiKey = self._send(self._create_key(email))
         return result
+
+    # ---- agent-to-agent hire -------------------------------------------------------------------
+
+    def hire(
+        self,
+        caller_wallet: str,
+        service_type: str,
+        input: Mapping[str, Any],
+        *,
+        provider_wallet: str | None = None,
+        max_price: AmountLike | None = None,
+        webhook_url: str | None = None,
+        webhook_secret: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> HireResult:
+        """Standard hire, charged to ``caller_wallet``'s balance (the best-scored healthy provider of
+        ``service_type`` unless ``provider_wallet`` is named). Runs at most once per idempotency key;
+        a failed run raises ServerError (502/504, nothing charged) and is not retried."""
+        call = self._hire(
+            caller_wallet, service_type, input, provider_wallet, max_price, webhook_url, webhook_secret, idempotency_key
+        )
+        result: HireResult = self._send(call)
+        return result
+
+    def registry(
+        self,
+        service_type: str | None = None,
+        *,
+        wallet: str | None = None,
+        max_price: AmountLike | None = None,
+        min_score: float | int | None = None,
+        escrow: bool | None = None,
+        healthy: bool | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> Registry:
+        """One page of the registry, best reputation first (``next_cursor`` for the next)."""
+        call = self._registry(service_type, wallet, max_price, min_score, escrow, healthy, limit, cursor)
+        result: Registry = self._send(call)
+        return result
+
+    def escrow_status(self, job_id: str) -> EscrowStatus:
+        """AgentEscrow.jobStatus of ``job_id`` (locked, released, refunded, not_found)."""
+        result: EscrowStatus = self._send(self._escrow_status(job_id))
+        return result
+
+    def escrow_hire(
+        self,
+        provider_wallet: str,
+        service_type: str,
+        input: Mapping[str, Any],
+        *,
+        account: Any,
+        rpc_url: str,
+        job_id: str | None = None,
+        webhook_url: str | None = None,
+        webhook_secret: str | None = None,
+        receipt_timeout: float = 120.0,
+    ) -> EscrowResult:
+        """Escrow hire with the caller's own key (``account``: a private key or an eth-account
+        LocalAccount): the price and SLA from the registry, checked on-chain; approve (if the allowance
+        is short) and createJob, each waited for; then POST /api/a2a/escrow signed by the same key,
+        retried with a fresh signature until the service answers (it runs a job id once)."""
+        acct = chain.account_of(account)
+        page = self.registry(service_type, wallet=provider_wallet, escrow=True)
+        terms = _terms(page, provider_wallet, service_type)
+        job = (job_id or chain.new_job_id()).lower()
+        with httpx.Client(timeout=self.timeout) as http:
+            rpc = _SyncRpc(http, rpc_url, receipt_timeout)
+            _check_terms(terms, rpc.call_uint, acct.address)
+            allowance = rpc.call_uint(terms.usdc, _allowance(acct.address, terms.escrow))
+            if allowance < terms.price:
+                rpc.transact(acct, terms.usdc, _approve(terms.escrow, terms.price), terms.chain_id)
+            tx = rpc.transact(acct, terms.escrow, _create_job(job, provider_wallet, terms), terms.chain_id)
+        extra = _webhook(webhook_url, webhook_secret)
+        attempt = 0
+        while True:
+            try:
+                out: EscrowResult = self._send(
+                    self._escrow_post(acct, terms, job, tx, provider_wallet, service_type, input, extra)
+                )
+                return dataclasses.replace(out, create_tx=tx)
+            except errors.AgentLedgerError as exc:
+                delay = self._escrow_retry(exc, attempt)
+                if delay is None:
+                    raise
+            self._sleep(delay)
+            attempt += 1
 
     # ---- the drop (ownership marketplace): see README "The ownership marketplace" ------------
 
@@ -755,6 +961,85 @@ class AsyncAgentLedger(_Base):
         result: ApiKey = await self._send(self._create_key(email))
         return result
 
+    async def hire(
+        self,
+        caller_wallet: str,
+        service_type: str,
+        input: Mapping[str, Any],
+        *,
+        provider_wallet: str | None = None,
+        max_price: AmountLike | None = None,
+        webhook_url: str | None = None,
+        webhook_secret: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> HireResult:
+        call = self._hire(
+            caller_wallet, service_type, input, provider_wallet, max_price, webhook_url, webhook_secret, idempotency_key
+        )
+        result: HireResult = await self._send(call)
+        return result
+
+    async def registry(
+        self,
+        service_type: str | None = None,
+        *,
+        wallet: str | None = None,
+        max_price: AmountLike | None = None,
+        min_score: float | int | None = None,
+        escrow: bool | None = None,
+        healthy: bool | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> Registry:
+        call = self._registry(service_type, wallet, max_price, min_score, escrow, healthy, limit, cursor)
+        result: Registry = await self._send(call)
+        return result
+
+    async def escrow_status(self, job_id: str) -> EscrowStatus:
+        result: EscrowStatus = await self._send(self._escrow_status(job_id))
+        return result
+
+    async def escrow_hire(
+        self,
+        provider_wallet: str,
+        service_type: str,
+        input: Mapping[str, Any],
+        *,
+        account: Any,
+        rpc_url: str,
+        job_id: str | None = None,
+        webhook_url: str | None = None,
+        webhook_secret: str | None = None,
+        receipt_timeout: float = 120.0,
+    ) -> EscrowResult:
+        acct = chain.account_of(account)
+        page = await self.registry(service_type, wallet=provider_wallet, escrow=True)
+        terms = _terms(page, provider_wallet, service_type)
+        job = (job_id or chain.new_job_id()).lower()
+        async with httpx.AsyncClient(timeout=self.timeout) as http:
+            rpc = _AsyncRpc(http, rpc_url, receipt_timeout)
+            price = await rpc.call_uint(terms.escrow, _price_of(terms.token_id))
+            sla = await rpc.call_uint(terms.escrow, _sla_of(terms.token_id))
+            _same_terms(terms, price, sla)
+            allowance = await rpc.call_uint(terms.usdc, _allowance(acct.address, terms.escrow))
+            if allowance < terms.price:
+                await rpc.transact(acct, terms.usdc, _approve(terms.escrow, terms.price), terms.chain_id)
+            tx = await rpc.transact(acct, terms.escrow, _create_job(job, provider_wallet, terms), terms.chain_id)
+        extra = _webhook(webhook_url, webhook_secret)
+        attempt = 0
+        while True:
+            try:
+                out: EscrowResult = await self._send(
+                    self._escrow_post(acct, terms, job, tx, provider_wallet, service_type, input, extra)
+                )
+                return dataclasses.replace(out, create_tx=tx)
+            except errors.AgentLedgerError as exc:
+                delay = self._escrow_retry(exc, attempt)
+                if delay is None:
+                    raise
+            await asyncio.sleep(delay)
+            attempt += 1
+
     # ---- the drop (ownership marketplace): see README "The ownership marketplace" ------------
 
     async def drop_listings(
@@ -880,3 +1165,140 @@ class AsyncAgentLedger(_Base):
     ) -> ProviderOrderPage:
         result: ProviderOrderPage = await self._send(self._provider_orders(wallet, status, limit, cursor))
         return result
+
+# ---- the chain side of escrow_hire ------------------------------------------------------------------
+
+
+def _terms(page: Registry, wallet: str, service_type: str) -> chain.Terms:
+    try:
+        return chain.terms_from_registry(page.raw, wallet, service_type)[1]
+    except LookupError as exc:
+        raise errors.AgentLedgerError(str(exc), type="invalid_request", code="escrow_unavailable") from exc
+
+
+def _price_of(token_id: int) -> str:
+    return chain.calldata("priceOf(uint256)", ["uint256"], [token_id])
+
+
+def _sla_of(token_id: int) -> str:
+    return chain.calldata("slaOf(uint256)", ["uint256"], [token_id])
+
+
+def _allowance(owner: str, spender: str) -> str:
+    return chain.calldata("allowance(address,address)", ["address", "address"], [owner, spender])
+
+
+def _approve(spender: str, amount: int) -> str:
+    return chain.calldata("approve(address,uint256)", ["address", "uint256"], [spender, amount])
+
+
+def _create_job(job_id: str, wallet: str, terms: chain.Terms) -> str:
+    return chain.calldata(
+        "createJob(bytes32,string,uint256,uint64)",
+        ["bytes32", "string", "uint256", "uint64"],
+        [bytes.fromhex(job_id[2:]), wallet, terms.price, terms.sla],
+    )
+
+
+def _same_terms(terms: chain.Terms, price: int, sla: int) -> None:
+    if price != terms.price or sla != terms.sla:
+        raise errors.AgentLedgerError(
+            "the registry's price or SLA is not the chain's (it is indexing a change): retry shortly",
+            type="invalid_request",
+            code="escrow_terms_changed",
+        )
+
+
+def _check_terms(terms: chain.Terms, call_uint: Callable[[str, str], int], _caller: str) -> None:
+    _same_terms(
+        terms, call_uint(terms.escrow, _price_of(terms.token_id)), call_uint(terms.escrow, _sla_of(terms.token_id))
+    )
+
+
+def _webhook(url: str | None, secret: str | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if url is not None:
+        out["webhookUrl"] = url
+    if secret is not None:
+        out["webhookSecret"] = secret
+    return out
+
+
+def _rpc_error(method: str, error: Any) -> errors.AgentLedgerError:
+    message = error.get("message", str(error)) if isinstance(error, Mapping) else str(error)
+    return errors.AgentLedgerError(f"{method}: {message}", type="chain_error", code="rpc_error", body=error)
+
+
+class _SyncRpc:
+    """Plain JSON-RPC over httpx for the caller's own transactions (its key signs them locally)."""
+
+    def __init__(self, http: httpx.Client, url: str, receipt_timeout: float) -> None:
+        self.http, self.url, self.receipt_timeout = http, url, receipt_timeout
+
+    def request(self, method: str, params: list[Any]) -> Any:
+        reply = self.http.post(self.url, json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).json()
+        if "error" in reply:
+            raise _rpc_error(method, reply["error"])
+        return reply["result"]
+
+    def call_uint(self, to: str, data: str) -> int:
+        return chain.decode_uint(self.request("eth_call", [{"to": to, "data": data}, "latest"]))
+
+    def transact(self, account: Any, to: str, data: str, chain_id: int) -> str:
+        sender = account.address
+        nonce = int(self.request("eth_getTransactionCount", [sender, "pending"]), 16)
+        gas = int(self.request("eth_estimateGas", [{"from": sender, "to": to, "data": data}]), 16)
+        price = int(self.request("eth_gasPrice", []), 16)
+        raw = chain.signed_tx(
+            account, to=to, data=data, nonce=nonce, gas=chain.with_margin(gas), gas_price=price, chain_id=chain_id
+        )
+        tx_hash = str(self.request("eth_sendRawTransaction", [raw]))
+        deadline = time.monotonic() + self.receipt_timeout
+        while True:
+            receipt = self.request("eth_getTransactionReceipt", [tx_hash])
+            if receipt is not None:
+                if int(receipt["status"], 16) != 1:
+                    raise errors.AgentLedgerError(
+                        f"transaction {tx_hash} reverted", type="chain_error", code="transaction_failed"
+                    )
+                return tx_hash
+            if time.monotonic() > deadline:
+                raise errors.TimeoutError(f"no receipt for {tx_hash}", type="chain_error", code="timeout")
+            time.sleep(RECEIPT_POLL)
+
+
+class _AsyncRpc:
+    def __init__(self, http: httpx.AsyncClient, url: str, receipt_timeout: float) -> None:
+        self.http, self.url, self.receipt_timeout = http, url, receipt_timeout
+
+    async def request(self, method: str, params: list[Any]) -> Any:
+        resp = await self.http.post(self.url, json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+        reply = resp.json()
+        if "error" in reply:
+            raise _rpc_error(method, reply["error"])
+        return reply["result"]
+
+    async def call_uint(self, to: str, data: str) -> int:
+        return chain.decode_uint(await self.request("eth_call", [{"to": to, "data": data}, "latest"]))
+
+    async def transact(self, account: Any, to: str, data: str, chain_id: int) -> str:
+        sender = account.address
+        nonce = int(await self.request("eth_getTransactionCount", [sender, "pending"]), 16)
+        gas = int(await self.request("eth_estimateGas", [{"from": sender, "to": to, "data": data}]), 16)
+        price = int(await self.request("eth_gasPrice", []), 16)
+        raw = chain.signed_tx(
+            account, to=to, data=data, nonce=nonce, gas=chain.with_margin(gas), gas_price=price, chain_id=chain_id
+        )
+        tx_hash = str(await self.request("eth_sendRawTransaction", [raw]))
+        deadline = time.monotonic() + self.receipt_timeout
+        while True:
+            receipt = await self.request("eth_getTransactionReceipt", [tx_hash])
+            if receipt is not None:
+                if int(receipt["status"], 16) != 1:
+                    raise errors.AgentLedgerError(
+                        f"transaction {tx_hash} reverted", type="chain_error", code="transaction_failed"
+                    )
+                return tx_hash
+            if time.monotonic() > deadline:
+                raise errors.TimeoutError(f"no receipt for {tx_hash}", type="chain_error", code="timeout")
+            await asyncio.sleep(RECEIPT_POLL)

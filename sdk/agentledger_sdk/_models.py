@@ -22,11 +22,15 @@ __all__ = [
     "BatchEarnResult",
     "CompoundResult",
     "EarnResult",
+    "EscrowResult",
+    "EscrowStatus",
+    "HireResult",
     "Identity",
     "Memory",
     "MemoryPage",
     "NetworkStats",
     "Registration",
+    "Registry",
     "Result",
     "RunRecord",
     "SpendResult",
@@ -473,3 +477,154 @@ class ApiKey(Result):
 def parse_memory_write(data: Mapping[str, Any], replayed: bool = False) -> Memory:
     """POST /memory answers {success, memory{key, value, createdAt, updatedAt}}."""
     return Memory.parse(data.get("memory") or {}, replayed)
+
+
+# ---- agent-to-agent hire ----------------------------------------------------------------------
+
+
+def _split(data: Any) -> dict[str, Decimal]:
+    if not isinstance(data, Mapping):
+        return {}
+    return {k: _req_dec(data, k) for k in ("ownerCut", "agentCut", "serviceCut", "referralCut")}
+
+
+@dataclass(frozen=True)
+class HireResult(Result):
+    """A standard hire that ran: ``output`` is the provider's output as JSON text (its SHA-256 is
+    ``output_sha256``, committed to the audit chain before payment); ``value`` parses it."""
+
+    job_id: str = ""
+    output: str = ""
+    output_sha256: str = ""
+    output_cid: str = ""
+    provider_wallet: str = ""
+    amount_charged: Decimal = Decimal(0)
+    response_ms: int = 0
+    earn_split: Mapping[str, Decimal] = field(default_factory=dict)
+    balance: Decimal = Decimal(0)
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> HireResult:
+        return cls(
+            data,
+            replayed=replayed,
+            job_id=str(data.get("jobId", "")),
+            output=str(data.get("output", "")),
+            output_sha256=str(data.get("outputSha256", "")),
+            output_cid=str(data.get("outputCid", "")),
+            provider_wallet=str(data.get("providerWallet", "")),
+            amount_charged=_req_dec(data, "amountCharged"),
+            response_ms=int(data.get("responseMs") or 0),
+            earn_split=_split(data.get("earnSplit")),
+            balance=_req_dec(data, "balance"),
+        )
+
+    @property
+    def value(self) -> Any:
+        return loads(self.output.encode())
+
+    @property
+    def jobId(self) -> str:
+        return self.job_id
+
+    @property
+    def amountCharged(self) -> Decimal:
+        return self.amount_charged
+
+    @property
+    def responseMs(self) -> int:
+        return self.response_ms
+
+
+@dataclass(frozen=True)
+class EscrowResult(Result):
+    """An escrow hire: on success ``output`` and ``release_tx`` (None while the release is retried:
+    ``settlement`` "pending"); on failure ``error`` and ``refund_tx``."""
+
+    success: bool = False
+    job_id: str = ""
+    status: str = ""
+    settlement: str = ""
+    output: str | None = None
+    output_sha256: str | None = None
+    release_tx: str | None = None
+    refund_tx: str | None = None
+    error: str | None = None
+    earn_split: Mapping[str, Decimal] = field(default_factory=dict)
+    create_tx: str | None = None
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> EscrowResult:
+        return cls(
+            data,
+            replayed=replayed or bool(data.get("replayed")),
+            success=bool(data.get("success")),
+            job_id=str(data.get("jobId", "")),
+            status=str(data.get("status", "")),
+            settlement=str(data.get("settlement", "")),
+            output=data.get("output"),
+            output_sha256=data.get("outputSha256"),
+            release_tx=data.get("releaseTx"),
+            refund_tx=data.get("refundTx"),
+            error=data.get("error"),
+            earn_split=_split(data.get("earnSplit")),
+        )
+
+    @property
+    def value(self) -> Any:
+        return None if self.output is None else loads(self.output.encode())
+
+    @property
+    def releaseTx(self) -> str | None:
+        return self.release_tx
+
+    @property
+    def refundTx(self) -> str | None:
+        return self.refund_tx
+
+
+@dataclass(frozen=True)
+class EscrowStatus(Result):
+    """AgentEscrow.jobStatus as the service reads it from the chain."""
+
+    status: str = ""
+    caller: str | None = None
+    amount_usdc: Decimal = Decimal(0)
+    released: bool = False
+    refunded: bool = False
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> EscrowStatus:
+        return cls(
+            data,
+            replayed=replayed,
+            status=str(data.get("status", "")),
+            caller=data.get("caller"),
+            amount_usdc=_req_dec(data, "amountUsdc"),
+            released=bool(data.get("released")),
+            refunded=bool(data.get("refunded")),
+        )
+
+    @property
+    def amountUsdc(self) -> Decimal:
+        return self.amount_usdc
+
+
+@dataclass(frozen=True)
+class Registry(Result):
+    """One page of the registry: ``providers`` (mappings as the server sends them, amounts as Decimal)."""
+
+    providers: tuple[Mapping[str, Any], ...] = ()
+    has_more: bool = False
+    next_cursor: str | None = None
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> Registry:
+        providers = data.get("providers")
+        return cls(
+            data,
+            replayed=replayed,
+            providers=tuple(p for p in providers if isinstance(p, Mapping)) if isinstance(providers, list) else (),
+            has_more=bool(data.get("hasMore")),
+            next_cursor=data.get("nextCursor"),
+        )

@@ -121,9 +121,19 @@ def test_card_is_a_valid_a2a_1_0_agent_card(tmp_path: Path) -> None:
     for req in parsed.security_requirements:
         assert set(req.schemes) <= set(parsed.security_schemes)
     skills = {s.id: s for s in parsed.skills}
-    assert {"wallet-earn", "wallet-spend", "wallet-balance", "escrow-checkout", "decision-logging", "hiring"} <= set(
-        skills
-    )
+    assert {
+        "wallet-earn",
+        "wallet-spend",
+        "wallet-balance",
+        "escrow-checkout",
+        "decision-logging",
+        "hiring",
+        "escrow-hire",
+        "hire-registry",
+        "hire-publish",
+        "drop-sell",
+        "drop-buy",
+    } <= set(skills)
     for s in parsed.skills:
         assert s.id and s.name and s.description and len(s.tags) >= 1 and len(s.examples) >= 1
     assert len(skills) == len(parsed.skills)  # ids are unique

@@ -1,0 +1,77 @@
+"""What the hire use cases run with: the store's two sides, the operator (the escrow's oracle), the
+chain, the clock, the outbound HTTP client of the runners and the test seams (built once by the
+runtime; no request objects)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+import aiohttp
+import apsw
+
+from core import webhooks
+from core.operator import Operator
+from core.store.committer import GroupCommitter
+
+USER_AGENT = "agentledger-hire/1"
+
+
+@dataclass
+class Seams:
+    """Test seams; every field is None in production. Tests hold a run there (to race another
+    request) or end the process there (a crash between two steps)."""
+
+    #: Awaited once a job is reserved (standard) or accepted (escrow), before the provider is called.
+    before_run: Callable[[str], Awaitable[None]] | None = None
+    #: Called once an escrow job's output is committed (status releasing), before the release is sent.
+    after_output: Callable[[str], None] | None = None
+    #: Called once the release transaction is mined, before it is recorded.
+    after_release: Callable[[str], None] | None = None
+
+
+@dataclass
+class Hire:
+    #: Committed reads (lookups, GETs).
+    reader: apsw.Connection
+    #: Every write (the group committer: synchronous=FULL).
+    writer: GroupCommitter
+    #: The oracle of AgentEscrow (release, refund) and the chain reader.
+    operator: Operator
+    chain_id: int
+    clock: Callable[[], float] = time.time
+    #: Whether runner endpoints, agent cards and webhooks may be private addresses (local chain only).
+    allow_private: bool = False
+    #: Wakes the outbox dispatcher after a commit that queued webhooks (no-op without one).
+    wake: Callable[[], None] = lambda: None
+    seams: Seams = field(default_factory=Seams)
+    #: Escrow job ids this process is running or settling (the settle job leaves them alone).
+    busy: set[str] = field(default_factory=set)
+    _http: aiohttp.ClientSession | None = None
+
+    def has_escrow(self) -> bool:
+        try:
+            self.operator.contract("AgentEscrow")
+        except KeyError:
+            return False
+        return True
+
+    @property
+    def escrow_address(self) -> str:
+        return str(self.operator.contract("AgentEscrow").address)
+
+    def http(self) -> aiohttp.ClientSession:
+        """The runners' HTTP client (created in the running loop): every connection goes through the
+        pinned resolver (webhook SSRF rules, also after DNS), redirects are never followed."""
+        if self._http is None or self._http.closed:
+            connector = aiohttp.TCPConnector(resolver=webhooks.PinnedResolver(self.allow_private), limit=256)
+            self._http = aiohttp.ClientSession(
+                connector=connector, headers={"User-Agent": USER_AGENT}, auto_decompress=False
+            )
+        return self._http
+
+    async def close(self) -> None:
+        if self._http is not None:
+            await self._http.close()
+            self._http = None

@@ -1,0 +1,130 @@
+"""The hire's background work: settling escrow jobs until their release or refund is mined, the
+start-up recovery of jobs a crash cut off, and the providers' health probes.
+
+Recovery (at start-up, before the API serves; nothing of this process is running a job then):
+- a standard hire still `reserved` was cut off between its reservation and its settlement: the
+  reservation is given back and its Idempotency-Key gets the stored answer 503 `hire_interrupted`
+  (a retry with the key replays it: the job never runs twice for one key, nothing is charged);
+- an escrow job still `running` never got its output committed: it is refunded;
+- an escrow job `releasing` or `refunding` is left to `settle_due`, which reads the chain first, so
+  a release the crashed process had already sent is recorded, never sent again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import apsw
+
+from core.hire import escrow, moves, reputation, rules, runners, standard
+from core.hire.context import Hire
+from core.hire.runners import Outcome
+from core.store import checkout as checkout_store
+from core.store import hire as store
+from core.store import idempotency as idem_store
+
+log = logging.getLogger("agentledger.hire")
+
+SETTLE_INTERVAL = 15.0
+PROBE_INTERVAL = 30.0
+#: Scores decay with time alone: every service's is recomputed this often.
+SCORE_INTERVAL = 3600.0
+#: A service is probed when no run or probe has checked it for this long.
+PROBE_EVERY = 600.0
+PROBES_PER_STEP = 64
+PROBE_CONCURRENCY = 8
+
+
+async def recover(ctx: Hire) -> int:
+    """Settle what a crash left (see the module docstring); returns how many jobs it touched."""
+    now = ctx.clock()
+
+    def work(conn: apsw.Connection) -> int:
+        touched = 0
+        for job in store.jobs_in_status(conn, rules.STANDARD, ("reserved",)):
+            provider = checkout_store.get_provider(conn, job.provider_uuid)
+            wallet = provider.wallet if provider is not None else job.provider_uuid
+            outcome = Outcome(False, 0, None, "hire_interrupted", "the service restarted while the job ran")
+            status, body = standard.fail(conn, job, wallet, outcome, now)
+            if job.idem_scope is not None and job.idem_key is not None and job.idem_attempt is not None:
+                idem_store.finish(conn, job.idem_scope, job.idem_key, job.idem_attempt, status, body)
+            touched += 1
+        for job in store.jobs_in_status(conn, rules.ESCROW, ("running",)):
+            store.update_job(
+                conn,
+                job.id,
+                ("running",),
+                status="refunding",
+                outcome="interrupted",
+                error_code="hire_interrupted",
+                error_message="the service restarted while the job ran",
+                next_settle_at=now,
+                updated_at=now,
+            )
+            moves.record(conn, job, "running", "refunding", now, {"error_code": "hire_interrupted"})
+            touched += 1
+        for job in store.jobs_in_status(conn, rules.ESCROW, ("releasing", "refunding")):
+            # the crashed process's own attempt is gone: due at once (settle_due reads the chain first)
+            store.update_job(conn, job.id, ("releasing", "refunding"), next_settle_at=now)
+            touched += 1
+        return touched
+
+    touched = await ctx.writer.run(work)
+    if touched:
+        log.warning("hire recovery: %d job(s) cut off by a restart were settled or queued for settlement", touched)
+        ctx.wake()
+    return touched
+
+
+async def settle_due(ctx: Hire) -> int:
+    """Release or refund every escrow job whose settlement is due (the `hire-settle` job)."""
+    due = store.jobs_in_status(ctx.reader, rules.ESCROW, ("releasing", "refunding"), due_before=ctx.clock(), limit=200)
+    done = 0
+    for job in due:
+        if job.id in ctx.busy:  # its own request is settling it
+            continue
+        ctx.busy.add(job.id)
+        try:
+            await escrow.settle(ctx, job.id)
+            done += 1
+        finally:
+            ctx.busy.discard(job.id)
+    return done
+
+
+async def probe_due(ctx: Hire) -> int:
+    """Probe services no run or probe has checked for PROBE_EVERY seconds (the `hire-health` job)."""
+    now = ctx.clock()
+    due = store.services_due_for_probe(ctx.reader, now - PROBE_EVERY, PROBES_PER_STEP)
+    gate = asyncio.Semaphore(PROBE_CONCURRENCY)
+
+    async def one(service: store.ServiceRow) -> tuple[store.ServiceRow, str | None]:
+        async with gate:
+            return service, await runners.probe(ctx, service)
+
+    results = await asyncio.gather(*(one(s) for s in due))
+    if results:
+        at = ctx.clock()
+
+        def work(conn: apsw.Connection) -> None:
+            for service, error in results:
+                store.record_health(conn, service.provider_uuid, service.service_type, error is None, error, at)
+
+        await ctx.writer.run(work)
+    return len(results)
+
+
+async def refresh_scores(ctx: Hire) -> int:
+    """Recompute every sampled service's score (recency decay moves it with time alone)."""
+    keys = store.service_keys(ctx.reader)
+    now = ctx.clock()
+    for start in range(0, len(keys), 500):  # bounded transactions: writers queued behind stay short
+        chunk = keys[start : start + 500]
+
+        def part(conn: apsw.Connection, chunk: list[tuple[str, str]] = chunk) -> None:
+            for provider_uuid, service_type in chunk:
+                reputation.refresh(conn, provider_uuid, service_type, now)
+
+        await ctx.writer.run(part)
+    return len(keys)
