@@ -184,7 +184,17 @@ def test_make_run_serves_healthz_and_ctrl_c_stops_everything(tmp_path: Path) -> 
         assert body["latestBlock"] >= dep["deploy_block"]
         # the runtime's background jobs, one runner, their state in /healthz
         jobs = body["jobs"]
-        assert set(jobs) == {"checkout-sweep", "anchor", "outbox", "drop-settle", "drop-expire", "drop-reconcile"}, jobs
+        assert set(jobs) == {
+            "checkout-sweep",
+            "anchor",
+            "outbox",
+            "drop-settle",
+            "drop-expire",
+            "drop-reconcile",
+            "hire-settle",
+            "hire-health",
+            "hire-reputation",
+        }, jobs
         assert jobs["outbox"]["state"] == "running"
         assert jobs["anchor"]["schedule"] == "daily at 00:00 UTC" and jobs["anchor"]["nextRun"].endswith(
             "T00:00:00.000Z"
