@@ -296,14 +296,15 @@ def test_live_answers_the_panels_with_an_etag_and_401_json_once_signed_out(tmp_p
             await sign_in(s, key)
             async with s.get("/dashboard/live", params={"view": "overview"}) as r:
                 body, etag = await r.json(), r.headers["ETag"]
-            assert set(body["panels"]) == {"agents", "earnings", "ledger", "standing", "orders", "decisions"}
+            overview = {"agents", "earnings", "ledger", "standing", "registry", "hires", "orders", "decisions"}
+            assert set(body["panels"]) == overview
             async with s.get("/dashboard/live", params={"view": "overview"}, headers={"If-None-Match": etag}) as r:
                 assert r.status == 304
             await w.api("POST", "/api/agents/earn", {"agentId": wallet, "amount": 1, "source": "tips"}, key)
             async with s.get("/dashboard/live", params={"view": "overview"}, headers={"If-None-Match": etag}) as r:
                 assert r.status == 200 and "tips" in (await r.json())["panels"]["ledger"]
             async with s.get("/dashboard/live", params={"view": "agent", "wallet": wallet}) as r:
-                assert set((await r.json())["panels"]) == {"agent", "listing", "memory", "brain"}
+                assert set((await r.json())["panels"]) == {"agent", "listing", "registry", "hires", "memory", "brain"}
             async with s.get("/dashboard/live", params={"view": "operator"}) as r:
                 assert r.status == 403 and (await r.json())["code"] == "operator_key_required"
 
