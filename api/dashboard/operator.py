@@ -76,10 +76,17 @@ def network_panel(v: OperatorView) -> str:
             ("Revoked keys", str(n.revoked_keys)),
             ("Earned (USDC)", money(n.earned)),
             ("Tolls (USDC)", money(n.tolls)),
+            ("Hires", str(n.hire_total)),
+            ("Hires in flight", str(n.hires_in_flight)),
         ]
     )
     rows = [[badge(s), str(c), money(a)] for s, (c, a) in sorted(n.orders.items())]
-    return figures + table("Orders by status", ["Status", "Orders", "Amount (USDC)"], rows, numeric=(1, 2))
+    hires = [[esc(k), badge(s), str(c), money(a)] for (k, s), (c, a) in sorted(n.hires.items())]
+    return (
+        figures
+        + table("Orders by status", ["Status", "Orders", "Amount (USDC)"], rows, numeric=(1, 2))
+        + table("Hires by kind and status", ["Kind", "Status", "Hires", "Amount (USDC)"], hires, numeric=(2, 3))
+    )
 
 
 def indexer_panel(v: OperatorView) -> str:

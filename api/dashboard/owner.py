@@ -1,6 +1,7 @@
 """The owner's pages: /dashboard (agents and balances, earnings charts, the ledger with filters and
-CSV export, on-chain standing, orders, decision-log entries) and /dashboard/agents/{wallet} (one
-agent's balances, its listing in the drop with offers, memory and brain). Each panel is a function
+CSV export, on-chain standing, registry standing, hires, orders, decision-log entries) and
+/dashboard/agents/{wallet} (one agent's balances, its listing in the drop with offers, registry
+standing, hires, memory and brain). Each panel is a function
 of an OwnerView (core.dashboard.owner does the reading); the live endpoint re-renders the same panels.
 """
 
@@ -42,6 +43,7 @@ from core.dashboard import owner
 from core.dashboard.access import Viewer
 from core.dashboard.owner import LedgerFilter
 from core.store.wallets import AgentRow
+from core.transparency import explorer_tx_url
 
 
 def _blank_is_none(value: Any) -> Any:
@@ -309,12 +311,103 @@ def decisions_panel(v: OwnerView) -> str:
     return table("Decision log (latest)", ["Time", "Agent", "Tier", "Model", "Seq", "Chain hash", "Verify"], rows)
 
 
+def _tx(v: OwnerView, label: str, tx_hash: str | None) -> str:
+    """A transaction hash, shortened, linked to the chain's block explorer when it has one."""
+    if not tx_hash:
+        return ""
+    code = f'<code title="{esc(tx_hash)}">{esc(short(tx_hash))}</code>'
+    url = explorer_tx_url(v.request.app[DEPLOYMENT].chain_id, tx_hash)
+    inner = f'<a href="{esc(url)}" rel="noopener noreferrer">{code}</a>' if url else code
+    return f"<span>{esc(label)} {inner}</span>"
+
+
+def _duration(seconds: int) -> str:
+    if seconds % 86400 == 0:
+        return f"{seconds // 86400} d"
+    if seconds % 3600 == 0:
+        return f"{seconds // 3600} h"
+    return f"{seconds} s"
+
+
+def hires_panel(v: OwnerView) -> str:
+    """The agents' latest hires, made (caller) and received (provider), newest first
+    (core.dashboard.owner.hires): for an escrow hire its on-chain job and release or refund."""
+    rows = []
+    for h in owner.hires(v.conn, v.agents):
+        line = h.line
+        outcome = " · ".join(x for x in (line.outcome, line.error_code) if x)
+        chain = ""
+        if line.kind == "escrow":
+            settle = "release" if line.status in ("released", "releasing") else "refund"
+            parts = [
+                f'job <code title="{esc(line.job_id)}">{esc(short(line.job_id))}</code>',
+                _tx(v, "lock", line.created_tx),
+                _tx(v, settle, line.settle_tx),
+                "final" if line.final else "",
+            ]
+            chain = "<br>".join(p for p in parts if p)
+        mark = f'data-hire="{esc(line.job_id)}" data-role="{esc(line.role)}"'
+        rows.append(
+            [
+                f"<span {mark}>{esc(when(line.created_at))}</span>",
+                _agent_link(h.wallet, h.name),
+                esc(line.role),
+                esc(line.kind),
+                f"<code>{esc(line.service_type)}</code>",
+                f"<code>{esc(h.counterparty)}</code>" if h.counterparty else "",
+                money(line.amount),
+                badge(line.status) + (f' <span class="muted">{esc(outcome)}</span>' if outcome else ""),
+                "" if line.response_ms is None else f"{line.response_ms} ms",
+                esc(when(h.deadline)),
+                chain,
+            ]
+        )
+    headers = [
+        "Time", "Agent", "Role", "Kind", "Service", "Counterparty", "Amount (USDC)", "State", "Response",
+        "SLA deadline", "On-chain",
+    ]  # fmt: skip
+    return table(f"Hires (latest {owner.MAX_HIRES})", headers, rows, numeric=(6, 8))
+
+
+def registry_panel(v: OwnerView) -> str:
+    """The services the agents publish, as the registry ranks them (core.dashboard.owner.registry_standing).
+    A description is the provider's own text: escaped like every value."""
+    rows = []
+    for st in owner.registry_standing(v.conn, v.agents):
+        s = st.service
+        escrow = "available" if st.escrow_available else f'no <span class="muted">{esc(st.escrow_reason or "")}</span>'
+        rows.append(
+            [
+                _agent_link(st.wallet, st.name),
+                f"<code>{esc(s.service_type)}</code>",
+                f'<span class="description">{esc(s.description)}</span>',
+                money(s.price),
+                _duration(s.sla_seconds),
+                f"{s.score:.3f}",
+                "" if s.success_rate is None else f"{s.success_rate:.0%}",
+                "" if s.avg_ms is None else f"{s.avg_ms} ms",
+                str(s.jobs),
+                "healthy" if s.healthy else f"unhealthy ({s.consecutive_failures} failures)",
+                escrow,
+                "paused (listed for sale)" if st.paused else "",
+                "published" if s.active else "withdrawn",
+            ]
+        )
+    headers = [
+        "Agent", "Service", "Description", "Price (USDC)", "SLA", "Score", "Success", "Avg response", "Jobs",
+        "Health", "Escrow", "Paused", "State",
+    ]  # fmt: skip
+    return table("Services in the registry", headers, rows, numeric=(3, 5, 6, 7, 8))
+
+
 #: The overview, in order. A feature that lands adds its panel here (see the module docstring).
 OVERVIEW_PANELS: list[Panel] = [
     Panel("agents", "Agents and balances", agents_panel, wide=True),
     Panel("earnings", "Earnings", earnings_panel, wide=True),
     Panel("ledger", "Ledger", ledger_panel, fixed=ledger_form, wide=True),
     Panel("standing", "On-chain standing", standing_panel, wide=True),
+    Panel("registry", "Registry standing", registry_panel, wide=True),
+    Panel("hires", "Hires", hires_panel, wide=True),
     Panel("orders", "Orders", orders_panel, wide=True),
     Panel("decisions", "Decision log", decisions_panel, wide=True),
 ]
@@ -426,6 +519,8 @@ def listing_panel(v: OwnerView) -> str:
 AGENT_PANELS: list[Panel] = [
     Panel("agent", "Balances", agent_summary_panel, wide=True),
     Panel("listing", "Listing in the drop", listing_panel, wide=True),
+    Panel("registry", "Registry standing", registry_panel, wide=True),
+    Panel("hires", "Hires", hires_panel, wide=True),
     Panel("memory", "Memory", memory_panel, fixed=memory_form, wide=True),
     Panel("brain", "Brain", brain_panel, wide=True),
 ]

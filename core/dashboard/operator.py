@@ -21,6 +21,7 @@ from core.errors import ServiceError
 from core.keys import Caller, hash_api_key, new_api_key
 from core.store import audit as audit_store
 from core.store import dashboard as store
+from core.store import hire as hire_store
 from core.store import outbox as outbox_store
 from core.store import wallets as wallet_store
 from core.transparency import explorer_tx_url
@@ -53,13 +54,31 @@ class Network:
     earned: int
     tolls: int
     orders: dict[str, tuple[int, int]]  # status -> (count, amount)
+    hires: dict[tuple[str, str], tuple[int, int]]  # (kind, status) -> (count, amount)
+
+    @property
+    def hire_total(self) -> int:
+        return sum(n for n, _ in self.hires.values())
+
+    @property
+    def hires_in_flight(self) -> int:
+        """Standard hires holding their reservation, escrow hires running or settling."""
+        return sum(n for (_, status), (n, _) in self.hires.items() if status in hire_store.IN_FLIGHT)
 
 
 def network(conn: apsw.Connection) -> Network:
     agents, earned, tolls = wallet_store.network_totals(conn)
     active, operators, revoked = store.key_counts(conn)
     return Network(
-        agents, store.count_accounts(conn), active, operators, revoked, earned, tolls, store.orders_by_status(conn)
+        agents,
+        store.count_accounts(conn),
+        active,
+        operators,
+        revoked,
+        earned,
+        tolls,
+        store.orders_by_status(conn),
+        hire_store.hire_counts(conn),
     )
 
 

@@ -1,6 +1,7 @@
 """What an owner sees: the agents a key may act for, their balances, earnings over time and by source,
 the ledger (filtered, exported), memory and brain, an agent's listing in the drop with its offers,
-checkout orders with their history and audit chain, and decision-log entries. Each view composes
+checkout orders with their history and audit chain, decision-log entries, and hires (made and
+received) with the services the agents publish in the registry. Each view composes
 the features' own views and store reads (core.wallets, core.checkout.views, core.store.*); nothing
 here writes.
 
@@ -22,10 +23,13 @@ import apsw
 from core import wallets
 from core.checkout import views as checkout_views
 from core.errors import ServiceError
+from core.hire import rules as hire_rules
+from core.hire import services as hire_services
 from core.keys import Caller
 from core.marketplace import rules as market_rules
 from core.money import usdc_text
 from core.store import dashboard as store
+from core.store import hire as hire_store
 from core.store import marketplace as market_store
 from core.store import wallets as wallet_store
 from core.store.wallets import AgentRow, BalanceRow
@@ -486,4 +490,65 @@ def decisions(conn: apsw.Connection, agents_: list[AgentRow], limit: int = 20) -
                 d.created_at,
             )
         )
+    return out
+
+
+# ---- hires and the registry (core.hire) -------------------------------------------------------------
+
+#: At most this many hires are shown (the latest, both sides together).
+MAX_HIRES = 20
+
+
+@dataclass(frozen=True)
+class HireView:
+    """One hire from the side of one of the owner's agents (core.store.hire.HireLine): the other side
+    (an agl_ wallet, or an escrow hire's on-chain caller), and when it must be done by: an escrow
+    hire's on-chain expiry (refundable by anyone after it), a standard hire's SLA while it runs."""
+
+    line: hire_store.HireLine
+    wallet: str
+    name: str
+    counterparty: str | None
+    deadline: float | None
+    in_flight: bool
+
+
+def hires(conn: apsw.Connection, agents_: list[AgentRow], limit: int = MAX_HIRES) -> list[HireView]:
+    """The agents' latest hires, made (caller) and received (provider), newest first."""
+    by_uuid = {a.uuid: a for a in agents_}
+    out = []
+    for h in hire_store.hires_of(conn, list(by_uuid), limit):
+        a = by_uuid[h.agent_uuid]
+        other = h.provider_wallet if h.role == "caller" else h.caller_wallet or h.caller_address
+        in_flight = h.status in hire_store.IN_FLIGHT
+        deadline: float | None = None
+        if h.kind == hire_rules.ESCROW and h.expires_at is not None:
+            deadline = float(h.expires_at)
+        elif in_flight and h.sla_seconds is not None:
+            deadline = h.created_at + h.sla_seconds
+        out.append(HireView(h, a.wallet, a.name, other, deadline, in_flight))
+    return out
+
+
+@dataclass(frozen=True)
+class ServiceStanding:
+    """A service an agent publishes, as the registry ranks it (core.hire.registry): price, SLA,
+    reputation, health, whether an escrow hire can be made now (and why not), and whether the agent is
+    paused for a sale (then the registry lists none of its services). Never its secrets."""
+
+    wallet: str
+    name: str
+    service: hire_store.ServiceRow
+    paused: bool
+    escrow_available: bool
+    escrow_reason: str | None
+
+
+def registry_standing(conn: apsw.Connection, agents_: list[AgentRow]) -> list[ServiceStanding]:
+    out = []
+    for a in agents_:
+        for s in hire_store.services_of(conn, a.uuid):
+            paused = hire_services.provider_paused(conn, s)
+            terms = hire_services.escrow_terms(s, hire_store.chain_agent(conn, s.token_id), paused=paused)
+            out.append(ServiceStanding(a.wallet, a.name, s, paused, bool(terms["available"]), terms["reason"]))
     return out

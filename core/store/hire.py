@@ -547,3 +547,80 @@ def reset_chain_bound_hires(conn: apsw.Connection) -> None:
     conn.execute("DELETE FROM hire_samples")
     conn.execute("DELETE FROM hire_jobs WHERE NOT (kind = 'standard' AND status = 'reserved')")
     conn.execute("DELETE FROM hire_services")
+
+
+# ---- what an owner and the operator see (core.dashboard) -----------------------------------------
+
+
+@dataclass(frozen=True)
+class HireLine:
+    """One hire as an owner's dashboard shows it, from one side: `agent_uuid` is the owner's agent,
+    `role` its side (caller or provider). Never the input, the output or any secret."""
+
+    job_id: str
+    role: str  # caller | provider
+    agent_uuid: str
+    kind: str
+    status: str
+    service_type: str
+    provider_wallet: str | None
+    caller_wallet: str | None  # a standard hire's calling agent (agl_ wallet)
+    caller_address: str | None  # an escrow hire's on-chain caller
+    amount: int
+    outcome: str | None
+    error_code: str | None
+    response_ms: int | None
+    sla_seconds: int | None  # the service's SLA (None: the service is gone)
+    created_tx: str | None
+    expires_at: int | None
+    settle_tx: str | None
+    final: bool
+    created_at: float
+    updated_at: float
+
+
+_LINE_COLS = (
+    "j.id, ?, ?, j.kind, j.status, j.service_type, pw.wallet, cw.wallet, j.caller_address, j.amount, j.outcome,"
+    " j.error_code, j.response_ms, s.sla_seconds, j.created_tx, j.expires_at, j.settle_tx, j.final, j.created_at,"
+    " j.updated_at"
+)
+_LINE_FROM = (
+    "FROM hire_jobs j LEFT JOIN wallet_agents pw ON pw.uuid = j.provider_uuid"
+    " LEFT JOIN wallet_agents cw ON cw.uuid = j.caller_uuid"
+    " LEFT JOIN hire_services s ON s.provider_uuid = j.provider_uuid AND s.service_type = j.service_type"
+)
+
+
+def _line(row: tuple[Any, ...]) -> HireLine:
+    values = list(row)
+    values[17] = bool(values[17])  # final
+    return HireLine(*values)
+
+
+def hires_of(conn: apsw.Connection, agent_uuids: list[str], limit: int) -> list[HireLine]:
+    """The agents' latest hires, as caller and as provider, newest first: each agent's side one walk
+    of its (caller_uuid | provider_uuid, created_at) index backwards, then merged (a hire between two
+    of the agents shows once from each side)."""
+    per_side: list[list[HireLine]] = []
+    for uuid in agent_uuids:
+        for role, column in (("caller", "caller_uuid"), ("provider", "provider_uuid")):
+            rows = _rows(
+                conn,
+                f"SELECT {_LINE_COLS} {_LINE_FROM} WHERE j.{column} = ?"  # fixed column names
+                " ORDER BY j.created_at DESC, j.id DESC LIMIT ?",
+                (role, uuid, uuid, limit),
+            )
+            per_side.append([_line(r) for r in rows])
+    lines = [line for side in per_side for line in side]
+    lines.sort(key=lambda h: (h.created_at, h.job_id, h.role), reverse=True)
+    return lines[:limit]
+
+
+#: Hires still moving: a standard hire holding its reservation, an escrow hire running or settling.
+IN_FLIGHT = ("reserved", "running", "releasing", "refunding")
+
+
+def hire_counts(conn: apsw.Connection) -> dict[tuple[str, str], tuple[int, int]]:
+    """(kind, status) -> (hires, amount), over every hire (the operator's network figures)."""
+    rows = _rows(conn, "SELECT kind, status, COUNT(*), COALESCE(SUM(amount), 0) FROM hire_jobs GROUP BY kind, status")
+    return {(str(k), str(s)): (int(n), int(a)) for k, s, n, a in rows}

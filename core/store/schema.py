@@ -883,4 +883,11 @@ MIGRATIONS: list[str] = [
     CREATE INDEX hire_services_token ON hire_services (token_id);
     CREATE INDEX agents_for_hire ON agents (hire_price) WHERE hire_price > 0;
     """,
+    # The dashboard's hires panel: an agent's latest hires as caller and as provider, newest first, each
+    # one walk of an index (the caller index it replaces served only the caller's equality).
+    """
+    DROP INDEX hire_jobs_caller;
+    CREATE INDEX hire_jobs_caller ON hire_jobs (caller_uuid, created_at);
+    CREATE INDEX hire_jobs_provider ON hire_jobs (provider_uuid, created_at);
+    """,
 ]

@@ -1,7 +1,8 @@
 """The dashboard over real HTTP (the real create_app, a real SQLite file, loopback): the session
 cookie's flags, the key never in a URL, CSRF and Origin checks on every form, sign-out, the operator
 check, key issue and revoke, dead-letter reset, the CSV export, the live endpoint, security headers
-and HTML error pages. (The browser tests, test_dashboard_browser.py, drive the same pages in Chromium.)"""
+and HTML error pages; hires and registry standing over a real anvil and a loopback provider. (The
+browser tests, test_dashboard_browser.py, drive the same pages in Chromium.)"""
 
 from __future__ import annotations
 
@@ -22,19 +23,24 @@ from aiohttp.test_utils import TestServer
 from api.app import create_app
 from api.dashboard.page import CSP
 from core import outbox, wallets
+from core.anvil import Anvil
 from core.config import Settings
 from core.deployments import Deployment
 from core.keys import hash_api_key, new_api_key
 from core.store import connect, transaction
+from core.store import hire as hire_store
 from core.store import marketplace as market_store
 from core.store import outbox as outbox_store
 from core.store import wallets as wallet_store
 from scripts import issue_key
+from tests.integration.chainkit import USDC, System
+from tests.integration.hire_kit import run as hire_run
 
 DEPLOYMENT = Deployment(
     chain_id=31337, network="anvil", deploy_block=0, deployer="0x" + "0" * 40, usdc="0x" + "1" * 40,
     mock_usdc=True, contracts={"MockUSDC": "0x" + "1" * 40},
 )  # fmt: skip
+PRICE = 2 * USDC
 #: Nothing listens here: the operator's view must say the node does not answer, not fail.
 DEAD_RPC = "http://127.0.0.1:9"
 
@@ -59,12 +65,7 @@ class Site:
         return body["api_key"], body["agent"]["wallet"]
 
     def operator_key(self) -> str:
-        key = new_api_key()
-        conn = connect(self.db_path)
-        with transaction(conn):
-            wallets.issue_key(conn, hash_api_key(key), time.time(), operator=True, new_account=True)
-        conn.close()
-        return key
+        return operator_key(self.db_path)
 
 
 @asynccontextmanager
@@ -296,14 +297,15 @@ def test_live_answers_the_panels_with_an_etag_and_401_json_once_signed_out(tmp_p
             await sign_in(s, key)
             async with s.get("/dashboard/live", params={"view": "overview"}) as r:
                 body, etag = await r.json(), r.headers["ETag"]
-            assert set(body["panels"]) == {"agents", "earnings", "ledger", "standing", "orders", "decisions"}
+            overview = {"agents", "earnings", "ledger", "standing", "registry", "hires", "orders", "decisions"}
+            assert set(body["panels"]) == overview
             async with s.get("/dashboard/live", params={"view": "overview"}, headers={"If-None-Match": etag}) as r:
                 assert r.status == 304
             await w.api("POST", "/api/agents/earn", {"agentId": wallet, "amount": 1, "source": "tips"}, key)
             async with s.get("/dashboard/live", params={"view": "overview"}, headers={"If-None-Match": etag}) as r:
                 assert r.status == 200 and "tips" in (await r.json())["panels"]["ledger"]
             async with s.get("/dashboard/live", params={"view": "agent", "wallet": wallet}) as r:
-                assert set((await r.json())["panels"]) == {"agent", "listing", "memory", "brain"}
+                assert set((await r.json())["panels"]) == {"agent", "listing", "registry", "hires", "memory", "brain"}
             async with s.get("/dashboard/live", params={"view": "operator"}) as r:
                 assert r.status == 403 and (await r.json())["code"] == "operator_key_required"
 
@@ -533,3 +535,144 @@ def test_keys_are_issued_once_and_a_revoked_key_stops_working_at_once(tmp_path: 
                 assert r.status == 303  # its dashboard session ended too
 
     run(main())
+
+
+# ---- hires and registry standing (issue 13's hire, over a real anvil and a loopback provider) ------------
+
+
+def _panel(html: str, panel_id: str) -> str:
+    """The live part of one panel of a page."""
+    start = html.index(f'data-panel="{panel_id}"')
+    return html[start : html.index("</section>", start)]
+
+
+def _hire_rows(panel_html: str) -> list[tuple[str, str]]:
+    """(job id, role) of the hires panel's rows, in the order shown."""
+    return re.findall(r'data-hire="([^"]+)" data-role="([^"]+)"', panel_html)
+
+
+async def _dashboard(h: Any, key: str) -> aiohttp.ClientSession:
+    s = aiohttp.ClientSession(h.base, cookie_jar=aiohttp.CookieJar(unsafe=True))
+    r = await sign_in(s, key)
+    assert r.status == 303
+    return s
+
+
+async def _live(s: aiohttp.ClientSession, **params: str) -> dict[str, str]:
+    async with s.get("/dashboard/live", params=params) as r:
+        assert r.status == 200
+        panels: dict[str, str] = (await r.json())["panels"]
+        return panels
+
+
+def test_hires_and_registry_standing_show_each_owner_its_own_side_live(
+    system: System, tmp_path: Path, anvil: Anvil
+) -> None:
+    """Hires made through the real API (standard, and escrow locked on anvil and released by the
+    operator) at a real loopback provider: the provider's owner sees every hire it received with the
+    escrow job's release; a caller's owner sees its own hire and never another account's; an in-flight
+    hire shows (reserved, with its SLA deadline) in the live panels and in the operator's Network
+    counts, then moves on; the provider's own description shows as text."""
+
+    async def body(h: Any) -> None:
+        p = await h.provider(system.users[0], system.users[1], description="<script>alert(1)</script> keywords")
+        h.set_price(p, PRICE)
+        await h.index()
+        key_a, caller_a, _ = await h.caller(100)
+        key_b, caller_b, _ = await h.caller(100)
+        r = await h.hire_call(key_a, caller_a, provider=p.wallet, topic="tea")
+        assert r.status == 200, r.body
+        job_a = r.body["jobId"]
+        r = await h.hire_call(key_b, caller_b, provider=p.wallet, topic="coffee")
+        assert r.status == 200, r.body
+        job_b = r.body["jobId"]
+        escrow_job, lock_tx = h.lock(system.users[5], p, "dashboard")
+        r = await h.call("POST", "/api/a2a/escrow", h.escrow_body(system.users[5], p, escrow_job, lock_tx))
+        assert r.status == 200 and r.body["status"] == "released", r.body
+        release_tx = r.body["releaseTx"]
+        await h.index()
+
+        a = await _dashboard(h, key_a)
+        prov = await _dashboard(h, p.key)
+        try:
+            # the caller's owner: its own hire, as caller, with the provider as counterparty; nothing of B's
+            async with a.get("/dashboard") as page:
+                html = await page.text()
+            hires_a = _panel(html, "hires")
+            assert _hire_rows(hires_a) == [(job_a, "caller")]
+            assert p.wallet in hires_a and job_b not in html and escrow_job not in html and caller_b not in html
+            assert "Services in the registry: none yet" in _panel(html, "registry")
+            # the provider's owner: every hire it received, newest first, the escrow one with its chain steps
+            async with prov.get(f"/dashboard/agents/{p.wallet}") as page:
+                html = await page.text()
+                assert page.headers["Content-Security-Policy"] == CSP
+            hires_p = _panel(html, "hires")
+            assert _hire_rows(hires_p) == [(escrow_job, "provider"), (job_b, "provider"), (job_a, "provider")]
+            assert caller_a in hires_p and caller_b in hires_p and system.users[5].address in hires_p
+            assert f'title="{escrow_job}"' in hires_p and f'title="{release_tx}"' in hires_p
+            assert f'title="{lock_tx}"' in hires_p and "final" in hires_p and "escrow" in hires_p
+            assert hires_p.count('data-status="charged"') == 2 and hires_p.count('data-status="released"') == 1
+            # its registry standing: price, SLA, reputation, escrow available; the description as text
+            registry = _panel(html, "registry")
+            assert "<code>keyword_research</code>" in registry and '<td class="num">2</td>' in registry
+            assert "<td>5 s</td>" in registry  # the service's SLA
+            assert "available" in registry and "published" in registry and "healthy" in registry
+            assert "&lt;script&gt;alert(1)&lt;/script&gt; keywords" in registry and "<script>alert" not in html
+            svc = hire_store.get_service(h.db, p.uuid, "keyword_research")
+            assert svc is not None and svc.jobs == 3 and f"{svc.score:.3f}" in registry and "100%" in registry
+            assert p.published["signingSecret"] not in html  # never a secret
+            # the overview shows the same hires (the account's one agent)
+            panels = await _live(prov, view="overview")
+            assert _hire_rows(panels["hires"]) == _hire_rows(hires_p)
+
+            # a hire in flight: reserved, with its SLA deadline, live; the operator counts it
+            op = await _dashboard(h, operator_key(h.db_path))
+            try:
+                network = (await _live(op, view="operator"))["network"]
+                assert re.search(r"<dt>Hires</dt><dd>3</dd>", network)
+                assert re.search(r"<dt>Hires in flight</dt><dd>0</dd>", network)
+                gate = asyncio.Event()
+                h.provider_server.gate = gate
+                task = asyncio.create_task(h.hire_call(key_a, caller_a, provider=p.wallet, topic="gated"))
+                for _ in range(200):
+                    held = h.db.execute("SELECT id FROM hire_jobs WHERE status = 'reserved'").fetchall()
+                    if held:
+                        break
+                    await asyncio.sleep(0.05)
+                (job_c,) = (str(row[0]) for row in held)
+                live_a = (await _live(a, view="overview"))["hires"]
+                assert _hire_rows(live_a) == [(job_c, "caller"), (job_a, "caller")]
+                assert 'data-status="reserved"' in live_a and " UTC" in live_a.split(job_c)[1].split("</tr>")[0]
+                network = (await _live(op, view="operator"))["network"]
+                assert re.search(r"<dt>Hires</dt><dd>4</dd>", network)
+                assert re.search(r"<dt>Hires in flight</dt><dd>1</dd>", network)
+                gate.set()
+                r = await task
+                assert r.status == 200 and r.body["jobId"] == job_c
+                live_a = (await _live(a, view="overview"))["hires"]
+                assert 'data-status="reserved"' not in live_a and 'data-status="charged"' in live_a
+                assert re.search(r"<dt>Hires in flight</dt><dd>0</dd>", (await _live(op, view="operator"))["network"])
+                # B's owner still sees only its own hire
+                b = await _dashboard(h, key_b)
+                try:
+                    assert _hire_rows((await _live(b, view="overview"))["hires"]) == [(job_b, "caller")]
+                    async with b.get(f"/dashboard/agents/{p.wallet}") as r404:
+                        assert r404.status == 404
+                finally:
+                    await b.close()
+            finally:
+                await op.close()
+        finally:
+            await a.close()
+            await prov.close()
+
+    hire_run(tmp_path, system, anvil.rpc_url, body)
+
+
+def operator_key(db_path: Path) -> str:
+    key = new_api_key()
+    conn = connect(db_path)
+    with transaction(conn):
+        wallets.issue_key(conn, hash_api_key(key), time.time(), operator=True, new_account=True)
+    conn.close()
+    return key

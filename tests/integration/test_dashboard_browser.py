@@ -7,7 +7,8 @@ download), against the real service on loopback.
 - a wrong key is refused and an owner's key does not open the operator's view;
 - the Content-Security-Policy: a memory value and an agent name holding <script> show as text, and a
   script injected into the page, inline or as an event handler, is blocked by the browser;
-- a phone's viewport: no sideways scrolling of the page, every field labelled, tables captioned.
+- a phone's viewport: no sideways scrolling of the page, every field labelled, tables captioned;
+- hires: a provider's own description holding <script> shows as text, and a new hire appears live.
 
 Screenshots of each page go to a temporary directory (printed with -s; AGENTLEDGER_ARTIFACTS names
 another); `make test` installs Chromium."""
@@ -26,10 +27,12 @@ import pytest
 from playwright.async_api import Browser, BrowserContext, Page, async_playwright, expect
 
 from core import outbox, wallets
+from core.anvil import Anvil
 from core.keys import hash_api_key, new_api_key
 from core.store import connect, transaction
 from core.store import outbox as outbox_store
 from tests.integration.chainkit import System
+from tests.integration.hire_kit import run as hire_run
 from tests.integration.test_checkout_e2e import buy, open_shop, running, until
 from tests.integration.test_dashboard import site
 
@@ -363,3 +366,37 @@ def test_on_a_phone_the_pages_fit_and_every_control_is_labelled(tmp_path: Path, 
                 await shot(page, artifacts, name)
 
     asyncio.run(main())
+
+
+# ---- hires: a provider's description as text, a hire appearing live ------------------------------------------
+
+
+def test_a_providers_description_shows_as_text_and_a_new_hire_appears_live(
+    system: System, tmp_path: Path, anvil: Anvil, artifacts: Path
+) -> None:
+    """On the session anvil with a real loopback provider (tests.integration.hire_kit): the service's
+    own description holding <script> is text in the registry panel, and a hire made while the page is
+    open shows in the hires panel without a reload."""
+
+    async def body(h: Any) -> None:
+        injected = "<script>window.__pwned = 1</script>"
+        p = await h.provider(system.users[0], system.users[1], description=injected)
+        key, caller, _ = await h.caller(100)
+        first = await h.hire_call(key, caller, provider=p.wallet)
+        assert first.status == 200, first.body
+        async with chromium() as browser:
+            page = await (await new_context(browser)).new_page()
+            await sign_in_by_keyboard(page, h.base, p.key)
+            await expect(page.locator('[data-panel="registry"] .description')).to_have_text(injected)
+            hires = page.locator('[data-panel="hires"] [data-hire]')
+            await expect(hires).to_have_count(1)
+            second = await h.hire_call(key, caller, provider=p.wallet, topic="live")
+            assert second.status == 200, second.body
+            await expect(hires).to_have_count(2)
+            await expect(hires.first).to_have_attribute("data-hire", second.body["jobId"])
+            await expect(page.locator('[data-panel="hires"]')).to_contain_text(caller)
+            assert await page.evaluate("window.__pwned") is None
+            await no_csp_violations(page)
+            await shot(page, artifacts, "hires")
+
+    hire_run(tmp_path, system, anvil.rpc_url, body)
