@@ -657,6 +657,7 @@ OPERATIONS: list[Operation] = [
         run=run_hire,
         scope="spend",
         quote=quote_hire,
+        content_fields=("output",),  # the provider's output: an MCP result links to it (third-party input)
         open_world=True,  # calls the provider's endpoint
     ),
     Operation(
@@ -694,6 +695,7 @@ OPERATIONS: list[Operation] = [
         run=run_escrow,
         scope="spend",
         quote=quote_escrow,
+        content_fields=("output",),  # the provider's output: an MCP result links to it (third-party input)
         open_world=True,  # the chain and the provider's endpoint
     ),
     Operation(

@@ -124,6 +124,11 @@ class Operation:
     #: Answer fields holding provider-produced content, as {field: URI template with that field}:
     #: MCP returns them as resource links, never inline (third-party input to a model).
     links: Mapping[str, str] = field(default_factory=dict)
+    #: Answer fields holding provider-produced content as text (a hire's `output`): over MCP they are
+    #: left out of structuredContent, the text content and the outputSchema, and the result carries a
+    #: resource link per field, readable by the key that executed the call (api.mcp). Only on a row
+    #: with `quote` (the content is kept with the quote). HTTP answers them inline, as the spec says.
+    content_fields: tuple[str, ...] = ()
     #: The operation id this row serves again at a second path (an older well-known path): no tool.
     alias_of: str = ""
     #: Request media types the route takes besides application/json, each with the model of its

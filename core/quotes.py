@@ -106,3 +106,25 @@ def claim(conn: apsw.Connection, caller: Caller, quote_id: str, operation: str, 
     if row.executed_at is None:
         store.mark_executed(conn, quote_id, now)
     return _quote(row)
+
+
+def keep_content(conn: apsw.Connection, quote_id: str, content: dict[str, str]) -> None:
+    """Inside a writer transaction: the provider-produced fields an execute of `quote_id` answered,
+    kept for the key to read as a resource (the tool result links to them, never inlines them).
+    The first answer's stay: a replay answers the same."""
+    store.set_content(conn, quote_id, json.dumps(content, sort_keys=True))
+
+
+def content(conn: apsw.Connection, caller: Caller, quote_id: str, field: str) -> str:
+    """The text of `field` an execute of the caller's quote answered; 404 quote_not_found for an
+    unknown id or another key's quote, 404 content_not_found when that execute answered no such
+    field (not executed, a refusal, a field that was null). Readable while the quote is kept (24 h
+    past its expiry, as its replay)."""
+    row = store.get(conn, quote_id)
+    if row is None or not secrets.compare_digest(row.key_hash, caller.key_hash):
+        raise not_found(quote_id)
+    stored = store.get_content(conn, quote_id)
+    found = None if stored is None else json.loads(stored).get(field)
+    if not isinstance(found, str):
+        raise ServiceError(404, "content_not_found", f"quote {quote_id} answered no {field}", param="field")
+    return found

@@ -122,8 +122,31 @@ def input_schema(op: Operation) -> dict[str, Any]:
 
 
 def output_schema(op: Operation) -> dict[str, Any]:
-    """The response model's schema; a response that is not a JSON object (stored bytes) is a link."""
-    return copy.deepcopy(_object_schema(op.response, "serialization") or LinkedContent.model_json_schema())
+    """The response model's schema, less the row's content_fields (they are links, never inline); a
+    response that is not a JSON object (stored bytes) is a link."""
+    schema = copy.deepcopy(_object_schema(op.response, "serialization") or LinkedContent.model_json_schema())
+    for name in op.content_fields:
+        schema.get("properties", {}).pop(name, None)
+        if name in schema.get("required", ()):
+            schema["required"] = [r for r in schema["required"] if r != name] or None
+            if schema["required"] is None:
+                del schema["required"]
+    return schema
+
+
+#: Where an execute's provider-produced content is read (api.mcp.server): by the key that executed it.
+CONTENT_TEMPLATE = "agentledger://quotes/{quote_id}/content/{field}"
+
+
+def content_uri(quote_id: str, field: str) -> str:
+    return CONTENT_TEMPLATE.replace("{quote_id}", quote_id).replace("{field}", field)
+
+
+def without_content(op: Operation, answer: Any) -> Any:
+    """The answer less the row's content_fields (what structuredContent and the text carry)."""
+    if not op.content_fields or not isinstance(answer, dict):
+        return answer
+    return {k: v for k, v in answer.items() if k not in op.content_fields}
 
 
 def is_linked(op: Operation) -> bool:
@@ -233,6 +256,8 @@ def build_tools(table: Iterable[Operation]) -> dict[str, ToolSpec]:
             continue
         if op.run is None:
             raise ValueError(f"{op.operation_id} has no run: it cannot be a tool")
+        if op.content_fields and op.quote is None:
+            raise ValueError(f"{op.operation_id}: content_fields are kept with a quote: the row needs one")
         kinds: tuple[ToolKind, ...] = ("quote", "execute") if op.quote is not None else ("call",)
         for kind in kinds:
             spec = ToolSpec(_tool(op, kind), op, kind)

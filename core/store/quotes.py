@@ -49,5 +49,15 @@ def mark_executed(conn: apsw.Connection, quote_id: str, now: float) -> None:
     conn.execute("UPDATE mcp_quotes SET executed_at = ? WHERE id = ? AND executed_at IS NULL", (now, quote_id))
 
 
+def set_content(conn: apsw.Connection, quote_id: str, content: str) -> None:
+    """Record the content an execute answered (JSON text); the first one stays (a replay answers the same)."""
+    conn.execute("UPDATE mcp_quotes SET content = ? WHERE id = ? AND content IS NULL", (content, quote_id))
+
+
+def get_content(conn: apsw.Connection, quote_id: str) -> str | None:
+    row = conn.execute("SELECT content FROM mcp_quotes WHERE id = ?", (quote_id,)).fetchone()
+    return None if row is None or row[0] is None else str(row[0])
+
+
 def purge(conn: apsw.Connection, expired_before: float) -> None:
     conn.execute("DELETE FROM mcp_quotes WHERE expires_at < ?", (expired_before,))

@@ -890,4 +890,10 @@ MIGRATIONS: list[str] = [
     CREATE INDEX hire_jobs_caller ON hire_jobs (caller_uuid, created_at);
     CREATE INDEX hire_jobs_provider ON hire_jobs (provider_uuid, created_at);
     """,
+    # issue 15 item 6: provider-produced content an MCP execute answered (a hire's `output`), kept with its
+    # quote so the key that executed it reads it as a resource (core.quotes.content) and a tool result
+    # carries a link instead of the text; JSON {field: text}, written once.
+    """
+    ALTER TABLE mcp_quotes ADD COLUMN content TEXT;
+    """,
 ]

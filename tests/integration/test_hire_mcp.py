@@ -1,17 +1,64 @@
 """Hire over MCP with the official client: the tools come from the operation rows (hire_agent and
 escrow_hire are value-moving: a quote, then an execute naming it), against the real service on a
 real anvil and a real loopback provider. A quote moves nothing and names what will move and to whom;
-the execute runs the quoted job once, and a retried execute replays it (one run, one charge)."""
+the execute runs the quoted job once, and a retried execute replays it (one run, one charge). The
+provider's output is third-party input to a model: an execute's result links to it (a resource the
+executing key alone reads, exactly the bytes outputSha256 and outputCid name), never inlines it;
+HTTP answers it inline, as the spec says."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
+import mcp_types as t
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from api.mcp.tools import CONTENT_TEMPLATE
+from core import ipfs
 from core.anvil import Anvil
 from tests.integration.chainkit import USDC, System
 from tests.integration.hire_kit import Harness, ledger_kinds, run
 from tests.integration.mcp_kit import error_code, mcp
+
+
+def _output_link(result: t.CallToolResult, quote_id: str) -> str:
+    """The result's one link to the output; no trace of the output in what a model reads inline."""
+    assert result.structured_content is not None and "output" not in result.structured_content
+    texts = [c for c in result.content if isinstance(c, t.TextContent)]
+    assert len(texts) == 1 and "output" not in json.loads(texts[0].text)
+    assert json.loads(texts[0].text) == result.structured_content
+    links = [c for c in result.content if isinstance(c, t.ResourceLink)]
+    assert len(links) == 1 and links[0].name == "output", links
+    uri = str(links[0].uri)
+    assert uri == f"agentledger://quotes/{quote_id}/content/output"
+    assert "tea tips" not in json.dumps(result.model_dump(mode="json"))  # the provider's text is nowhere inline
+    return uri
+
+
+async def _read_output(client: Client, uri: str, answer: dict[str, Any]) -> bytes:
+    """The linked output: exactly the bytes whose SHA-256 and CID the answer names."""
+    read = await client.read_resource(uri)
+    [contents] = read.contents
+    assert isinstance(contents, t.TextResourceContents) and contents.mime_type == "application/json"
+    data = contents.text.encode()
+    assert hashlib.sha256(data).hexdigest() == answer["outputSha256"]
+    assert ipfs.cid_of(data) == answer["outputCid"]  # hire's own CID builder agrees with core.ipfs
+    return data
+
+
+async def _schemas_leave_output_out(client: Client) -> None:
+    tools = {x.name: x for x in (await client.list_tools()).tools}
+    for name in ("hire_agent", "escrow_hire"):
+        schema = tools[name].output_schema
+        assert schema is not None and "outputSha256" in schema["properties"], name
+        assert "output" not in schema["properties"] and "output" not in schema.get("required", ()), name
+    templates = {x.uri_template for x in (await client.list_resource_templates()).resource_templates}
+    assert CONTENT_TEMPLATE in templates
 
 
 def test_hire_quote_then_execute_moves_money_once(system: System, tmp_path: Path, anvil: Anvil) -> None:
@@ -34,17 +81,39 @@ def test_hire_quote_then_execute_moves_money_once(system: System, tmp_path: Path
             again = await client.call_tool("hire_agent", {"quote_id": quote["quote_id"]})
             assert not first.is_error, first.structured_content
             out = first.structured_content
-            assert out is not None and json.loads(out["output"]) == {"keywords": ["tea tips", "best tea"]}
-            assert out["providerWallet"] == p.wallet and out["amountCharged"] == 2 and out["balance"] == 96
+            assert out is not None and out["providerWallet"] == p.wallet
+            assert out["amountCharged"] == 2 and out["balance"] == 96
             assert again.structured_content == out and again.meta is not None and again.meta["agentledger/replayed"]
+            uri = _output_link(first, quote["quote_id"])
+            assert _output_link(again, quote["quote_id"]) == uri  # the replay links the same
+            data = await _read_output(client, uri, out)
+            assert json.loads(data) == {"keywords": ["tea tips", "best tea"]}
+            await _schemas_leave_output_out(client)
+            with pytest.raises(MCPError):  # a field the execute did not answer
+                await client.read_resource(uri.replace("/output", "/input"))
             assert ledger_kinds(h.db, caller_uuid) == [("earn", 98_000_000), ("hire_reserve", -2_000_000)]
             assert h.provider_server.calls.total() == 1  # one run
 
             short = await client.call_tool("quote_hire_agent", {**args, "providerWallet": p.wallet, "maxPrice": 1})
             assert error_code(short) == "price_above_max"  # refused at the quote, nothing quoted
+        other_key, _, _ = await h.caller(1)
+        async with mcp(h.base + "/api/mcp", other_key) as other:  # the output is the executing key's alone
+            with pytest.raises(MCPError):
+                await other.read_resource(uri)
         async with mcp(h.base + "/api/mcp") as anonymous:  # quotes belong to a key
-            names = {t.name for t in (await anonymous.list_tools()).tools}
+            names = {x.name for x in (await anonymous.list_tools()).tools}
             assert "hire_registry" in names and not {"quote_escrow_hire", "quote_hire_agent"} & names
+            with pytest.raises(MCPError):
+                await anonymous.read_resource(uri)
+            templates = {x.uri_template for x in (await anonymous.list_resource_templates()).resource_templates}
+            assert CONTENT_TEMPLATE not in templates
+
+        # HTTP answers the output inline, as the spec says (and the same bytes the link gives)
+        http = await h.hire_call(key, caller, topic="tea", idem="http-1")
+        assert http.status == 200, http.body
+        assert json.loads(http.body["output"]) == {"keywords": ["tea tips", "best tea"]}
+        assert hashlib.sha256(http.body["output"].encode()).hexdigest() == http.body["outputSha256"]
+        assert http.body["output"].encode() == data
 
     run(tmp_path, system, anvil.rpc_url, body)
 
@@ -69,6 +138,8 @@ def test_escrow_hire_quote_names_the_lock_then_execute_releases(system: System, 
             assert not done.is_error, done.structured_content
             out = done.structured_content
             assert out is not None and out["success"] is True and out["settlement"] == "released"
+            uri = _output_link(done, quote["quote_id"])
+            assert json.loads(await _read_output(client, uri, out)) == {"keywords": ["tea tips", "best tea"]}
             assert system.escrow.functions.jobStatus(bytes.fromhex(job_id[2:])).call()[0] == "released"
             assert h.provider_server.calls[job_id] == 1
 
