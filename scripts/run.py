@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+import time
 
 from eth_account import Account
 
@@ -54,6 +55,10 @@ def main() -> int:
         stale = stop_stale(pid_file)
         if stale is not None:
             log.warning("stopped the anvil (pid %d) a previous run left behind", stale)
+            # its socket may outlive it by a moment (a loaded machine tears a process down slowly)
+            deadline = time.monotonic() + 10
+            while port_in_use(settings.anvil_port) and time.monotonic() < deadline:
+                time.sleep(0.1)
         if port_in_use(settings.anvil_port):
             return _refuse(settings.anvil_port, "AGENTLEDGER_ANVIL_PORT")
     api_host = "127.0.0.1" if settings.api_host in ("0.0.0.0", "::", "") else settings.api_host  # noqa: S104
