@@ -438,21 +438,29 @@ async def run_escrow(app: web.Application, call: Call) -> Reply:
     _escrow_deployed(hire)
     req = parse_body(EscrowRequest, call.body)
     await _check_webhook(hire, req.webhookUrl, req.webhookSecret, need_secret=True)
-    answer = await escrow.escrow_hire(
-        hire,
-        escrow.EscrowRequest(
-            job_id=req.escrowJobId.lower(),
-            tx_hash=req.txHash.lower(),
-            service_type=req.serviceType,
-            input=req.input,
-            provider_wallet=req.providerWallet,
-            timestamp=req.timestamp,
-            signature=req.signature,
-            webhook_url=req.webhookUrl,
-            webhook_secret=req.webhookSecret,
-        ),
+    job = escrow.EscrowRequest(
+        job_id=req.escrowJobId.lower(),
+        tx_hash=req.txHash.lower(),
+        service_type=req.serviceType,
+        input=req.input,
+        provider_wallet=req.providerWallet,
+        timestamp=req.timestamp,
+        signature=req.signature,
+        webhook_url=req.webhookUrl,
+        webhook_secret=req.webhookSecret,
     )
-    return _reply(answer)
+    if call.caller is None or call.idempotency_key is None:
+        return _reply(await escrow.escrow_hire(hire, job))
+    # With a key and an Idempotency-Key (an MCP execute always has both), the same call again replays
+    # the first answer: the signature in it is spent, so without this a retry would be refused.
+    done: list[dict[str, Any]] = []
+
+    async def run_job() -> None:
+        done.append(await escrow.escrow_hire(hire, job))
+
+    return await idempotency.execute_call(
+        app[WRITER], call, owner=call.caller.key_hash, now=app[CLOCK](), work=lambda _conn: ok(done[0]), before=run_job
+    )
 
 
 async def quote_escrow(app: web.Application, call: Call) -> Quoted:
@@ -486,7 +494,7 @@ async def quote_escrow(app: web.Application, call: Call) -> Quoted:
 
 
 async def escrow_post(request: web.Request) -> web.Response:
-    return await serve(request, run_escrow, "optional")
+    return await serve(request, run_escrow, "optional", idempotent=True)
 
 
 async def run_escrow_status(app: web.Application, call: Call) -> Reply:
@@ -668,6 +676,7 @@ OPERATIONS: list[Operation] = [
         EscrowResponse,
         request=EscrowRequest,
         auth="optional",
+        idempotent=True,  # with a key: the same Idempotency-Key replays the first answer
         errors={
             401: ("signature_expired", "signature_mismatch", "invalid_signature"),
             404: ("service_not_found", "escrow_not_deployed"),

@@ -142,6 +142,12 @@ def test_escrow_hire_quote_names_the_lock_then_execute_releases(system: System, 
             assert json.loads(await _read_output(client, uri, out)) == {"keywords": ["tea tips", "best tea"]}
             assert system.escrow.functions.jobStatus(bytes.fromhex(job_id[2:])).call()[0] == "released"
             assert h.provider_server.calls[job_id] == 1
+            # a retried execute (its signature is spent) replays the first answer: one run, one release
+            again = await client.call_tool("escrow_hire", {"quote_id": quote["quote_id"]})
+            assert not again.is_error, again.structured_content
+            assert again.structured_content == out and again.meta is not None and again.meta["agentledger/replayed"]
+            assert _output_link(again, quote["quote_id"]) == uri
+            assert h.provider_server.calls[job_id] == 1
 
             wrong = await client.call_tool(
                 "quote_escrow_hire", h.escrow_body(payer, p, "0x" + "ab" * 32, tx, topic="tea")
