@@ -45,6 +45,7 @@ from core.webhooks import verify_service
 from indexer.rpc import RpcClient
 from tests.integration.chainkit import USDC, System
 from tests.integration.indexer_kit import make_indexer
+from tests.integration.proc_kit import wait_serving
 from tests.integration.rpc_proxy import RpcProxy
 from tests.integration.test_providers import Harness, Reply, assert_error, run, serve
 
@@ -881,12 +882,7 @@ def test_crash_after_funding_heals_exactly_once(system: System, tmp_path: Path, 
         async def crash() -> None:
             base = f"http://127.0.0.1:{port}"
             async with aiohttp.ClientSession() as session:
-                for _ in range(200):
-                    try:
-                        async with session.get(base + "/api/acp/items"):
-                            break
-                    except aiohttp.ClientConnectionError:
-                        await asyncio.sleep(0.05)
+                await wait_serving(session, base + "/api/acp/items", 200)
                 with pytest.raises(aiohttp.ClientError):
                     await session.post(
                         f"{base}/api/acp/checkout_sessions/{sid}/complete",
@@ -956,6 +952,7 @@ def _serve_main() -> None:
     w3 = connect_chain(args.rpc)
     db = connect(args.db, durable=True)
     app = web.Application(middlewares=[error_middleware])
+
     async def die(_request: web.Request) -> None:  # a crash with the session complete_in_progress, nothing sent
         os._exit(1)
 

@@ -48,6 +48,7 @@ from tests.integration.hire_kit import (
     ledger_kinds,
     run,
 )
+from tests.integration.proc_kit import wait_serving
 from tests.integration.test_providers import assert_error
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -546,12 +547,7 @@ def test_kill_9_while_a_job_runs_is_settled_by_the_restart(system: System, tmp_p
         try:
             base = f"http://127.0.0.1:{port}"
             async with aiohttp.ClientSession() as session:
-                for _ in range(400):
-                    try:
-                        async with session.get(base + "/api/a2a/registry"):
-                            break
-                    except aiohttp.ClientConnectionError:
-                        await asyncio.sleep(0.05)
+                await wait_serving(session, base + "/api/a2a/registry", 400)
                 body = {"callerWallet": state["caller"], "serviceType": "keyword_research", "input": {"topic": "x"}}
                 headers = {"Authorization": f"Bearer {state['key']}", "Idempotency-Key": "crash-1"}
                 pending = asyncio.create_task(session.post(base + "/api/a2a/hire", json=body, headers=headers))

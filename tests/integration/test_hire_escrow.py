@@ -26,6 +26,7 @@ from core.store import connect
 from core.store import hire as store
 from tests.integration.chainkit import USDC, System
 from tests.integration.hire_kit import Clock, Harness, Provider, ProviderServer, free_port, run
+from tests.integration.proc_kit import wait_serving
 from tests.integration.test_providers import assert_error
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -294,12 +295,7 @@ def test_crash_between_job_and_release_then_restart_releases_once(
         try:
             base = f"http://127.0.0.1:{port}"
             async with aiohttp.ClientSession() as session:
-                for _ in range(400):
-                    try:
-                        async with session.get(base + "/api/a2a/registry"):
-                            break
-                    except aiohttp.ClientConnectionError:
-                        await asyncio.sleep(0.05)
+                await wait_serving(session, base + "/api/a2a/registry", 400)
                 h = _FakeHarness(system)
                 body = h.escrow_body(state["caller"], state["p"], state["job"], state["tx"])
                 with pytest.raises(aiohttp.ClientError):

@@ -5,13 +5,9 @@ session anvil, seeded with real ids (scripts.fuzz_api): zero failures."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import subprocess
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -56,36 +52,12 @@ UNDOCUMENTED: frozenset[tuple[str, str]] = dashboard.ROUTES | metrics.ROUTES | {
 VALUE_MOVING = {("POST", "/api/agents/earn"), ("POST", "/api/agents/spend")}
 
 
-@contextmanager
-def live_server(app: web.Application) -> Iterator[str]:
-    """Serve `app` on a free loopback port from a background thread; yields the base URL."""
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    runner = web.AppRunner(app)
-
-    async def start() -> str:
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        host, port = runner.addresses[0][:2]
-        return f"http://{host}:{port}"
-
-    try:
-        yield asyncio.run_coroutine_threadsafe(start(), loop).result(10)
-    finally:
-        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(10)
-        loop.close()
-
-
 def full_app(tmp_path: Path) -> web.Application:
     return create_app(DEPLOYMENT, "http://127.0.0.1:9", connect(tmp_path / "wallets.db", durable=True))
 
 
 def served_document(app: web.Application) -> dict[str, Any]:
-    with live_server(app) as base:
+    with serving(app) as base:
         resp = requests.get(base + SCHEMA_PATH, timeout=10)
     assert resp.status_code == 200
     assert resp.headers["Content-Type"].startswith("application/json")

@@ -27,6 +27,7 @@ from core.operator import Operator
 from core.store import checkout as store
 from core.store import connect
 from tests.integration.chainkit import System
+from tests.integration.proc_kit import wait_serving
 from tests.integration.test_checkout import ROOT, STD, Shop, job
 from tests.integration.test_providers import Harness, run
 
@@ -57,12 +58,7 @@ def test_a_restart_frees_the_claims_and_sessions_of_the_crashed_process(
         async def crash() -> None:
             base = f"http://127.0.0.1:{port}"
             async with aiohttp.ClientSession() as session:
-                for _ in range(200):
-                    try:
-                        async with session.get(base + "/api/acp/items"):
-                            break
-                    except aiohttp.ClientConnectionError:
-                        await asyncio.sleep(0.05)
+                await wait_serving(session, base + "/api/acp/items", 200)
                 with pytest.raises(aiohttp.ClientError):
                     await session.post(
                         f"{base}/api/acp/checkout_sessions/{sid}/complete", json=state["body"], headers=headers
