@@ -138,8 +138,9 @@ class World(Client):
     async def run_job(self, name: str) -> None:
         await self.app[JOBS].run_now(name)
 
-    async def until(self, check: Callable[[], bool], timeout: float = 20.0) -> None:
-        """Wait for the indexer (and its followers) to get there."""
+    async def until(self, check: Callable[[], bool], timeout: float = 60.0) -> None:
+        """Wait for the indexer (and its followers) to get there (a bound on waiting, not a speed figure:
+        20 s once ran out in a full run on a loaded machine)."""
         deadline = time.monotonic() + timeout
         rounds = 0
         while not check():
