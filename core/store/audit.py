@@ -57,9 +57,8 @@ def append_position(conn: apsw.Connection, stream: str) -> tuple[int, tuple[int,
     every decision's path: one statement fewer)."""
     row = _rows(
         conn,
-        "SELECT (SELECT max(id) FROM audit_log), seq, chain_hash"
-        " FROM (SELECT NULL) LEFT JOIN"
-        " (SELECT seq, chain_hash FROM audit_log WHERE stream = ? ORDER BY seq DESC LIMIT 1)",
+        "SELECT (SELECT max(id) FROM audit_log), head.seq, head.chain_hash FROM (SELECT 1) AS one LEFT JOIN"
+        " (SELECT seq, chain_hash FROM audit_log WHERE stream = ? ORDER BY seq DESC LIMIT 1) AS head ON 1 = 1",
         (stream,),
     )[0]
     size = int(row[0]) if row[0] is not None else 0
