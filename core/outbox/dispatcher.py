@@ -123,6 +123,12 @@ class Dispatcher:
         self.attempts = 0  # attempts made since start
         self.delivered = 0
         self._wakeup = asyncio.Event()
+        #: Due rows read but not launched yet (none in flight when read, each removed when launched), in
+        #: due order: a freed slot takes the next from here instead of reading the due query again.
+        self._due: list[store.Delivery] = []
+        self._due_more = False  # the last read filled its page: more rows may be due past `_due`
+        self._refresh = True  # read the due query at the next dispatch (woken, polled, breaker changed)
+        self._read_at = 0.0  # time.monotonic() of the last read
         self._inflight: dict[int, asyncio.Task[None]] = {}
         #: row id -> (host, counted as unproven) of each attempt in flight
         self._inflight_hosts: dict[int, tuple[str, bool]] = {}
@@ -132,6 +138,9 @@ class Dispatcher:
         self._answered: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._hosts: collections.Counter[str] = collections.Counter()
         self._background: set[asyncio.Task[None]] = set()  # hold and release writes
+        #: Outcomes waiting for their write (the write item not started yet), and that write.
+        self._outcomes: list[store.Outcome] | None = None
+        self._outcomes_written: asyncio.Future[dict[int, str]] | None = None
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
         self._read: apsw.Connection | None = None
@@ -145,10 +154,13 @@ class Dispatcher:
         for channel in self.channels.values():
             await channel.start(self.concurrency)
         self._stopping = False
+        self._due, self._due_more, self._refresh = [], False, True
+        self._outcomes, self._outcomes_written = None, None
         self._task = asyncio.create_task(self._run())
 
     def wake(self) -> None:
         """Look for due rows now (a writer just committed one)."""
+        self._refresh = True
         self._wakeup.set()
 
     async def stop(self) -> None:
@@ -165,6 +177,8 @@ class Dispatcher:
             for t in late:
                 t.cancel()
             await asyncio.gather(*late, return_exceptions=True)
+        if self._outcomes_written is not None:  # outcomes of attempts cancelled above are written anyway
+            await asyncio.gather(self._outcomes_written, return_exceptions=True)
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
         for channel in self.channels.values():
@@ -186,7 +200,7 @@ class Dispatcher:
                 log.exception("outbox dispatcher: reading due deliveries failed")
             # Not asyncio.wait_for: on Python 3.11 it can swallow a cancellation that arrives as the
             # event is set (gh-86296), and stop() would then wait forever.
-            timer = loop.call_later(self.poll_interval, self._wakeup.set)
+            timer = loop.call_later(self.poll_interval, self.wake)
             try:
                 await self._wakeup.wait()
             finally:
@@ -197,37 +211,62 @@ class Dispatcher:
         if free <= 0 or self._read is None:
             return
         now = self.clock()
+        if not self._refresh and time.monotonic() - self._read_at < self.poll_interval:
+            # Only slots freed since the last read: launch from the rows it returned. A row's state
+            # changes only through this dispatcher's own attempts (launched rows leave `_due`), its
+            # hold and release writes (each sets `_refresh`) or another process (seen within a poll).
+            self._due, free, suspect_skipped = self._launch(self._due, now, free)
+            if free <= 0 or not self._due_more or (self._due and not suspect_skipped):
+                return
+        self._refresh = False
+        self._read_at = time.monotonic()
         # Read past the free slots: rows for a host at its cap are skipped, not allowed to hide others.
         # While slots stay free and rows were skipped for a host not known healthy (a dead one, in the
         # seconds before its circuit opens), a few more pages: its backlog must not hide other hosts.
         limit = len(self._inflight) + 8 * self.concurrency
         rows = store.due(self._read, now, limit)
+        self._due = []
         for _page in range(self.extra_pages + 1):
-            free, suspect_skipped = self._launch(rows, now, free)
-            if free <= 0 or len(rows) < limit or not suspect_skipped:
+            self._due_more = len(rows) >= limit
+            kept, free, suspect_skipped = self._launch([d for d in rows if d.id not in self._inflight], now, free)
+            self._due += kept
+            if free <= 0 or not self._due_more or not suspect_skipped:
                 return
             rows = store.due(self._read, now, limit, after=(rows[-1].next_attempt_at, rows[-1].id))
 
-    def _launch(self, rows: list[store.Delivery], now: float, free: int) -> tuple[int, bool]:
-        """Start attempts for `rows` as slots, caps and breakers allow; returns the slots left (0: full)
-        and whether rows were skipped at the cap of a host not known to be healthy."""
+    def _launch(
+        self, rows: list[store.Delivery], now: float, free: int
+    ) -> tuple[list[store.Delivery], int, bool]:
+        """Start attempts for `rows` as slots, caps and breakers allow; returns the rows not started (in
+        their order), the slots left (0: full) and whether rows were skipped at the cap of a host not
+        known to be healthy."""
         suspect_skipped = False
-        for d in rows:
+        kept: list[store.Delivery] = []
+        full: set[str] = set()  # hosts found at their cap in this pass (launches only fill them further)
+        for i, d in enumerate(rows):
             if d.id in self._inflight:
                 continue
             host = d.host or store.host_of(d.url)  # rows queued before schema 7 have no host
+            if host in full:
+                kept.append(d)
+                continue
             b = self.breakers.get(host)
             if b is not None and b.open_until is not None and (now < b.open_until or b.probe is not None):
                 self._hold(host, b, b.open_until if now < b.open_until else now + self.timeout + 1.0)
+                kept.append(d)
                 continue
             if free == 0:
                 self._wakeup.set()  # more are due than slots: look again when one frees
-                return 0, suspect_skipped
+                kept += rows[i:]
+                return kept, 0, suspect_skipped
             unproven = not self._known_healthy(host)
             if self._hosts[host] >= self._cap(host, b) or (unproven and self._unproven >= self.unproven_cap):
                 if b is not None and b.open_until is not None:  # half-open, attempts from before still out
                     self._hold(host, b, now + self.timeout + 1.0)
                 suspect_skipped = suspect_skipped or unproven
+                if self._hosts[host] >= self._cap(host, b):
+                    full.add(host)
+                kept.append(d)
                 continue
             if b is None:
                 b = self.breakers[host] = Breaker()
@@ -239,7 +278,7 @@ class Dispatcher:
             self._unproven += unproven
             self._inflight_hosts[d.id] = (host, unproven)
             self._inflight[d.id] = asyncio.create_task(self._attempt(d, host))
-        return free, suspect_skipped
+        return kept, free, suspect_skipped
 
     def _known_healthy(self, host: str) -> bool:
         """Its last attempt was answered (so it has no failures and its breaker is closed)."""
@@ -256,6 +295,7 @@ class Dispatcher:
         """Hold the host's due rows in the database until `until`, out of the due query (one write
         queued per host at a time; a later target or rows that came due meanwhile get another)."""
         b.held_until = max(b.held_until, until)
+        self._refresh = True  # the host's rows are (about to be) held: read what is due again
         if not b.holding:
             b.holding = True
             self._background_write(self._write_hold(host, b))
@@ -282,7 +322,7 @@ class Dispatcher:
             log.exception("outbox dispatcher: holding deliveries to %s failed", host)
         finally:
             b.holding = False
-            self._wakeup.set()  # the due query's window changed
+            self.wake()  # the due query's window changed
 
     async def _write_release(self, host: str, held_until: float) -> None:
         assert self._writer is not None
@@ -291,7 +331,7 @@ class Dispatcher:
             await self._writer.run(lambda c: store.release_host(c, host, now=now, held_until=held_until))
         except apsw.Error:  # they are attempted when their hold ends
             log.exception("outbox dispatcher: releasing deliveries to %s failed", host)
-        self._wakeup.set()
+        self.wake()
 
     def _background_write(self, coro: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(coro)
@@ -317,6 +357,7 @@ class Dispatcher:
                 )
                 held_until = b.held_until
                 b.open_until, b.probe, b.opens, b.held_until = None, None, 0, 0.0
+                self._refresh = True
                 self._background_write(self._write_release(host, held_until))
             return
         self._answered.pop(host, None)
@@ -347,14 +388,8 @@ class Dispatcher:
             # a channel may judge its own answers (SMTP: a refused recipient is not a relay failure)
             judge = getattr(self.channels.get(d.channel), "host_failure", host_failure)
             self._note(host, d.id, ok, status, error, judge(ok, status))
-            assert self._writer is not None
-            done_at = self.clock()
             try:
-                outcome = await self._writer.run(
-                    lambda c: store.record_attempt(
-                        c, d.id, ok=ok, status=status, error=error, now=done_at, delays=RETRY_DELAYS
-                    )
-                )
+                outcome = await self._record((d.id, ok, status, error, self.clock()))
             except apsw.Error:  # the row stays pending: attempted again (at least once)
                 log.exception("outbox dispatcher: recording attempt of %s failed", d.event_id)
                 return
@@ -376,6 +411,34 @@ class Dispatcher:
                 if b is not None and self._known_healthy(host) and not b.holding:
                     del self.breakers[host]  # idle and healthy: nothing worth remembering
             self._wakeup.set()  # a slot is free
+
+    async def _record(self, outcome: store.Outcome) -> str | None:
+        """Commit one attempt's outcome; returns the row's new status (None: it was not pending). The
+        outcomes that arrive while the writer is busy (the previous group's fsync) share one write item
+        (store.record_attempts): one read and an executemany instead of a transaction step per row."""
+        assert self._writer is not None
+        batch = self._outcomes
+        if batch is None:
+            batch = self._outcomes = []
+            task = asyncio.ensure_future(self._writer.run(lambda c: self._write_outcomes(c, batch)))
+            task.add_done_callback(lambda f: self._outcomes_done(f, batch))
+            self._outcomes_written = task
+        batch.append(outcome)
+        written = self._outcomes_written
+        assert written is not None
+        # shielded: an attempt cancelled by stop() must not cancel the write of the others' outcomes
+        return (await asyncio.shield(written)).get(outcome[0])
+
+    def _write_outcomes(self, conn: apsw.Connection, batch: list[store.Outcome]) -> dict[int, str]:
+        if self._outcomes is batch:
+            self._outcomes = None  # closed: outcomes from now on go to the next write
+        return store.record_attempts(conn, batch, delays=RETRY_DELAYS)
+
+    def _outcomes_done(self, written: asyncio.Future[dict[int, str]], batch: list[store.Outcome]) -> None:
+        if self._outcomes is batch:  # the write failed before it ran (BEGIN): the next outcomes get a new one
+            self._outcomes = None
+        if not written.cancelled():
+            written.exception()  # retrieved: every waiter may have been cancelled
 
     async def _post(self, d: store.Delivery) -> Attempt:
         """One attempt through the row's channel: (success, status or None, error text or None)."""
