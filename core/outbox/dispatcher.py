@@ -129,7 +129,9 @@ class Dispatcher:
         self._due_more = False  # the last read filled its page: more rows may be due past `_due`
         self._refresh = True  # read the due query at the next dispatch (woken, polled, breaker changed)
         self._read_at = 0.0  # time.monotonic() of the last read
+        #: row id -> its attempt, from launch until its outcome is committed
         self._inflight: dict[int, asyncio.Task[None]] = {}
+        self._sending = 0  # attempts on the wire (the slots taken; an answered one waits for its commit)
         #: row id -> (host, counted as unproven) of each attempt in flight
         self._inflight_hosts: dict[int, tuple[str, bool]] = {}
         self._unproven = 0  # attempts in flight to hosts not known to answer (capped at unproven_cap)
@@ -200,14 +202,19 @@ class Dispatcher:
                 log.exception("outbox dispatcher: reading due deliveries failed")
             # Not asyncio.wait_for: on Python 3.11 it can swallow a cancellation that arrives as the
             # event is set (gh-86296), and stop() would then wait forever.
-            timer = loop.call_later(self.poll_interval, self.wake)
+            # The poll is due `poll_interval` after the last read (not after the last freed slot, which
+            # reads nothing); when that has passed (all slots were taken), a full interval from now.
+            delay = self._read_at + self.poll_interval - time.monotonic()
+            timer = loop.call_later(delay if delay > 0 else self.poll_interval, self.wake)
             try:
                 await self._wakeup.wait()
             finally:
                 timer.cancel()
 
     def _dispatch_due(self) -> None:
-        free = self.concurrency - len(self._inflight)
+        # Attempts on the wire up to `concurrency`; answered ones waiting for their outcome's commit up
+        # to as many again (a stalled writer must not let every due row go out unrecorded).
+        free = min(self.concurrency - self._sending, 2 * self.concurrency - len(self._inflight))
         if free <= 0 or self._read is None:
             return
         now = self.clock()
@@ -274,6 +281,7 @@ class Dispatcher:
                 b.probe = d.id
                 self._hold(host, b, now + self.timeout + 1.0)
             free -= 1
+            self._sending += 1
             self._hosts[host] += 1
             self._unproven += unproven
             self._inflight_hosts[d.id] = (host, unproven)
@@ -383,11 +391,16 @@ class Dispatcher:
         # else: an attempt started before the circuit opened; the host is already held
 
     async def _attempt(self, d: store.Delivery, host: str) -> None:
+        sending = True
         try:
             ok, status, error = await self._post(d)
             # a channel may judge its own answers (SMTP: a refused recipient is not a relay failure)
             judge = getattr(self.channels.get(d.channel), "host_failure", host_failure)
             self._note(host, d.id, ok, status, error, judge(ok, status))
+            # The answer is in: its slot and host cap are free for the next attempt while the outcome
+            # waits for its commit (the row stays in _inflight until then, so it is not launched again).
+            sending = False
+            self._sent(d.id, host)
             try:
                 outcome = await self._record((d.id, ok, status, error, self.clock()))
             except apsw.Error:  # the row stays pending: attempted again (at least once)
@@ -398,19 +411,27 @@ class Dispatcher:
             elif outcome == "dead_letter":
                 log.warning("%s delivery %s to %s is a dead letter: %s", d.channel, d.event_id, d.url, error)
         finally:
+            if sending:
+                self._sent(d.id, host)
             self._inflight.pop(d.id, None)
-            _host, unproven = self._inflight_hosts.pop(d.id, (host, False))
-            self._unproven -= unproven
-            b = self.breakers.get(host)
-            if b is not None and b.probe == d.id:  # the probe ended without an outcome (cancelled): send another
-                b.probe = None
-            self._hosts[host] -= 1
-            if self._hosts[host] <= 0:
-                del self._hosts[host]
-                b = self.breakers.get(host)
-                if b is not None and self._known_healthy(host) and not b.holding:
-                    del self.breakers[host]  # idle and healthy: nothing worth remembering
+            self._inflight_hosts.pop(d.id, None)
             self._wakeup.set()  # a slot is free
+
+    def _sent(self, row_id: int, host: str) -> None:
+        """An attempt is off the wire (answered, failed or cancelled): free its slot and host cap."""
+        self._sending -= 1
+        _host, unproven = self._inflight_hosts.get(row_id, (host, False))
+        self._unproven -= unproven
+        b = self.breakers.get(host)
+        if b is not None and b.probe == row_id:  # the probe ended without an outcome (cancelled): send another
+            b.probe = None
+        self._hosts[host] -= 1
+        if self._hosts[host] <= 0:
+            del self._hosts[host]
+            b = self.breakers.get(host)
+            if b is not None and self._known_healthy(host) and not b.holding:
+                del self.breakers[host]  # idle and healthy: nothing worth remembering
+        self._wakeup.set()  # a slot is free
 
     async def _record(self, outcome: store.Outcome) -> str | None:
         """Commit one attempt's outcome; returns the row's new status (None: it was not pending). The
