@@ -18,7 +18,7 @@ import json
 import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import apsw
 
@@ -26,9 +26,9 @@ import apsw
 MAX_ERROR = 500
 
 
-@dataclass(frozen=True)
-class Delivery:
-    """A row as the dispatcher needs it (with the secret and body: never shown to anyone)."""
+class Delivery(NamedTuple):
+    """A row as the dispatcher needs it (with the secret and body: never shown to anyone). A named
+    tuple, not a dataclass: the dispatcher builds one per due row it reads, about four times cheaper."""
 
     id: int
     event_id: str
