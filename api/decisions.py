@@ -11,13 +11,14 @@ reset runs afresh). A webhook secret the service generated is shown in that firs
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import apsw
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from api import idempotency
+from api.errors import JSON_BODY
 from api.http import CLOCK, READ_DB, WRITER, encode, wake_outbox
 from api.models import decode_json, validation_error
 from api.operation import Call, Operation, Reply
@@ -102,8 +103,9 @@ def parse_decision(body: bytes) -> DecisionLogRequest:
     return req
 
 
-def _parse(body: bytes) -> tuple[DecisionLogRequest, decisions.Decision]:
-    data = decode_json(body)
+def _parse(body: bytes, decoded: Any = None) -> tuple[DecisionLogRequest, decisions.Decision]:
+    """The request and its decision; `decoded`: the body as api.errors already decoded it (HTTP)."""
+    data = decode_json(body) if decoded is None else decoded
     decisions.check_no_content(data)
     try:
         req = DecisionLogRequest.model_validate(data)
@@ -140,7 +142,9 @@ async def run_log_decision(app: web.Application, call: Call) -> Reply:
     body = call.body
     # Validated before the transaction: a 400 writes nothing, and the URL check resolves DNS,
     # which must never run inside the one writer's transaction.
-    req, decision = _parse(body)
+    # The body api.errors already decoded (HTTP); a call that did not come through HTTP (an MCP tool)
+    # is decoded here under the same rule.
+    req, decision = _parse(body, call.request.get(JSON_BODY) if call.request is not None else None)
     if req.webhook_url is not None:
         # Ownership first (404 otherwise): resolving the URL for any caller would let a stranger
         # probe which internal names exist. The transaction checks the agent again.
@@ -171,7 +175,12 @@ async def run_log_decision(app: web.Application, call: Call) -> Reply:
         logged[:] = [done]
         return 201, encode(done.answer).encode()  # what an Idempotency-Key stores: never the secret
 
-    reply = await idempotency.execute_call(app[WRITER], call, owner=caller.key_hash, now=now, work=work)
+    # Every refusal of log_decision (the agent, the rate limit) comes before its first write: no
+    # savepoint of its own (GroupCommitter.run; the committer checks the promise). Under a key the
+    # stored answer is a write after the work, and idempotency.execute keeps the savepoint then.
+    reply = await idempotency.execute_call(
+        app[WRITER], call, owner=caller.key_hash, now=now, work=work, savepoint=False
+    )
     if reply.status == 201 and logged and not reply.replayed:
         if generated is not None:
             reply = reply._replace(body=encode({**logged[0].answer, "webhook_secret": generated}).encode())

@@ -110,20 +110,24 @@ async def check_request(request: web.Request) -> None:
         return
     route = request.match_info.route
     canonical = route.resource.canonical if route.resource is not None else ""
-    if canonical in request.config_dict.get(OWN_BODY, ()):
+    config = request.config_dict  # a new ChainMapProxy per call: read once
+    if canonical in config.get(OWN_BODY, ()):
         return
     accepted = _JSON_ONLY
-    table = request.config_dict.get(ACCEPTS)
+    table = config.get(ACCEPTS)
     if table is not None:
         accepted = table.get((request.method, canonical), _JSON_ONLY)
-    media = request.content_type
-    if media not in accepted:
-        raise _media_error(accepted)
-    if media != JSON:
-        return  # the route reads it itself (multipart: streamed)
-    names = {p.partition("=")[0].strip().lower() for p in request.headers.get("Content-Type", "").split(";")[1:]}
-    if names - {"charset", ""} or (request.charset or "utf-8").lower() != "utf-8":
-        raise _media_error(accepted)
+    # Almost every body is sent as exactly `application/json`: then there is nothing to parse.
+    if request.headers.get("Content-Type") != JSON or JSON not in accepted:
+        media = request.content_type
+        if media not in accepted:
+            raise _media_error(accepted)
+        if media != JSON:
+            return  # the route reads it itself (multipart: streamed)
+        ctype = request.headers.get("Content-Type", "")
+        names = {p.partition("=")[0].strip().lower() for p in ctype.split(";")[1:]}
+        if names - {"charset", ""} or (request.charset or "utf-8").lower() != "utf-8":
+            raise _media_error(accepted)
     request[JSON_BODY] = decode_json(await request.read())
 
 

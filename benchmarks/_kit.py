@@ -23,6 +23,33 @@ app.router.add_post("/trivial", handler)
 web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), access_log=None, print=None)
 """
 
+#: The service as `make run` serves it, for the benchmarks of its hot paths: api.app.create_app (every
+#: route, the metrics observer, the request rules, the key policy) through api.app.make_runner, on a
+#: SQLite file given as argv[1] (WAL, synchronous=FULL through the group committer), port argv[2].
+#: No chain: the paths measured (earn, decisions) never call it; the deployment is a local one with
+#: no contracts and the RPC URL answers nothing (as the tests' dashboard app does).
+API_SERVER = """
+import asyncio, sys
+from aiohttp import web
+from api.app import create_app, make_runner
+from core.deployments import Deployment
+from core.store import connect
+from service.runtime import settle_heap
+
+DEPLOYMENT = Deployment(chain_id=31337, network="anvil", deploy_block=0, deployer="0x" + "0" * 40,
+                        usdc="0x" + "1" * 40, mock_usdc=True, contracts={})
+
+async def main():
+    app = create_app(DEPLOYMENT, "http://127.0.0.1:9", connect(sys.argv[1], durable=True), sweep_interval=None)
+    runner = make_runner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", int(sys.argv[2])).start()
+    settle_heap()
+    await asyncio.Event().wait()
+
+asyncio.run(main())
+"""
+
 
 def wait_for_port(port: int, timeout: float = 30.0) -> None:
     """Until a server on 127.0.0.1:`port` answers HTTP (any status)."""

@@ -99,9 +99,7 @@ def _caller(call: Call) -> Caller:
     return call.caller
 
 
-async def _execute(
-    app: web.Application, call: Call, work: idempotency.TxWork, *, savepoint: bool = True
-) -> Reply:
+async def _execute(app: web.Application, call: Call, work: idempotency.TxWork, *, savepoint: bool = True) -> Reply:
     hook = app[HOOKS].before_write
     before = None if hook is None or call.request is None else functools.partial(hook, call.request)
     owner = "anonymous" if call.caller is None else call.caller.key_hash
@@ -618,7 +616,9 @@ def add_wallet_routes(
 def create_wallet_app(
     db: apsw.Connection, clock: Callable[[], float] = time.time, hooks: Hooks | None = None
 ) -> web.Application:
-    """The wallet API alone (no chain): what tests and wallet-only deployments serve."""
+    """The wallet routes alone (no chain), for tests: without the metrics observer and without the
+    key policy (scopes, daily caps), which api.app.create_app mounts over every route. Nothing
+    deployable serves this app; the benchmarks serve create_app (benchmarks._kit.API_SERVER)."""
     app = web.Application(middlewares=[error_middleware])
     add_wallet_routes(app, db, clock, hooks)
     return app

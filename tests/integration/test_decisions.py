@@ -9,6 +9,7 @@ import asyncio
 import hashlib
 import hmac
 import json
+import logging
 import re
 import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -538,7 +539,7 @@ def test_transparency_log_reads(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("limit", [1])
-def test_rate_limited_request_writes_nothing(tmp_path: Path, limit: int) -> None:
+def test_rate_limited_request_writes_nothing(tmp_path: Path, limit: int, caplog: pytest.LogCaptureFixture) -> None:
     async def body(api: Api) -> None:
         key, agent = await api.agent()
         assert (await api.log(key, agent)).status == 201
@@ -547,4 +548,8 @@ def test_rate_limited_request_writes_nothing(tmp_path: Path, limit: int) -> None
         assert r.status == 429
         assert (api.count("audit_log"), api.count("merkle_nodes"), api.count("outbox")) == before
 
-    run(tmp_path, body, rate_limit=limit)
+    with caplog.at_level(logging.ERROR, logger="agentledger.store"):
+        run(tmp_path, body, rate_limit=limit)
+    # A decision runs without a savepoint: its refusals must come before its first write (else the
+    # committer rolls its whole group back and runs the others again, logging that it did).
+    assert not [r for r in caplog.records if r.name == "agentledger.store"]
