@@ -325,6 +325,38 @@ def test_many_deliveries_each_exactly_once(tmp_path: Path) -> None:
     run(body)
 
 
+def test_answered_rows_wait_for_their_commit_owned_and_each_goes_out_once(tmp_path: Path) -> None:
+    """An answered attempt frees its slot at once, but its row stays the attempt's until the outcome
+    commits: while another process holds the write lock, the polls that re-read the due rows (still
+    pending) send none of them again, and at most 2 x concurrency rows go out unrecorded."""
+
+    async def body() -> None:
+        clock, conn = Clock(), connect(tmp_path / "w.db")
+        async with receiver(clock) as rx, running(tmp_path / "w.db", clock, concurrency=4, poll_interval=0.02) as d:
+            with transaction(conn):
+                ids = [
+                    outbox.enqueue_webhook(
+                        conn, event="e", source=f"order:o{i}", url=rx.url, secret=SECRET, payload={"i": i}, now=T0
+                    )
+                    for i in range(30)
+                ]
+            blocker = connect(tmp_path / "w.db")
+            blocker.execute("BEGIN IMMEDIATE")  # the dispatcher's outcome writes wait for this lock
+            try:
+                d.wake()
+                await until(lambda: len(rx.hits) >= 8)
+                await asyncio.sleep(0.3)  # a dozen polls, each reading the 30 rows as pending
+                assert len(rx.hits) == 8 and d.delivered == 0 and len(d._inflight) == 8
+                assert len({h.headers["webhook-id"] for h in rx.hits}) == 8
+            finally:
+                blocker.execute("COMMIT")
+            await until(lambda: d.delivered == 30)
+            assert sorted(h.headers["webhook-id"] for h in rx.hits) == sorted(ids)
+            assert all(status_of(conn, e).status == "delivered" for e in ids)
+
+    run(body)
+
+
 def test_mounted_dispatcher_is_woken_by_a_handler_after_its_commit(tmp_path: Path) -> None:
     async def body() -> None:
         clock = Clock()
