@@ -6,13 +6,18 @@ indexer in its own process) in the same transaction as that change. The dispatch
 two ways: `wake()` (called by a writer right after its commit, so the first attempt goes out at
 once) and a poll every `poll_interval` seconds (rows other processes queued, such as the
 indexer's order transitions, and retries coming due; one indexed query, so the default 50 ms
-keeps their commit-to-attempt time under 100 ms too). Each attempt goes through the row's
+keeps their commit-to-attempt time under 100 ms too). A slot freed by an answered attempt takes
+the next row the last read returned instead of reading again (a wake, a poll or a breaker
+change reads again). Each attempt goes through the row's
 channel (a webhook: a POST of the stored body bytes with X-Service-Signature and the Standard
 Webhooks headers; success is a 2xx answer within `timeout` seconds, redirects are not
 followed). The outcome is committed through the
-dispatcher's own group committer (synchronous=FULL); until then the row stays pending, so a
+dispatcher's own group committer (synchronous=FULL; the outcomes that arrive while it is busy
+share one write); until then the row stays pending, so a
 crash or restart only ever repeats a delivery (at least once, same event id), never loses one.
-Run one dispatcher per database file.
+An answered attempt frees its slot (`concurrency` attempts on the wire) at once, but its row is
+not attempted again before its outcome is committed; at most `concurrency` answered rows wait
+for that commit. Run one dispatcher per database file.
 
 Per-host circuit breaker (a host is the row's stored `host`: for a webhook "hostname:port" of its
 URL): `failure_threshold` consecutive failed attempts to a host (no answer in time, connection refused or reset, DNS or
