@@ -131,6 +131,7 @@ class Dispatcher:
         #: Due rows read but not launched yet (none in flight when read, each removed when launched), in
         #: due order: a freed slot takes the next from here instead of reading the due query again.
         self._due: list[store.Delivery] = []
+        self._due_hosts: set[str] = set()  # the hosts of `_due` (or more: of rows launched since)
         self._due_more = False  # the last read filled its page: more rows may be due past `_due`
         self._refresh = True  # read the due query at the next dispatch (woken, polled, breaker changed)
         self._read_at = 0.0  # time.monotonic() of the last read
@@ -161,7 +162,7 @@ class Dispatcher:
         for channel in self.channels.values():
             await channel.start(self.concurrency)
         self._stopping = False
-        self._due, self._due_more, self._refresh = [], False, True
+        self._due, self._due_hosts, self._due_more, self._refresh = [], set(), False, True
         self._outcomes, self._outcomes_written = None, None
         self._task = asyncio.create_task(self._run())
 
@@ -227,7 +228,7 @@ class Dispatcher:
             # Only slots freed since the last read: launch from the rows it returned. A row's state
             # changes only through this dispatcher's own attempts (launched rows leave `_due`), its
             # hold and release writes (each sets `_refresh`) or another process (seen within a poll).
-            self._due, free, suspect_skipped = self._launch(self._due, now, free)
+            self._due, free, suspect_skipped = self._launch(self._due, self._due_hosts, now, free)
             if free <= 0 or not self._due_more or (self._due and not suspect_skipped):
                 return
         self._refresh = False
@@ -237,35 +238,43 @@ class Dispatcher:
         # seconds before its circuit opens), a few more pages: its backlog must not hide other hosts.
         limit = len(self._inflight) + 8 * self.concurrency
         rows = store.due(self._read, now, limit)
-        self._due = []
+        self._due, self._due_hosts = [], set()
         for _page in range(self.extra_pages + 1):
             self._due_more = len(rows) >= limit
-            kept, free, suspect_skipped = self._launch([d for d in rows if d.id not in self._inflight], now, free)
+            page = [d for d in rows if d.id not in self._inflight]
+            self._due_hosts.update(d.host or store.host_of(d.url) for d in page)
+            kept, free, suspect_skipped = self._launch(page, self._due_hosts, now, free)
             self._due += kept
             if free <= 0 or not self._due_more or not suspect_skipped:
                 return
             rows = store.due(self._read, now, limit, after=(rows[-1].next_attempt_at, rows[-1].id))
 
     def _launch(
-        self, rows: list[store.Delivery], now: float, free: int
+        self, rows: list[store.Delivery], hosts: set[str], now: float, free: int
     ) -> tuple[list[store.Delivery], int, bool]:
-        """Start attempts for `rows` as slots, caps and breakers allow; returns the rows not started (in
-        their order), the slots left (0: full) and whether rows were skipped at the cap of a host not
-        known to be healthy."""
+        """Start attempts for `rows` (of `hosts`, or fewer) as slots, caps and breakers allow; returns the
+        rows not started (in their order), the slots left (0: full) and whether rows were skipped at the
+        cap of a host not known to be healthy."""
         suspect_skipped = False
         kept: list[store.Delivery] = []
-        full: set[str] = set()  # hosts found at their cap in this pass (launches only fill them further)
+        # Hosts found at their cap or held in this pass (launches only fill them further): once every
+        # host of `rows` is, the rest cannot start either (one busy receiver: no walk through its backlog).
+        blocked: set[str] = set()
         for i, d in enumerate(rows):
             if d.id in self._inflight:
                 continue
             host = d.host or store.host_of(d.url)  # rows queued before schema 7 have no host
-            if host in full:
+            if host in blocked:
                 kept.append(d)
                 continue
             b = self.breakers.get(host)
             if b is not None and b.open_until is not None and (now < b.open_until or b.probe is not None):
                 self._hold(host, b, b.open_until if now < b.open_until else now + self.timeout + 1.0)
                 kept.append(d)
+                blocked.add(host)
+                if blocked >= hosts:
+                    kept += rows[i + 1 :]
+                    break
                 continue
             if free == 0:
                 self._wakeup.set()  # more are due than slots: look again when one frees
@@ -276,9 +285,12 @@ class Dispatcher:
                 if b is not None and b.open_until is not None:  # half-open, attempts from before still out
                     self._hold(host, b, now + self.timeout + 1.0)
                 suspect_skipped = suspect_skipped or unproven
-                if self._hosts[host] >= self._cap(host, b):
-                    full.add(host)
                 kept.append(d)
+                if self._hosts[host] >= self._cap(host, b):
+                    blocked.add(host)
+                    if blocked >= hosts:
+                        kept += rows[i + 1 :]
+                        break
                 continue
             if b is None:
                 b = self.breakers[host] = Breaker()
