@@ -176,9 +176,12 @@ def record_attempts(conn: apsw.Connection, outcomes: Sequence[Outcome], *, delay
     and one executemany per kind of outcome. Returns each recorded row's new status by id (a row that
     was not pending is left out)."""
     ids = [o[0] for o in outcomes]
+    # the ids drive the join (CROSS JOIN keeps that order): one rowid lookup each, where
+    # "id IN (SELECT value FROM json_each(?)) AND status = 'pending'" walked every pending row's index entry
     found = _rows(
         conn,
-        "SELECT id, attempts FROM outbox WHERE id IN (SELECT value FROM json_each(?)) AND status = 'pending'",
+        "SELECT o.id, o.attempts FROM json_each(?) AS j CROSS JOIN outbox AS o ON o.id = j.value"
+        " WHERE o.status = 'pending'",
         (json.dumps(ids),),
     )
     pending: dict[int, int] = {int(i): int(n) for i, n in found}
