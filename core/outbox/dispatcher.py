@@ -16,8 +16,8 @@ dispatcher's own group committer (synchronous=FULL; the outcomes that arrive whi
 share one write); until then the row stays pending, so a
 crash or restart only ever repeats a delivery (at least once, same event id), never loses one.
 An answered attempt frees its slot (`concurrency` attempts on the wire) at once, but its row is
-not attempted again before its outcome is committed; at most `concurrency` answered rows wait
-for that commit. Run one dispatcher per database file.
+not attempted again before its outcome is committed; at most 2 x `concurrency` rows are out
+without a committed outcome (on the wire or answered). Run one dispatcher per database file.
 
 Per-host circuit breaker (a host is the row's stored `host`: for a webhook "hostname:port" of its
 URL): `failure_threshold` consecutive failed attempts to a host (no answer in time, connection refused or reset, DNS or
@@ -218,8 +218,8 @@ class Dispatcher:
                 timer.cancel()
 
     def _dispatch_due(self) -> None:
-        # Attempts on the wire up to `concurrency`; answered ones waiting for their outcome's commit up
-        # to as many again (a stalled writer must not let every due row go out unrecorded).
+        # Attempts on the wire up to `concurrency`; with the answered ones whose outcome is not committed
+        # yet, up to 2 x `concurrency` (a stalled writer must not let every due row go out unrecorded).
         free = min(self.concurrency - self._sending, 2 * self.concurrency - len(self._inflight))
         if free <= 0 or self._read is None:
             return
