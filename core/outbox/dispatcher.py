@@ -131,7 +131,7 @@ class Dispatcher:
         #: Due rows read but not launched yet (none in flight when read, each removed when launched), in
         #: due order: a freed slot takes the next from here instead of reading the due query again.
         self._due: list[store.Delivery] = []
-        self._due_hosts: set[str] = set()  # the hosts of `_due` (or more: of rows launched since)
+        self._due_hosts: collections.Counter[str] = collections.Counter()  # rows in `_due` per host
         self._due_more = False  # the last read filled its page: more rows may be due past `_due`
         self._refresh = True  # read the due query at the next dispatch (woken, polled, breaker changed)
         self._read_at = 0.0  # time.monotonic() of the last read
@@ -162,7 +162,7 @@ class Dispatcher:
         for channel in self.channels.values():
             await channel.start(self.concurrency)
         self._stopping = False
-        self._due, self._due_hosts, self._due_more, self._refresh = [], set(), False, True
+        self._due, self._due_hosts, self._due_more, self._refresh = [], collections.Counter(), False, True
         self._outcomes, self._outcomes_written = None, None
         self._task = asyncio.create_task(self._run())
 
@@ -238,7 +238,7 @@ class Dispatcher:
         # seconds before its circuit opens), a few more pages: its backlog must not hide other hosts.
         limit = len(self._inflight) + 8 * self.concurrency
         rows = store.due(self._read, now, limit)
-        self._due, self._due_hosts = [], set()
+        self._due, self._due_hosts = [], collections.Counter()
         for _page in range(self.extra_pages + 1):
             self._due_more = len(rows) >= limit
             page = [d for d in rows if d.id not in self._inflight]
@@ -250,11 +250,11 @@ class Dispatcher:
             rows = store.due(self._read, now, limit, after=(rows[-1].next_attempt_at, rows[-1].id))
 
     def _launch(
-        self, rows: list[store.Delivery], hosts: set[str], now: float, free: int
+        self, rows: list[store.Delivery], hosts: collections.Counter[str], now: float, free: int
     ) -> tuple[list[store.Delivery], int, bool]:
-        """Start attempts for `rows` (of `hosts`, or fewer) as slots, caps and breakers allow; returns the
-        rows not started (in their order), the slots left (0: full) and whether rows were skipped at the
-        cap of a host not known to be healthy."""
+        """Start attempts for `rows` as slots, caps and breakers allow; returns the rows not started (in
+        their order), the slots left (0: full) and whether rows were skipped at the cap of a host not
+        known to be healthy. `hosts` counts the rows not started per host (each start is taken off)."""
         suspect_skipped = False
         kept: list[store.Delivery] = []
         # Hosts found at their cap or held in this pass (launches only fill them further): once every
@@ -272,7 +272,7 @@ class Dispatcher:
                 self._hold(host, b, b.open_until if now < b.open_until else now + self.timeout + 1.0)
                 kept.append(d)
                 blocked.add(host)
-                if blocked >= hosts:
+                if hosts.keys() <= blocked:
                     kept += rows[i + 1 :]
                     break
                 continue
@@ -288,7 +288,7 @@ class Dispatcher:
                 kept.append(d)
                 if self._hosts[host] >= self._cap(host, b):
                     blocked.add(host)
-                    if blocked >= hosts:
+                    if hosts.keys() <= blocked:
                         kept += rows[i + 1 :]
                         break
                 continue
@@ -298,6 +298,9 @@ class Dispatcher:
                 b.probe = d.id
                 self._hold(host, b, now + self.timeout + 1.0)
             free -= 1
+            hosts[host] -= 1
+            if hosts[host] <= 0:
+                del hosts[host]
             self._sending += 1
             self._hosts[host] += 1
             self._unproven += unproven
@@ -437,6 +440,8 @@ class Dispatcher:
     def _sent(self, row_id: int, host: str) -> None:
         """An attempt is off the wire (answered, failed or cancelled): free its slot and host cap."""
         self._sending -= 1
+        if self._due_more and host not in self._due_hosts:
+            self._refresh = True  # none of its rows left in `_due`, more may be due past it: read them
         _host, unproven = self._inflight_hosts.get(row_id, (host, False))
         self._unproven -= unproven
         b = self.breakers.get(host)

@@ -357,6 +357,40 @@ def test_answered_rows_wait_for_their_commit_owned_and_each_goes_out_once(tmp_pa
     run(body)
 
 
+def test_a_host_whose_read_rows_ran_out_reads_more_at_once_past_a_slow_hosts_rows(tmp_path: Path) -> None:
+    """A freed slot launches from the rows already read; when they hold none of its host's rows but
+    more are due past them, it reads again at once (no poll here: poll_interval is an hour), not only
+    once a slow host's rows at its cap are gone."""
+
+    async def body() -> None:
+        clock, conn = Clock(), connect(tmp_path / "w.db")
+        async with receiver(clock) as fast, receiver(clock) as slow:
+            options = {"concurrency": 4, "per_host": 2, "poll_interval": 3600}
+            async with running(tmp_path / "w.db", clock, **options) as d:
+                enqueue(conn, slow.url, T0, source="order:s0")
+                d.wake()
+                await until(lambda: d.delivered == 1)  # the slow host answered once: known healthy
+                slow.delay = 3.0
+                with transaction(conn):
+                    for i in range(10):  # queued first: the first read's page (4 x 8 rows) starts with them
+                        outbox.enqueue_webhook(
+                            conn, event="e", source=f"order:s{i + 1}", url=slow.url, secret=SECRET, payload={}, now=T0
+                        )
+                    fast_ids = [
+                        outbox.enqueue_webhook(
+                            conn, event="e", source=f"order:f{i}", url=fast.url, secret=SECRET, payload={}, now=T0
+                        )
+                        for i in range(60)
+                    ]
+                d.wake()
+                # 60 fast deliveries, 2 at a time, while the slow host holds its 2 slots for 3 s each
+                await until(lambda: len(fast.hits) == 60, timeout=2.5)
+                assert sorted(h.headers["webhook-id"] for h in fast.hits) == sorted(fast_ids)
+                assert len(slow.hits) == 1 + 2
+
+    run(body)
+
+
 def test_mounted_dispatcher_is_woken_by_a_handler_after_its_commit(tmp_path: Path) -> None:
     async def body() -> None:
         clock = Clock()
