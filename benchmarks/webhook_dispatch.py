@@ -15,7 +15,9 @@ outcome committed with synchronous=FULL through its group committer):
   the start of its first attempt. Goal: p99 under 100 ms. Measured again without wake(), as for
   rows the indexer process queues, which only the dispatcher's poll finds.
 
-Prints each run, then the medians of the runs.
+The heap is settled after start-up (service.runtime.settle_heap), as the service the dispatcher
+runs in does; the baseline runs in the same process. Prints each run, then the medians of the runs.
+Goal (issue 18): deliveries/s >= 50% of the bare POSTs, enqueue -> first attempt p99 < 100 ms.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from core.chain import ROOT
 from core.outbox.dispatcher import Dispatcher as WebhookDispatcher
 from core.store import connect, transaction
 from core.store.committer import GroupCommitter
+from service.runtime import settle_heap
 
 RECEIVER = """
 import sys
@@ -149,6 +152,7 @@ def main() -> int:
     try:
         wait_for_port(port)
         url = f"http://127.0.0.1:{port}/hook"
+        settle_heap()
         with tempfile.TemporaryDirectory() as tmp:
             for run in range(args.runs):
                 r = asyncio.run(_one_run(Path(tmp), run, url, args))
@@ -165,7 +169,8 @@ def main() -> int:
     ratios = [r[0] / r[1] for r in results]
     print(
         f"dispatcher: {rate:,.0f} deliveries/s ({args.events} events, concurrency {args.concurrency});"
-        f" bare aiohttp POSTs {base:,.0f}/s; ratio {statistics.median(ratios):.0%} (median of {args.runs} runs)"
+        f" bare aiohttp POSTs {base:,.0f}/s; ratio {statistics.median(ratios):.0%} (median of {args.runs} runs;"
+        f" per run {', '.join(f'{r:.0%}' for r in ratios)}; goal >= 50%)"
     )
     print(
         f"enqueue -> first attempt: p50 {p50:.1f} ms, p99 {p99:.1f} ms"

@@ -6,13 +6,18 @@ indexer in its own process) in the same transaction as that change. The dispatch
 two ways: `wake()` (called by a writer right after its commit, so the first attempt goes out at
 once) and a poll every `poll_interval` seconds (rows other processes queued, such as the
 indexer's order transitions, and retries coming due; one indexed query, so the default 50 ms
-keeps their commit-to-attempt time under 100 ms too). Each attempt goes through the row's
+keeps their commit-to-attempt time under 100 ms too). A slot freed by an answered attempt takes
+the next row the last read returned instead of reading again (a wake, a poll or a breaker
+change reads again). Each attempt goes through the row's
 channel (a webhook: a POST of the stored body bytes with X-Service-Signature and the Standard
 Webhooks headers; success is a 2xx answer within `timeout` seconds, redirects are not
 followed). The outcome is committed through the
-dispatcher's own group committer (synchronous=FULL); until then the row stays pending, so a
+dispatcher's own group committer (synchronous=FULL; the outcomes that arrive while it is busy
+share one write); until then the row stays pending, so a
 crash or restart only ever repeats a delivery (at least once, same event id), never loses one.
-Run one dispatcher per database file.
+An answered attempt frees its slot (`concurrency` attempts on the wire) at once, but its row is
+not attempted again before its outcome is committed; at most 2 x `concurrency` rows are out
+without a committed outcome (on the wire or answered). Run one dispatcher per database file.
 
 Per-host circuit breaker (a host is the row's stored `host`: for a webhook "hostname:port" of its
 URL): `failure_threshold` consecutive failed attempts to a host (no answer in time, connection refused or reset, DNS or
@@ -123,7 +128,16 @@ class Dispatcher:
         self.attempts = 0  # attempts made since start
         self.delivered = 0
         self._wakeup = asyncio.Event()
+        #: Due rows read but not launched yet (none in flight when read, each removed when launched), in
+        #: due order: a freed slot takes the next from here instead of reading the due query again.
+        self._due: list[store.Delivery] = []
+        self._due_hosts: collections.Counter[str] = collections.Counter()  # rows in `_due` per host
+        self._due_more = False  # the last read filled its page: more rows may be due past `_due`
+        self._refresh = True  # read the due query at the next dispatch (woken, polled, breaker changed)
+        self._read_at = 0.0  # time.monotonic() of the last read
+        #: row id -> its attempt, from launch until its outcome is committed
         self._inflight: dict[int, asyncio.Task[None]] = {}
+        self._sending = 0  # attempts on the wire (the slots taken; an answered one waits for its commit)
         #: row id -> (host, counted as unproven) of each attempt in flight
         self._inflight_hosts: dict[int, tuple[str, bool]] = {}
         self._unproven = 0  # attempts in flight to hosts not known to answer (capped at unproven_cap)
@@ -132,6 +146,9 @@ class Dispatcher:
         self._answered: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._hosts: collections.Counter[str] = collections.Counter()
         self._background: set[asyncio.Task[None]] = set()  # hold and release writes
+        #: Outcomes waiting for their write (the write item not started yet), and that write.
+        self._outcomes: list[store.Outcome] | None = None
+        self._outcomes_written: asyncio.Future[dict[int, str]] | None = None
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
         self._read: apsw.Connection | None = None
@@ -145,10 +162,13 @@ class Dispatcher:
         for channel in self.channels.values():
             await channel.start(self.concurrency)
         self._stopping = False
+        self._due, self._due_hosts, self._due_more, self._refresh = [], collections.Counter(), False, True
+        self._outcomes, self._outcomes_written = None, None
         self._task = asyncio.create_task(self._run())
 
     def wake(self) -> None:
         """Look for due rows now (a writer just committed one)."""
+        self._refresh = True
         self._wakeup.set()
 
     async def stop(self) -> None:
@@ -165,6 +185,8 @@ class Dispatcher:
             for t in late:
                 t.cancel()
             await asyncio.gather(*late, return_exceptions=True)
+        if self._outcomes_written is not None:  # outcomes of attempts cancelled above are written anyway
+            await asyncio.gather(self._outcomes_written, return_exceptions=True)
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
         for channel in self.channels.values():
@@ -186,48 +208,89 @@ class Dispatcher:
                 log.exception("outbox dispatcher: reading due deliveries failed")
             # Not asyncio.wait_for: on Python 3.11 it can swallow a cancellation that arrives as the
             # event is set (gh-86296), and stop() would then wait forever.
-            timer = loop.call_later(self.poll_interval, self._wakeup.set)
+            # The poll is due `poll_interval` after the last read (not after the last freed slot, which
+            # reads nothing); when that has passed (all slots were taken), a full interval from now.
+            delay = self._read_at + self.poll_interval - time.monotonic()
+            timer = loop.call_later(delay if delay > 0 else self.poll_interval, self.wake)
             try:
                 await self._wakeup.wait()
             finally:
                 timer.cancel()
 
     def _dispatch_due(self) -> None:
-        free = self.concurrency - len(self._inflight)
+        # Attempts on the wire up to `concurrency`; with the answered ones whose outcome is not committed
+        # yet, up to 2 x `concurrency` (a stalled writer must not let every due row go out unrecorded).
+        free = min(self.concurrency - self._sending, 2 * self.concurrency - len(self._inflight))
         if free <= 0 or self._read is None:
             return
         now = self.clock()
+        if not self._refresh and time.monotonic() - self._read_at < self.poll_interval:
+            # Only slots freed since the last read: launch from the rows it returned. A row's state
+            # changes only through this dispatcher's own attempts (launched rows leave `_due`), its
+            # hold and release writes (each sets `_refresh`) or another process (seen within a poll).
+            self._due, free, suspect_skipped = self._launch(self._due, self._due_hosts, now, free)
+            if free <= 0 or not self._due_more or (self._due and not suspect_skipped):
+                return
+        self._refresh = False
+        self._read_at = time.monotonic()
         # Read past the free slots: rows for a host at its cap are skipped, not allowed to hide others.
         # While slots stay free and rows were skipped for a host not known healthy (a dead one, in the
         # seconds before its circuit opens), a few more pages: its backlog must not hide other hosts.
         limit = len(self._inflight) + 8 * self.concurrency
         rows = store.due(self._read, now, limit)
+        self._due, self._due_hosts = [], collections.Counter()
         for _page in range(self.extra_pages + 1):
-            free, suspect_skipped = self._launch(rows, now, free)
-            if free <= 0 or len(rows) < limit or not suspect_skipped:
+            self._due_more = len(rows) >= limit
+            page = [d for d in rows if d.id not in self._inflight]
+            self._due_hosts.update(d.host or store.host_of(d.url) for d in page)
+            kept, free, suspect_skipped = self._launch(page, self._due_hosts, now, free)
+            self._due += kept
+            if free <= 0 or not self._due_more or not suspect_skipped:
                 return
             rows = store.due(self._read, now, limit, after=(rows[-1].next_attempt_at, rows[-1].id))
 
-    def _launch(self, rows: list[store.Delivery], now: float, free: int) -> tuple[int, bool]:
-        """Start attempts for `rows` as slots, caps and breakers allow; returns the slots left (0: full)
-        and whether rows were skipped at the cap of a host not known to be healthy."""
+    def _launch(
+        self, rows: list[store.Delivery], hosts: collections.Counter[str], now: float, free: int
+    ) -> tuple[list[store.Delivery], int, bool]:
+        """Start attempts for `rows` as slots, caps and breakers allow; returns the rows not started (in
+        their order), the slots left (0: full) and whether rows were skipped at the cap of a host not
+        known to be healthy. `hosts` counts the rows not started per host (each start is taken off)."""
         suspect_skipped = False
-        for d in rows:
+        kept: list[store.Delivery] = []
+        # Hosts found at their cap or held in this pass (launches only fill them further): once every
+        # host of `rows` is, the rest cannot start either (one busy receiver: no walk through its backlog).
+        blocked: set[str] = set()
+        for i, d in enumerate(rows):
             if d.id in self._inflight:
                 continue
             host = d.host or store.host_of(d.url)  # rows queued before schema 7 have no host
+            if host in blocked:
+                kept.append(d)
+                continue
             b = self.breakers.get(host)
             if b is not None and b.open_until is not None and (now < b.open_until or b.probe is not None):
                 self._hold(host, b, b.open_until if now < b.open_until else now + self.timeout + 1.0)
+                kept.append(d)
+                blocked.add(host)
+                if hosts.keys() <= blocked:
+                    kept += rows[i + 1 :]
+                    break
                 continue
             if free == 0:
                 self._wakeup.set()  # more are due than slots: look again when one frees
-                return 0, suspect_skipped
+                kept += rows[i:]
+                return kept, 0, suspect_skipped
             unproven = not self._known_healthy(host)
             if self._hosts[host] >= self._cap(host, b) or (unproven and self._unproven >= self.unproven_cap):
                 if b is not None and b.open_until is not None:  # half-open, attempts from before still out
                     self._hold(host, b, now + self.timeout + 1.0)
                 suspect_skipped = suspect_skipped or unproven
+                kept.append(d)
+                if self._hosts[host] >= self._cap(host, b):
+                    blocked.add(host)
+                    if hosts.keys() <= blocked:
+                        kept += rows[i + 1 :]
+                        break
                 continue
             if b is None:
                 b = self.breakers[host] = Breaker()
@@ -235,11 +298,15 @@ class Dispatcher:
                 b.probe = d.id
                 self._hold(host, b, now + self.timeout + 1.0)
             free -= 1
+            hosts[host] -= 1
+            if hosts[host] <= 0:
+                del hosts[host]
+            self._sending += 1
             self._hosts[host] += 1
             self._unproven += unproven
             self._inflight_hosts[d.id] = (host, unproven)
             self._inflight[d.id] = asyncio.create_task(self._attempt(d, host))
-        return free, suspect_skipped
+        return kept, free, suspect_skipped
 
     def _known_healthy(self, host: str) -> bool:
         """Its last attempt was answered (so it has no failures and its breaker is closed)."""
@@ -256,6 +323,7 @@ class Dispatcher:
         """Hold the host's due rows in the database until `until`, out of the due query (one write
         queued per host at a time; a later target or rows that came due meanwhile get another)."""
         b.held_until = max(b.held_until, until)
+        self._refresh = True  # the host's rows are (about to be) held: read what is due again
         if not b.holding:
             b.holding = True
             self._background_write(self._write_hold(host, b))
@@ -282,7 +350,7 @@ class Dispatcher:
             log.exception("outbox dispatcher: holding deliveries to %s failed", host)
         finally:
             b.holding = False
-            self._wakeup.set()  # the due query's window changed
+            self.wake()  # the due query's window changed
 
     async def _write_release(self, host: str, held_until: float) -> None:
         assert self._writer is not None
@@ -291,7 +359,7 @@ class Dispatcher:
             await self._writer.run(lambda c: store.release_host(c, host, now=now, held_until=held_until))
         except apsw.Error:  # they are attempted when their hold ends
             log.exception("outbox dispatcher: releasing deliveries to %s failed", host)
-        self._wakeup.set()
+        self.wake()
 
     def _background_write(self, coro: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(coro)
@@ -317,6 +385,7 @@ class Dispatcher:
                 )
                 held_until = b.held_until
                 b.open_until, b.probe, b.opens, b.held_until = None, None, 0, 0.0
+                self._refresh = True
                 self._background_write(self._write_release(host, held_until))
             return
         self._answered.pop(host, None)
@@ -342,19 +411,18 @@ class Dispatcher:
         # else: an attempt started before the circuit opened; the host is already held
 
     async def _attempt(self, d: store.Delivery, host: str) -> None:
+        sending = True
         try:
             ok, status, error = await self._post(d)
             # a channel may judge its own answers (SMTP: a refused recipient is not a relay failure)
             judge = getattr(self.channels.get(d.channel), "host_failure", host_failure)
             self._note(host, d.id, ok, status, error, judge(ok, status))
-            assert self._writer is not None
-            done_at = self.clock()
+            # The answer is in: its slot and host cap are free for the next attempt while the outcome
+            # waits for its commit (the row stays in _inflight until then, so it is not launched again).
+            sending = False
+            self._sent(d.id, host)
             try:
-                outcome = await self._writer.run(
-                    lambda c: store.record_attempt(
-                        c, d.id, ok=ok, status=status, error=error, now=done_at, delays=RETRY_DELAYS
-                    )
-                )
+                outcome = await self._record((d.id, ok, status, error, self.clock()))
             except apsw.Error:  # the row stays pending: attempted again (at least once)
                 log.exception("outbox dispatcher: recording attempt of %s failed", d.event_id)
                 return
@@ -363,19 +431,57 @@ class Dispatcher:
             elif outcome == "dead_letter":
                 log.warning("%s delivery %s to %s is a dead letter: %s", d.channel, d.event_id, d.url, error)
         finally:
+            if sending:
+                self._sent(d.id, host)
             self._inflight.pop(d.id, None)
-            _host, unproven = self._inflight_hosts.pop(d.id, (host, False))
-            self._unproven -= unproven
-            b = self.breakers.get(host)
-            if b is not None and b.probe == d.id:  # the probe ended without an outcome (cancelled): send another
-                b.probe = None
-            self._hosts[host] -= 1
-            if self._hosts[host] <= 0:
-                del self._hosts[host]
-                b = self.breakers.get(host)
-                if b is not None and self._known_healthy(host) and not b.holding:
-                    del self.breakers[host]  # idle and healthy: nothing worth remembering
+            self._inflight_hosts.pop(d.id, None)
             self._wakeup.set()  # a slot is free
+
+    def _sent(self, row_id: int, host: str) -> None:
+        """An attempt is off the wire (answered, failed or cancelled): free its slot and host cap."""
+        self._sending -= 1
+        if self._due_more and host not in self._due_hosts:
+            self._refresh = True  # none of its rows left in `_due`, more may be due past it: read them
+        _host, unproven = self._inflight_hosts.get(row_id, (host, False))
+        self._unproven -= unproven
+        b = self.breakers.get(host)
+        if b is not None and b.probe == row_id:  # the probe ended without an outcome (cancelled): send another
+            b.probe = None
+        self._hosts[host] -= 1
+        if self._hosts[host] <= 0:
+            del self._hosts[host]
+            b = self.breakers.get(host)
+            if b is not None and self._known_healthy(host) and not b.holding:
+                del self.breakers[host]  # idle and healthy: nothing worth remembering
+        self._wakeup.set()  # a slot is free
+
+    async def _record(self, outcome: store.Outcome) -> str | None:
+        """Commit one attempt's outcome; returns the row's new status (None: it was not pending). The
+        outcomes that arrive while the writer is busy (the previous group's fsync) share one write item
+        (store.record_attempts): one read and an executemany instead of a transaction step per row."""
+        assert self._writer is not None
+        batch = self._outcomes
+        if batch is None:
+            batch = self._outcomes = []
+            task = asyncio.ensure_future(self._writer.run(lambda c: self._write_outcomes(c, batch)))
+            task.add_done_callback(lambda f: self._outcomes_done(f, batch))
+            self._outcomes_written = task
+        batch.append(outcome)
+        written = self._outcomes_written
+        assert written is not None
+        # shielded: an attempt cancelled by stop() must not cancel the write of the others' outcomes
+        return (await asyncio.shield(written)).get(outcome[0])
+
+    def _write_outcomes(self, conn: apsw.Connection, batch: list[store.Outcome]) -> dict[int, str]:
+        if self._outcomes is batch:
+            self._outcomes = None  # closed: outcomes from now on go to the next write
+        return store.record_attempts(conn, batch, delays=RETRY_DELAYS)
+
+    def _outcomes_done(self, written: asyncio.Future[dict[int, str]], batch: list[store.Outcome]) -> None:
+        if self._outcomes is batch:  # the write failed before it ran (BEGIN): the next outcomes get a new one
+            self._outcomes = None
+        if not written.cancelled():
+            written.exception()  # retrieved: every waiter may have been cancelled
 
     async def _post(self, d: store.Delivery) -> Attempt:
         """One attempt through the row's channel: (success, status or None, error text or None)."""

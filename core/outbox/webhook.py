@@ -24,6 +24,9 @@ class WebhookChannel:
         self.allow_private = allow_private
         self.timeout = timeout
         self._http: aiohttp.ClientSession | None = None
+        #: URLs that passed check_url_static (a pure function of the URL and allow_private: no DNS, so
+        #: its answer cannot change; the resolver still checks every connection's addresses).
+        self._checked: set[str] = set()
 
     async def start(self, concurrency: int) -> None:
         connector = aiohttp.TCPConnector(resolver=webhooks.PinnedResolver(self.allow_private), limit=concurrency)
@@ -42,7 +45,11 @@ class WebhookChannel:
     async def send(self, d: Delivery, now: float) -> Attempt:
         assert self._http is not None, "start() the channel first"
         try:
-            webhooks.check_url_static(d.url, self.allow_private)
+            if d.url not in self._checked:
+                webhooks.check_url_static(d.url, self.allow_private)
+                if len(self._checked) >= 10_000:
+                    self._checked.clear()
+                self._checked.add(d.url)
             headers = {
                 "Content-Type": "application/json",
                 "X-Service-Signature": webhooks.sign_service(d.body, d.secret),

@@ -18,7 +18,7 @@ import json
 import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import apsw
 
@@ -26,9 +26,9 @@ import apsw
 MAX_ERROR = 500
 
 
-@dataclass(frozen=True)
-class Delivery:
-    """A row as the dispatcher needs it (with the secret and body: never shown to anyone)."""
+class Delivery(NamedTuple):
+    """A row as the dispatcher needs it (with the secret and body: never shown to anyone). A named
+    tuple, not a dataclass: the dispatcher builds one per due row it reads, about four times cheaper."""
 
     id: int
     event_id: str
@@ -150,6 +150,10 @@ def next_due_at(conn: apsw.Connection) -> float | None:
     return None if row[0][0] is None else float(row[0][0])
 
 
+#: One attempt's outcome as record_attempts takes it: (row id, success, status, error text, time).
+Outcome = tuple[int, bool, int | None, str | None, float]
+
+
 def record_attempt(
     conn: apsw.Connection,
     id: int,
@@ -164,26 +168,52 @@ def record_attempt(
     Success: delivered, the secret cleared. Failure: attempts + 1 and the next attempt scheduled
     `delays[attempts]` later, or dead_letter after the last one. Either way no longer held
     (held_since counts a hold from the row's last attempt)."""
-    row = _rows(conn, "SELECT attempts FROM outbox WHERE id = ? AND status = 'pending'", (id,))
-    if not row:
-        return None
-    attempts = int(row[0][0]) + 1
-    cut = None if error is None else error[:MAX_ERROR]
-    if ok:
-        conn.execute(
+    return record_attempts(conn, [(id, ok, status, error, now)], delays=delays).get(id)
+
+
+def record_attempts(conn: apsw.Connection, outcomes: Sequence[Outcome], *, delays: Sequence[float]) -> dict[int, str]:
+    """`record_attempt` for many attempts (of distinct rows) at once: one read of their attempt counts
+    and one executemany per kind of outcome. Returns each recorded row's new status by id (a row that
+    was not pending is left out)."""
+    ids = [o[0] for o in outcomes]
+    # the ids drive the join (CROSS JOIN keeps that order): one rowid lookup each, where
+    # "id IN (SELECT value FROM json_each(?)) AND status = 'pending'" walked every pending row's index entry
+    found = _rows(
+        conn,
+        "SELECT o.id, o.attempts FROM json_each(?) AS j CROSS JOIN outbox AS o ON o.id = j.value"
+        " WHERE o.status = 'pending'",
+        (json.dumps(ids),),
+    )
+    pending: dict[int, int] = {int(i): int(n) for i, n in found}
+    delivered: list[tuple[int, int | None, float, int]] = []
+    failed: list[tuple[str, int, float, int | None, str | None, int]] = []
+    result: dict[int, str] = {}
+    for id, ok, status, error, now in outcomes:
+        if id not in pending:
+            continue
+        attempts = pending[id] + 1
+        if ok:
+            delivered.append((attempts, status, now, id))
+            result[id] = "delivered"
+            continue
+        delay = delays[attempts] if attempts < len(delays) else None
+        new_status = "pending" if delay is not None else "dead_letter"
+        cut = None if error is None else error[:MAX_ERROR]
+        failed.append((new_status, attempts, now + delay if delay is not None else now, status, cut, id))
+        result[id] = new_status
+    if delivered:
+        conn.executemany(
             "UPDATE outbox SET status = 'delivered', secret = '', attempts = ?, last_status = ?,"
             " last_error = NULL, delivered_at = ?, held_since = NULL WHERE id = ?",
-            (attempts, status, now, id),
+            delivered,
         )
-        return "delivered"
-    delay = delays[attempts] if attempts < len(delays) else None
-    new_status = "pending" if delay is not None else "dead_letter"
-    conn.execute(
-        "UPDATE outbox SET status = ?, attempts = ?, next_attempt_at = ?, last_status = ?,"
-        " last_error = ?, held_since = NULL WHERE id = ?",
-        (new_status, attempts, now + delay if delay is not None else now, status, cut, id),
-    )
-    return new_status
+    if failed:
+        conn.executemany(
+            "UPDATE outbox SET status = ?, attempts = ?, next_attempt_at = ?, last_status = ?,"
+            " last_error = ?, held_since = NULL WHERE id = ?",
+            failed,
+        )
+    return result
 
 
 def dead_letters(conn: apsw.Connection) -> list[DeliveryStatus]:

@@ -325,6 +325,72 @@ def test_many_deliveries_each_exactly_once(tmp_path: Path) -> None:
     run(body)
 
 
+def test_answered_rows_wait_for_their_commit_owned_and_each_goes_out_once(tmp_path: Path) -> None:
+    """An answered attempt frees its slot at once, but its row stays the attempt's until the outcome
+    commits: while another process holds the write lock, the polls that re-read the due rows (still
+    pending) send none of them again, and at most 2 x concurrency rows go out unrecorded."""
+
+    async def body() -> None:
+        clock, conn = Clock(), connect(tmp_path / "w.db")
+        async with receiver(clock) as rx, running(tmp_path / "w.db", clock, concurrency=4, poll_interval=0.02) as d:
+            with transaction(conn):
+                ids = [
+                    outbox.enqueue_webhook(
+                        conn, event="e", source=f"order:o{i}", url=rx.url, secret=SECRET, payload={"i": i}, now=T0
+                    )
+                    for i in range(30)
+                ]
+            blocker = connect(tmp_path / "w.db")
+            blocker.execute("BEGIN IMMEDIATE")  # the dispatcher's outcome writes wait for this lock
+            try:
+                d.wake()
+                await until(lambda: len(rx.hits) >= 8)
+                await asyncio.sleep(0.3)  # a dozen polls, each reading the 30 rows as pending
+                assert len(rx.hits) == 8 and d.delivered == 0 and len(d._inflight) == 8
+                assert len({h.headers["webhook-id"] for h in rx.hits}) == 8
+            finally:
+                blocker.execute("COMMIT")
+            await until(lambda: d.delivered == 30)
+            assert sorted(h.headers["webhook-id"] for h in rx.hits) == sorted(ids)
+            assert all(status_of(conn, e).status == "delivered" for e in ids)
+
+    run(body)
+
+
+def test_a_host_whose_read_rows_ran_out_reads_more_at_once_past_a_slow_hosts_rows(tmp_path: Path) -> None:
+    """A freed slot launches from the rows already read; when they hold none of its host's rows but
+    more are due past them, it reads again at once (no poll here: poll_interval is an hour), not only
+    once a slow host's rows at its cap are gone."""
+
+    async def body() -> None:
+        clock, conn = Clock(), connect(tmp_path / "w.db")
+        async with receiver(clock) as fast, receiver(clock) as slow:
+            options = {"concurrency": 4, "per_host": 2, "poll_interval": 3600}
+            async with running(tmp_path / "w.db", clock, **options) as d:
+                enqueue(conn, slow.url, T0, source="order:s0")
+                d.wake()
+                await until(lambda: d.delivered == 1)  # the slow host answered once: known healthy
+                slow.delay = 3.0
+                with transaction(conn):
+                    for i in range(10):  # queued first: the first read's page (4 x 8 rows) starts with them
+                        outbox.enqueue_webhook(
+                            conn, event="e", source=f"order:s{i + 1}", url=slow.url, secret=SECRET, payload={}, now=T0
+                        )
+                    fast_ids = [
+                        outbox.enqueue_webhook(
+                            conn, event="e", source=f"order:f{i}", url=fast.url, secret=SECRET, payload={}, now=T0
+                        )
+                        for i in range(60)
+                    ]
+                d.wake()
+                # 60 fast deliveries, 2 at a time, while the slow host holds its 2 slots for 3 s each
+                await until(lambda: len(fast.hits) == 60, timeout=2.5)
+                assert sorted(h.headers["webhook-id"] for h in fast.hits) == sorted(fast_ids)
+                assert len(slow.hits) == 1 + 2
+
+    run(body)
+
+
 def test_mounted_dispatcher_is_woken_by_a_handler_after_its_commit(tmp_path: Path) -> None:
     async def body() -> None:
         clock = Clock()

@@ -309,6 +309,40 @@ def test_enqueue_stores_compact_body_due_at_once_and_rolls_back_with_its_transac
         outbox.encode_body({"x": float("nan")})
 
 
+def test_record_attempts_records_many_outcomes_in_one_call_as_record_attempt_does_each(tmp_path: Path) -> None:
+    conn = connect(tmp_path / "w.db")
+    ok_id, retry_id, last_id, done_id = (_enqueue(conn, source=f"order:o{i}") for i in range(4))
+    rows = {d.event_id: d.id for d in store.due(conn, T0, 10)}
+    with transaction(conn):
+        conn.execute("UPDATE outbox SET attempts = 5 WHERE id = ?", (rows[last_id],))  # its last attempt next
+        store.record_attempt(conn, rows[done_id], ok=True, status=200, error=None, now=T0, delays=outbox.RETRY_DELAYS)
+        recorded = store.record_attempts(
+            conn,
+            [
+                (rows[ok_id], True, 204, None, T0 + 1),
+                (rows[retry_id], False, 503, "HTTP 503", T0 + 2),
+                (rows[last_id], False, None, "y" * 900, T0 + 3),
+                (rows[done_id], True, 200, None, T0 + 4),  # not pending any more: left out, unchanged
+            ],
+            delays=outbox.RETRY_DELAYS,
+        )
+    assert recorded == {rows[ok_id]: "delivered", rows[retry_id]: "pending", rows[last_id]: "dead_letter"}
+    st = {e: store.get_status(conn, e) for e in (ok_id, retry_id, last_id, done_id)}
+    assert all(v is not None for v in st.values())
+    ok, retry, last, done = (st[e] for e in (ok_id, retry_id, last_id, done_id))
+    assert ok is not None and (ok.status, ok.attempts, ok.last_status, ok.delivered_at) == ("delivered", 1, 204, T0 + 1)
+    assert retry is not None and (retry.status, retry.attempts, retry.next_attempt_at, retry.last_error) == (
+        "pending",
+        1,
+        T0 + 2 + 60,
+        "HTTP 503",
+    )
+    assert last is not None and (last.status, last.attempts, last.last_error) == ("dead_letter", 6, "y" * 500)
+    assert done is not None and (done.status, done.attempts, done.delivered_at) == ("delivered", 1, T0)
+    secrets = conn.execute("SELECT event_id, secret FROM outbox ORDER BY id").fetchall()
+    assert [s for _, s in secrets] == ["", "sekrit", "sekrit", ""]  # cleared once delivered
+
+
 def test_record_attempt_follows_the_schedule_to_dead_letter_and_reset(tmp_path: Path) -> None:
     conn = connect(tmp_path / "w.db")
     event_id = _enqueue(conn)
