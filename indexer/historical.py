@@ -24,7 +24,7 @@ import apsw
 
 from core.store import projections, reorg
 from core.store.projections import Event, Subscriber
-from indexer.decode import Decoder, LogRow, in_chain_order, log_rows
+from indexer.decode import Decoder, in_chain_order, parse_logs, raw_block_number
 from indexer.followers import FinalEvents
 from indexer.progress import Progress, Snapshot
 from indexer.rpc import RpcClient, RpcError, RpcUnavailable, is_range_error, parse_reply, suggested_range
@@ -35,10 +35,6 @@ log = logging.getLogger("agentledger.indexer")
 
 def _block_of(log: dict[str, Any]) -> int:
     return int(log["blockNumber"], 16)
-
-
-def _row_block_of(row: LogRow) -> int:
-    return int(row[4], 16)
 
 
 @dataclass
@@ -278,9 +274,9 @@ class Historical:
         if item.body is None:
             assert item.logs is not None
             events = self.decoder.decode_all(item.logs)
-        elif (rows := log_rows(item.body)) is not None:  # the common shape, without a dict per log
-            _settle(loop, item.parsed, RangeSizer.measure(rows, item.start, item.stop, _row_block_of))
-            events = self.decoder.decode_rows(rows)
+        elif (raw := parse_logs(item.body)) is not None:  # the common case, without a dict per log
+            _settle(loop, item.parsed, RangeSizer.measure(raw, item.start, item.stop, raw_block_number))
+            events = self.decoder.decode_logs(raw)
         else:
             try:
                 logs = parse_reply(item.body)
