@@ -40,8 +40,9 @@ EVENT_COLUMNS = 8
 
 
 Subscriber = Callable[[apsw.Connection, int, Event], None]
-#: A handler turns one event into one SQL statement and its parameters; consecutive statements
-#: with the same SQL are run as one executemany (the backfill's hot path).
+#: A handler turns one event into one SQL statement and its parameters, on one table; a batch's
+#: statements run table by table, consecutive ones with the same SQL as one executemany (the
+#: backfill's hot path). A handler's SQL must read and write only its own table.
 Statement = tuple[str, tuple[Any, ...]]
 Handler = Callable[[int, Event, dict[str, Any]], Statement]
 
@@ -360,7 +361,8 @@ def apply_events(
 
 
 class _Pending:
-    """Statements not yet run, in order; consecutive ones with the same SQL run as one executemany.
+    """Statements not yet run, in order; `flush` runs them table by table, consecutive ones with the
+    same SQL as one executemany.
 
     An overwrite (see OVERWRITES) replaces the earlier overwrite of the same kind on the same row and
     moves to the end: running each kind's last write, in the order of those last writes, leaves every
@@ -386,19 +388,31 @@ class _Pending:
         self.statements.append((sql, params))
 
     def flush(self, conn: apsw.Connection) -> None:
-        batch_sql = ""
-        batch: list[tuple[Any, ...]] = []
+        """Run the statements table by table (each table's in their order), consecutive ones with the
+        same SQL as one executemany. Statements on different tables are independent (the handlers'
+        SQL reads and writes only its own table, and the undo journal restores each row on its own),
+        as the overwrites' reordering already relies on; a hire cycle interleaves three tables per
+        event, which run one at a time made one executemany of one row per event."""
+        by_table: dict[str, list[Statement]] = {}
         for statement in self.statements:
-            if statement is None:
-                continue
-            sql, params = statement
-            if sql != batch_sql:
-                if batch:
-                    conn.executemany(batch_sql, batch)
-                batch_sql, batch = sql, []
-            batch.append(params)
-        if batch:
-            conn.executemany(batch_sql, batch)
+            if statement is not None:
+                table = _tables.get(statement[0]) or _table_of(statement[0])
+                queued = by_table.get(table)
+                if queued is None:
+                    by_table[table] = [statement]
+                else:
+                    queued.append(statement)
+        for queued in by_table.values():
+            batch_sql = ""
+            batch: list[tuple[Any, ...]] = []
+            for sql, params in queued:
+                if sql != batch_sql:
+                    if batch:
+                        conn.executemany(batch_sql, batch)
+                    batch_sql, batch = sql, []
+                batch.append(params)
+            if batch:
+                conn.executemany(batch_sql, batch)
         self.statements.clear()
         self.overwrites.clear()
 
