@@ -347,7 +347,9 @@ def test_a_database_locked_past_the_busy_timeout_fails_a_step_not_the_indexer(sn
             other.execute("ROLLBACK")
             other.close()
             for _ in range(300):
-                if ix.status.seen >= head:
+                # `seen` moves when the range commits (in the COMMIT's thread), the error clears when the
+                # step returns, a moment later: wait for both
+                if ix.status.seen >= head and ix.status.last_error == "":
                     break
                 await asyncio.sleep(0.02)
             assert ix.status.seen >= head and not task.done() and ix.status.last_error == ""
