@@ -305,40 +305,39 @@ class Historical:
                 start = stop + 1
 
         self._checkpointer.attach()
-        producer = asyncio.create_task(produce())
-        try:
-            while True:
-                get = asyncio.ensure_future(ready.get())
-                await asyncio.wait([get, producer], return_when=asyncio.FIRST_COMPLETED)
-                if not get.done():  # the producer ended (done, or an error) with nothing queued
-                    get.cancel()
-                    producer.result()
-                    return
-                item = get.result()
-                n_events = await asyncio.to_thread(self._commit_range, item, loop, head, final)
-                if n_events is not None:
-                    progress.events += n_events
-                    snapshot = progress.snapshot(item.stop, final)
-                    self._progress_done = snapshot.done
-                    if self.progress is not None:
-                        self.progress(snapshot)
-        finally:
-            producer.cancel()
-            with contextlib.suppress(BaseException):
-                await producer
-            # The last range's COMMIT: done (and its error raised) before the connection is used again.
-            await asyncio.shield(asyncio.to_thread(self._wait_commit))
-            self._checkpointer.detach()
+        # the cyclic GC paused for the whole step, not range by range: re-enabled between two ranges it
+        # collected the range just built (10,000s of young tuples) at once, on the critical path
+        with _no_cyclic_gc():
+            producer = asyncio.create_task(produce())
+            try:
+                while True:
+                    get = asyncio.ensure_future(ready.get())
+                    await asyncio.wait([get, producer], return_when=asyncio.FIRST_COMPLETED)
+                    if not get.done():  # the producer ended (done, or an error) with nothing queued
+                        get.cancel()
+                        producer.result()
+                        return
+                    item = get.result()
+                    n_events = await asyncio.to_thread(self._commit_range, item, loop, head, final)
+                    if n_events is not None:
+                        progress.events += n_events
+                        snapshot = progress.snapshot(item.stop, final)
+                        self._progress_done = snapshot.done
+                        if self.progress is not None:
+                            self.progress(snapshot)
+            finally:
+                producer.cancel()
+                with contextlib.suppress(BaseException):
+                    await producer
+                # The last range's COMMIT: done (and its error raised) before the connection is used again.
+                await asyncio.shield(asyncio.to_thread(self._wait_commit))
+                self._checkpointer.detach()
 
     def _commit_range(self, item: _Range, loop: asyncio.AbstractEventLoop, head: int, final: int) -> int | None:
         """Worker thread: parse the range's reply and hand the logs to the producer, decode them
         (meanwhile the previous range's COMMIT finishes in its own thread: SQLite runs it without
         the GIL), then write the range and leave its COMMIT running (`_commit`). None: the node
         refused the range (the producer retries it)."""
-        with _no_cyclic_gc():
-            return self._write_range(item, loop, head, final)
-
-    def _write_range(self, item: _Range, loop: asyncio.AbstractEventLoop, head: int, final: int) -> int | None:
         if item.body is None:
             assert item.logs is not None
             events = self.decoder.decode_all(item.logs)
@@ -399,11 +398,13 @@ class Historical:
 
 @contextlib.contextmanager
 def _no_cyclic_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a range is built: it makes some five tuples per log,
-    all alive until the range is written, and the collector's default thresholds ran it hundreds of
-    times per 10,000 logs, each pass over every object still alive (measured: a seventh of the
-    worker's time). Reference counting still frees everything at once; cycles made meanwhile (by
-    any thread) wait until the range is written. Nested or concurrent users leave it on if it was."""
+    """Pause the cyclic garbage collector while a backfill step runs (at most `max_ranges` ranges): a
+    range makes a few tuples per log, all alive until the range is written, and the collector's
+    default thresholds ran it hundreds of times per 10,000 logs, each pass over every object still
+    alive (measured: a seventh of the worker's time); paused range by range instead, it collected
+    each range's young objects at once between two ranges (10-20 ms a range, on the critical path).
+    Reference counting still frees everything at once; cycles made meanwhile (by any thread) wait
+    until the step ends. Nested or concurrent users leave it on if it was."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
