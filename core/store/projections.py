@@ -347,16 +347,22 @@ def apply_events(
         [e[:EVENT_COLUMNS] for e in events],
     )
     pending = _Pending()
+    add = pending.add_statement
+    routes = _HANDLER_OF
+    # subscribers by (contract, event name), the key the routes use: no "Contract.Event" string per event
+    subscribed = {tuple(k.split(".", 1)): v for k, v in subscribers.items() if v} if subscribers else None
     for e in events:
-        route = _HANDLER_OF.get((e.contract, e.name))
+        kind = (e.contract, e.name)
+        route = routes.get(kind)
         if route is not None:
-            sql, params = route[0](chain_id, e, e.args)
-            pending.add(sql, params, route[1])
-        subs = subscribers.get(e.key) if subscribers else None
-        if subs:
-            pending.flush(conn)  # a subscriber sees the projections as of its own event
-            for sub in subs:
-                sub(conn, chain_id, e)
+            statement = route[0](chain_id, e, e.args)
+            add(statement, route[1], _tables.get(statement[0]) or _table_of(statement[0]))
+        if subscribed:
+            subs = subscribed.get(kind)
+            if subs:
+                pending.flush(conn)  # a subscriber sees the projections as of its own event
+                for sub in subs:
+                    sub(conn, chain_id, e)
     pending.flush(conn)
 
 
@@ -371,21 +377,34 @@ class _Pending:
     its row; a statement reading a column must see the writes before it)."""
 
     def __init__(self) -> None:
-        self.statements: list[Statement | None] = []  # None: replaced by a later overwrite
-        self.overwrites: dict[tuple[str, tuple[Any, ...], int], int] = {}  # -> index in statements
+        #: each table's statements in order (None: replaced by a later overwrite), tables in the order
+        #: they were first written
+        self.tables: dict[str, list[Statement | None]] = {}
+        self.overwrites: dict[tuple[str, tuple[Any, ...], int], int] = {}  # -> index in its table's list
         self.generation: dict[str, int] = {}  # table -> statements that pinned its overwrites so far
 
+    @property
+    def statements(self) -> list[Statement | None]:
+        """Every queued statement, table by table (the order `flush` runs them in)."""
+        return [statement for queued in self.tables.values() for statement in queued]
+
     def add(self, sql: str, params: tuple[Any, ...], overwrite: bool) -> None:
+        self.add_statement((sql, params), overwrite, _table_of(sql))
+
+    def add_statement(self, statement: Statement, overwrite: bool, table: str) -> None:
+        """`add` for a statement on `table` (the one its SQL writes)."""
+        queued = self.tables.get(table)
+        if queued is None:
+            queued = self.tables[table] = []
         if overwrite:
-            key = (sql, params[-2:], self.generation.get(_table_of(sql), 0))
+            key = (statement[0], statement[1][-2:], self.generation.get(table, 0))
             replaced = self.overwrites.get(key)
             if replaced is not None:
-                self.statements[replaced] = None
-            self.overwrites[key] = len(self.statements)
+                queued[replaced] = None
+            self.overwrites[key] = len(queued)
         elif self.overwrites:  # later overwrites of this table get keys that no earlier one has
-            table = _table_of(sql)
             self.generation[table] = self.generation.get(table, 0) + 1
-        self.statements.append((sql, params))
+        queued.append(statement)
 
     def flush(self, conn: apsw.Connection) -> None:
         """Run the statements table by table (each table's in their order), consecutive ones with the
@@ -393,19 +412,13 @@ class _Pending:
         SQL reads and writes only its own table, and the undo journal restores each row on its own),
         as the overwrites' reordering already relies on; a hire cycle interleaves three tables per
         event, which run one at a time made one executemany of one row per event."""
-        by_table: dict[str, list[Statement]] = {}
-        for statement in self.statements:
-            if statement is not None:
-                table = _tables.get(statement[0]) or _table_of(statement[0])
-                queued = by_table.get(table)
-                if queued is None:
-                    by_table[table] = [statement]
-                else:
-                    queued.append(statement)
-        for queued in by_table.values():
+        for queued in self.tables.values():
             batch_sql = ""
             batch: list[tuple[Any, ...]] = []
-            for sql, params in queued:
+            for statement in queued:
+                if statement is None:
+                    continue
+                sql, params = statement
                 if sql != batch_sql:
                     if batch:
                         conn.executemany(batch_sql, batch)
@@ -413,7 +426,7 @@ class _Pending:
                 batch.append(params)
             if batch:
                 conn.executemany(batch_sql, batch)
-        self.statements.clear()
+        self.tables.clear()
         self.overwrites.clear()
 
 
