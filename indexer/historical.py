@@ -329,9 +329,11 @@ class Historical:
                 producer.cancel()
                 with contextlib.suppress(BaseException):
                     await producer
-                # The last range's COMMIT: done (and its error raised) before the connection is used again.
-                await asyncio.shield(asyncio.to_thread(self._wait_commit))
-                self._checkpointer.detach()
+                try:
+                    # The last range's COMMIT: done (and its error raised) before the connection is used again.
+                    await asyncio.shield(asyncio.to_thread(self._wait_commit))
+                finally:
+                    self._checkpointer.detach()
 
     def _commit_range(self, item: _Range, loop: asyncio.AbstractEventLoop, head: int, final: int) -> int | None:
         """Worker thread: parse the range's reply and hand the logs to the producer, decode them
