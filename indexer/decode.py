@@ -3,19 +3,18 @@
 web3's process_log manages about 1,400 events/s here. This decoder compiles one straight-line
 function per event from the ABI that slices static fields out of the topic and data hex (eth_abi
 only for events with dynamic fields, i.e. strings), caches checksummed addresses, and builds each
-Event as a named tuple. `log_rows` reads an eth_getLogs reply straight into the fields decoding
-needs, without a dict per log; `Decoder.decode_rows` decodes those rows.
+Event as a named tuple. `parse_logs` reads an eth_getLogs reply's bytes straight into RawLog
+structs (msgspec, in C: no dict per log, only the fields decoding needs); `Decoder.decode_logs`
+decodes those.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
-import re
-import secrets
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple, cast
+from typing import Any
 
+import msgspec
 from eth_abi.abi import decode as abi_decode
 from eth_utils.address import to_checksum_address
 from web3 import Web3
@@ -50,8 +49,8 @@ def checksum(raw_hex40: str) -> str:
 def _word_expr(abi_type: str, word: str) -> str:
     """Python source decoding one 32-byte word, given `word`: the source of a 64-hex-digit string
     (int() takes the "0x" of a whole topic too, so topics need no slicing for numbers)."""
-    if abi_type == "address":
-        return f"_address({word}[-40:])"
+    if abi_type == "address":  # the cache inline: a call per address costs a fifth of a PriceSet
+        return f"(_cached({word}[-40:]) or _checksum({word}[-40:]))"
     if abi_type == "bool":
         return f"({word}[-1] != '0')"
     if abi_type.startswith("uint"):
@@ -63,10 +62,6 @@ def _word_expr(abi_type: str, word: str) -> str:
     raise ValueError(f"no fast decoder for {abi_type}")
 
 
-def _address(body: str) -> str:
-    return _address_cache.get(body) or checksum(body)
-
-
 def _signed(v: int) -> int:
     return v - (1 << 256) if v >= 1 << 255 else v
 
@@ -75,9 +70,12 @@ def _is_static_word(abi_type: str) -> bool:
     return abi_type in ("address", "bool", "bytes32") or abi_type.startswith(("uint", "int"))
 
 
-#: (topics, data, blockHash, blockNumber, transactionHash, logIndex, topics joined by commas) -> Event:
-#: one per event of our ABIs, the hex fields as the node spelt them.
-Maker = Callable[[list[str], str, str, str, str, str, str], Event]
+#: (topics, data, blockHash, block number, transactionHash, log index, topics joined by commas) -> Event:
+#: one per event of our ABIs, the hex fields as the node spelt them, the two numbers as ints.
+Maker = Callable[[list[str], str, str, int, str, int, str], Event]
+
+#: Log indexes as nodes spell them ("0x1f"), read without int(): a log index recurs in every block.
+_LOG_INDEXES = {hex(i): i for i in range(4096)}
 
 
 def _compile(
@@ -96,7 +94,8 @@ def _compile(
     else:
         args = "{" + ", ".join(items) + (", " if items else "") + "**_slow(d)}"
     namespace: dict[str, Any] = {
-        "_address": _address,
+        "_cached": _address_cache.get,
+        "_checksum": checksum,
         "_signed": _signed,
         "_slow": slow,
         "_new": tuple.__new__,
@@ -104,7 +103,7 @@ def _compile(
     }
     source = (
         "def make(t, d, bh, bn, th, li, joined):\n"
-        f"    return _new(_Event, (int(bn, 16), bh, th, int(li, 16), {contract!r}, {name!r}, joined, d, {args}))\n"
+        f"    return _new(_Event, (bn, bh, th, li, {contract!r}, {name!r}, joined, d, {args}))\n"
     )
     exec(source, namespace)  # noqa: S102 (source built from our ABI above)
     fn: Maker = namespace["make"]
@@ -179,26 +178,32 @@ class Decoder:
             topics,
             log["data"],
             log["blockHash"],
-            log["blockNumber"],
+            int(log["blockNumber"], 16),
             log["transactionHash"],
-            log["logIndex"],
+            int(log["logIndex"], 16),
             ",".join(topics),
         )
 
-    def decode_rows(self, rows: Iterable[LogRow]) -> list[Event]:
-        """Decode the rows of `log_rows` (the same as `decode_all` on the parsed logs)."""
-        lookup, by_address = self._lookup, self._by_address
+    def decode_logs(self, logs: Iterable[RawLog]) -> list[Event]:
+        """Decode the logs of `parse_logs` (the same as `decode_all` on the same logs as dicts)."""
+        lookup, by_address, log_indexes = self._lookup, self._by_address, _LOG_INDEXES
         out: list[Event] = []
         append = out.append
-        for address, quoted_topics, data, block_hash, block_number, tx_hash, log_index in rows:
+        block_hex, block = "", 0  # the last block number read: logs come block by block
+        for log in logs:
+            address, topics = log.address, log.topics
             specs = lookup.get(address) or by_address.get(address.lower())
-            if specs is None or not quoted_topics:
+            if specs is None or not topics or log.removed:
                 continue
-            joined = quoted_topics.replace('"', "")
-            topics = joined.split(",")
             make = specs.get(topics[0])
             if make is not None:
-                append(make(topics, data, block_hash, block_number, tx_hash, log_index, joined))
+                if log.blockNumber != block_hex:
+                    block_hex = log.blockNumber
+                    block = int(block_hex, 16)
+                index = log_indexes.get(log.logIndex)
+                if index is None:
+                    index = int(log.logIndex, 16)
+                append(make(topics, log.data, log.blockHash, block, log.transactionHash, index, ",".join(topics)))
         return out
 
     def decode_all(self, logs: Iterable[dict[str, Any]]) -> list[Event]:
@@ -206,104 +211,47 @@ class Decoder:
         return [ev for log in logs if not log.get("removed") and (ev := decode(log)) is not None]
 
 
-# ---- eth_getLogs replies straight to rows ---------------------------------------------------------
-
-#: (address, topics as in the reply: quoted and comma-separated, data, blockHash, blockNumber,
-#: transactionHash, logIndex): what decoding needs from a log, as the node spelt it.
-LogRow = tuple[str, str, str, str, str, str, str]
-
-_HEX = "0x[0-9a-fA-F]*"
-_WORD = "0x[0-9a-fA-F]{64}"
-_FIELDS = {  # JSON value patterns; the seven fields of a LogRow are captured under their names
-    "address": '"(?P<address>0x[0-9a-fA-F]{40})"',
-    "topics": f'\\[(?P<topics>(?:"{_WORD}"(?:,"{_WORD}")*)?)\\]',
-    "data": f'"(?P<data>{_HEX})"',
-    "blockHash": f'"(?P<blockHash>{_WORD})"',
-    "blockNumber": f'"(?P<blockNumber>{_HEX})"',
-    "transactionHash": f'"(?P<transactionHash>{_WORD})"',
-    "logIndex": f'"(?P<logIndex>{_HEX})"',
-    "transactionIndex": f'"{_HEX}"',
-    "blockTimestamp": f'"{_HEX}"',
-    "removed": "false",
-}
-_ROW_FIELDS = ("address", "topics", "data", "blockHash", "blockNumber", "transactionHash", "logIndex")
+# ---- eth_getLogs replies straight to structs --------------------------------------------------------
 
 
-class _Shape(NamedTuple):
-    """How to read the logs of one key order: `log` matches one log object and captures its row
-    fields; `order[i]` is the group (1-based) of LogRow field i."""
+class RawLog(msgspec.Struct, gc=False):
+    """The fields of a JSON-RPC log object that decoding needs, as the node spelt them (others are
+    skipped unread). Not tracked by the cyclic GC: it holds only strings and a list of strings."""
 
-    log: re.Pattern[str]
-    order: tuple[int, ...]
-
-
-_shapes: dict[tuple[str, ...], _Shape | None] = {}
-
-
-def _shape(keys: tuple[str, ...]) -> _Shape | None:
-    """The pattern for compact log objects with exactly these keys in this order (nodes differ in
-    order, and each keeps its own), or None if a key is unknown or a row field is missing."""
-    if keys not in _shapes:
-        shape = None
-        if set(_ROW_FIELDS) <= set(keys) <= set(_FIELDS) and len(set(keys)) == len(keys):
-            found = [k for k in keys if k in _ROW_FIELDS]
-            shape = _Shape(
-                re.compile("\\{" + ",".join(f'"{k}":{_FIELDS[k]}' for k in keys) + "\\}"),
-                tuple(1 + found.index(k) for k in _ROW_FIELDS),
-            )
-        _shapes[keys] = shape
-    return _shapes[keys]
+    address: str
+    topics: list[str]
+    data: str
+    blockHash: str  # the JSON-RPC field names: msgspec reads them as they are
+    blockNumber: str
+    transactionHash: str
+    logIndex: str
+    removed: bool = False
 
 
-def log_rows(body: bytes) -> list[LogRow] | None:
-    """The logs of an eth_getLogs reply as rows, read by one regex pass that runs in C instead of
-    building a dict per log: parsing the reply is much of a backfill's CPU besides SQLite. Only for
-    the compact shape nodes send (no whitespace, hex values, no removed logs, one key order); the
-    result array must be exactly the logs matched, and the reply around it must parse as a JSON-RPC
-    result, else None and the caller parses the JSON."""
+class _LogsReply(msgspec.Struct, gc=False):
+    result: list[RawLog] | None = None
+    error: Any = None
+
+
+_logs_reply = msgspec.json.Decoder(_LogsReply)
+
+
+def parse_logs(body: bytes) -> list[RawLog] | None:
+    """The logs of an eth_getLogs reply, parsed from its bytes in one pass in C (msgspec) straight
+    into RawLog structs: parsing the reply is much of a backfill's CPU besides SQLite. None for
+    anything else (an error reply, a batch-shaped reply, a log with a missing or null field, a body
+    that is not JSON): the caller then parses it with `indexer.rpc.parse_reply`, which reports why."""
     try:
-        text = body.decode("ascii")
-    except UnicodeDecodeError:
+        reply = _logs_reply.decode(body)
+    except (msgspec.DecodeError, msgspec.ValidationError):
         return None
-    marker = '"result":['
-    start = text.find(marker)
-    if start < 0:
+    if reply.error is not None:
         return None
-    first = last = start + len(marker)
-    rows: list[LogRow] = []
-    if text.startswith("{", first):
-        try:
-            sample, _ = json.JSONDecoder().raw_decode(text, first)
-        except json.JSONDecodeError:
-            return None
-        shape = _shape(tuple(sample)) if isinstance(sample, dict) else None
-        last = text.rfind("]")  # the array's end, or past it (then what lies between is not a comma)
-        if shape is None or last < first:
-            return None
-        # One pass in C: split around every log gives [before, 7 fields, between, 7 fields, ..., after].
-        # The array is exactly the logs found when nothing precedes or follows them and only a single
-        # comma separates each from the next (a removed, pending, cut-off or differently ordered log,
-        # or anything else, would be left in one of those).
-        parts = shape.log.split(text[first:last])
-        width = len(_ROW_FIELDS) + 1
-        n = len(parts) // width
-        if parts[0] or parts[-1] or parts[width:-1:width].count(",") != n - 1:
-            return None
-        rows = cast(list[LogRow], list(zip(*(parts[i::width] for i in shape.order), strict=True)))
-    if not text.startswith("]", last):
-        return None
-    # The reply around the array, with a one-off token in the array's place: a JSON-RPC result whose
-    # own "result" (not a nested one, not a duplicate key's) is the array read (an error reply has none).
-    token = secrets.token_hex(8)
-    try:
-        envelope = json.loads(f'{text[:first]}"{token}"{text[last:]}')
-    except json.JSONDecodeError:
-        return None
-    if isinstance(envelope, list) and len(envelope) == 1:
-        envelope = envelope[0]
-    if not isinstance(envelope, dict) or envelope.get("result") != [token] or envelope.get("error") is not None:
-        return None
-    return rows
+    return reply.result
+
+
+def raw_block_number(log: RawLog) -> int:
+    return int(log.blockNumber, 16)
 
 
 def in_chain_order(events: list[Event]) -> bool:

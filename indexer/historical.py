@@ -24,7 +24,7 @@ import apsw
 
 from core.store import projections, reorg
 from core.store.projections import Event, Subscriber
-from indexer.decode import Decoder, LogRow, in_chain_order, log_rows
+from indexer.decode import Decoder, in_chain_order, parse_logs, raw_block_number
 from indexer.followers import FinalEvents
 from indexer.progress import Progress, Snapshot
 from indexer.rpc import RpcClient, RpcError, RpcUnavailable, is_range_error, parse_reply, suggested_range
@@ -35,10 +35,6 @@ log = logging.getLogger("agentledger.indexer")
 
 def _block_of(log: dict[str, Any]) -> int:
     return int(log["blockNumber"], 16)
-
-
-def _row_block_of(row: LogRow) -> int:
-    return int(row[4], 16)
 
 
 @dataclass
@@ -143,6 +139,71 @@ class _Commit:
             raise self.error
 
 
+class _Checkpointer:
+    """The backfill's WAL checkpoints, in a thread and on a connection of their own.
+
+    SQLite checkpoints inside the COMMIT that takes the WAL past `wal_autocheckpoint` pages: it
+    copies the pages into the database file and syncs both, most of a range's COMMIT time, and the
+    next range's writes waited for it. A PASSIVE checkpoint on another connection blocks no writer:
+    `attach` replaces the connection's automatic checkpoint with a request to this thread at the
+    same threshold, so the same checkpoints overlap the next range instead. What a COMMIT writes and
+    syncs (synchronous) is unchanged; `detach` restores the automatic checkpoint."""
+
+    def __init__(self, conn: apsw.Connection) -> None:
+        self.conn = conn
+        self.pages = 0  # the connection's wal_autocheckpoint while attached (0: not attached)
+        self._thread: tuple[threading.Event, threading.Event] | None = None  # its (wake, stop)
+
+    def attach(self) -> None:
+        if self.pages or not self.conn.filename:  # attached already, or an in-memory database
+            return
+        mode = self.conn.execute("PRAGMA journal_mode").fetchall()[0][0]
+        pages = int(self.conn.execute("PRAGMA wal_autocheckpoint").fetchall()[0][0])  # type: ignore[arg-type]
+        if mode == "wal" and pages > 0:
+            self.pages = pages
+            self.conn.set_wal_hook(self._committed)
+
+    def detach(self) -> None:
+        """Back to SQLite's own checkpoints; the thread ends after the checkpoint it may be running."""
+        if self.pages:
+            self.conn.wal_autocheckpoint(self.pages)
+            self.pages = 0
+        if self._thread is not None:
+            wake, stop = self._thread
+            self._thread = None
+            stop.set()
+            wake.set()
+
+    def _committed(self, _conn: apsw.Connection, _name: str, wal_pages: int) -> int:
+        """SQLite's WAL hook, after each COMMIT (in the committing thread)."""
+        if wal_pages >= self.pages:
+            if self._thread is None:
+                self._thread = threading.Event(), threading.Event()
+                wake, stop = self._thread
+                thread = threading.Thread(target=_checkpoints, args=(self.conn.filename, wake, stop), daemon=True)
+                thread.name = "indexer-checkpoint"
+                thread.start()
+            self._thread[0].set()
+        return apsw.SQLITE_OK
+
+
+def _checkpoints(filename: str, wake: threading.Event, stop: threading.Event) -> None:
+    """A checkpointer thread: one PASSIVE checkpoint each time it is woken, until stopped."""
+    conn = apsw.Connection(filename)
+    try:
+        while True:
+            wake.wait()
+            wake.clear()
+            if stop.is_set():
+                return
+            try:
+                conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            except apsw.Error as exc:  # the next COMMIT asks again, as SQLite's own would
+                log.debug("backfill checkpoint failed: %s", exc)
+    finally:
+        conn.close()
+
+
 async def logs_from_receipts(rpc: RpcClient, decoder: Decoder, block: int) -> list[dict[str, Any]]:
     """Last resort for one block with more logs than the provider returns at once."""
     receipts = await rpc.call("eth_getBlockReceipts", [hex(block)])
@@ -184,6 +245,7 @@ class Historical:
         self._progress: Progress | None = None
         self._progress_done = False
         self._commit: _Commit | None = None  # a range's COMMIT still running
+        self._checkpointer = _Checkpointer(conn)
 
     async def run(self, number: int, final: int, head: int, max_ranges: int = 64) -> None:
         """Backfill towards `final`, one transaction per range, in chain order. The event loop
@@ -242,45 +304,48 @@ class Historical:
                 unreadable = 0
                 start = stop + 1
 
-        producer = asyncio.create_task(produce())
-        try:
-            while True:
-                get = asyncio.ensure_future(ready.get())
-                await asyncio.wait([get, producer], return_when=asyncio.FIRST_COMPLETED)
-                if not get.done():  # the producer ended (done, or an error) with nothing queued
-                    get.cancel()
-                    producer.result()
-                    return
-                item = get.result()
-                n_events = await asyncio.to_thread(self._commit_range, item, loop, head, final)
-                if n_events is not None:
-                    progress.events += n_events
-                    snapshot = progress.snapshot(item.stop, final)
-                    self._progress_done = snapshot.done
-                    if self.progress is not None:
-                        self.progress(snapshot)
-        finally:
-            producer.cancel()
-            with contextlib.suppress(BaseException):
-                await producer
-            # The last range's COMMIT: done (and its error raised) before the connection is used again.
-            await asyncio.shield(asyncio.to_thread(self._wait_commit))
+        self._checkpointer.attach()
+        # the cyclic GC paused for the whole step, not range by range: re-enabled between two ranges it
+        # collected the range just built (10,000s of young tuples) at once, on the critical path
+        with _no_cyclic_gc():
+            producer = asyncio.create_task(produce())
+            try:
+                while True:
+                    get = asyncio.ensure_future(ready.get())
+                    await asyncio.wait([get, producer], return_when=asyncio.FIRST_COMPLETED)
+                    if not get.done():  # the producer ended (done, or an error) with nothing queued
+                        get.cancel()
+                        producer.result()
+                        return
+                    item = get.result()
+                    n_events = await asyncio.to_thread(self._commit_range, item, loop, head, final)
+                    if n_events is not None:
+                        progress.events += n_events
+                        snapshot = progress.snapshot(item.stop, final)
+                        self._progress_done = snapshot.done
+                        if self.progress is not None:
+                            self.progress(snapshot)
+            finally:
+                producer.cancel()
+                with contextlib.suppress(BaseException):
+                    await producer
+                try:
+                    # The last range's COMMIT: done (and its error raised) before the connection is used again.
+                    await asyncio.shield(asyncio.to_thread(self._wait_commit))
+                finally:
+                    self._checkpointer.detach()
 
     def _commit_range(self, item: _Range, loop: asyncio.AbstractEventLoop, head: int, final: int) -> int | None:
         """Worker thread: parse the range's reply and hand the logs to the producer, decode them
         (meanwhile the previous range's COMMIT finishes in its own thread: SQLite runs it without
         the GIL), then write the range and leave its COMMIT running (`_commit`). None: the node
         refused the range (the producer retries it)."""
-        with _no_cyclic_gc():
-            return self._write_range(item, loop, head, final)
-
-    def _write_range(self, item: _Range, loop: asyncio.AbstractEventLoop, head: int, final: int) -> int | None:
         if item.body is None:
             assert item.logs is not None
             events = self.decoder.decode_all(item.logs)
-        elif (rows := log_rows(item.body)) is not None:  # the common shape, without a dict per log
-            _settle(loop, item.parsed, RangeSizer.measure(rows, item.start, item.stop, _row_block_of))
-            events = self.decoder.decode_rows(rows)
+        elif (raw := parse_logs(item.body)) is not None:  # the common case, without a dict per log
+            _settle(loop, item.parsed, RangeSizer.measure(raw, item.start, item.stop, raw_block_number))
+            events = self.decoder.decode_logs(raw)
         else:
             try:
                 logs = parse_reply(item.body)
@@ -335,11 +400,13 @@ class Historical:
 
 @contextlib.contextmanager
 def _no_cyclic_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a range is built: it makes some five tuples per log,
-    all alive until the range is written, and the collector's default thresholds ran it hundreds of
-    times per 10,000 logs, each pass over every object still alive (measured: a seventh of the
-    worker's time). Reference counting still frees everything at once; cycles made meanwhile (by
-    any thread) wait until the range is written. Nested or concurrent users leave it on if it was."""
+    """Pause the cyclic garbage collector while a backfill step runs (at most `max_ranges` ranges): a
+    range makes a few tuples per log, all alive until the range is written, and the collector's
+    default thresholds ran it hundreds of times per 10,000 logs, each pass over every object still
+    alive (measured: a seventh of the worker's time); paused range by range instead, it collected
+    each range's young objects at once between two ranges (10-20 ms a range, on the critical path).
+    Reference counting still frees everything at once; cycles made meanwhile (by any thread) wait
+    until the step ends. Nested or concurrent users leave it on if it was."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:

@@ -40,8 +40,9 @@ EVENT_COLUMNS = 8
 
 
 Subscriber = Callable[[apsw.Connection, int, Event], None]
-#: A handler turns one event into one SQL statement and its parameters; consecutive statements
-#: with the same SQL are run as one executemany (the backfill's hot path).
+#: A handler turns one event into one SQL statement and its parameters, on one table; a batch's
+#: statements run table by table, consecutive ones with the same SQL as one executemany (the
+#: backfill's hot path). A handler's SQL must read and write only its own table.
 Statement = tuple[str, tuple[Any, ...]]
 Handler = Callable[[int, Event, dict[str, Any]], Statement]
 
@@ -346,21 +347,28 @@ def apply_events(
         [e[:EVENT_COLUMNS] for e in events],
     )
     pending = _Pending()
+    add = pending.add_statement
+    routes = _HANDLER_OF
+    # subscribers by (contract, event name), the key the routes use: no "Contract.Event" string per event
+    subscribed = {tuple(k.split(".", 1)): v for k, v in subscribers.items() if v} if subscribers else None
     for e in events:
-        route = _HANDLER_OF.get((e.contract, e.name))
+        kind = (e.contract, e.name)
+        route = routes.get(kind)
         if route is not None:
-            sql, params = route[0](chain_id, e, e.args)
-            pending.add(sql, params, route[1])
-        subs = subscribers.get(e.key) if subscribers else None
-        if subs:
-            pending.flush(conn)  # a subscriber sees the projections as of its own event
-            for sub in subs:
-                sub(conn, chain_id, e)
+            statement = route[0](chain_id, e, e.args)
+            add(statement, route[1], _tables.get(statement[0]) or _table_of(statement[0]))
+        if subscribed:
+            subs = subscribed.get(kind)
+            if subs:
+                pending.flush(conn)  # a subscriber sees the projections as of its own event
+                for sub in subs:
+                    sub(conn, chain_id, e)
     pending.flush(conn)
 
 
 class _Pending:
-    """Statements not yet run, in order; consecutive ones with the same SQL run as one executemany.
+    """Statements not yet run, in order; `flush` runs them table by table, consecutive ones with the
+    same SQL as one executemany.
 
     An overwrite (see OVERWRITES) replaces the earlier overwrite of the same kind on the same row and
     moves to the end: running each kind's last write, in the order of those last writes, leaves every
@@ -369,37 +377,56 @@ class _Pending:
     its row; a statement reading a column must see the writes before it)."""
 
     def __init__(self) -> None:
-        self.statements: list[Statement | None] = []  # None: replaced by a later overwrite
-        self.overwrites: dict[tuple[str, tuple[Any, ...], int], int] = {}  # -> index in statements
+        #: each table's statements in order (None: replaced by a later overwrite), tables in the order
+        #: they were first written
+        self.tables: dict[str, list[Statement | None]] = {}
+        self.overwrites: dict[tuple[str, tuple[Any, ...], int], int] = {}  # -> index in its table's list
         self.generation: dict[str, int] = {}  # table -> statements that pinned its overwrites so far
 
+    @property
+    def statements(self) -> list[Statement | None]:
+        """Every queued statement, table by table (the order `flush` runs them in)."""
+        return [statement for queued in self.tables.values() for statement in queued]
+
     def add(self, sql: str, params: tuple[Any, ...], overwrite: bool) -> None:
+        self.add_statement((sql, params), overwrite, _table_of(sql))
+
+    def add_statement(self, statement: Statement, overwrite: bool, table: str) -> None:
+        """`add` for a statement on `table` (the one its SQL writes)."""
+        queued = self.tables.get(table)
+        if queued is None:
+            queued = self.tables[table] = []
         if overwrite:
-            key = (sql, params[-2:], self.generation.get(_table_of(sql), 0))
+            key = (statement[0], statement[1][-2:], self.generation.get(table, 0))
             replaced = self.overwrites.get(key)
             if replaced is not None:
-                self.statements[replaced] = None
-            self.overwrites[key] = len(self.statements)
+                queued[replaced] = None
+            self.overwrites[key] = len(queued)
         elif self.overwrites:  # later overwrites of this table get keys that no earlier one has
-            table = _table_of(sql)
             self.generation[table] = self.generation.get(table, 0) + 1
-        self.statements.append((sql, params))
+        queued.append(statement)
 
     def flush(self, conn: apsw.Connection) -> None:
-        batch_sql = ""
-        batch: list[tuple[Any, ...]] = []
-        for statement in self.statements:
-            if statement is None:
-                continue
-            sql, params = statement
-            if sql != batch_sql:
-                if batch:
-                    conn.executemany(batch_sql, batch)
-                batch_sql, batch = sql, []
-            batch.append(params)
-        if batch:
-            conn.executemany(batch_sql, batch)
-        self.statements.clear()
+        """Run the statements table by table (each table's in their order), consecutive ones with the
+        same SQL as one executemany. Statements on different tables are independent (the handlers'
+        SQL reads and writes only its own table, and the undo journal restores each row on its own),
+        as the overwrites' reordering already relies on; a hire cycle interleaves three tables per
+        event, which run one at a time made one executemany of one row per event."""
+        for queued in self.tables.values():
+            batch_sql = ""
+            batch: list[tuple[Any, ...]] = []
+            for statement in queued:
+                if statement is None:
+                    continue
+                sql, params = statement
+                if sql != batch_sql:
+                    if batch:
+                        conn.executemany(batch_sql, batch)
+                    batch_sql, batch = sql, []
+                batch.append(params)
+            if batch:
+                conn.executemany(batch_sql, batch)
+        self.tables.clear()
         self.overwrites.clear()
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -288,6 +290,37 @@ def test_a_backfill_failing_part_way_keeps_whole_ranges_and_resumes(snap: System
     asyncio.run(scenario())
 
 
+def test_backfill_checkpoints_on_a_thread_of_its_own(snap: System, tmp_path: Path) -> None:
+    """While a backfill runs, the WAL checkpoints SQLite would run inside a COMMIT run on a thread and
+    connection of their own at the same threshold; afterwards the connection checkpoints by itself
+    again (the same wal_autocheckpoint) and the thread is gone. The rows are those of a plain run."""
+    s = snap
+    seen_threads: set[str] = set()
+
+    def watch(conn: object, chain_id: int, event: object) -> None:
+        seen_threads.update(t.name for t in threading.enumerate())
+
+    async def scenario() -> None:
+        conn = db_connect(tmp_path / "ckpt.db", durable=False)
+        conn.execute("PRAGMA wal_autocheckpoint=2")  # every range's COMMIT passes it
+        async with RpcClient(url(s)) as rpc:
+            ix = make_indexer(conn, rpc, s, use_finalized_tag=False, subscribers={k: [watch] for k in HANDLERS})
+            ix.sizer = RangeSizer(size=2, maximum=2)  # many ranges, many commits
+            await ix.run_until(s.w3.eth.block_number)
+        assert conn.execute("PRAGMA wal_autocheckpoint").fetchall() == [(2,)]
+        rows = dump(conn)
+        conn.close()
+        assert rows == await index_to_head(tmp_path / "plain.db", url(s), s)
+
+    asyncio.run(scenario())
+    assert "indexer-checkpoint" in seen_threads
+    for _ in range(250):
+        if all(t.name != "indexer-checkpoint" for t in threading.enumerate()):
+            break
+        time.sleep(0.02)
+    assert all(t.name != "indexer-checkpoint" for t in threading.enumerate())
+
+
 def test_a_database_locked_past_the_busy_timeout_fails_a_step_not_the_indexer(snap: System, tmp_path: Path) -> None:
     """Another writer (an operator script, a backup) holds the file longer than the busy timeout:
     the step fails, the indexer keeps running, reports the error, and catches up once the lock goes."""
@@ -314,7 +347,9 @@ def test_a_database_locked_past_the_busy_timeout_fails_a_step_not_the_indexer(sn
             other.execute("ROLLBACK")
             other.close()
             for _ in range(300):
-                if ix.status.seen >= head:
+                # `seen` moves when the range commits (in the COMMIT's thread), the error clears when the
+                # step returns, a moment later: wait for both
+                if ix.status.seen >= head and ix.status.last_error == "":
                     break
                 await asyncio.sleep(0.02)
             assert ix.status.seen >= head and not task.done() and ix.status.last_error == ""

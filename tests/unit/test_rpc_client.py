@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from indexer.decode import in_chain_order, log_rows
+from indexer.decode import RawLog, in_chain_order, parse_logs
 from indexer.rpc import RetryPolicy, RpcClient, RpcError, RpcUnavailable, is_range_error, parse_reply, suggested_range
 from indexer.sync import RangeSizer
 
@@ -481,7 +481,7 @@ def test_parse_reply_returns_the_result_or_raises_the_error() -> None:
         parse_reply(b'"just a string"')
 
 
-# ---- eth_getLogs replies read as rows (indexer.decode.log_rows) -----------------------------------
+# ---- eth_getLogs replies read as structs (indexer.decode.parse_logs) ---------------------------------
 
 
 def _log(i: int, order: tuple[str, ...]) -> dict[str, Any]:
@@ -511,52 +511,70 @@ def _reply(logs: Any, compact: bool = True, **envelope: Any) -> bytes:
     return json.dumps(body, separators=(",", ":") if compact else None).encode()
 
 
+def _fields(lg: dict[str, Any]) -> tuple[Any, ...]:
+    return (
+        lg["address"],
+        lg["topics"],
+        lg["data"],
+        lg["blockHash"],
+        lg["blockNumber"],
+        lg["transactionHash"],
+        lg["logIndex"],
+        lg.get("removed", False),
+    )
+
+
+def _struct_fields(raw: RawLog) -> tuple[Any, ...]:
+    return (
+        raw.address,
+        raw.topics,
+        raw.data,
+        raw.blockHash,
+        raw.blockNumber,
+        raw.transactionHash,
+        raw.logIndex,
+        raw.removed,
+    )
+
+
 @pytest.mark.parametrize("order", [ANVIL_ORDER, GETH_ORDER])
-def test_log_rows_read_every_field_of_a_compact_reply_in_the_nodes_key_order(order: tuple[str, ...]) -> None:
+@pytest.mark.parametrize("compact", [True, False])
+def test_parse_logs_reads_every_field_in_any_key_order_and_spacing(order: tuple[str, ...], compact: bool) -> None:
     logs = [_log(i, order) for i in range(7)]
-    rows = log_rows(_reply(logs))
-    assert rows == [
-        (
-            lg["address"],
-            ",".join(f'"{t}"' for t in lg["topics"]),
-            lg["data"],
-            lg["blockHash"],
-            lg["blockNumber"],
-            lg["transactionHash"],
-            lg["logIndex"],
-        )
-        for lg in logs
-    ]
-    assert log_rows(_reply([])) == [] and log_rows(b'[{"jsonrpc":"2.0","id":1,"result":[]}]') == []
-
-
-def test_log_rows_leave_anything_unusual_to_the_json_parser() -> None:
-    logs = [_log(i, ANVIL_ORDER) for i in range(5)]
-    assert log_rows(_reply(logs)) is not None
+    mixed = [*logs[:2], _log(2, GETH_ORDER if order == ANVIL_ORDER else ANVIL_ORDER), *logs[3:]]
+    unknown = [dict(lg, extra="0x1") for lg in logs]
     removed = [dict(lg) for lg in logs]
     removed[2]["removed"] = True
-    mixed = [*logs[:2], _log(2, GETH_ORDER), *logs[3:]]
-    unknown = [dict(lg, extra="0x1") for lg in logs]
+    for batch in (logs, mixed, unknown, removed):
+        raw = parse_logs(_reply(batch, compact=compact))
+        assert raw is not None
+        assert [_struct_fields(r) for r in raw] == [_fields(lg) for lg in batch]
+    assert parse_logs(_reply([])) == []
+
+
+def test_parse_logs_leave_anything_else_to_the_json_parser() -> None:
+    logs = [_log(i, ANVIL_ORDER) for i in range(5)]
+    assert parse_logs(_reply(logs)) is not None
     pending = [dict(lg, blockHash=None) for lg in logs]
+    missing = [{k: v for k, v in lg.items() if k != "logIndex"} for lg in logs]
     for body in (
-        _reply(logs, compact=False),  # whitespace
-        _reply(removed),
-        _reply(mixed),  # key order changing within a reply
-        _reply(unknown),
         _reply(pending),
+        _reply(missing),
         _reply(logs)[:-40] + b"]}",  # cut in the middle of a log
         _reply(logs)[:-1],  # not JSON
         b'{"jsonrpc":"2.0","id":5,"error":{"code":-32005,"message":"query returned more than 10000 results"}}',
         b'{"jsonrpc":"2.0","id":5,"result":[],"error":{"code":1,"message":"both"}}',
+        b'{"jsonrpc":"2.0","id":5,"result":null}',
+        b'[{"jsonrpc":"2.0","id":1,"result":[]}]',  # a batch-shaped reply: parse_reply reads it
         "é".encode() + _reply(logs),
         _reply(logs).replace(b"},{", b"}{", 1),  # a missing comma: not JSON
         _reply(logs).replace(b"},{", b'},"0x1",{', 1),  # something between two logs
-        _reply(logs).replace(b"},{", b'},[],{', 1),
+        _reply(logs).replace(b"},{", b"},[],{", 1),
     ):
-        assert log_rows(body) is None, body[:80]
+        assert parse_logs(body) is None, body[:80]
 
 
-def test_log_rows_never_take_a_log_from_outside_the_result_array() -> None:
+def test_parse_logs_never_take_a_log_from_outside_the_result_array() -> None:
     logs = [_log(i, ANVIL_ORDER) for i in range(3)]
     compact = json.dumps(logs[:2], separators=(",", ":"))
     for body in (
@@ -565,9 +583,10 @@ def test_log_rows_never_take_a_log_from_outside_the_result_array() -> None:
         f'{{"jsonrpc":"2.0","id":5,"\\u0072esult":[],"x":{{"result":{compact}}}}}'.encode(),  # an escaped key
         f'{{"jsonrpc":"2.0","id":5,"result":{compact},"result":[]}}'.encode(),  # a duplicate key: the last wins
     ):
-        rows = log_rows(body)
+        raw = parse_logs(body)
         parsed = json.loads(body)["result"]
-        assert rows is None or [r[5] for r in rows] == [lg["transactionHash"] for lg in parsed], body[:90]
+        assert raw is not None, body[:90]
+        assert [r.transactionHash for r in raw] == [lg["transactionHash"] for lg in parsed], body[:90]
 
 
 def test_chain_order_refuses_a_repeated_or_misplaced_log() -> None:
@@ -580,3 +599,33 @@ def test_chain_order_refuses_a_repeated_or_misplaced_log() -> None:
     assert not in_chain_order([ev(1, 0), ev(1, 0)])  # the same log twice
     assert not in_chain_order([ev(1, 1), ev(1, 0)])
     assert not in_chain_order([ev(2, 0), ev(1, 5)])
+
+
+def test_decode_logs_is_decode_all_on_the_same_logs() -> None:
+    """Every event of our ABIs, read through parse_logs + decode_logs, decodes to exactly what
+    decode_all makes of the same logs parsed as dicts (the path for anything parse_logs declines)."""
+    from indexer.decode import INDEXED_CONTRACTS, Decoder
+
+    addresses = {name: "0x" + f"{k + 1:02x}" * 20 for k, name in enumerate(INDEXED_CONTRACTS)}
+    decoder = Decoder(addresses)
+    logs = []
+    for address, specs in decoder._by_address.items():
+        for k, topic0 in enumerate(specs):
+            word = f"{k + 1:064x}"
+            logs.append(
+                {
+                    "address": address,
+                    "topics": [topic0, "0x" + word, "0x" + "f" * 64, "0x" + "0" * 24 + "ab" * 20],
+                    # eight words of 0x100, then a zero: a string's head (any of the eight) points at an empty string
+                    "data": "0x" + f"{0x100:064x}" * 8 + "0" * 64,
+                    "blockHash": "0x" + "cd" * 32,
+                    "blockNumber": hex(100 + len(logs)),
+                    "transactionHash": "0x" + f"{len(logs) + 1:064x}",
+                    "logIndex": hex(len(logs) * 4097),  # past the table of small log indexes too
+                    "removed": False,
+                }
+            )
+    raw = parse_logs(_reply(logs))
+    assert raw is not None
+    assert decoder.decode_logs(raw) == decoder.decode_all(logs)
+    assert len(decoder.decode_all(logs)) == len(logs) > 20
