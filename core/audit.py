@@ -110,11 +110,11 @@ def append(
 ) -> AuditEntry:
     """Append one entry to `stream` and one leaf to the tree, in the caller's transaction: the
     payload in canonical JSON, the stream's chain rule over it, the leaf over (id, stream, hash)."""
-    size, head = store.append_position(conn, stream)
+    head = store.stream_head(conn, stream)
     seq, prev = (head[0] + 1, head[1]) if head is not None else (1, GENESIS)
     body = canonical(payload)
     chain_hash = chain(seq, prev, body)
-    audit_id = size + 1
+    audit_id = store.size(conn) + 1
     entry = AuditEntry(
         audit_id, stream, seq, kind, body.decode(), prev, chain_hash, leaf_hash(audit_id, stream, chain_hash), now
     )

@@ -52,19 +52,6 @@ def stream_head(conn: apsw.Connection, stream: str) -> tuple[int, str] | None:
     return (int(last[0][0]), str(last[0][1])) if last else None
 
 
-def append_position(conn: apsw.Connection, stream: str) -> tuple[int, tuple[int, str] | None]:
-    """(size(), stream_head(stream)) in one statement: where the next entry of `stream` goes (on
-    every decision's path: one statement fewer)."""
-    row = _rows(
-        conn,
-        "SELECT (SELECT max(id) FROM audit_log), head.seq, head.chain_hash FROM (SELECT 1) AS one LEFT JOIN"
-        " (SELECT seq, chain_hash FROM audit_log WHERE stream = ? ORDER BY seq DESC LIMIT 1) AS head ON 1 = 1",
-        (stream,),
-    )[0]
-    size = int(row[0]) if row[0] is not None else 0
-    return size, (int(row[1]), str(row[2])) if row[1] is not None else None
-
-
 def insert(conn: apsw.Connection, entry: AuditEntry) -> None:
     """Write `entry` (its id must be size() + 1) and its Merkle leaf. Callers hold the write lock
     (a transaction), so seq and the leaf index have no gaps and no forks under concurrency."""

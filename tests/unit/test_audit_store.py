@@ -65,15 +65,6 @@ def test_streams_have_their_own_sequences(conn: apsw.Connection) -> None:
     assert store.get(conn, 99) is None
 
 
-def test_append_position_is_the_size_and_the_stream_head(conn: apsw.Connection) -> None:
-    assert store.append_position(conn, "order:o0") == (0, None)
-    entries = _append_many(conn, 7)  # o0 gets entries 1, 4, 7; o1 gets 2, 5; o2 gets 3, 6
-    last_o1 = entries[4]
-    assert store.append_position(conn, "order:o1") == (7, (2, last_o1.chain_hash))
-    assert store.append_position(conn, "order:o1") == (store.size(conn), store.stream_head(conn, "order:o1"))
-    assert store.append_position(conn, "order:none") == (7, None)
-
-
 def test_floats_are_refused_in_payloads(conn: apsw.Connection) -> None:
     with pytest.raises(TypeError), transaction(conn):
         audit.append(conn, stream="s", kind="t", payload={"x": [1.5]}, chain=_order_rule, now=0.0)
