@@ -26,15 +26,14 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, BrowserContext, Page, async_playwright, expect
 
-from core import outbox, wallets
+from core import outbox
 from core.anvil import Anvil
-from core.keys import hash_api_key, new_api_key
 from core.store import connect, transaction
 from core.store import outbox as outbox_store
 from tests.integration.chainkit import System
 from tests.integration.hire_kit import run as hire_run
 from tests.integration.test_checkout_e2e import buy, open_shop, running, until
-from tests.integration.test_dashboard import site
+from tests.integration.test_dashboard import operator_key, site
 
 CHROMIUM = "/usr/bin/chromium"
 #: As root, headless, and quiet on a machine whose only network is loopback (the machines' notes).
@@ -106,15 +105,6 @@ async def no_csp_violations(page: Page) -> None:
 
 async def shot(page: Page, artifacts: Path, name: str) -> None:
     await page.screenshot(path=str(artifacts / f"{name}.png"), full_page=True)
-
-
-def operator_key(db_path: Path) -> str:
-    key = new_api_key()
-    conn = connect(db_path)
-    with transaction(conn):
-        wallets.issue_key(conn, hash_api_key(key), time.time(), operator=True, new_account=True)
-    conn.close()
-    return key
 
 
 def dead_letter(db_path: Path, url: str, secret: str) -> str:
