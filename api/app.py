@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-import apsw
 from aiohttp import web
 from web3 import Web3
 
@@ -54,6 +53,7 @@ from core.networks import LOCAL_CHAIN_ID
 from core.operator import Operator, operator_account
 from core.outbox.dispatcher import Dispatcher
 from core.outbox.email import channel_for
+from core.store import Conn
 from core.webhooks import allow_private_for
 
 __all__ = ["accepts", "add_jobs", "create_app", "make_runner"]
@@ -112,7 +112,7 @@ def add_jobs(app: web.Application, runner: JobRunner) -> JobRunner:
 def create_app(
     deployment: Deployment,
     rpc_url: str,
-    db: apsw.Connection | None = None,
+    db: Conn | None = None,
     *,
     public_url: str | None = None,
     settings: Settings | None = None,
@@ -216,7 +216,7 @@ def _add_marketplace(
     app: web.Application,
     deployment: Deployment,
     settings: Settings,
-    db: apsw.Connection,
+    db: Conn,
     operator: Operator,
     clock: Callable[[], float],
     public_url: str | None,

@@ -29,12 +29,12 @@ import hmac
 import time
 import weakref
 
-import apsw
 from aiohttp import web
 
 from api.errors import ApiError
 from api.http import base_url
 from core.keys import KEY_RE, Caller, hash_api_key
+from core.store import Conn
 from core.store import wallets as store
 from core.store.wallets import AgentRow
 
@@ -109,10 +109,10 @@ class _Cache:
         self.epoch: int | None = None  # the auth_epoch the cached agents were read at
 
 
-_caches: weakref.WeakKeyDictionary[apsw.Connection, _Cache] = weakref.WeakKeyDictionary()
+_caches: weakref.WeakKeyDictionary[Conn, _Cache] = weakref.WeakKeyDictionary()
 
 
-def _cache(db: apsw.Connection) -> _Cache:
+def _cache(db: Conn) -> _Cache:
     cache = _caches.get(db)
     if cache is None or cache.generation != store.auth_generation():
         cache = _caches[db] = _Cache()
@@ -124,7 +124,7 @@ def clear_auth_caches() -> None:
     _caches.clear()
 
 
-def _lookup(db: apsw.Connection, digest: str) -> Caller | None:
+def _lookup(db: Conn, digest: str) -> Caller | None:
     cache = _cache(db).keys
     now = time.monotonic()
     hit = cache.pop(digest, None)
@@ -147,7 +147,7 @@ def _lookup(db: apsw.Connection, digest: str) -> Caller | None:
     return caller
 
 
-def authenticate_optional(db: apsw.Connection, request: web.Request) -> Caller | None:
+def authenticate_optional(db: Conn, request: web.Request) -> Caller | None:
     """The caller of `request`, or None when it sent no Authorization header (a bad key is a 401)."""
     key = _bearer(request)
     if key is None:
@@ -158,12 +158,12 @@ def authenticate_optional(db: apsw.Connection, request: web.Request) -> Caller |
     return caller
 
 
-def lookup_key(db: apsw.Connection, key: str) -> Caller | None:
+def lookup_key(db: Conn, key: str) -> Caller | None:
     """The caller of a well-formed key (`aglk_` + 32 hex), None for an unknown one (cached as above)."""
     return _lookup(db, hash_api_key(key))
 
 
-def authenticate(db: apsw.Connection, request: web.Request) -> Caller:
+def authenticate(db: Conn, request: web.Request) -> Caller:
     """The caller of `request`; 401 without a valid key."""
     caller = authenticate_optional(db, request)
     if caller is None:
@@ -184,7 +184,7 @@ class FreshAgents(list[AgentRow]):
 
 
 def agent_for(
-    db: apsw.Connection, caller: Caller, wallet: str, param: str = "agentId", *, fresh: FreshAgents | None = None
+    db: Conn, caller: Caller, wallet: str, param: str = "agentId", *, fresh: FreshAgents | None = None
 ) -> AgentRow:
     """The agent `wallet` if the caller may act for it; 404 otherwise (existence is not leaked).
     Served from the cache of committed agents when it is there; otherwise read from `db` and, when
@@ -207,7 +207,7 @@ def agent_for(
     return agent
 
 
-def remember_agents(db: apsw.Connection, agents: FreshAgents) -> None:
+def remember_agents(db: Conn, agents: FreshAgents) -> None:
     """Cache `agents` for agent_for on `db`: only rows read in a transaction that has committed."""
     if not agents or agents.generation != store.auth_generation() or agents.epoch is None:
         return

@@ -19,7 +19,6 @@ import functools
 import secrets
 from typing import Annotated, Any, Literal
 
-import apsw
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,6 +35,7 @@ from core.errors import ServiceError
 from core.jsontext import decode_json
 from core.keys import Caller
 from core.money import usdc_text
+from core.store import Conn
 from core.store import checkout as store
 from core.store import orders as order_store
 
@@ -198,7 +198,7 @@ async def run_create_session(app: web.Application, call: Call) -> Reply:
 
     made: list[tuple[dict[str, Any], str]] = []  # (the view, the webhook secret made for it)
 
-    def work(conn: apsw.Connection) -> tuple[int, bytes]:
+    def work(conn: Conn) -> tuple[int, bytes]:
         req = parsed["req"]
         s, secret = sessions.create(
             conn,
@@ -250,7 +250,7 @@ async def run_update_session(app: web.Application, call: Call) -> Reply:
     sid = call.path["session_id"]
     base = call.base_url
 
-    def work(conn: apsw.Connection) -> tuple[int, bytes]:
+    def work(conn: Conn) -> tuple[int, bytes]:
         req = acp_body(SessionUpdateRequest, body)
         lines = None if req.line_items is None else _lines(req.line_items)
         updated = sessions.update(conn, caller, sid, line_items=lines, buyer=_buyer(req.buyer), now=now)
@@ -271,7 +271,7 @@ async def run_cancel_session(app: web.Application, call: Call) -> Reply:
     sid = call.path["session_id"]
     base = call.base_url
 
-    def work(conn: apsw.Connection) -> tuple[int, bytes]:
+    def work(conn: Conn) -> tuple[int, bytes]:
         return ok(views.session_json(ctx, conn, sessions.cancel(conn, caller, sid, now), base=base))
 
     await sessions.persist_expiry(ctx, sid, now)
@@ -333,7 +333,7 @@ async def run_complete_session(app: web.Application, call: Call) -> Reply:
         ),
     )
 
-    def finish(conn: apsw.Connection) -> tuple[int, bytes]:
+    def finish(conn: Conn) -> tuple[int, bytes]:
         order = completion.record(conn)
         done = store.get_session(conn, sid)
         assert done is not None and done.order_id == order.id

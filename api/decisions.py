@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-import apsw
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -24,6 +23,7 @@ from api.models import decode_json, validation_error
 from api.operation import Call, Operation, Reply
 from api.policy import serve
 from core import decisions, webhooks
+from core.store import Conn
 
 PATH = "/api/agents/{agent_uuid}/log"
 
@@ -161,7 +161,7 @@ async def run_log_decision(app: web.Application, call: Call) -> Reply:
         webhook = (req.webhook_url, secret)
     logged: list[decisions.Logged] = []
 
-    def work(conn: apsw.Connection) -> tuple[int, bytes]:
+    def work(conn: Conn) -> tuple[int, bytes]:
         done = decisions.log_decision(
             conn,
             caller,

@@ -6,7 +6,6 @@ import json
 from typing import Annotated, Any, Literal
 
 import aiohttp
-import apsw
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
@@ -18,6 +17,7 @@ from api.policy import serve
 from core import indexing
 from core.isotime import iso_utc
 from core.networks import network_for
+from core.store import Conn
 from core.store.projections import get_tip
 
 #: The indexer is "behind" when the node's head is more than this many blocks past what it applied.
@@ -127,7 +127,7 @@ async def healthz(request: web.Request) -> web.Response:
     return await serve(request, run_healthz, "none")
 
 
-def indexer_view(db: apsw.Connection, chain_id: int, latest: int) -> dict[str, Any]:
+def indexer_view(db: Conn, chain_id: int, latest: int) -> dict[str, Any]:
     """What the indexer has applied ("seen") and treats as final, and how far behind it is; `halted`
     (with the reason) when it waits for an operator, whichever process runs it."""
     tip = get_tip(db, chain_id)

@@ -12,7 +12,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
 from aiohttp import BodyPartReader, web
 
 from api.errors import ApiError
@@ -25,6 +24,7 @@ from core.jobs import JobRunner
 from core.jsontext import RawJson, encode, usdc
 from core.operator import Operator
 from core.outbox.dispatcher import Dispatcher
+from core.store import Conn
 from core.store.committer import GroupCommitter
 
 __all__ = [
@@ -60,7 +60,7 @@ __all__ = [
 log = logging.getLogger("agentledger.api")
 
 #: The reading connection (auth lookups, GETs): it sees committed data only.
-READ_DB: web.AppKey[apsw.Connection] = web.AppKey("read_db", apsw.Connection)
+READ_DB: web.AppKey[Conn] = web.AppKey("read_db", Conn)
 #: Every write goes through the group committer (its own connection, synchronous=FULL).
 WRITER: web.AppKey[GroupCommitter] = web.AppKey("writer", GroupCommitter)
 #: The clock (seconds since the epoch); tests inject their own.

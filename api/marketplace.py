@@ -15,7 +15,6 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 from urllib.parse import parse_qsl
 
-import apsw
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
@@ -32,6 +31,7 @@ from core.keys import Caller, hash_api_key, new_api_key
 from core.marketplace import handover, rules, usecases, views
 from core.marketplace.context import Market
 from core.money import usdc_text
+from core.store import Conn
 from core.store import marketplace as store
 from core.store import wallets as wallet_store
 from core.store.marketplace import ListingRow
@@ -236,7 +236,7 @@ async def _post(
     app: web.Application,
     call: Call,
     steps: Callable[[], Awaitable[None]],
-    answer: Callable[[apsw.Connection], tuple[int, bytes]],
+    answer: Callable[[Conn], tuple[int, bytes]],
 ) -> Reply:
     """The common shape of a recording POST: `steps()` (chain checks and the recording, async) under
     the caller's Idempotency-Key, then `answer(conn)` -> (status, body) stored with the key."""
@@ -247,7 +247,7 @@ async def _post(
     return reply
 
 
-def _listing_or_404(conn: apsw.Connection, listing_id: str) -> ListingRow:
+def _listing_or_404(conn: Conn, listing_id: str) -> ListingRow:
     row = store.get_listing(conn, listing_id)
     if row is None or row.state == rules.VOID:
         raise ApiError(404, "listing_not_found", f"no listing {listing_id}", param="listingId")
@@ -296,7 +296,7 @@ async def run_list(app: web.Application, call: Call) -> Reply:
         )
         out.update(listing=row, created=created)
 
-    def answer(conn: apsw.Connection) -> tuple[int, bytes]:
+    def answer(conn: Conn) -> tuple[int, bytes]:
         row = store.get_listing(conn, out["listing"].id)
         assert row is not None
         return ok({"listing": views.listing_json(row), "agentPaused": True}, 201 if out["created"] else 200)
@@ -323,7 +323,7 @@ async def run_offer(app: web.Application, call: Call) -> Reply:
             buyer_email=_email(req.buyerEmail, "buyerEmail"),
         )
 
-    def answer(_conn: apsw.Connection) -> tuple[int, bytes]:
+    def answer(_conn: Conn) -> tuple[int, bytes]:
         o = out["offer"]
         return ok({"offer": views.offer_json(o, fillable=True, reason=None, show_signature=True)}, 201)
 
@@ -346,7 +346,7 @@ async def run_accept(app: web.Application, call: Call) -> Reply:
             buyer_email=_email(req.buyerEmail, "buyerEmail"),
         )
 
-    def answer(_conn: apsw.Connection) -> tuple[int, bytes]:
+    def answer(_conn: Conn) -> tuple[int, bytes]:
         sale = views.sale_json(out["sale"])
         return ok(sale, 201 if out["created"] else 200)
 
@@ -467,7 +467,7 @@ async def run_flag_asset(app: web.Application, call: Call) -> Reply:
     agent = agent_for(m.reader, caller, req.agentId)
     now = app[CLOCK]()
 
-    def work(conn: apsw.Connection) -> list[store.AssetRow]:
+    def work(conn: Conn) -> list[store.AssetRow]:
         if store.sale_paused(conn, agent.uuid, agent.wallet) == "settling":
             raise ApiError(409, "agent_settling", "a buyer committed to the asset manifest: it is frozen")
         if not store.produced_cid(conn, agent.uuid, req.cid):

@@ -40,7 +40,6 @@ import re
 import secrets
 from typing import Annotated, Any
 
-import apsw
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 from web3 import Web3
@@ -56,6 +55,7 @@ from api.policy import serve
 from core.checkout import providers, rules, views
 from core.checkout.context import Checkout
 from core.operator import ChainUnavailable
+from core.store import Conn
 from core.store import checkout as store
 from core.store.checkout import ItemRow, ProviderRow
 
@@ -229,7 +229,7 @@ async def run_link_provider(app: web.Application, call: Call) -> Reply:
                 ctx, agent.uuid, agent.wallet, self_wallet, owner, req.referrer_token_id, now
             )
 
-    def finish(conn: apsw.Connection) -> tuple[int, bytes]:
+    def finish(conn: Conn) -> tuple[int, bytes]:
         p = store.get_provider(conn, result["provider"].agent_uuid)
         assert p is not None
         return ok(provider_json(p), 201)
@@ -262,7 +262,7 @@ async def get_provider(request: web.Request) -> web.Response:
 # ---- the provider's webhook and its orders ---------------------------------------------------------
 
 
-def _own_provider(db: apsw.Connection, caller: Caller, agent_id: str) -> ProviderRow:
+def _own_provider(db: Conn, caller: Caller, agent_id: str) -> ProviderRow:
     """The linked provider `agent_id` (an agl_ wallet) if the caller's key covers it."""
     agent = agent_for(db, caller, agent_id, param="agent_id")
     return providers.linked_provider(db, agent.uuid)
@@ -317,7 +317,7 @@ async def list_provider_orders(request: web.Request) -> web.Response:
 # ---- catalogue ----------------------------------------------------------------------------------
 
 
-def _provider_for(conn: apsw.Connection, caller: Caller, agent_id: str | None) -> ProviderRow:
+def _provider_for(conn: Conn, caller: Caller, agent_id: str | None) -> ProviderRow:
     """The linked provider the caller creates an item for: its agent (agent-scoped key) or `agent_id`."""
     if agent_id is not None:
         agent = agent_for(conn, caller, agent_id, param="$.agent_id")
@@ -340,7 +340,7 @@ async def run_create_item(app: web.Application, call: Call) -> Reply:
     body = call.body
     now = app[CLOCK]()
 
-    def work(conn: apsw.Connection) -> tuple[int, bytes]:
+    def work(conn: Conn) -> tuple[int, bytes]:
         req = acp_body(ItemCreateRequest, body)
         provider = _provider_for(conn, caller, req.agent_id)
         item_id = req.item_id or "item_" + secrets.token_hex(8)

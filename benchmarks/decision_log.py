@@ -27,6 +27,8 @@ from pathlib import Path
 from benchmarks._kit import API_SERVER, TRIVIAL_SERVER, post_json, run_wrk, wait_for_port
 from core.anvil import free_port
 from core.chain import ROOT
+from core.store import audit as audit_store
+from core.store import connect
 
 BODY = json.dumps(
     {
@@ -59,12 +61,9 @@ wrk.body = '{body}'
 
 
 def _log_size(db: Path) -> int:
-    import apsw
-
-    conn = apsw.Connection(str(db))
+    conn = connect(db)
     try:
-        row = conn.execute("SELECT count(*) FROM audit_log").fetchone()
-        return int(row[0]) if row else 0
+        return audit_store.size(conn)
     finally:
         conn.close()
 

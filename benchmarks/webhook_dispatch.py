@@ -34,14 +34,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import aiohttp
-import apsw
 
 from benchmarks._kit import percentile, wait_for_port
 from core import outbox
 from core.anvil import free_port
 from core.chain import ROOT
 from core.outbox.dispatcher import Dispatcher as WebhookDispatcher
-from core.store import connect, transaction
+from core.store import Conn, connect, transaction
 from core.store.committer import GroupCommitter
 from service.runtime import settle_heap
 
@@ -113,7 +112,7 @@ async def _latency(db: Path, url: str, events: int, concurrency: int, *, wake: b
     writer = GroupCommitter(db)
     for i in range(events):
 
-        def work(c: apsw.Connection, i: int = i) -> str:
+        def work(c: Conn, i: int = i) -> str:
             return outbox.enqueue_webhook(
                 c, event="e", source=f"order:l{i}", url=url, secret=SECRET, payload=PAYLOAD, now=time.time()
             )

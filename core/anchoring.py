@@ -15,11 +15,9 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-import apsw
-
 from core.operator import Operator, tx_hash_of
+from core.store import Conn, connect
 from core.store import audit as audit_store
-from core.store import connect
 
 log = logging.getLogger("agentledger.anchor")
 
@@ -37,7 +35,7 @@ class Anchored:
     gas_used: int
 
 
-def _log_head(db: apsw.Connection, last_size: int) -> tuple[int, bytes, bytes | None]:
+def _log_head(db: Conn, last_size: int) -> tuple[int, bytes, bytes | None]:
     """(size, root, root at last_size) from one read snapshot of the log."""
     db.execute("BEGIN")
     try:

@@ -19,10 +19,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import apsw
 import rfc8785
 
 import merkle
+from core.store import Conn
 from core.store import audit as store
 from core.store.audit import AuditEntry
 
@@ -105,9 +105,7 @@ def leaf_hash(audit_id: int, stream: str, chain_hash: str) -> bytes:
     return merkle.leaf_hash(leaf_data(audit_id, stream, chain_hash))
 
 
-def append(
-    conn: apsw.Connection, *, stream: str, kind: str, payload: dict[str, Any], chain: ChainRule, now: float
-) -> AuditEntry:
+def append(conn: Conn, *, stream: str, kind: str, payload: dict[str, Any], chain: ChainRule, now: float) -> AuditEntry:
     """Append one entry to `stream` and one leaf to the tree, in the caller's transaction: the
     payload in canonical JSON, the stream's chain rule over it, the leaf over (id, stream, hash)."""
     head = store.stream_head(conn, stream)

@@ -31,14 +31,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
-
 from core import audit, outbox, webhooks
 from core.errors import ServiceError
 from core.isotime import iso_utc
 from core.keys import Caller
+from core.store import Conn, ratelimit
 from core.store import audit as audit_store
-from core.store import ratelimit
 from core.store import wallets as wallet_store
 
 TIERS = ("routine", "high_stakes", "critical")
@@ -217,7 +215,7 @@ def webhook_payload(
     }
 
 
-def agent_for(conn: apsw.Connection, caller: Caller, agent_uuid: str) -> wallet_store.AgentRow:
+def agent_for(conn: Conn, caller: Caller, agent_uuid: str) -> wallet_store.AgentRow:
     """The agent if the key may act for it; 404 otherwise (existence is not leaked)."""
     agent = wallet_store.agent_by_uuid(conn, agent_uuid) if _UUID.fullmatch(agent_uuid) else None
     if agent is None or not caller.may_act_for(agent.account_id, agent.uuid):
@@ -235,7 +233,7 @@ async def check_webhook_url(url: str, allow_private: bool) -> None:
 
 
 def log_decision(
-    conn: apsw.Connection,
+    conn: Conn,
     caller: Caller,
     agent_uuid: str,
     d: Decision,

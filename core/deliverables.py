@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
-import apsw
 
 from core import ipfs
 from core.errors import ServiceError
+from core.store import Conn
 from core.store import ipfs as store
 from core.store.committer import GroupCommitter
 
@@ -58,7 +58,7 @@ async def cid_of(content: bytes) -> str:
 
 @dataclass
 class Deliverables:
-    reader: apsw.Connection
+    reader: Conn
     writer: GroupCommitter
     #: Kubo RPC base URL (e.g. http://127.0.0.1:5001); empty: content is stored here only.
     api_url: str = ""

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-import apsw
-
+from core.store import Conn
 from core.store.projections import Event
 
 
@@ -27,4 +26,4 @@ class Follower(Protocol):
     #: The contracts whose events it is given (names as in the deployment).
     contracts: frozenset[str]
 
-    def apply(self, conn: apsw.Connection, chain_id: int, event: Event) -> None: ...
+    def apply(self, conn: Conn, chain_id: int, event: Event) -> None: ...

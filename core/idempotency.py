@@ -25,11 +25,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-import apsw
 import rfc8785
 
 from core import instance
 from core.errors import ServiceError
+from core.store import Conn
 from core.store import idempotency as store
 from core.store.committer import GroupCommitter
 
@@ -43,7 +43,7 @@ MAX_KEY_LEN = 255
 
 #: The transactional part of a request: runs inside the writer's transaction (its own savepoint),
 #: returns (status, body).
-TxWork = Callable[[apsw.Connection], tuple[int, bytes]]
+TxWork = Callable[[Conn], tuple[int, bytes]]
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def body_digest(body: bytes) -> str:
 
 
 async def _claim(writer: GroupCommitter, scope: str, key: str, digest: str, now: float) -> Claim | Answer:
-    def claim_tx(db: apsw.Connection) -> Claim | store.IdemRow:
+    def claim_tx(db: Conn) -> Claim | store.IdemRow:
         store.purge(db, now - RETENTION_SECONDS)
         row = store.get(db, scope, key)
         abandoned = (
@@ -128,7 +128,7 @@ def refusal_body(exc: ServiceError) -> bytes:
 
 
 async def _store_error(writer: GroupCommitter, claim: Claim, exc: ServiceError) -> None:
-    def store_tx(db: apsw.Connection) -> None:
+    def store_tx(db: Conn) -> None:
         if exc.status >= 500 or isinstance(exc, InFlight) or not exc.replayable:
             store.release(db, claim.scope, claim.key, claim.attempt)
         else:
@@ -183,7 +183,7 @@ async def _run(
     if before is not None:
         await before()
 
-    def run_tx(db: apsw.Connection) -> tuple[int, bytes]:
+    def run_tx(db: Conn) -> tuple[int, bytes]:
         status, raw = work(db)
         if not store.finish(db, claim.scope, claim.key, claim.attempt, status, raw):
             raise InFlight()  # another attempt took the key over: roll this one back

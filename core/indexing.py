@@ -14,11 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import apsw
-
 from core.errors import ServiceError
 from core.isotime import iso_utc
-from core.store import projections
+from core.store import Conn, projections
 
 #: Seconds a client is told to wait before trying again (an operator has to act first).
 RETRY_AFTER_SECONDS = 60
@@ -30,13 +28,13 @@ class Halt:
     since: float
 
 
-def halt_of(conn: apsw.Connection, chain_id: int) -> Halt | None:
+def halt_of(conn: Conn, chain_id: int) -> Halt | None:
     """The indexer's halt, if it is halted."""
     found = projections.get_halt(conn, chain_id)
     return None if found is None else Halt(*found)
 
 
-def require_running(conn: apsw.Connection, chain_id: int) -> None:
+def require_running(conn: Conn, chain_id: int) -> None:
     """503 indexer_halted while the indexer waits for an operator (nothing is written)."""
     halt = halt_of(conn, chain_id)
     if halt is not None:

@@ -24,9 +24,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
-import apsw
-
 from core.isotime import iso_utc
+from core.store import Conn, StoreError
 from core.store import jobs as store
 from core.store.committer import GroupCommitter
 
@@ -116,7 +115,7 @@ class JobRunner:
     #: Records each job's runs (job_runs) so that a restart resumes the schedule; None: in memory only.
     writer: GroupCommitter | None = None
     #: Reads job_runs at start (the writer's own connection when None).
-    reader: apsw.Connection | None = None
+    reader: Conn | None = None
     sleep: Callable[[float], Awaitable[object]] = asyncio.sleep
     #: Longest single wait: an injected clock, or a machine that slept, is caught up with this often.
     max_wait: float = 60.0
@@ -258,5 +257,5 @@ class JobRunner:
         row = store.JobRunRow(name, st.runs, st.failures, st.last_started, st.last_finished, st.last_error)
         try:
             await self.writer.run(lambda conn: store.save_job_run(conn, row))
-        except apsw.Error as exc:  # bookkeeping never stops the job: at worst a restart repeats a step
+        except StoreError as exc:  # bookkeeping never stops the job: at worst a restart repeats a step
             log.warning("job %s: its run could not be recorded: %s", name, exc)

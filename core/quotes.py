@@ -16,11 +16,10 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
-
 from core.errors import ServiceError
 from core.idempotency import RETENTION_SECONDS
 from core.keys import Caller
+from core.store import Conn
 from core.store import quotes as store
 
 QUOTE_TTL_SECONDS = 120
@@ -44,7 +43,7 @@ def idempotency_key(quote_id: str) -> str:
 
 
 def create(
-    conn: apsw.Connection,
+    conn: Conn,
     caller: Caller,
     operation: str,
     arguments: dict[str, Any],
@@ -93,12 +92,12 @@ def _check(row: store.QuoteRow | None, caller: Caller, quote_id: str, operation:
     return row
 
 
-def peek(conn: apsw.Connection, caller: Caller, quote_id: str, operation: str, now: float) -> Quote:
+def peek(conn: Conn, caller: Caller, quote_id: str, operation: str, now: float) -> Quote:
     """The quote as claim would find it (same refusals), read without writing: what to confirm."""
     return _quote(_check(store.get(conn, quote_id), caller, quote_id, operation, now))
 
 
-def claim(conn: apsw.Connection, caller: Caller, quote_id: str, operation: str, now: float) -> Quote:
+def claim(conn: Conn, caller: Caller, quote_id: str, operation: str, now: float) -> Quote:
     """Inside a writer transaction: the quote to execute, marked executed; 404 quote_not_found for
     an unknown id, another key's or another operation's quote; 409 quote_expired for one that
     expired before its first execute. An executed quote is returned again (its execute replays)."""
@@ -108,14 +107,14 @@ def claim(conn: apsw.Connection, caller: Caller, quote_id: str, operation: str, 
     return _quote(row)
 
 
-def keep_content(conn: apsw.Connection, quote_id: str, content: dict[str, str]) -> None:
+def keep_content(conn: Conn, quote_id: str, content: dict[str, str]) -> None:
     """Inside a writer transaction: the provider-produced fields an execute of `quote_id` answered,
     kept for the key to read as a resource (the tool result links to them, never inlines them).
     The first answer's stay: a replay answers the same."""
     store.set_content(conn, quote_id, json.dumps(content, sort_keys=True))
 
 
-def content(conn: apsw.Connection, caller: Caller, quote_id: str, field: str) -> str:
+def content(conn: Conn, caller: Caller, quote_id: str, field: str) -> str:
     """The text of `field` an execute of the caller's quote answered; 404 quote_not_found for an
     unknown id or another key's quote, 404 content_not_found when that execute answered no such
     field (not executed, a refusal, a field that was null). Readable while the quote is kept (24 h

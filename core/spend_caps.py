@@ -16,11 +16,10 @@ import secrets
 import time
 from dataclasses import dataclass
 
-import apsw
-
 from core.errors import ServiceError
 from core.keys import Caller
 from core.money import usdc_text
+from core.store import Conn
 from core.store import spend_caps as store
 
 #: Days of holds kept (older ones are purged when the key holds again).
@@ -56,7 +55,7 @@ def exceeded(cap: int, used: int, amount: int) -> ServiceError:
     )
 
 
-def hold(conn: apsw.Connection, caller: Caller, ref: str, amount: int, now: float) -> Hold | None:
+def hold(conn: Conn, caller: Caller, ref: str, amount: int, now: float) -> Hold | None:
     """Inside a writer transaction: hold `amount` of the caller's cap for today under `ref`, or raise
     403 daily_cap_exceeded. None when the key has no cap."""
     cap = caller.daily_cap
@@ -73,10 +72,10 @@ def hold(conn: apsw.Connection, caller: Caller, ref: str, amount: int, now: floa
     return Hold(caller.key_hash, ref, amount, made=True)
 
 
-def release(conn: apsw.Connection, held: Hold) -> None:
+def release(conn: Conn, held: Hold) -> None:
     if held.made:
         store.delete(conn, held.key_hash, held.ref)
 
 
-def used_today(conn: apsw.Connection, key_hash: str, now: float) -> int:
+def used_today(conn: Conn, key_hash: str, now: float) -> int:
     return store.used(conn, key_hash, day_of(now))

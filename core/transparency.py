@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import apsw
-
 from core.errors import ServiceError
 from core.networks import network_for
+from core.store import Conn
 from core.store import audit as audit_store
 
 
@@ -37,7 +36,7 @@ def checkpoint_json(chain_id: int, a: audit_store.Anchor) -> dict[str, Any]:
     }
 
 
-def entry_or_404(conn: apsw.Connection, raw_id: str) -> audit_store.AuditEntry:
+def entry_or_404(conn: Conn, raw_id: str) -> audit_store.AuditEntry:
     # isascii: "²".isdigit() is True but int("²") raises
     entry = audit_store.get(conn, int(raw_id)) if raw_id.isascii() and raw_id.isdigit() and len(raw_id) < 19 else None
     if entry is None:
@@ -45,9 +44,7 @@ def entry_or_404(conn: apsw.Connection, raw_id: str) -> audit_store.AuditEntry:
     return entry
 
 
-def proof_json(
-    conn: apsw.Connection, chain_id: int, entry: audit_store.AuditEntry, tree_size: int = 0
-) -> dict[str, Any]:
+def proof_json(conn: Conn, chain_id: int, entry: audit_store.AuditEntry, tree_size: int = 0) -> dict[str, Any]:
     """The inclusion proof of `entry` at `tree_size` (0: the latest anchor holding it, else the
     current tree). 422 invalid_tree_size when the tree is too small or larger than the log."""
     anchored = {a.tree_size: a for a in audit_store.anchors(conn, chain_id)}

@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import apsw
-
 from core.money import format_usdc, split, usdc_text
+from core.store import Conn
 from core.store import marketplace as market_store
 from core.store import wallets as store
 from core.store.wallets import AgentRow, BalanceRow, LedgerEntry
@@ -101,7 +100,7 @@ def new_referral_code() -> str:
     return "".join(secrets.choice(REFERRAL_ALPHABET) for _ in range(REFERRAL_CODE_LEN))
 
 
-def _fresh_wallet(conn: apsw.Connection) -> str:
+def _fresh_wallet(conn: Conn) -> str:
     for _ in range(_MAX_TRIES):
         wallet = new_wallet_id()
         if not store.wallet_taken(conn, wallet):
@@ -109,7 +108,7 @@ def _fresh_wallet(conn: apsw.Connection) -> str:
     raise RuntimeError("could not draw a free wallet id")  # 2^48 ids: practically unreachable
 
 
-def _fresh_referral_code(conn: apsw.Connection) -> str:
+def _fresh_referral_code(conn: Conn) -> str:
     for _ in range(_MAX_TRIES):
         code = new_referral_code()
         if not store.referral_code_taken(conn, code):
@@ -118,7 +117,7 @@ def _fresh_referral_code(conn: apsw.Connection) -> str:
 
 
 def register(
-    conn: apsw.Connection,
+    conn: Conn,
     *,
     account_id: str | None,
     new_key_hash: str | None,
@@ -156,7 +155,7 @@ def register(
     return agent
 
 
-def earn(conn: apsw.Connection, agent: AgentRow, amount: int, source: str | None, now: float) -> EarnResult:
+def earn(conn: Conn, agent: AgentRow, amount: int, source: str | None, now: float) -> EarnResult:
     """Credit a reported earning: net (ownerCut + agentCut) to the agent, the referral cut to the
     referrer's owner part, the toll (2% plus rounding dust) to the treasury (recorded on the row).
     The agent's own total is checked by the balance update itself (store.TotalLimit); a referrer's
@@ -199,12 +198,12 @@ def _limit_error() -> WalletError:
     return WalletError("balance_limit", "this earning would exceed the largest total a wallet can hold", "amount")
 
 
-def _check_room(conn: apsw.Connection, agent_uuid: str, amount: int) -> None:
+def _check_room(conn: Conn, agent_uuid: str, amount: int) -> None:
     if store.get_balance(conn, agent_uuid).total_earned + amount > MAX_TOTAL_UNITS:
         raise _limit_error()
 
 
-def check_not_paused(conn: apsw.Connection, agent: AgentRow) -> None:
+def check_not_paused(conn: Conn, agent: AgentRow) -> None:
     """A listed agent (paused for a sale: listed in the drop, or its NFT paused on-chain) may still
     earn (its balance stays the seller's: at settlement it moves to the seller's own wallet), but it
     spends nothing and cannot be hired until the listing ends."""
@@ -217,7 +216,7 @@ def check_not_paused(conn: apsw.Connection, agent: AgentRow) -> None:
         )
 
 
-def check_not_settling(conn: apsw.Connection, agent: AgentRow) -> None:
+def check_not_settling(conn: Conn, agent: AgentRow) -> None:
     """Between a buyer's commit and the settlement the agent's memory and brain are frozen: the buyer
     committed to their digest (the due-diligence bundle)."""
     if market_store.sale_paused(conn, agent.uuid, agent.wallet) == "settling":
@@ -228,7 +227,7 @@ def check_not_settling(conn: apsw.Connection, agent: AgentRow) -> None:
         )
 
 
-def spend(conn: apsw.Connection, agent: AgentRow, amount: int, destination: str, now: float) -> SpendResult:
+def spend(conn: Conn, agent: AgentRow, amount: int, destination: str, now: float) -> SpendResult:
     """Debit `amount` (self part first, then owner part); refuse more than the balance, and any
     spend of an agent paused for a sale."""
     check_not_paused(conn, agent)
@@ -261,7 +260,7 @@ class CompoundResult:
     balance: BalanceRow
 
 
-def compound(conn: apsw.Connection, agent: AgentRow, percent: int, now: float) -> CompoundResult:
+def compound(conn: Conn, agent: AgentRow, percent: int, now: float) -> CompoundResult:
     """Move `percent` % of the spendable balance into the reinvested bucket.
 
     Each part (owner, agent-self) gives up floor(part * percent / 100), so the parts keep their
@@ -306,7 +305,7 @@ def normalise_email(email: str) -> str:
     return email.lower()
 
 
-def create_email_key(conn: apsw.Connection, email: str, key_hash: str, now: float) -> str:
+def create_email_key(conn: Conn, email: str, key_hash: str, now: float) -> str:
     """A new account with one account-scoped key bound to `email` (one key per address, compared
     case-insensitively); returns the account id. WalletError `email_has_key` when it has one."""
     email = normalise_email(email)
@@ -319,7 +318,7 @@ def create_email_key(conn: apsw.Connection, email: str, key_hash: str, now: floa
 
 
 def issue_key(
-    conn: apsw.Connection,
+    conn: Conn,
     key_hash: str,
     now: float,
     *,
@@ -372,7 +371,7 @@ def check_key(key: str, param: str = "key") -> None:
         )
 
 
-def put_memory(conn: apsw.Connection, agent: AgentRow, key: str, value_json: str, now: float) -> store.MemoryRow:
+def put_memory(conn: Conn, agent: AgentRow, key: str, value_json: str, now: float) -> store.MemoryRow:
     """Upsert one of the agent's own keys (`value_json`: compact JSON text)."""
     check_key(key)
     check_not_settling(conn, agent)
@@ -398,9 +397,7 @@ def run_key(now: float, niche: str | None) -> str:
     return f"run:{day}:{niche or 'general'}"
 
 
-def record_run(
-    conn: apsw.Connection, agent: AgentRow, success: bool, niche: str | None, now: float
-) -> tuple[str, int, int]:
+def record_run(conn: Conn, agent: AgentRow, success: bool, niche: str | None, now: float) -> tuple[str, int, int]:
     """Count one run under `run:YYYY-MM-DD:<niche or general>` (UTC day of `now`), value
     {"success": n, "failure": m}. Read-modify-write inside the caller's BEGIN IMMEDIATE
     transaction, so concurrent records (even from other processes) never lose a count."""
@@ -466,7 +463,7 @@ MAX_BRAIN_PRICES = 100
 MAX_BRAIN_PRODUCTS = 100
 
 
-def load_brain(conn: apsw.Connection, agent: AgentRow) -> Brain:
+def load_brain(conn: Conn, agent: AgentRow) -> Brain:
     row = store.get_memory(conn, agent.uuid, BRAIN_KEY)
     if row is None:
         return Brain({}, None)
@@ -512,7 +509,7 @@ def _bounded(table: dict[Any, Any], keep: Any, limit: int) -> None:
 
 
 def update_brain(
-    conn: apsw.Connection,
+    conn: Conn,
     agent: AgentRow,
     action: str,
     niche: str,

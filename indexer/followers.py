@@ -18,10 +18,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-import apsw
-
 from core.followers import Follower
-from core.store import projections
+from core.store import Conn, projections
 from core.store.projections import Event
 from indexer.decode import Decoder
 
@@ -57,7 +55,7 @@ class FinalEvents:
         """A reorg rolled back every block above `ancestor`: forget their events."""
         self._held = [e for e in self._held if e.block_number <= ancestor]
 
-    def deliver(self, conn: apsw.Connection, chain_id: int, final: int, fresh: Sequence[Event]) -> None:
+    def deliver(self, conn: Conn, chain_id: int, final: int, fresh: Sequence[Event]) -> None:
         """In the step's transaction that applies `fresh` (in chain order): every follower gets the
         events of blocks up to `final` it has not had yet, and its cursor moves to `final`. Memory
         changes only in `committed`, once that transaction has committed."""
@@ -82,7 +80,7 @@ class FinalEvents:
         if self.followers:
             self._held = [e for e in (*self._held, *fresh) if e.block_number > final]
 
-    def _stored(self, conn: apsw.Connection, chain_id: int, f: Follower, low: int, high: int) -> list[Event]:
+    def _stored(self, conn: Conn, chain_id: int, f: Follower, low: int, high: int) -> list[Event]:
         names = sorted(f.contracts & set(self.addresses))
         out: list[Event] = []
         for number, block_hash, tx_hash, log_index, contract, topics, data in projections.stored_events(
@@ -103,7 +101,7 @@ class FinalEvents:
                 out.append(event)
         return out
 
-    def _finalized(self, conn: apsw.Connection, chain_id: int, f: Follower, final: int) -> None:
+    def _finalized(self, conn: Conn, chain_id: int, f: Follower, final: int) -> None:
         """A follower with a `finalized(conn, chain_id, final)` step (core.followers) runs it in each step's
         transaction once its events up to `final` are applied, in a savepoint: a failure is logged,
         never stops the indexer."""
@@ -118,7 +116,7 @@ class FinalEvents:
             log.exception("%s: its step at final block %d failed; it runs again at the next", f.name, final)
         conn.execute("RELEASE follower_final")
 
-    def _apply(self, conn: apsw.Connection, chain_id: int, f: Follower, events: Sequence[Event]) -> None:
+    def _apply(self, conn: Conn, chain_id: int, f: Follower, events: Sequence[Event]) -> None:
         for event in events:
             if event.contract not in f.contracts:
                 continue

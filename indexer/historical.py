@@ -20,9 +20,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
-
-from core.store import projections, reorg
+from core.store import Conn, StoreError, projections, reorg
+from core.store.checkpoints import BackgroundCheckpoints
 from core.store.projections import Event, Subscriber
 from indexer.decode import Decoder, in_chain_order, parse_logs, raw_block_number
 from indexer.followers import FinalEvents
@@ -118,17 +117,17 @@ class _Commit:
     writes the WAL, and checkpoints it, without holding the GIL). The transaction was opened and
     filled by the caller; on failure it is rolled back and `wait` raises the error."""
 
-    def __init__(self, conn: apsw.Connection, committed: Callable[[], None]) -> None:
+    def __init__(self, conn: Conn, committed: Callable[[], None]) -> None:
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, args=(conn, committed), name="indexer-commit", daemon=True)
         self._thread.start()
 
-    def _run(self, conn: apsw.Connection, committed: Callable[[], None]) -> None:
+    def _run(self, conn: Conn, committed: Callable[[], None]) -> None:
         try:
             conn.execute("COMMIT")
         except BaseException as exc:
             self.error = exc
-            with contextlib.suppress(apsw.Error):
+            with contextlib.suppress(StoreError):
                 conn.execute("ROLLBACK")
             return
         committed()
@@ -137,71 +136,6 @@ class _Commit:
         self._thread.join()
         if self.error is not None:
             raise self.error
-
-
-class _Checkpointer:
-    """The backfill's WAL checkpoints, in a thread and on a connection of their own.
-
-    SQLite checkpoints inside the COMMIT that takes the WAL past `wal_autocheckpoint` pages: it
-    copies the pages into the database file and syncs both, most of a range's COMMIT time, and the
-    next range's writes waited for it. A PASSIVE checkpoint on another connection blocks no writer:
-    `attach` replaces the connection's automatic checkpoint with a request to this thread at the
-    same threshold, so the same checkpoints overlap the next range instead. What a COMMIT writes and
-    syncs (synchronous) is unchanged; `detach` restores the automatic checkpoint."""
-
-    def __init__(self, conn: apsw.Connection) -> None:
-        self.conn = conn
-        self.pages = 0  # the connection's wal_autocheckpoint while attached (0: not attached)
-        self._thread: tuple[threading.Event, threading.Event] | None = None  # its (wake, stop)
-
-    def attach(self) -> None:
-        if self.pages or not self.conn.filename:  # attached already, or an in-memory database
-            return
-        mode = self.conn.execute("PRAGMA journal_mode").fetchall()[0][0]
-        pages = int(self.conn.execute("PRAGMA wal_autocheckpoint").fetchall()[0][0])  # type: ignore[arg-type]
-        if mode == "wal" and pages > 0:
-            self.pages = pages
-            self.conn.set_wal_hook(self._committed)
-
-    def detach(self) -> None:
-        """Back to SQLite's own checkpoints; the thread ends after the checkpoint it may be running."""
-        if self.pages:
-            self.conn.wal_autocheckpoint(self.pages)
-            self.pages = 0
-        if self._thread is not None:
-            wake, stop = self._thread
-            self._thread = None
-            stop.set()
-            wake.set()
-
-    def _committed(self, _conn: apsw.Connection, _name: str, wal_pages: int) -> int:
-        """SQLite's WAL hook, after each COMMIT (in the committing thread)."""
-        if wal_pages >= self.pages:
-            if self._thread is None:
-                self._thread = threading.Event(), threading.Event()
-                wake, stop = self._thread
-                thread = threading.Thread(target=_checkpoints, args=(self.conn.filename, wake, stop), daemon=True)
-                thread.name = "indexer-checkpoint"
-                thread.start()
-            self._thread[0].set()
-        return apsw.SQLITE_OK
-
-
-def _checkpoints(filename: str, wake: threading.Event, stop: threading.Event) -> None:
-    """A checkpointer thread: one PASSIVE checkpoint each time it is woken, until stopped."""
-    conn = apsw.Connection(filename)
-    try:
-        while True:
-            wake.wait()
-            wake.clear()
-            if stop.is_set():
-                return
-            try:
-                conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-            except apsw.Error as exc:  # the next COMMIT asks again, as SQLite's own would
-                log.debug("backfill checkpoint failed: %s", exc)
-    finally:
-        conn.close()
 
 
 async def logs_from_receipts(rpc: RpcClient, decoder: Decoder, block: int) -> list[dict[str, Any]]:
@@ -222,7 +156,7 @@ def check_order(events: list[Event], start: int, stop: int) -> None:
 class Historical:
     def __init__(
         self,
-        conn: apsw.Connection,
+        conn: Conn,
         rpc: RpcClient,
         decoder: Decoder,
         *,
@@ -245,7 +179,7 @@ class Historical:
         self._progress: Progress | None = None
         self._progress_done = False
         self._commit: _Commit | None = None  # a range's COMMIT still running
-        self._checkpointer = _Checkpointer(conn)
+        self._checkpointer = BackgroundCheckpoints(conn)
 
     async def run(self, number: int, final: int, head: int, max_ranges: int = 64) -> None:
         """Backfill towards `final`, one transaction per range, in chain order. The event loop
@@ -388,7 +322,7 @@ class Historical:
         with contextlib.suppress(Exception):
             self._wait_commit()
         if not self.conn.getautocommit():
-            with contextlib.suppress(apsw.Error):
+            with contextlib.suppress(StoreError):
                 self.conn.execute("ROLLBACK")
 
     def _wait_commit(self) -> None:

@@ -13,9 +13,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-import apsw
-
-from core.store import projections, reorg, transaction
+from core.store import Conn, projections, reorg, transaction
 from core.store.projections import Event, Subscriber
 from indexer.decode import Decoder
 from indexer.followers import FinalEvents
@@ -27,7 +25,7 @@ from indexer.status import Status
 class Realtime:
     def __init__(
         self,
-        conn: apsw.Connection,
+        conn: Conn,
         rpc: RpcClient,
         decoder: Decoder,
         *,

@@ -7,8 +7,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-import apsw
-
 from core.checkout.follower import OrderFollower
 from core.config import Settings
 from core.deployments import Deployment
@@ -16,6 +14,7 @@ from core.followers import Follower
 from core.hire import EscrowFollower
 from core.marketplace import MarketFollower, Notices, notices_for
 from core.networks import network_for
+from core.store import Conn
 from core.store.projections import Subscriber
 from indexer.progress import Snapshot
 from indexer.rpc import RpcClient
@@ -34,7 +33,7 @@ def followers(clock: Callable[[], float] = time.time, notices: Notices | None = 
 def build_indexer(
     settings: Settings,
     deployment: Deployment,
-    conn: apsw.Connection,
+    conn: Conn,
     rpc: RpcClient,
     *,
     subscribers: dict[str, list[Subscriber]] | None = None,

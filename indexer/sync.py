@@ -16,10 +16,8 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 
-import apsw
-
 from core.followers import Follower
-from core.store import projections, reorg, transaction
+from core.store import Conn, projections, reorg, transaction
 from core.store.projections import Subscriber
 from indexer.decode import Decoder
 from indexer.followers import FinalEvents
@@ -47,7 +45,7 @@ class Halted(DeepReorg):
 class Indexer:
     def __init__(
         self,
-        conn: apsw.Connection,
+        conn: Conn,
         rpc: RpcClient,
         *,
         chain_id: int,

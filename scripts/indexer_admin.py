@@ -27,14 +27,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import apsw
-
 from core.isotime import iso_utc
-from core.store import orders, projections, transaction
+from core.store import Conn, orders, projections, transaction
 from scripts.operator_db import open_database
 
 
-def _states(conn: apsw.Connection) -> list[dict[str, Any]]:
+def _states(conn: Conn) -> list[dict[str, Any]]:
     return [
         {
             "chainId": r[0],

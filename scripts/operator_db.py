@@ -6,13 +6,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import apsw
-
 from core.config import Settings
-from core.store import connect
+from core.store import Conn, connect
 
 
-def open_database(db: Path | None) -> apsw.Connection | None:
+def open_database(db: Path | None) -> Conn | None:
     """A durable connection, or None after saying on stderr that there is no database there."""
     path = db if db is not None else Settings.load().database
     if not path.exists():

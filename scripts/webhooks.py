@@ -28,10 +28,8 @@ import sys
 import time
 from pathlib import Path
 
-import apsw
-
+from core.store import Conn, transaction
 from core.store import outbox as store
-from core.store import transaction
 from scripts.operator_db import open_database
 
 
@@ -68,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _list_dead(conn: apsw.Connection, *, as_json: bool) -> int:
+def _list_dead(conn: Conn, *, as_json: bool) -> int:
     rows = store.dead_letters(conn)
     if as_json:
         print(json.dumps([dataclasses.asdict(r) for r in rows], indent=2))
@@ -80,7 +78,7 @@ def _list_dead(conn: apsw.Connection, *, as_json: bool) -> int:
     return 0
 
 
-def _hosts(conn: apsw.Connection, now: float, *, as_json: bool) -> int:
+def _hosts(conn: Conn, now: float, *, as_json: bool) -> int:
     rows = store.hosts(conn, now)
     if as_json:
         print(

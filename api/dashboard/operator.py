@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-import apsw
 from aiohttp import web
 
 from api.auth import clear_auth_caches
@@ -38,6 +37,7 @@ from core.dashboard.operator import IndexerStatus
 from core.deployments import Deployment
 from core.errors import ServiceError
 from core.networks import network_for
+from core.store import Conn
 
 #: The in-process indexer's status (indexer.status.Status) when this process runs the indexer; the
 #: runtime sets it. Without it the view reads the indexer's checkpoint only.
@@ -47,7 +47,7 @@ INDEXER_STATUS: web.AppKey[IndexerStatus] = web.AppKey("indexer_status", object)
 @dataclass
 class OperatorView:
     request: web.Request
-    conn: apsw.Connection
+    conn: Conn
     viewer: Viewer
     now: float
     deployment: Deployment
@@ -422,7 +422,7 @@ async def issue_key(request: web.Request) -> web.StreamResponse:
         raise ServiceError(400, "invalid_field", "give the account's or the agent's id", param="id")
     now = request.app[CLOCK]()
 
-    def work(conn: apsw.Connection) -> tuple[str, str, str | None]:
+    def work(conn: Conn) -> tuple[str, str, str | None]:
         return operator.issue_key(
             conn,
             now,

@@ -15,7 +15,6 @@ from datetime import UTC, date, datetime
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
-import apsw
 from aiohttp import web
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -42,6 +41,7 @@ from api.models import WALLET_PATTERN, parse_query
 from core.dashboard import owner
 from core.dashboard.access import Viewer
 from core.dashboard.owner import LedgerFilter
+from core.store import Conn
 from core.store.wallets import AgentRow
 from core.transparency import explorer_tx_url
 
@@ -79,7 +79,7 @@ class OwnerView:
     """What every owner panel renders from (read once per page or live update)."""
 
     request: web.Request
-    conn: apsw.Connection
+    conn: Conn
     viewer: Viewer
     agents: list[AgentRow]
     now: float

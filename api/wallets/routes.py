@@ -16,7 +16,6 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-import apsw
 from aiohttp import web
 
 from api import idempotency
@@ -48,6 +47,7 @@ from api.wallets.models import (
 from core import wallets
 from core.keys import hash_api_key, new_api_key
 from core.money import usdc_text
+from core.store import Conn
 from core.store import wallets as store
 from core.store.committer import GroupCommitter
 from core.store.wallets import AgentRow, BalanceRow, get_balance
@@ -114,7 +114,7 @@ async def _execute(app: web.Application, call: Call, work: idempotency.TxWork, *
     )
 
 
-def _guarded(work: idempotency.TxWork, conn: apsw.Connection) -> tuple[int, bytes]:
+def _guarded(work: idempotency.TxWork, conn: Conn) -> tuple[int, bytes]:
     """`work`, its WalletError answered in the API's error shape."""
     try:
         return work(conn)
@@ -123,10 +123,10 @@ def _guarded(work: idempotency.TxWork, conn: apsw.Connection) -> tuple[int, byte
 
 
 #: The transactional part of an authenticated value-moving POST: (conn, caller, body, now) -> (status, body).
-WriteWork = Callable[[apsw.Connection, Caller, bytes, float], tuple[int, bytes]]
+WriteWork = Callable[[Conn, Caller, bytes, float], tuple[int, bytes]]
 
 
-def _bind(work: WriteWork, caller: Caller, body: bytes, now: float, conn: apsw.Connection) -> tuple[int, bytes]:
+def _bind(work: WriteWork, caller: Caller, body: bytes, now: float, conn: Conn) -> tuple[int, bytes]:
     return work(conn, caller, body, now)
 
 
@@ -156,7 +156,7 @@ async def run_register(app: web.Application, call: Call) -> Reply:
     api_key = new_api_key() if caller is None else None
     now = app[CLOCK]()
 
-    def work(conn: apsw.Connection) -> tuple[int, bytes]:
+    def work(conn: Conn) -> tuple[int, bytes]:
         req = parse_body(RegisterRequest, body)
         agent = wallets.register(
             conn,
@@ -180,7 +180,7 @@ async def register(request: web.Request) -> web.Response:
 
 
 def _earn_work(
-    conn: apsw.Connection,
+    conn: Conn,
     caller: Caller,
     body: bytes,
     now: float,
@@ -249,7 +249,7 @@ async def run_earn_batch(app: web.Application, call: Call) -> Reply:
     error with `param` naming it (e.g. `payments[3].amount`) and nothing is written. Items are
     applied in order; `results[i]` is item i's earn body (balances as of that item)."""
 
-    def work(conn: apsw.Connection, caller: Caller, body: bytes, now: float) -> tuple[int, bytes]:
+    def work(conn: Conn, caller: Caller, body: bytes, now: float) -> tuple[int, bytes]:
         req = parse_body(EarnBatchRequest, body)
         results = []
         for i, p in enumerate(req.payments):
@@ -277,7 +277,7 @@ async def run_compound(app: web.Application, call: Call) -> Reply:
     """POST /api/agents/compound: move reinvestPercent % (default 20) of the spendable balance into
     the reinvested bucket (see core.wallets.compound); `moved` is the amount moved."""
 
-    def work(conn: apsw.Connection, caller: Caller, body: bytes, now: float) -> tuple[int, bytes]:
+    def work(conn: Conn, caller: Caller, body: bytes, now: float) -> tuple[int, bytes]:
         req = parse_body(CompoundRequest, body)
         agent = agent_for(conn, caller, req.agentId)
         r = wallets.compound(conn, agent, req.reinvestPercent, now)
@@ -327,7 +327,7 @@ async def quote_spend(app: web.Application, call: Call) -> Quoted:
 
 
 async def run_spend(app: web.Application, call: Call) -> Reply:
-    def work(conn: apsw.Connection, caller: Caller, body: bytes, now: float) -> tuple[int, bytes]:
+    def work(conn: Conn, caller: Caller, body: bytes, now: float) -> tuple[int, bytes]:
         req = parse_body(SpendRequest, body)
         agent = agent_for(conn, caller, req.agentId)
         r = wallets.spend(conn, agent, req.amount, req.destination, now)
@@ -397,7 +397,7 @@ def _memory_json(m: store.MemoryRow) -> dict[str, Any]:
 async def run_memory_write(app: web.Application, call: Call) -> Reply:
     """POST /api/agents/memory: upsert {key: value}; limits in api.models.MemoryWriteRequest."""
 
-    def work(conn: apsw.Connection, caller: Caller, body: bytes, now: float) -> tuple[int, bytes]:
+    def work(conn: Conn, caller: Caller, body: bytes, now: float) -> tuple[int, bytes]:
         req = parse_body(MemoryWriteRequest, body)
         agent = agent_for(conn, caller, req.agentId)
         m = wallets.put_memory(conn, agent, req.key, encode(req.value), now)
@@ -500,7 +500,7 @@ async def run_brain_write(app: web.Application, call: Call) -> Reply:
     or sale (of the product `name`, when given) into the agent's brain (memory brain:v1) and the
     shared brain, in one transaction; answers the updated brain and weights."""
 
-    def work(conn: apsw.Connection, caller: Caller, body: bytes, now: float) -> tuple[int, bytes]:
+    def work(conn: Conn, caller: Caller, body: bytes, now: float) -> tuple[int, bytes]:
         req = parse_body(BrainUpdateRequest, body)
         agent = agent_for(conn, caller, req.agentId)
         brain = wallets.update_brain(conn, agent, req.action, req.niche, req.price, req.revenue, now, req.name)
@@ -520,7 +520,7 @@ async def run_record_run(app: web.Application, call: Call) -> Reply:
     """POST /api/agents/runs {agentId, success, niche?}: count one run of the agent under memory key
     run:YYYY-MM-DD:<niche or general> (UTC day) as {"success": n, "failure": m}."""
 
-    def work(conn: apsw.Connection, caller: Caller, body: bytes, now: float) -> tuple[int, bytes]:
+    def work(conn: Conn, caller: Caller, body: bytes, now: float) -> tuple[int, bytes]:
         req = parse_body(RunRequest, body)
         agent = agent_for(conn, caller, req.agentId)
         key, ok, failed = wallets.record_run(conn, agent, req.success, req.niche, now)
@@ -583,7 +583,7 @@ async def create_key(request: web.Request) -> web.Response:
 
 
 def add_wallet_routes(
-    app: web.Application, db: apsw.Connection, clock: Callable[[], float] = time.time, hooks: Hooks | None = None
+    app: web.Application, db: Conn, clock: Callable[[], float] = time.time, hooks: Hooks | None = None
 ) -> None:
     """Mount the wallet API on `app`: `db` (a file opened with core.store.connect) serves reads; a
     GroupCommitter on the same file does every write and is closed with the app. `hooks`: test
@@ -613,9 +613,7 @@ def add_wallet_routes(
     app.router.add_post("/api/keys", create_key)
 
 
-def create_wallet_app(
-    db: apsw.Connection, clock: Callable[[], float] = time.time, hooks: Hooks | None = None
-) -> web.Application:
+def create_wallet_app(db: Conn, clock: Callable[[], float] = time.time, hooks: Hooks | None = None) -> web.Application:
     """The wallet routes alone (no chain), for tests: without the metrics observer and without the
     key policy (scopes, daily caps), which api.app.create_app mounts over every route. Nothing
     deployable serves this app; the benchmarks serve create_app (benchmarks._kit.API_SERVER)."""

@@ -7,16 +7,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import apsw
-
 from core.operator import Operator
+from core.store import Conn
 from core.store.committer import GroupCommitter
 
 
 @dataclass
 class Checkout:
     #: Committed reads (lookups before a transaction, GETs).
-    reader: apsw.Connection
+    reader: Conn
     #: Every write (the group committer: synchronous=FULL).
     writer: GroupCommitter
     operator: Operator

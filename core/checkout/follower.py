@@ -34,13 +34,11 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-import apsw
-
 from core.checkout import orders
 from core.checkout.orders import InvalidTransition
+from core.store import Conn, projections
 from core.store import checkout as checkout_store
 from core.store import orders as order_store
-from core.store import projections
 from core.store.projections import Event
 
 log = logging.getLogger("agentledger.orders")
@@ -55,7 +53,7 @@ class OrderFollower:
     def __init__(self, clock: Callable[[], float]) -> None:
         self.clock = clock
 
-    def apply(self, conn: apsw.Connection, chain_id: int, event: Event) -> None:
+    def apply(self, conn: Conn, chain_id: int, event: Event) -> None:
         name, a, tx_hash = event.name, event.args, event.tx_hash
         now = self.clock()
         if name == "JobFunded":
@@ -105,9 +103,7 @@ class OrderFollower:
         elif name == "JobReclaimed":
             move("failed", "buyer reclaimed the escrow after the deadline")
 
-    def _funded(
-        self, conn: apsw.Connection, job_id: str, a: dict[str, Any], tx_hash: str, block: int, now: float
-    ) -> None:
+    def _funded(self, conn: Conn, job_id: str, a: dict[str, Any], tx_hash: str, block: int, now: float) -> None:
         session = checkout_store.session_by_job(conn, job_id)
         if session is None:
             return  # not a checkout job
@@ -137,7 +133,7 @@ class OrderFollower:
         )
         log.warning("order %s created from the chain (session %s's complete did not finish)", order.id, session.id)
 
-    def _funding_final(self, conn: apsw.Connection, order_id: str, tx_hash: str, block: int, now: float) -> None:
+    def _funding_final(self, conn: Conn, order_id: str, tx_hash: str, block: int, now: float) -> None:
         order_store.funding_settled(conn, order_id, block)
         order = order_store.get_order(conn, order_id)
         last = order_store.last_move(conn, order_id)
@@ -156,7 +152,7 @@ class OrderFollower:
 
     # ---- the reconciliation rule -----------------------------------------------------------------
 
-    def finalized(self, conn: apsw.Connection, chain_id: int, final: int) -> None:
+    def finalized(self, conn: Conn, chain_id: int, final: int) -> None:
         """Blocks up to `final` are final and their events applied: settle the orders recorded from
         receipts of those blocks whose events never came (the rule in the module docstring). Only once
         the indexer has applied every block up to the head it saw: while it backfills, a transaction
@@ -188,9 +184,7 @@ class OrderFollower:
                     updates={"attestation": None, "attested_at": None, "release_submitted_tx": None},
                 )
 
-    def _move(
-        self, conn: apsw.Connection, order_id: str, to_state: str, reason: str, now: float, **kw: Any
-    ) -> None:
+    def _move(self, conn: Conn, order_id: str, to_state: str, reason: str, now: float, **kw: Any) -> None:
         order = order_store.get_order(conn, order_id)
         if order is None or order.status in (to_state, "released"):
             return

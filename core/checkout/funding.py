@@ -36,7 +36,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
 from web3 import Web3
 
 from core import errors, indexing, instance
@@ -47,6 +46,7 @@ from core.jsontext import decode_json
 from core.keys import Caller
 from core.money import usdc_text
 from core.operator import USDC, ChainUnavailable, ContractReverted, SendUncertain, TransactionFailed, tx_hash_of
+from core.store import Conn
 from core.store import checkout as store
 from core.store.checkout import ProviderRow, SessionRow
 from core.store.orders import OrderRow
@@ -254,7 +254,7 @@ class Completion:
         if self.hooks.after_funding is not None:
             self.hooks.after_funding()
 
-    def _begin(self, conn: apsw.Connection) -> tuple[SessionRow, ProviderRow]:
+    def _begin(self, conn: Conn) -> tuple[SessionRow, ProviderRow]:
         s = sessions.owned_session(conn, self.caller, self.session_id, self.now)
         sessions.require_incomplete(s)
         if self._signed_total != s.total:  # not checked yet, or the cart changed since: check here
@@ -356,7 +356,7 @@ class Completion:
 
     # ---- step 4: the order ----------------------------------------------------------------------
 
-    def record(self, conn: apsw.Connection) -> OrderRow:
+    def record(self, conn: Conn) -> OrderRow:
         """Step 4, inside the transaction that stores the answer: the order (history, audit, webhook)."""
         s, provider = self.session, self.provider
         assert s is not None and provider is not None and self.funding_tx is not None and s.job_id is not None

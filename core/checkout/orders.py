@@ -32,10 +32,9 @@ import secrets
 import unicodedata
 from typing import Any
 
-import apsw
-
 from core import audit, outbox
 from core.isotime import iso_utc
+from core.store import Conn
 from core.store import orders as store
 from core.store.orders import HistoryRow, OrderRow
 
@@ -145,7 +144,7 @@ def new_order_id() -> str:
 
 
 def _record(
-    conn: apsw.Connection,
+    conn: Conn,
     order: OrderRow,
     from_state: str | None,
     to_state: str,
@@ -207,7 +206,7 @@ def _record(
     return row
 
 
-def new_order_details(conn: apsw.Connection, order: OrderRow) -> dict[str, Any]:
+def new_order_details(conn: Conn, order: OrderRow) -> dict[str, Any]:
     """What a provider needs to start on a new order: the job, amount, deadline and line items."""
     contents = store.session_contents(conn, order.session_id)
     return {
@@ -222,7 +221,7 @@ def new_order_details(conn: apsw.Connection, order: OrderRow) -> dict[str, Any]:
 
 
 def create_order(
-    conn: apsw.Connection,
+    conn: Conn,
     *,
     session_id: str,
     job_id: str,
@@ -285,7 +284,7 @@ def create_order(
 
 
 def transition(
-    conn: apsw.Connection,
+    conn: Conn,
     order_id: str,
     to_state: str,
     *,

@@ -18,7 +18,6 @@ import hashlib
 import logging
 from typing import Any
 
-import apsw
 from eth_account import Account
 from eth_account.messages import encode_defunct
 
@@ -28,6 +27,7 @@ from core.checkout.context import Checkout
 from core.checkout.orders import SIGNATURE_WINDOW_SECONDS, InvalidTransition
 from core.errors import ServiceError
 from core.operator import ChainUnavailable, ContractReverted, SendUncertain, TransactionFailed, tx_hash_of
+from core.store import Conn
 from core.store import ipfs as ipfs_store
 from core.store import orders as store
 from core.store.orders import OrderRow
@@ -38,16 +38,14 @@ log = logging.getLogger("agentledger.checkout")
 MAX_DELIVERABLE_UPLOADS = 20
 
 
-def order_or_404(conn: apsw.Connection, order_id: str) -> OrderRow:
+def order_or_404(conn: Conn, order_id: str) -> OrderRow:
     order = store.get_order(conn, order_id)
     if order is None:
         raise ServiceError(404, "order_not_found", "no such order", param="order_id")
     return order
 
 
-def check_signature(
-    conn: apsw.Connection, order: OrderRow, message: str, timestamp: int, signature: str, now: float
-) -> str:
+def check_signature(conn: Conn, order: OrderRow, message: str, timestamp: int, signature: str, now: float) -> str:
     """A digest of the message if `signature` is the provider's fresh signature of it (401
     otherwise): the replay guard's key, one use per message."""
     if abs(now - timestamp) > SIGNATURE_WINDOW_SECONDS:
@@ -86,7 +84,7 @@ def check_reason(reason: str) -> str:
 
 
 def check_upload(
-    conn: apsw.Connection, order_id: str, sha256_hex: str, timestamp: int, signature: str, now: float
+    conn: Conn, order_id: str, sha256_hex: str, timestamp: int, signature: str, now: float
 ) -> tuple[OrderRow, str]:
     """Before a deliverable's body is read (it may be 32 MiB, sent slowly): the order is in_progress
     and (timestamp, signature) is its provider's fresh, unused signature of the upload message over
@@ -104,7 +102,7 @@ def check_upload(
     return order, digest
 
 
-def use_signature(conn: apsw.Connection, digest: str, now: float) -> None:
+def use_signature(conn: Conn, digest: str, now: float) -> None:
     """Record a signed message's one use (409 signature_replayed on a second)."""
     if not store.use_signature(conn, digest, now + 2 * SIGNATURE_WINDOW_SECONDS, now):
         raise ServiceError(409, "signature_replayed", "this signed message was already used", param="signature")
@@ -114,7 +112,7 @@ def invalid(exc: InvalidTransition) -> ServiceError:
     return ServiceError(409, "invalid_transition", str(exc), param="status")
 
 
-def move(conn: apsw.Connection, order_id: str, digest: str, to_state: str, now: float, **kw: Any) -> dict[str, Any]:
+def move(conn: Conn, order_id: str, digest: str, to_state: str, now: float, **kw: Any) -> dict[str, Any]:
     """A signed provider move (acknowledge, start, fail, recover) in the writer's transaction."""
     use_signature(conn, digest, now)
     before = store.get_order(conn, order_id)
@@ -127,13 +125,13 @@ def move(conn: apsw.Connection, order_id: str, digest: str, to_state: str, now: 
     return {"id": moved.id, "status": moved.status, "from_state": before.status, "audit_id": last.audit_id}
 
 
-def check_recoverable(conn: apsw.Connection, order: OrderRow) -> None:
+def check_recoverable(conn: Conn, order: OrderRow) -> None:
     """Recovery needs the escrow still funded on-chain (as indexed)."""
     if store.escrow_status(conn, order.job_id) not in (None, "funded"):
         raise ServiceError(409, "escrow_closed", "the order's escrow is no longer funded on-chain: nothing to recover")
 
 
-def add_deliverable(conn: apsw.Connection, order_id: str, digest: str, cid: str, data: bytes, now: float) -> None:
+def add_deliverable(conn: Conn, order_id: str, digest: str, cid: str, data: bytes, now: float) -> None:
     """Store an uploaded deliverable (by CID) as the order's latest, in the writer's transaction."""
     use_signature(conn, digest, now)
     current = store.get_order(conn, order_id)
@@ -198,7 +196,7 @@ async def release(
     block = int(receipt["blockNumber"])
     now = ctx.clock()
 
-    def record(conn: apsw.Connection) -> str:
+    def record(conn: Conn) -> str:
         current = store.get_order(conn, order.id)
         assert current is not None
         if current.status == "in_progress":

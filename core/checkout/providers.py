@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import logging
 
-import apsw
-
 from core import agents_onchain, webhooks
 from core.checkout import rules
 from core.checkout.context import Checkout
 from core.errors import ServiceError
+from core.store import Conn
 from core.store import checkout as store
 from core.store import orders as order_store
 from core.store.checkout import ProviderRow
@@ -62,7 +61,7 @@ async def link(
     record the token as the chain has it. Call with ctx.link_lock held."""
     writer, operator = ctx.writer, ctx.operator
 
-    def reserve(conn: apsw.Connection) -> ProviderRow | None:
+    def reserve(conn: Conn) -> ProviderRow | None:
         existing = store.get_provider(conn, agent_uuid)
         if existing is not None and existing.token_id is not None:
             raise ServiceError(409, "provider_already_linked", f"agent {wallet} is already linked as a provider")
@@ -95,7 +94,7 @@ async def link(
     chain = await agents_onchain.token_state(operator, token_id)
     chain_self, referrer, chain_owner = chain.self_wallet, chain.referrer_token_id, chain.owner
 
-    def record(conn: apsw.Connection) -> ProviderRow:
+    def record(conn: Conn) -> ProviderRow:
         store.set_provider_token(
             conn,
             agent_uuid,
@@ -115,7 +114,7 @@ async def link(
 # ---- the provider's webhook (news of its orders) --------------------------------------------------
 
 
-def linked_provider(conn: apsw.Connection, agent_uuid: str) -> ProviderRow:
+def linked_provider(conn: Conn, agent_uuid: str) -> ProviderRow:
     """The agent's provider row once its NFT is minted (403 provider_not_linked otherwise)."""
     p = store.get_provider(conn, agent_uuid)
     if p is None or p.token_id is None:
@@ -135,7 +134,7 @@ async def check_webhook_url(url: str, allow_private: bool) -> None:
         raise ServiceError(400, "invalid_webhook_url", str(exc), param="$.url") from exc
 
 
-def set_webhook(conn: apsw.Connection, agent_uuid: str, url: str) -> str:
+def set_webhook(conn: Conn, agent_uuid: str, url: str) -> str:
     """Register `url` for the provider's order webhooks with a new secret (returned: shown once;
     each registration rotates it)."""
     linked_provider(conn, agent_uuid)
@@ -144,6 +143,6 @@ def set_webhook(conn: apsw.Connection, agent_uuid: str, url: str) -> str:
     return secret
 
 
-def clear_webhook(conn: apsw.Connection, agent_uuid: str) -> None:
+def clear_webhook(conn: Conn, agent_uuid: str) -> None:
     linked_provider(conn, agent_uuid)
     order_store.set_provider_webhook(conn, agent_uuid, None, None)

@@ -11,13 +11,12 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
-
 from core import webhooks
 from core.checkout import rules
 from core.checkout.context import Checkout
 from core.errors import ServiceError
 from core.keys import Caller
+from core.store import Conn
 from core.store import checkout as store
 from core.store import marketplace as market_store
 from core.store.checkout import ProviderRow, SessionRow
@@ -38,7 +37,7 @@ class LineRef:
     quantity: int
 
 
-def find_owned(conn: apsw.Connection, caller: Caller, session_id: str) -> SessionRow:
+def find_owned(conn: Conn, caller: Caller, session_id: str) -> SessionRow:
     """The caller's session: 404 when there is none, 401 when another API key created it."""
     s = store.get_session(conn, session_id)
     if s is None:
@@ -50,7 +49,7 @@ def find_owned(conn: apsw.Connection, caller: Caller, session_id: str) -> Sessio
     return s
 
 
-def owned_session(conn: apsw.Connection, caller: Caller, session_id: str, now: float) -> SessionRow:
+def owned_session(conn: Conn, caller: Caller, session_id: str, now: float) -> SessionRow:
     """The caller's session inside a write, expired first if its time is up."""
     s = find_owned(conn, caller, session_id)
     if rules.is_expired(s.status, s.expires_at, now) and store.expire_session(conn, session_id, now):
@@ -65,7 +64,7 @@ def require_incomplete(s: SessionRow) -> None:
         raise ServiceError(409, code, message, replayable=s.status != "complete_in_progress")
 
 
-def priced(conn: apsw.Connection, line_items: list[LineRef]) -> tuple[list[rules.PricedLine], ProviderRow]:
+def priced(conn: Conn, line_items: list[LineRef]) -> tuple[list[rules.PricedLine], ProviderRow]:
     """Price the cart from the catalogue; every item must exist and share one linked provider."""
     items = store.items_by_ids(conn, [li.item_id for li in line_items])
     lines: list[rules.PricedLine] = []
@@ -118,7 +117,7 @@ async def check_webhook_url(url: str, allow_private: bool) -> None:
 
 
 def create(
-    conn: apsw.Connection,
+    conn: Conn,
     ctx: Checkout,
     caller: Caller,
     *,
@@ -154,7 +153,7 @@ def create(
 
 
 def update(
-    conn: apsw.Connection,
+    conn: Conn,
     caller: Caller,
     session_id: str,
     *,
@@ -185,7 +184,7 @@ def update(
     return updated
 
 
-def cancel(conn: apsw.Connection, caller: Caller, session_id: str, now: float) -> SessionRow:
+def cancel(conn: Conn, caller: Caller, session_id: str, now: float) -> SessionRow:
     """incomplete -> cancelled; 405 once completed, cancelled or expired; 409 while being completed."""
     s = owned_session(conn, caller, session_id, now)
     if s.status in ("completed", "cancelled", "expired"):

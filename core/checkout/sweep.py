@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import apsw
-
 from core import instance
 from core.checkout.context import Checkout
 from core.operator import ChainUnavailable, ContractReverted
+from core.store import Conn
 from core.store import checkout as store
 
 SWEEP_INTERVAL = 30.0
@@ -42,8 +41,8 @@ async def sweep(ctx: Checkout) -> tuple[int, int]:
     return expired, recovered
 
 
-def _aborter(session_id: str, now: float) -> Callable[[apsw.Connection], bool]:
-    def abort(conn: apsw.Connection) -> bool:
+def _aborter(session_id: str, now: float) -> Callable[[Conn], bool]:
+    def abort(conn: Conn) -> bool:
         return store.abort_complete(conn, session_id, now)
 
     return abort

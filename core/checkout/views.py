@@ -11,14 +11,13 @@ import json
 from dataclasses import asdict
 from typing import Any, Literal
 
-import apsw
-
 from core import audit
 from core.checkout import rules
 from core.checkout.context import Checkout
 from core.isotime import iso_utc
 from core.money import usdc_text
 from core.operator import USDC
+from core.store import Conn
 from core.store import audit as audit_store
 from core.store import checkout as store
 from core.store import orders as order_store
@@ -28,7 +27,7 @@ from core.store.checkout import SessionRow
 Visibility = Literal["public", "authenticated", "funder"]
 
 
-def order_view(conn: apsw.Connection, order_id: str, visibility: Visibility) -> dict[str, Any] | None:
+def order_view(conn: Conn, order_id: str, visibility: Visibility) -> dict[str, Any] | None:
     """The GET /orders body: public fields for anyone; line items and totals for any valid key; the
     buyer's details and the webhook delivery state for the key that funded it."""
     order = order_store.get_order(conn, order_id)
@@ -127,9 +126,7 @@ def payment_config(ctx: Checkout, s: SessionRow, provider_token_id: int | None) 
     }
 
 
-def session_json(
-    ctx: Checkout, conn: apsw.Connection, s: SessionRow, *, base: str, secret: str | None = None
-) -> dict[str, Any]:
+def session_json(ctx: Checkout, conn: Conn, s: SessionRow, *, base: str, secret: str | None = None) -> dict[str, Any]:
     """A checkout session as ACP shows it; `base` is the public base URL of order permalinks;
     `secret` the webhook secret, given only in the answer that created it."""
     provider = store.get_provider(conn, s.provider_uuid)
@@ -138,9 +135,7 @@ def session_json(
         "status": s.status,
         "currency": rules.CURRENCY,
         "protocol": {"version": rules.SUPPORTED_API_VERSIONS[0]},
-        "capabilities": {
-            "payment": {"handlers": [payment_config(ctx, s, provider.token_id if provider else None)]}
-        },
+        "capabilities": {"payment": {"handlers": [payment_config(ctx, s, provider.token_id if provider else None)]}},
         "line_items": s.line_items,
         "totals": rules.totals_json(s.total),
         "fulfillment_options": [],
@@ -199,7 +194,7 @@ def _messages(ctx: Checkout, s: SessionRow) -> list[dict[str, Any]]:
 # ---- a provider's orders --------------------------------------------------------------------------
 
 
-def provider_order_json(conn: apsw.Connection, order: order_store.OrderRow) -> dict[str, Any]:
+def provider_order_json(conn: Conn, order: order_store.OrderRow) -> dict[str, Any]:
     """One order as its provider lists it: what to work on (no buyer details beyond its address)."""
     contents = order_store.session_contents(conn, order.session_id)
     return {
@@ -219,7 +214,7 @@ def provider_order_json(conn: apsw.Connection, order: order_store.OrderRow) -> d
 
 
 def provider_orders_page(
-    conn: apsw.Connection, provider_uuid: str, *, status: str | None, cursor: int | None, limit: int
+    conn: Conn, provider_uuid: str, *, status: str | None, cursor: int | None, limit: int
 ) -> dict[str, Any]:
     """A page of the provider's orders, newest first; `next_cursor` continues it (None: the last page)."""
     rows = order_store.orders_of_provider(conn, provider_uuid, status=status, before=cursor, limit=limit + 1)

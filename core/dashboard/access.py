@@ -21,10 +21,9 @@ import re
 import secrets
 from dataclasses import dataclass
 
-import apsw
-
 from core.errors import ServiceError
 from core.keys import KEY_RE, Caller, hash_api_key
+from core.store import Conn
 from core.store import dashboard as store
 from core.store import wallets as wallet_store
 
@@ -53,7 +52,7 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("ascii")).hexdigest()
 
 
-def _caller(conn: apsw.Connection, key_hash: str) -> Caller | None:
+def _caller(conn: Conn, key_hash: str) -> Caller | None:
     row = wallet_store.get_api_key(conn, key_hash)  # revoked keys are not found
     if row is None or not hmac.compare_digest(row.key_hash, key_hash):
         return None
@@ -61,7 +60,7 @@ def _caller(conn: apsw.Connection, key_hash: str) -> Caller | None:
     return Caller(row.key_hash, row.account_id, row.agent_id, scopes, row.daily_cap)
 
 
-def sign_in(conn: apsw.Connection, key: str, now: float) -> tuple[str, Viewer]:
+def sign_in(conn: Conn, key: str, now: float) -> tuple[str, Viewer]:
     """Open a session for `key` (in the caller's write transaction): (cookie token, viewer).
     401 `invalid_api_key` for a malformed, unknown or revoked key, with nothing written."""
     key = key.strip()
@@ -77,7 +76,7 @@ def sign_in(conn: apsw.Connection, key: str, now: float) -> tuple[str, Viewer]:
     return token, Viewer(caller, is_operator(conn, caller), csrf, expires)
 
 
-def viewer(conn: apsw.Connection, token: str | None, now: float) -> Viewer | None:
+def viewer(conn: Conn, token: str | None, now: float) -> Viewer | None:
     """The signed-in viewer of a session cookie; None when there is none, it expired, or its key
     was revoked."""
     if token is None or not TOKEN_RE.fullmatch(token):
@@ -91,7 +90,7 @@ def viewer(conn: apsw.Connection, token: str | None, now: float) -> Viewer | Non
     return Viewer(caller, is_operator(conn, caller), row.csrf, row.expires_at)
 
 
-def sign_out(conn: apsw.Connection, token: str) -> None:
+def sign_out(conn: Conn, token: str) -> None:
     if TOKEN_RE.fullmatch(token):
         store.delete_session(conn, token_hash(token))
 
@@ -101,13 +100,13 @@ def csrf_ok(expected: str, given: str | None) -> bool:
     return given is not None and hmac.compare_digest(expected.encode(), given.encode("utf-8", "replace"))
 
 
-def is_operator(conn: apsw.Connection, caller: Caller) -> bool:
+def is_operator(conn: Conn, caller: Caller) -> bool:
     """Whether `caller` may open the operator's view: a key issued with `issue_key --operator`
     (api_keys.operator), whatever its scopes."""
     return store.key_is_operator(conn, caller.key_hash)
 
 
-def require_operator(conn: apsw.Connection, caller: Caller) -> None:
+def require_operator(conn: Conn, caller: Caller) -> None:
     """The one operator check: 403 `operator_key_required` otherwise (a key with every scope, 'admin'
     included, but no operator flag is refused)."""
     if not is_operator(conn, caller):

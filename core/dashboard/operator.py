@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import aiohttp
-import apsw
 
 from core import indexing, wallets
 from core.errors import ServiceError
 from core.keys import Caller, hash_api_key, new_api_key
+from core.store import Conn
 from core.store import audit as audit_store
 from core.store import dashboard as store
 from core.store import hire as hire_store
@@ -66,7 +66,7 @@ class Network:
         return sum(n for (_, status), (n, _) in self.hires.items() if status in hire_store.IN_FLIGHT)
 
 
-def network(conn: apsw.Connection) -> Network:
+def network(conn: Conn) -> Network:
     agents, earned, tolls = wallet_store.network_totals(conn)
     active, operators, revoked = store.key_counts(conn)
     return Network(
@@ -94,7 +94,7 @@ class Indexer:
     last_error: str
 
 
-def indexer(conn: apsw.Connection, chain_id: int, status: IndexerStatus | None = None) -> Indexer:
+def indexer(conn: Conn, chain_id: int, status: IndexerStatus | None = None) -> Indexer:
     """The indexer's progress as its checkpoint records it (whichever process indexes), with the
     in-process indexer's own head, halt and last error when this process runs it."""
     row = store.sync_state(conn, chain_id)
@@ -116,13 +116,13 @@ class Outbox:
     dead: list[store.DeadLetter]
 
 
-def outbox(conn: apsw.Connection, now: float, limit: int = 50) -> Outbox:
+def outbox(conn: Conn, now: float, limit: int = 50) -> Outbox:
     return Outbox(
         store.outbox_counts(conn, now), outbox_store.hosts(conn, now)[:limit], store.dead_letters(conn, limit)
     )
 
 
-def reset_dead_letters(conn: apsw.Connection, event_id: str | None, now: float) -> int:
+def reset_dead_letters(conn: Conn, event_id: str | None, now: float) -> int:
     """Put one dead letter (or every one: None) back in the queue, due now (as `scripts.webhooks reset`);
     404 `dead_letter_not_found` when there is no such dead letter. The caller wakes the dispatcher."""
     if event_id is not None and not re.fullmatch(r"evt_[0-9a-f]{32}", event_id):
@@ -147,7 +147,7 @@ class Anchors:
     recent: list[AnchorView]  # newest first
 
 
-def anchors(conn: apsw.Connection, chain_id: int, limit: int = 20) -> Anchors:
+def anchors(conn: Conn, chain_id: int, limit: int = 20) -> Anchors:
     latest = store.recent_anchors(conn, chain_id, limit)
     recent = [AnchorView(a, explorer_tx_url(chain_id, a.tx_hash)) for a in latest]
     return Anchors(
@@ -163,7 +163,7 @@ class ContractView:
     owes_what: str
 
 
-def contracts(conn: apsw.Connection, chain_id: int, deployed: dict[str, str]) -> list[ContractView]:
+def contracts(conn: Conn, chain_id: int, deployed: dict[str, str]) -> list[ContractView]:
     o = store.obligations(conn, chain_id)
     credits = o.credits
     owed: dict[str, tuple[int, str]] = {
@@ -213,7 +213,7 @@ async def usdc_balances(
 # ---- keys ------------------------------------------------------------------------------------------
 
 
-def keys(conn: apsw.Connection, limit: int = 100) -> list[store.KeyRow]:
+def keys(conn: Conn, limit: int = 100) -> list[store.KeyRow]:
     return store.list_keys(conn, limit=limit)
 
 
@@ -224,7 +224,7 @@ def key_id(key_hash: str) -> str:
 
 
 def issue_key(
-    conn: apsw.Connection, now: float, *, account_id: str | None = None, agent_uuid: str | None = None
+    conn: Conn, now: float, *, account_id: str | None = None, agent_uuid: str | None = None
 ) -> tuple[str, str, str | None]:
     """Issue a key (in the caller's write transaction) scoped to an existing account, one agent, or
     (neither given) a new account: (the key, shown once; account id; agent uuid). Never an operator
@@ -251,7 +251,7 @@ def issue_key(
     return key, account, agent
 
 
-def revoke_key(conn: apsw.Connection, key_ref: str, now: float, by: Caller | None) -> store.KeyRow:
+def revoke_key(conn: Conn, key_ref: str, now: float, by: Caller | None) -> store.KeyRow:
     """Revoke the key named by `key_ref` (a unique prefix of its hash, at least KEY_ID_HEX digits) and
     end its dashboard sessions, in the caller's write transaction. Refused: the key the operator is
     signed in with (403 `cannot_revoke_own_key`: that would lock the operator out mid-action), an

@@ -18,8 +18,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-import apsw
-
 from core import wallets
 from core.checkout import views as checkout_views
 from core.errors import ServiceError
@@ -28,6 +26,7 @@ from core.hire import services as hire_services
 from core.keys import Caller
 from core.marketplace import rules as market_rules
 from core.money import usdc_text
+from core.store import Conn
 from core.store import dashboard as store
 from core.store import hire as hire_store
 from core.store import marketplace as market_store
@@ -53,7 +52,7 @@ class AgentSummary:
         return self.balance.total_earned + self.settled
 
 
-def visible_agents(conn: apsw.Connection, caller: Caller) -> list[AgentRow]:
+def visible_agents(conn: Conn, caller: Caller) -> list[AgentRow]:
     """The agents `caller` may act for (core.keys.Caller.may_act_for), oldest first."""
     if caller.agent_id is not None:
         agent = wallet_store.agent_by_uuid(conn, caller.agent_id)
@@ -61,7 +60,7 @@ def visible_agents(conn: apsw.Connection, caller: Caller) -> list[AgentRow]:
     return [AgentRow(*r) for r in store.agents_of_account(conn, caller.account_id, MAX_AGENTS)]
 
 
-def summarise(conn: apsw.Connection, agent: AgentRow) -> AgentSummary:
+def summarise(conn: Conn, agent: AgentRow) -> AgentSummary:
     return AgentSummary(
         agent,
         wallet_store.get_balance(conn, agent.uuid),
@@ -70,11 +69,11 @@ def summarise(conn: apsw.Connection, agent: AgentRow) -> AgentSummary:
     )
 
 
-def agents(conn: apsw.Connection, caller: Caller) -> list[AgentSummary]:
+def agents(conn: Conn, caller: Caller) -> list[AgentSummary]:
     return [summarise(conn, a) for a in visible_agents(conn, caller)]
 
 
-def agent(conn: apsw.Connection, caller: Caller, wallet: str) -> AgentRow:
+def agent(conn: Conn, caller: Caller, wallet: str) -> AgentRow:
     """One agent the caller may act for; 404 `agent_not_found` otherwise (existence is not leaked)."""
     found = wallet_store.agent_by_wallet(conn, wallet)
     if found is None or not caller.may_act_for(found.account_id, found.uuid):
@@ -125,7 +124,7 @@ _FOLDED_MAX = 4096
 _FOLD_PAGE = 10_000
 
 
-def _reported(conn: apsw.Connection, agent_uuid: str) -> _Reported:
+def _reported(conn: Conn, agent_uuid: str) -> _Reported:
     key = (conn.filename, agent_uuid)
     folded = _FOLDED.pop(key, None) or _Reported()
     _FOLDED[key] = folded
@@ -145,7 +144,7 @@ def _reported(conn: apsw.Connection, agent_uuid: str) -> _Reported:
 
 
 def earnings(
-    conn: apsw.Connection, agents_: list[AgentRow], now: float, contracts: dict[str, str], days: int = CHART_DAYS
+    conn: Conn, agents_: list[AgentRow], now: float, contracts: dict[str, str], days: int = CHART_DAYS
 ) -> Earnings:
     """Reported earnings (the ledger: earn rows and referral credits) and settled payouts (on-chain,
     indexed) per UTC day for the last `days` days, and all-time totals by source: a reported
@@ -234,7 +233,7 @@ def _day_start(d: date) -> float:
 
 
 def _ledger_rows(
-    conn: apsw.Connection, agents_: list[AgentRow], f: LedgerFilter, limit: int
+    conn: Conn, agents_: list[AgentRow], f: LedgerFilter, limit: int
 ) -> tuple[list[store.LedgerRow], dict[str, AgentRow]]:
     by_uuid = {a.uuid: a for a in agents_}
     uuids = list(by_uuid)
@@ -255,7 +254,7 @@ def _ledger_rows(
     return rows, by_uuid
 
 
-def ledger(conn: apsw.Connection, agents_: list[AgentRow], f: LedgerFilter, limit: int = 50) -> LedgerPage:
+def ledger(conn: Conn, agents_: list[AgentRow], f: LedgerFilter, limit: int = 50) -> LedgerPage:
     rows, by_uuid = _ledger_rows(conn, agents_, f, limit + 1)
     more = len(rows) > limit
     rows = rows[:limit]
@@ -291,7 +290,7 @@ def _csv_text(value: str) -> str:
 
 
 def ledger_csv_pages(
-    conn: apsw.Connection, agents_: list[AgentRow], f: LedgerFilter, page: int = 5000
+    conn: Conn, agents_: list[AgentRow], f: LedgerFilter, page: int = 5000
 ) -> Iterator[list[list[str]]]:
     """The filtered ledger, every page of it, newest first, as CSV rows after CSV_HEADER (amounts in
     USDC). One query per page (keyset on the id), so no statement stays open while the caller writes
@@ -349,7 +348,7 @@ class Standing:
     open_hires: int
 
 
-def standing(conn: apsw.Connection, agents_: list[AgentRow]) -> list[Standing]:
+def standing(conn: Conn, agents_: list[AgentRow]) -> list[Standing]:
     by_uuid = {a.uuid: a for a in agents_}
     out = []
     for r in store.onchain_agents(conn, list(by_uuid)):
@@ -390,7 +389,7 @@ class ListingView:
     sale: market_store.SaleRow | None
 
 
-def listing(conn: apsw.Connection, agent_: AgentRow) -> ListingView | None:
+def listing(conn: Conn, agent_: AgentRow) -> ListingView | None:
     row = market_store.latest_listing(conn, agent_.uuid)
     if row is None:
         return None
@@ -411,9 +410,7 @@ class MemoryPage:
     next_cursor: str | None
 
 
-def memory(
-    conn: apsw.Connection, agent_: AgentRow, query: str | None, cursor: str | None, limit: int = 50
-) -> MemoryPage:
+def memory(conn: Conn, agent_: AgentRow, query: str | None, cursor: str | None, limit: int = 50) -> MemoryPage:
     rows = wallet_store.list_memories(conn, agent_.uuid, query or None, cursor, limit + 1)
     more = len(rows) > limit
     rows = rows[:limit]
@@ -428,7 +425,7 @@ class BrainView:
     last_updated: float | None
 
 
-def brain(conn: apsw.Connection, agent_: AgentRow, top: int = 5) -> BrainView:
+def brain(conn: Conn, agent_: AgentRow, top: int = 5) -> BrainView:
     b = wallets.load_brain(conn, agent_)
     w = wallets.weights(b, wallet_store.shared_brain(conn))
     ranked = sorted(w.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
@@ -444,7 +441,7 @@ class OrderView:
     order: dict[str, Any]  # core.checkout.views.order_view, as any valid key sees it
 
 
-def orders(conn: apsw.Connection, caller: Caller, agents_: list[AgentRow], limit: int = 20) -> list[OrderView]:
+def orders(conn: Conn, caller: Caller, agents_: list[AgentRow], limit: int = 20) -> list[OrderView]:
     if caller.agent_id is not None:
         ids = store.order_ids_funded_by(conn, caller.key_hash, caller.agent_id, limit)
     else:
@@ -470,7 +467,7 @@ class DecisionView:
     created_at: float
 
 
-def decisions(conn: apsw.Connection, agents_: list[AgentRow], limit: int = 20) -> list[DecisionView]:
+def decisions(conn: Conn, agents_: list[AgentRow], limit: int = 20) -> list[DecisionView]:
     """The latest decision-log entries of the agents (stream agent:<uuid>), newest first."""
     by_stream = {f"agent:{a.uuid}": a for a in agents_}
     out = []
@@ -513,7 +510,7 @@ class HireView:
     in_flight: bool
 
 
-def hires(conn: apsw.Connection, agents_: list[AgentRow], limit: int = MAX_HIRES) -> list[HireView]:
+def hires(conn: Conn, agents_: list[AgentRow], limit: int = MAX_HIRES) -> list[HireView]:
     """The agents' latest hires, made (caller) and received (provider), newest first."""
     by_uuid = {a.uuid: a for a in agents_}
     out = []
@@ -544,7 +541,7 @@ class ServiceStanding:
     escrow_reason: str | None
 
 
-def registry_standing(conn: apsw.Connection, agents_: list[AgentRow]) -> list[ServiceStanding]:
+def registry_standing(conn: Conn, agents_: list[AgentRow]) -> list[ServiceStanding]:
     out = []
     for a in agents_:
         for s in hire_store.services_of(conn, a.uuid):

@@ -9,10 +9,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import aiohttp
-import apsw
 
 from core import webhooks
 from core.operator import Operator
+from core.store import Conn
 from core.store.committer import GroupCommitter
 
 USER_AGENT = "agentledger-hire/1"
@@ -34,7 +34,7 @@ class Seams:
 @dataclass
 class Hire:
     #: Committed reads (lookups, GETs).
-    reader: apsw.Connection
+    reader: Conn
     #: Every write (the group committer: synchronous=FULL).
     writer: GroupCommitter
     #: The oracle of AgentEscrow (release, refund) and the chain reader.

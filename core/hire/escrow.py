@@ -30,7 +30,6 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
 from eth_account import Account
 from eth_account.messages import encode_defunct
 from web3 import Web3
@@ -44,6 +43,7 @@ from core.hire.runners import Outcome
 from core.jsontext import usdc
 from core.money import split
 from core.operator import ChainUnavailable, ContractReverted, SendUncertain, TransactionFailed, tx_hash_of
+from core.store import Conn
 from core.store import checkout as checkout_store
 from core.store import hire as store
 from core.store import orders as order_store
@@ -88,7 +88,7 @@ def _unavailable(exc: BaseException) -> ServiceError:
 async def _use_signature(ctx: Hire, message: str, now: float) -> None:
     digest = rules.sha256_hex(message.encode())
 
-    def use(conn: apsw.Connection) -> bool:
+    def use(conn: Conn) -> bool:
         return order_store.use_signature(conn, digest, now + 2 * rules.SIGNATURE_WINDOW_SECONDS, now)
 
     if not await ctx.writer.run(use):
@@ -181,7 +181,7 @@ async def escrow_hire(ctx: Hire, req: EscrowRequest) -> dict[str, Any]:
     )
     digest = rules.sha256_hex(message.encode())
 
-    def accept(conn: apsw.Connection) -> bool:
+    def accept(conn: Conn) -> bool:
         if store.get_job(conn, job.id) is not None:
             return False
         if not order_store.use_signature(conn, digest, now + 2 * rules.SIGNATURE_WINDOW_SECONDS, now):
@@ -248,7 +248,7 @@ def _ran(job: JobRow, outcome: Outcome, now: float) -> Any:
     """Record the run: the output committed (releasing) or the failure (refunding)."""
     digests = None if outcome.output is None else rules.output_digests(outcome.output)
 
-    def work(conn: apsw.Connection) -> None:
+    def work(conn: Conn) -> None:
         if outcome.ok:
             assert outcome.output is not None and digests is not None
             sha, cid = digests
@@ -423,7 +423,7 @@ def backoff(attempts: int) -> float:
 async def _pending(ctx: Hire, job: JobRow, error: str, delay: float | None = None) -> None:
     now = ctx.clock()
 
-    def work(conn: apsw.Connection) -> None:
+    def work(conn: Conn) -> None:
         current = store.get_job(conn, job.id)
         if current is None:
             return
@@ -444,7 +444,7 @@ async def _pending(ctx: Hire, job: JobRow, error: str, delay: float | None = Non
 async def _closed(ctx: Hire, job: JobRow, to_status: str, tx: str | None) -> None:
     now = ctx.clock()
 
-    def work(conn: apsw.Connection) -> None:
+    def work(conn: Conn) -> None:
         current = store.get_job(conn, job.id)
         if current is None or current.status not in ("releasing", "refunding"):
             return
@@ -465,7 +465,7 @@ async def _closed(ctx: Hire, job: JobRow, to_status: str, tx: str | None) -> Non
 # ---- what the caller sees -------------------------------------------------------------------------
 
 
-def view(conn: apsw.Connection, job: JobRow, *, with_output: bool) -> dict[str, Any]:
+def view(conn: Conn, job: JobRow, *, with_output: bool) -> dict[str, Any]:
     """The escrow job as POST /escrow answers it: output (to its caller only), release or refund."""
     provider = checkout_store.get_provider(conn, job.provider_uuid)
     success = job.outcome == "success" and job.status in ("releasing", "released")

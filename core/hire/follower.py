@@ -13,9 +13,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-import apsw
-
 from core.hire import moves, reputation, rules
+from core.store import Conn
 from core.store import hire as store
 from core.store.projections import Event
 
@@ -29,7 +28,7 @@ class EscrowFollower:
     def __init__(self, clock: Callable[[], float]) -> None:
         self.clock = clock
 
-    def apply(self, conn: apsw.Connection, chain_id: int, event: Event) -> None:
+    def apply(self, conn: Conn, chain_id: int, event: Event) -> None:
         if event.name not in ("JobReleased", "JobRefunded"):
             return
         job = store.get_job(conn, str(event.args["jobId"]).lower())

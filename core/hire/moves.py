@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import apsw
-
 from core import audit, outbox
 from core.hire.rules import WEBHOOK_EVENT
 from core.isotime import iso_utc
+from core.store import Conn
 from core.store import hire as store
 from core.store.audit import AuditEntry
 from core.store.hire import JobRow
@@ -29,7 +28,7 @@ def stream(job_id: str) -> str:
 
 
 def record(
-    conn: apsw.Connection,
+    conn: Conn,
     job: JobRow,
     from_state: str | None,
     to_state: str,

@@ -13,13 +13,12 @@ import base64
 import json
 from typing import Any
 
-import apsw
-
 from core.errors import ServiceError
 from core.hire import reputation, schemas
 from core.hire.services import escrow_terms
 from core.isotime import iso_utc
 from core.jsontext import usdc
+from core.store import Conn
 from core.store import hire as store
 from core.store.hire import ChainAgent, ServiceRow
 
@@ -77,7 +76,7 @@ def service_json(
 
 
 def page(
-    conn: apsw.Connection,
+    conn: Conn,
     *,
     base: str,
     service_type: str | None,
@@ -114,7 +113,7 @@ def page(
 
 
 def evidence(
-    conn: apsw.Connection, *, base: str, wallet: str, service_type: str, cursor: str | None, limit: int
+    conn: Conn, *, base: str, wallet: str, service_type: str, cursor: str | None, limit: int
 ) -> dict[str, Any]:
     """GET /api/a2a/reputation: a service's score, the formula, and the samples (newest first) with
     the audit entry each came from (its /verify link)."""

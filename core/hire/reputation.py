@@ -25,8 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import apsw
-
+from core.store import Conn
 from core.store import hire as store
 from core.store.hire import SampleRow
 
@@ -108,7 +107,7 @@ def score_of(jobs: int, weighted: float, weighted_successes: float, avg_ms: floa
     return round(100 * wilson_lower_bound(weighted_successes, weighted) * latency, 2)
 
 
-def refresh(conn: apsw.Connection, provider_uuid: str, service_type: str, now: float) -> Reputation | None:
+def refresh(conn: Conn, provider_uuid: str, service_type: str, now: float) -> Reputation | None:
     """Recompute one service's reputation exactly from its samples of the last year (aggregated in
     SQL) and store it, with the weighted sums as of `now` (the hourly job, and a changed SLA)."""
     service = store.get_service(conn, provider_uuid, service_type)
@@ -130,7 +129,7 @@ def refresh(conn: apsw.Connection, provider_uuid: str, service_type: str, now: f
 
 
 def _store(
-    conn: apsw.Connection,
+    conn: Conn,
     service: store.ServiceRow,
     *,
     jobs: int,
@@ -172,7 +171,7 @@ def _store(
 
 
 def add_sample(
-    conn: apsw.Connection,
+    conn: Conn,
     *,
     job: store.JobRow,
     success: bool,

@@ -15,11 +15,10 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
-
 from core import webhooks
 from core.errors import ServiceError
 from core.hire import reputation, rules, schemas
+from core.store import Conn
 from core.store import checkout as checkout_store
 from core.store import hire as store
 from core.store import marketplace as market_store
@@ -86,9 +85,7 @@ def validate(p: Publish) -> tuple[str, str]:
     )
 
 
-def publish(
-    conn: apsw.Connection, agent_uuid: str, wallet: str, p: Publish, now: float
-) -> tuple[ServiceRow, str | None]:
+def publish(conn: Conn, agent_uuid: str, wallet: str, p: Publish, now: float) -> tuple[ServiceRow, str | None]:
     """Create or replace the agent's service of p.service_type, in the writer's transaction; returns
     the row and the signing secret when it is new (first publish or rotation), else None."""
     provider = checkout_store.get_provider(conn, agent_uuid)
@@ -146,7 +143,7 @@ def publish(
     return stored, (secret if fresh else None)
 
 
-def provider_paused(conn: apsw.Connection, service: ServiceRow) -> bool:
+def provider_paused(conn: Conn, service: ServiceRow) -> bool:
     """Whether the service's provider is paused for a sale (a live listing in the drop, or its NFT
     paused on-chain): the marketplace's one rule (core.wallets.check_not_paused). A paused agent
     still earns, but it is never chosen, cannot be hired by name, and hires nobody."""

@@ -15,11 +15,10 @@ from __future__ import annotations
 import asyncio
 import logging
 
-import apsw
-
 from core.hire import escrow, moves, reputation, rules, runners, standard
 from core.hire.context import Hire
 from core.hire.runners import Outcome
+from core.store import Conn
 from core.store import checkout as checkout_store
 from core.store import hire as store
 from core.store import idempotency as idem_store
@@ -40,7 +39,7 @@ async def recover(ctx: Hire) -> int:
     """Settle what a crash left (see the module docstring); returns how many jobs it touched."""
     now = ctx.clock()
 
-    def work(conn: apsw.Connection) -> int:
+    def work(conn: Conn) -> int:
         touched = 0
         for job in store.jobs_in_status(conn, rules.STANDARD, ("reserved",)):
             provider = checkout_store.get_provider(conn, job.provider_uuid)
@@ -107,7 +106,7 @@ async def probe_due(ctx: Hire) -> int:
     if results:
         at = ctx.clock()
 
-        def work(conn: apsw.Connection) -> None:
+        def work(conn: Conn) -> None:
             for service, error in results:
                 store.record_health(conn, service.provider_uuid, service.service_type, error is None, error, at)
 
@@ -122,7 +121,7 @@ async def refresh_scores(ctx: Hire) -> int:
     for start in range(0, len(keys), 500):  # bounded transactions: writers queued behind stay short
         chunk = keys[start : start + 500]
 
-        def part(conn: apsw.Connection, chunk: list[tuple[str, str]] = chunk) -> None:
+        def part(conn: Conn, chunk: list[tuple[str, str]] = chunk) -> None:
             for provider_uuid, service_type in chunk:
                 reputation.refresh(conn, provider_uuid, service_type, now)
 

@@ -28,8 +28,6 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
-
 from core import idempotency, wallets
 from core.errors import ServiceError
 from core.hire import moves, reputation, rules, runners, schemas, services
@@ -38,6 +36,7 @@ from core.hire.runners import Outcome
 from core.idempotency import Answer, InFlight
 from core.jsontext import encode, usdc
 from core.money import format_usdc, split
+from core.store import Conn
 from core.store import hire as store
 from core.store import idempotency as idem_store
 from core.store import wallets as wallet_store
@@ -72,7 +71,7 @@ class _Reserved:
     input_bytes: bytes
 
 
-def choose(conn: apsw.Connection, req: HireRequest) -> ServiceRow:
+def choose(conn: Conn, req: HireRequest) -> ServiceRow:
     """The service that runs the job: the named provider's, or the best-scored healthy one."""
     if req.provider_wallet is not None:
         service = store.service_by_wallet(conn, req.provider_wallet, req.service_type)
@@ -120,7 +119,7 @@ def choose(conn: apsw.Connection, req: HireRequest) -> ServiceRow:
     return service
 
 
-def check_caller(conn: apsw.Connection, caller: AgentRow) -> None:
+def check_caller(conn: Conn, caller: AgentRow) -> None:
     """409 agent_paused for a caller listed for sale: a hire is a spend (core.wallets.check_not_paused)."""
     try:
         wallets.check_not_paused(conn, caller)
@@ -150,7 +149,7 @@ def _conflict() -> ServiceError:
 
 
 def _reserve_tx(ctx: Hire, req: HireRequest, idem: IdemKey | None, now: float) -> Any:
-    def work(conn: apsw.Connection) -> _Reserved | Answer | ServiceError:
+    def work(conn: Conn) -> _Reserved | Answer | ServiceError:
         if idem is not None:
             idem_store.purge(conn, now - idempotency.RETENTION_SECONDS)
             row = idem_store.get(conn, idem.scope, idem.key)
@@ -227,7 +226,7 @@ def _reserve_tx(ctx: Hire, req: HireRequest, idem: IdemKey | None, now: float) -
     return work
 
 
-def _hold(conn: apsw.Connection, caller: AgentRow, amount: int, job_id: str, now: float) -> tuple[int, int]:
+def _hold(conn: Conn, caller: AgentRow, amount: int, job_id: str, now: float) -> tuple[int, int]:
     """Reserve `amount` on the caller's balance (self part first); 422 insufficient_balance."""
     bal = wallet_store.get_balance(conn, caller.uuid)
     if amount > bal.balance:
@@ -246,7 +245,7 @@ def _hold(conn: apsw.Connection, caller: AgentRow, amount: int, job_id: str, now
     return amount - from_self, from_self
 
 
-def give_back(conn: apsw.Connection, job: JobRow, now: float) -> None:
+def give_back(conn: Conn, job: JobRow, now: float) -> None:
     """The `hire_release` ledger row returning a reservation's parts."""
     entry = LedgerEntry(
         job.caller_uuid or "", "hire_release", job.held_owner or 0, job.held_self or 0, f"hire:{job.id}"
@@ -287,7 +286,7 @@ async def hire(ctx: Hire, req: HireRequest, idem: IdemKey | None) -> Answer:
 def _settle_tx(reserved: _Reserved, outcome: Outcome, now: float) -> Any:
     digests = None if outcome.output is None else rules.output_digests(outcome.output)
 
-    def work(conn: apsw.Connection) -> Answer:
+    def work(conn: Conn) -> Answer:
         job = store.get_job(conn, reserved.job.id)
         assert job is not None
         if job.status != "reserved":  # settled by someone else (cannot happen in one process): say so
@@ -305,7 +304,7 @@ def _settle_tx(reserved: _Reserved, outcome: Outcome, now: float) -> Any:
 
 
 def charge(
-    conn: apsw.Connection, job: JobRow, provider_wallet: str, outcome: Outcome, digests: tuple[str, str], now: float
+    conn: Conn, job: JobRow, provider_wallet: str, outcome: Outcome, digests: tuple[str, str], now: float
 ) -> tuple[int, bytes]:
     """Commit the output, pay the provider through the earn split, keep the reservation as the charge."""
     assert outcome.output is not None
@@ -378,7 +377,7 @@ def _split_json(amount: int, referred: bool) -> dict[str, Any]:
     }
 
 
-def fail(conn: apsw.Connection, job: JobRow, provider_wallet: str, outcome: Outcome, now: float) -> tuple[int, bytes]:
+def fail(conn: Conn, job: JobRow, provider_wallet: str, outcome: Outcome, now: float) -> tuple[int, bytes]:
     """Give the reservation back; the answer is the failure (nothing charged)."""
     code = outcome.error_code or "provider_error"
     message = outcome.error_message or "the provider failed"

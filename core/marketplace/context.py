@@ -7,10 +7,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import apsw
-
 from core.operator import Operator
 from core.outbox.email import DEFAULT_FROM
+from core.store import Conn
 from core.store.committer import GroupCommitter
 
 
@@ -33,7 +32,7 @@ class Notices:
 @dataclass
 class Market:
     #: Committed reads (lookups before a transaction, GETs).
-    reader: apsw.Connection
+    reader: Conn
     #: Every write (the group committer: synchronous=FULL).
     writer: GroupCommitter
     operator: Operator

@@ -15,10 +15,9 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-import apsw
-
 from core.marketplace import handover, notices, records, rules
 from core.marketplace.context import Notices
+from core.store import Conn
 from core.store import marketplace as store
 from core.store import wallets as wallet_store
 from core.store.marketplace import ListingRow
@@ -37,7 +36,7 @@ class MarketFollower:
         self.clock = clock
         self.notices = notices
 
-    def apply(self, conn: apsw.Connection, chain_id: int, event: Event) -> None:
+    def apply(self, conn: Conn, chain_id: int, event: Event) -> None:
         a, now = event.args, self.clock()
         if event.name == "OfferNonceCancelled":
             store.set_nonce_state(conn, str(a["buyer"]), int(a["nonce"]), "cancelled", now)
@@ -62,7 +61,7 @@ class MarketFollower:
         elif event.name == "ListingExpired":
             records.end_listing(conn, self.notices, listing, rules.EXPIRED, event.tx_hash, now, "expired unsold")
 
-    def _listed(self, conn: apsw.Connection, e: Event, listing_id: int, a: dict[str, Any], now: float) -> None:
+    def _listed(self, conn: Conn, e: Event, listing_id: int, a: dict[str, Any], now: float) -> None:
         n = self.notices
         listing = store.listing_by_chain_id(conn, listing_id)
         if listing is not None:
@@ -101,7 +100,7 @@ class MarketFollower:
         notices.state_changed(conn, n, listing, None, rules.ACTIVE, now, tx_hash=e.tx_hash, reason="listed")
 
     def _committed(
-        self, conn: apsw.Connection, chain_id: int, e: Event, listing: ListingRow, a: dict[str, Any], now: float
+        self, conn: Conn, chain_id: int, e: Event, listing: ListingRow, a: dict[str, Any], now: float
     ) -> None:
         sale = store.live_sale(conn, listing.id)
         if sale is not None and sale.commit_tx == e.tx_hash:
@@ -136,7 +135,7 @@ class MarketFollower:
             conn, self.notices, fresh, rules.ACTIVE, rules.SETTLING, now, tx_hash=e.tx_hash, reason="a buyer committed"
         )
 
-    def _settled(self, conn: apsw.Connection, e: Event, listing: ListingRow, now: float) -> None:
+    def _settled(self, conn: Conn, e: Event, listing: ListingRow, now: float) -> None:
         sale = store.live_sale(conn, listing.id)
         if sale is None:
             log.error("listing %s settled on-chain without a recorded commit", listing.id)

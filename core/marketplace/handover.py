@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import uuid
 
-import apsw
 from web3 import Web3
 
 from core import agents_onchain, wallets
@@ -29,6 +28,7 @@ from core.errors import ServiceError
 from core.keys import Caller
 from core.marketplace import records, rules
 from core.marketplace.context import Market
+from core.store import Conn
 from core.store import marketplace as store
 from core.store import wallets as wallet_store
 from core.store.marketplace import HandoverRow, ListingRow, SaleRow
@@ -37,9 +37,7 @@ from core.store.wallets import AgentRow, LedgerEntry
 ESTATE_SUFFIX = " (pre-sale balance)"
 
 
-def hand_over(
-    conn: apsw.Connection, listing: ListingRow, sale: SaleRow, settle_tx: str, now: float
-) -> HandoverRow | None:
+def hand_over(conn: Conn, listing: ListingRow, sale: SaleRow, settle_tx: str, now: float) -> HandoverRow | None:
     """Move control of the sold agent away from the seller; its pre-sale balance to the seller's
     estate wallet. Returns the handover (None when the agent is gone, or it was handed over already)."""
     if store.handover_of(conn, listing.id) is not None:
@@ -176,7 +174,7 @@ async def claim(
             403, "not_nft_owner", f"{owner} does not own agent token #{listing.token_id} (its owner is {chain_owner})"
         )
 
-    def work(conn: apsw.Connection) -> tuple[AgentRow, str, bool]:
+    def work(conn: Conn) -> tuple[AgentRow, str, bool]:
         current = store.handover_of(conn, handover.listing_id)
         if current is None or current.claimed_at is not None:
             raise ServiceError(409, "already_claimed", f"agent {agent.wallet} was claimed already")

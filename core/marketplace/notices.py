@@ -19,21 +19,20 @@ import html
 import secrets
 from typing import Any
 
-import apsw
-
 from core.isotime import iso_utc
 from core.marketplace import rules
 from core.marketplace.context import Notices
 from core.money import format_usdc
 from core.outbox import enqueue_webhook
 from core.outbox.email import enqueue_email
+from core.store import Conn
 from core.store import marketplace as store
 from core.store import wallets as wallet_store
 from core.store.marketplace import ListingRow, SaleRow
 
 
 def email(
-    conn: apsw.Connection,
+    conn: Conn,
     n: Notices,
     *,
     to: str,
@@ -69,7 +68,7 @@ def email(
     )
 
 
-def staker_emails(conn: apsw.Connection, listing: ListingRow) -> list[str]:
+def staker_emails(conn: Conn, listing: ListingRow) -> list[str]:
     """The stakers' e-mail addresses (lower case, each once): referrer, open offers, watchers."""
     found: list[str] = []
     agent = wallet_store.agent_by_uuid(conn, listing.agent_uuid)
@@ -94,7 +93,7 @@ def staker_emails(conn: apsw.Connection, listing: ListingRow) -> list[str]:
 
 
 def state_changed(
-    conn: apsw.Connection,
+    conn: Conn,
     n: Notices,
     listing: ListingRow,
     previous: str | None,
@@ -132,7 +131,7 @@ def _agent_line(listing: ListingRow) -> str:
     return f"Agent {listing.wallet} (token #{listing.token_id}), listing {listing.id}."
 
 
-def listed(conn: apsw.Connection, n: Notices, listing: ListingRow, now: float) -> None:
+def listed(conn: Conn, n: Notices, listing: ListingRow, now: float) -> None:
     for to in staker_emails(conn, listing):
         email(
             conn,
@@ -152,7 +151,7 @@ def listed(conn: apsw.Connection, n: Notices, listing: ListingRow, now: float) -
         )
 
 
-def committed(conn: apsw.Connection, n: Notices, listing: ListingRow, sale: SaleRow, now: float) -> None:
+def committed(conn: Conn, n: Notices, listing: ListingRow, sale: SaleRow, now: float) -> None:
     for to in staker_emails(conn, listing):
         email(
             conn,
@@ -173,7 +172,7 @@ def committed(conn: apsw.Connection, n: Notices, listing: ListingRow, sale: Sale
 
 
 def offer_received(
-    conn: apsw.Connection, n: Notices, listing: ListingRow, buyer: str, price: int, deadline: int, now: float
+    conn: Conn, n: Notices, listing: ListingRow, buyer: str, price: int, deadline: int, now: float
 ) -> None:
     if not listing.seller_email:
         return
@@ -194,9 +193,7 @@ def offer_received(
     )
 
 
-def settled(
-    conn: apsw.Connection, n: Notices, listing: ListingRow, sale: SaleRow, estate: str | None, now: float
-) -> None:
+def settled(conn: Conn, n: Notices, listing: ListingRow, sale: SaleRow, estate: str | None, now: float) -> None:
     if listing.seller_email:
         lines = [
             _agent_line(listing),

@@ -8,12 +8,11 @@ import logging
 import uuid
 from typing import Any
 
-import apsw
-
 from core import audit
 from core.isotime import iso_utc
 from core.marketplace import notices, rules
 from core.marketplace.context import Notices
+from core.store import Conn
 from core.store import audit as audit_store
 from core.store import marketplace as store
 from core.store import wallets as wallet_store
@@ -27,7 +26,7 @@ SALE_REVERTED = "drop_sale_reverted"
 HANDOVER = "drop_handover"
 
 
-def append_audit(conn: apsw.Connection, listing_uuid: str, kind: str, payload: dict[str, Any], now: float) -> int:
+def append_audit(conn: Conn, listing_uuid: str, kind: str, payload: dict[str, Any], now: float) -> int:
     """One entry of the listing's audit stream (chain rule: SHA-256(prev_hash || RFC 8785 payload))."""
     entry = audit.append(
         conn,
@@ -40,14 +39,14 @@ def append_audit(conn: apsw.Connection, listing_uuid: str, kind: str, payload: d
     return entry.id
 
 
-def lifetime_earnings(conn: apsw.Connection, agent_uuid: str, onchain: int) -> int:
+def lifetime_earnings(conn: Conn, agent_uuid: str, onchain: int) -> int:
     """The agent's lifetime earnings as the service knows them: reported (off-chain ledger, referral
     credits included) plus the registry's on-chain lifetime earnings."""
     return wallet_store.get_balance(conn, agent_uuid).total_earned + onchain
 
 
 def insert_listing(
-    conn: apsw.Connection,
+    conn: Conn,
     *,
     chain_listing_id: int,
     agent: wallet_store.AgentRow,
@@ -112,7 +111,7 @@ def insert_listing(
 
 
 def build_bundle(
-    conn: apsw.Connection,
+    conn: Conn,
     chain_id: int,
     listing: ListingRow,
     *,
@@ -184,7 +183,7 @@ def build_bundle(
 
 
 def record_sale(
-    conn: apsw.Connection,
+    conn: Conn,
     chain_id: int,
     listing: ListingRow,
     *,
@@ -261,7 +260,7 @@ def record_sale(
 
 
 def end_listing(
-    conn: apsw.Connection,
+    conn: Conn,
     n: Notices,
     listing: ListingRow,
     state: str,
@@ -280,7 +279,7 @@ def end_listing(
         notices.state_changed(conn, n, listing, previous, state, now, tx_hash=tx_hash, reason=reason)
 
 
-def revert_sale(conn: apsw.Connection, listing: ListingRow, sale: SaleRow, now: float, reason: str) -> None:
+def revert_sale(conn: Conn, listing: ListingRow, sale: SaleRow, now: float, reason: str) -> None:
     """A commit the chain no longer has (a reorg removed it): the sale is `reorged`, provably."""
     store.set_sale(conn, sale.id, now, state="reorged")
     append_audit(

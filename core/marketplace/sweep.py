@@ -24,11 +24,10 @@ import functools
 import logging
 from typing import Any
 
-import apsw
-
 from core.marketplace import notices, records, rules
 from core.marketplace.context import Market
 from core.operator import ChainUnavailable, ContractReverted, SendUncertain, TransactionFailed
+from core.store import Conn
 from core.store import marketplace as store
 
 log = logging.getLogger("agentledger.drop")
@@ -96,7 +95,7 @@ async def _send(m: Market, action: str, listing_id: int) -> int:
     tx_hash = _hash(receipt)
     now = m.clock()
 
-    def mined(c: apsw.Connection) -> None:
+    def mined(c: Conn) -> None:
         store.finish_sweep_tx(c, tx_hash, "mined", None, now)
         store.clear_backoff(c, action, listing_id)
 
@@ -110,14 +109,14 @@ def _hash(receipt: dict[str, Any]) -> str:
     return h.lower() if isinstance(h, str) else "0x" + bytes(h).hex()
 
 
-def _finish(tx_hash: str, state: str, error: str | None, now: float, conn: apsw.Connection) -> None:
+def _finish(tx_hash: str, state: str, error: str | None, now: float, conn: Conn) -> None:
     store.finish_sweep_tx(conn, tx_hash, state, error, now)
 
 
 async def _failed(m: Market, action: str, listing_id: int, error: str) -> None:
     now = m.clock()
 
-    def work(c: apsw.Connection) -> float:
+    def work(c: Conn) -> float:
         prior = store.backoff_of(c, action, listing_id)
         failures = (prior[0] if prior else 0) + 1
         wait = rules.backoff(failures)
@@ -181,7 +180,7 @@ async def reconcile(m: Market) -> int:
             log.warning("drop reconcile: chain unavailable (%s)", exc)
             return changed
 
-        def void(c: apsw.Connection, listing_id: str = listing.id, now: float = m.clock()) -> bool:
+        def void(c: Conn, listing_id: str = listing.id, now: float = m.clock()) -> bool:
             fresh = store.get_listing(c, listing_id)
             if fresh is None or fresh.confirmed or fresh.state == rules.VOID:
                 return False
@@ -192,7 +191,7 @@ async def reconcile(m: Market) -> int:
     return changed
 
 
-def _revert(m: Market, sale: store.SaleRow, chain_state: str, conn: apsw.Connection) -> bool:
+def _revert(m: Market, sale: store.SaleRow, chain_state: str, conn: Conn) -> bool:
     now = m.clock()
     listing = store.get_listing(conn, sale.listing_id)
     live = store.live_sale(conn, sale.listing_id)

@@ -11,7 +11,6 @@ import logging
 import uuid
 from typing import Any
 
-import apsw
 from web3 import Web3
 
 from core import agents_onchain, errors
@@ -20,6 +19,7 @@ from core.keys import Caller
 from core.marketplace import notices, records, rules
 from core.marketplace.context import Market
 from core.operator import USDC, ChainUnavailable, ContractReverted
+from core.store import Conn
 from core.store import marketplace as store
 from core.store import wallets as wallet_store
 from core.store.marketplace import ListingRow, OfferRow, SaleRow
@@ -176,7 +176,7 @@ async def record_listing(
     state = rules.CHAIN_STATUS.get(int(onchain[2]), rules.ACTIVE)
     now, block = m.clock(), int(receipt["blockNumber"])
 
-    def work(conn: apsw.Connection) -> tuple[ListingRow, bool]:
+    def work(conn: Conn) -> tuple[ListingRow, bool]:
         existing = store.listing_by_chain_id(conn, chain_listing_id)
         if existing is not None:
             if existing.agent_uuid != agent.uuid:
@@ -213,7 +213,7 @@ async def record_listing(
 # ---- offers --------------------------------------------------------------------------------------
 
 
-def _open_listing(conn: apsw.Connection, listing_uuid: str) -> ListingRow:
+def _open_listing(conn: Conn, listing_uuid: str) -> ListingRow:
     listing = store.get_listing(conn, listing_uuid)
     if listing is None or listing.state == rules.VOID:
         raise ServiceError(404, "listing_not_found", f"no listing {listing_uuid}", param="listingId")
@@ -299,7 +299,7 @@ async def record_offer(
         )
     now = m.clock()
 
-    def work(conn: apsw.Connection) -> OfferRow:
+    def work(conn: Conn) -> OfferRow:
         fresh = _open_listing(conn, listing_uuid)
         if fresh.state != rules.ACTIVE:
             raise ServiceError(409, "listing_not_active", f"the listing is {fresh.state}", param="listingId")
@@ -425,7 +425,7 @@ async def record_commit(
         raise ServiceError(422, "amount_too_large", "prices beyond int64 are not recorded", param="txHash")
     commit_tx, now = _tx_hash(receipt), m.clock()
 
-    def work(conn: apsw.Connection) -> tuple[SaleRow, bool]:
+    def work(conn: Conn) -> tuple[SaleRow, bool]:
         fresh = _open_listing(conn, listing_uuid)
         live = store.live_sale(conn, fresh.id)
         if live is not None:
@@ -487,7 +487,7 @@ async def record_cancel(m: Market, caller: Caller, *, listing_uuid: str, tx_hash
         raise ServiceError(403, "wrong_sender", f"{tx_hash} was not sent by the seller", param="txHash")
     now, end_tx = m.clock(), _tx_hash(receipt)
 
-    def work(conn: apsw.Connection) -> ListingRow:
+    def work(conn: Conn) -> ListingRow:
         fresh = _open_listing(conn, listing_uuid)
         if fresh.state == rules.ACTIVE:
             records.end_listing(

@@ -12,8 +12,7 @@ import json
 import secrets
 from typing import Any
 
-import apsw
-
+from core.store import Conn
 from core.store import outbox as store
 
 __all__ = ["MAX_HOLD", "RETRY_DELAYS", "encode_body", "enqueue_webhook", "new_event_id", "next_delay"]
@@ -43,7 +42,7 @@ def encode_body(payload: dict[str, Any]) -> bytes:
 
 
 def enqueue_webhook(
-    conn: apsw.Connection, *, event: str, source: str, url: str, secret: str, payload: dict[str, Any], now: float
+    conn: Conn, *, event: str, source: str, url: str, secret: str, payload: dict[str, Any], now: float
 ) -> str:
     """Queue one webhook, due at once; returns its event id. Call inside the transaction that makes
     the change it announces, and wake the dispatcher after that transaction committed."""

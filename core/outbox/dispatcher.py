@@ -47,12 +47,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import apsw
-
 from core.outbox import MAX_HOLD, RETRY_DELAYS
 from core.outbox.channel import Attempt, Channel
 from core.outbox.webhook import WebhookChannel
-from core.store import connect
+from core.store import Conn, StoreError, connect
 from core.store import outbox as store
 from core.store.committer import GroupCommitter
 
@@ -151,7 +149,7 @@ class Dispatcher:
         self._outcomes_written: asyncio.Future[dict[int, str]] | None = None
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
-        self._read: apsw.Connection | None = None
+        self._read: Conn | None = None
         self._writer: GroupCommitter | None = None
 
     async def start(self) -> None:
@@ -204,7 +202,7 @@ class Dispatcher:
             self._wakeup.clear()
             try:
                 self._dispatch_due()
-            except apsw.Error:  # e.g. the file busy beyond the timeout: try again at the next poll
+            except StoreError:  # e.g. the file busy beyond the timeout: try again at the next poll
                 log.exception("outbox dispatcher: reading due deliveries failed")
             # Not asyncio.wait_for: on Python 3.11 it can swallow a cancellation that arrives as the
             # event is set (gh-86296), and stop() would then wait forever.
@@ -335,7 +333,7 @@ class Dispatcher:
             while b.open_until is not None:
                 until, now = b.held_until, self.clock()
 
-                def work(c: apsw.Connection, until: float = until, now: float = now) -> tuple[int, int]:
+                def work(c: Conn, until: float = until, now: float = now) -> tuple[int, int]:
                     in_flight = [i for i, (h, _) in self._inflight_hosts.items() if h == host]  # their outcome counts
                     return store.hold_host(
                         c, host, until=until, now=now, max_hold=self.max_hold, error=error, in_flight=in_flight
@@ -346,7 +344,7 @@ class Dispatcher:
                     log.warning("outbox host %s: %d held deliveries are dead letters (held too long)", host, dead)
                 if b.held_until <= until:
                     break
-        except apsw.Error:  # the rows stay as they were: at worst attempted early, never lost
+        except StoreError:  # the rows stay as they were: at worst attempted early, never lost
             log.exception("outbox dispatcher: holding deliveries to %s failed", host)
         finally:
             b.holding = False
@@ -357,7 +355,7 @@ class Dispatcher:
         now = self.clock()
         try:
             await self._writer.run(lambda c: store.release_host(c, host, now=now, held_until=held_until))
-        except apsw.Error:  # they are attempted when their hold ends
+        except StoreError:  # they are attempted when their hold ends
             log.exception("outbox dispatcher: releasing deliveries to %s failed", host)
         self.wake()
 
@@ -423,7 +421,7 @@ class Dispatcher:
             self._sent(d.id, host)
             try:
                 outcome = await self._record((d.id, ok, status, error, self.clock()))
-            except apsw.Error:  # the row stays pending: attempted again (at least once)
+            except StoreError:  # the row stays pending: attempted again (at least once)
                 log.exception("outbox dispatcher: recording attempt of %s failed", d.event_id)
                 return
             if outcome == "delivered":
@@ -472,7 +470,7 @@ class Dispatcher:
         # shielded: an attempt cancelled by stop() must not cancel the write of the others' outcomes
         return (await asyncio.shield(written)).get(outcome[0])
 
-    def _write_outcomes(self, conn: apsw.Connection, batch: list[store.Outcome]) -> dict[int, str]:
+    def _write_outcomes(self, conn: Conn, batch: list[store.Outcome]) -> dict[int, str]:
         if self._outcomes is batch:
             self._outcomes = None  # closed: outcomes from now on go to the next write
         return store.record_attempts(conn, batch, delays=RETRY_DELAYS)

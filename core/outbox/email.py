@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 import aiosmtplib
-import apsw
 
 from core.outbox import new_event_id
 from core.outbox.channel import Attempt
+from core.store import Conn
 from core.store import outbox as store
 from core.store.outbox import Delivery
 
@@ -62,7 +62,7 @@ def build_message(
 
 
 def enqueue_email(
-    conn: apsw.Connection,
+    conn: Conn,
     *,
     event: str,
     source: str,

@@ -1,6 +1,7 @@
-"""The SQLite store (apsw, WAL). All SQL lives in this package, so another backend can be added
-behind the same functions without touching the indexer or the API handlers."""
+"""The store (SQLite through apsw, WAL). All SQL lives in this package, so another backend can be
+added behind the same functions without touching the indexer or the API handlers."""
 
 from core.store.db import connect, transaction
+from core.store.types import Conn, ConstraintViolation, StoreError
 
-__all__ = ["connect", "transaction"]
+__all__ = ["Conn", "ConstraintViolation", "StoreError", "connect", "transaction"]

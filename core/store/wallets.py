@@ -160,7 +160,10 @@ def get_api_key(conn: apsw.Connection, key_hash: str) -> ApiKeyRow | None:
         return None
     h, account, agent, scopes, cap = rows[0]
     return ApiKeyRow(
-        str(h), str(account), None if agent is None else str(agent), None if scopes is None else str(scopes),
+        str(h),
+        str(account),
+        None if agent is None else str(agent),
+        None if scopes is None else str(scopes),
         None if cap is None else int(cap),
     )
 

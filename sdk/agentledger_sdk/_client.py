@@ -519,9 +519,7 @@ class AgentLedger(_Base):
             self.api_key = r.api_key
         return r
 
-    def earn(
-        self, wallet: str, amount: AmountLike, source: str, *, idempotency_key: str | None = None
-    ) -> EarnResult:
+    def earn(self, wallet: str, amount: AmountLike, source: str, *, idempotency_key: str | None = None) -> EarnResult:
         """Report an earning of ``amount`` USDC for ``wallet``; applied at most once however often retried."""
         result: EarnResult = self._send(self._earn(wallet, amount, source, idempotency_key))
         return result
@@ -586,9 +584,7 @@ class AgentLedger(_Base):
     ) -> Result:
         """Record a product ``listed`` or ``sold`` in ``niche`` at ``price`` (POST /brain); ``name`` names
         the product (the brain's topProducts)."""
-        result: Result = self._send(
-            self._update_brain(wallet, action, niche, price, revenue, name, idempotency_key)
-        )
+        result: Result = self._send(self._update_brain(wallet, action, niche, price, revenue, name, idempotency_key))
         return result
 
     def network(self) -> NetworkStats:
@@ -1165,6 +1161,7 @@ class AsyncAgentLedger(_Base):
     ) -> ProviderOrderPage:
         result: ProviderOrderPage = await self._send(self._provider_orders(wallet, status, limit, cursor))
         return result
+
 
 # ---- the chain side of escrow_hire ------------------------------------------------------------------
 

@@ -122,5 +122,3 @@ def test_provider_is_told_of_new_orders_and_lists_them(system: System, tmp_path:
         assert len(received) == 2
 
     run(tmp_path, system, body, dispatcher=True)
-
-

@@ -6,10 +6,9 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-import apsw
 import pytest
 
-from core.store import connect
+from core.store import Conn, ConstraintViolation, connect
 from core.store.committer import GroupCommitter
 
 
@@ -45,7 +44,7 @@ def test_a_failing_item_rolls_back_alone(tmp_path: Path) -> None:
     db = tmp_path / "f.db"
     _setup(db)
 
-    def bad(c: apsw.Connection) -> None:
+    def bad(c: Conn) -> None:
         c.execute("INSERT INTO t (v) VALUES (-1)")
         raise ValueError("refused")
 
@@ -90,7 +89,7 @@ def test_check_then_debit_never_overdraws_under_concurrency(tmp_path: Path) -> N
     class Insufficient(Exception):
         pass
 
-    def debit(c: apsw.Connection) -> int:
+    def debit(c: Conn) -> int:
         (balance,) = c.execute("SELECT balance FROM acct WHERE id = 1").fetchone()  # type: ignore[misc]
         if balance < 1:
             raise Insufficient
@@ -123,7 +122,7 @@ def test_a_failed_commit_fails_every_item_of_the_group(tmp_path: Path) -> None:
         a = gc.run(lambda c: c.execute("INSERT INTO t (v) VALUES (7)") and 7)
         b = gc.run(lambda c: c.execute("INSERT INTO child VALUES (99)") and 0)
         out = await asyncio.gather(a, b, return_exceptions=True)
-        assert all(isinstance(o, apsw.ConstraintError) for o in out), out
+        assert all(isinstance(o, ConstraintViolation) for o in out), out
         await gc.close()
 
     asyncio.run(scenario())
@@ -186,7 +185,7 @@ def test_items_without_savepoint_that_refuse_before_writing_fail_alone(tmp_path:
     db = tmp_path / "n.db"
     _setup(db)
 
-    def refuse(c: apsw.Connection) -> None:
+    def refuse(c: Conn) -> None:
         c.execute("SELECT 1").fetchall()
         raise ValueError("refused before writing")
 
@@ -216,12 +215,12 @@ def test_an_item_without_savepoint_that_fails_after_writing_fails_alone(tmp_path
     _setup(db)
     runs: list[int] = []
 
-    def half(c: apsw.Connection) -> None:
+    def half(c: Conn) -> None:
         c.execute("UPDATE acct SET balance = balance - 10 WHERE id = 1")
         raise ValueError("failed after writing")
 
-    def insert(v: int) -> Callable[[apsw.Connection], int]:
-        def work(c: apsw.Connection) -> int:
+    def insert(v: int) -> Callable[[Conn], int]:
+        def work(c: Conn) -> int:
             runs.append(v)
             c.execute("INSERT INTO t (v) VALUES (?)", (v,))
             return v

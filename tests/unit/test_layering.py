@@ -6,7 +6,9 @@
 - an api route module imports api's plumbing modules and core, never another route module
   (modules of one feature package, such as api/wallets/, may import each other); only the
   composition modules (api.app, api.operations) put route modules together;
-- packages used from outside name their public surface in __all__.
+- packages used from outside name their public surface in __all__;
+- only core/store/ imports a database driver (apsw, psycopg): everything else types a connection as
+  core.store.Conn and catches core.store.StoreError, so no module outside the store knows the backend.
 """
 
 from __future__ import annotations
@@ -54,6 +56,21 @@ def imports_of(path: Path) -> set[str]:
                 candidate = f"{node.module}.{alias.name}"
                 found.add(candidate if candidate in MODULES else node.module)
     return {name for name in found if name.split(".")[0] in PACKAGES}
+
+
+DATABASE_DRIVERS = frozenset({"apsw", "psycopg", "psycopg_pool"})
+
+
+def drivers_of(path: Path) -> set[str]:
+    """The database drivers `path` imports."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module.split(".")[0])
+    return found & DATABASE_DRIVERS
 
 
 def _in(name: str, package: str) -> bool:
@@ -111,6 +128,12 @@ def test_every_module_keeps_to_its_layer() -> None:
 def test_the_rules_catch_what_they_should(name: str, imported: set[str], broken: bool) -> None:
     """The checker itself: each rule fires on a violation and stays quiet on what is allowed."""
     assert bool(violations(name, imported)) is broken
+
+
+def test_only_the_store_imports_a_database_driver() -> None:
+    found = {name: drivers_of(path) for name, path in MODULES.items() if not _in(name, "core.store")}
+    assert {name: drivers for name, drivers in found.items() if drivers} == {}
+    assert drivers_of(ROOT / "core" / "store" / "db.py") == {"apsw"}  # the check sees an import when there is one
 
 
 def test_packages_name_their_public_surface() -> None:
