@@ -53,7 +53,7 @@ from core.networks import LOCAL_CHAIN_ID
 from core.operator import Operator, operator_account
 from core.outbox.dispatcher import Dispatcher
 from core.outbox.email import channel_for
-from core.store import Conn
+from core.store import Conn, database_of
 from core.webhooks import allow_private_for
 
 __all__ = ["accepts", "add_jobs", "create_app", "make_runner"]
@@ -195,7 +195,7 @@ def create_app(
         jobs.append(Job("ipfs-pin", Every(PIN_INTERVAL), deliverables.pin_unpinned))
     if anchor_daily and "AuditAnchor" in deployment.contracts:
         jobs.append(
-            Job("anchor", DailyAt(settings.anchor_time_utc), lambda: anchoring.anchor_once(operator, db.filename))
+            Job("anchor", DailyAt(settings.anchor_time_utc), lambda: anchoring.anchor_once(operator, database_of(db)))
         )
     jobs.append(Job("hire-health", Every(hire_jobs.PROBE_INTERVAL), lambda: hire_jobs.probe_due(hire)))
     jobs.append(Job("hire-reputation", Every(hire_jobs.SCORE_INTERVAL), lambda: hire_jobs.refresh_scores(hire)))
@@ -205,7 +205,7 @@ def create_app(
     mail = channel_for(
         settings.smtp_url, sender=settings.smtp_from, ca_file=settings.smtp_ca_file, data_dir=settings.data_dir
     )
-    dispatcher = Dispatcher(db.filename, clock, allow_private=allow_private, channels=[mail])
+    dispatcher = Dispatcher(database_of(db), clock, allow_private=allow_private, channels=[mail])
     hire.wake = dispatcher.wake
     services: list[Service] = [dispatcher]
     add_jobs(app, JobRunner(jobs, services, clock=clock, writer=writer))

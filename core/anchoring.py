@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.operator import Operator, tx_hash_of
-from core.store import Conn, connect
+from core.store import Conn, Database, open_database
 from core.store import audit as audit_store
 
 log = logging.getLogger("agentledger.anchor")
@@ -47,10 +47,10 @@ def _log_head(db: Conn, last_size: int) -> tuple[int, bytes, bytes | None]:
     return size, root, at_last
 
 
-async def anchor_once(operator: Operator, db_path: Path | str) -> Anchored | None:
+async def anchor_once(operator: Operator, database: Database | Path | str) -> Anchored | None:
     """Anchor the log's current (size, root) unless the chain already has that size; None: nothing new."""
     last_size = int(await operator.call("AuditAnchor", "latestTreeSize"))
-    db = connect(db_path, durable=False)
+    db = open_database(database).connect(durable=False)
     try:
         size, root, at_last = _log_head(db, last_size)
     finally:

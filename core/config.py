@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from core.chain import ROOT
+from core.store import Database, open_database
 
 PREFIX = "AGENTLEDGER_"
 
@@ -32,6 +33,9 @@ class Settings:
     api_port: int = 8080
     #: SQLite file shared by the indexer and the API; empty: <data_dir>/agentledger.db.
     db_path: str = ""
+    #: The database as a URL: postgresql://user:password@host:port/name for PostgreSQL; empty: the SQLite
+    #: file of db_path.
+    database_url: str = ""
     #: Blocks behind the head an event becomes final when the node has no `finalized` tag
     #: (-1: the network's default: 0 locally, 12 on Base).
     confirmations: int = -1
@@ -72,8 +76,10 @@ class Settings:
     drop_reconcile_interval: float = 30.0
 
     @property
-    def database(self) -> Path:
-        return Path(self.db_path) if self.db_path else self.data_dir / "agentledger.db"
+    def database(self) -> Database:
+        if self.database_url:
+            return open_database(self.database_url)
+        return open_database(Path(self.db_path) if self.db_path else self.data_dir / "agentledger.db")
 
     @classmethod
     def load(cls, env: dict[str, str] | None = None) -> Settings:

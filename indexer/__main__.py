@@ -21,7 +21,7 @@ from prometheus_client import CollectorRegistry, start_http_server
 
 from core import deployments, logs
 from core.config import Settings
-from core.store import connect
+from core.store import open_database
 from indexer.metrics import IndexerCollector
 from indexer.progress import ProgressReporter
 from indexer.rpc import RpcClient
@@ -38,7 +38,7 @@ def reporter(settings: Settings) -> ProgressReporter:
 
 
 async def main_async(args: argparse.Namespace, settings: Settings) -> int:
-    conn = connect(args.db or settings.database, durable=False)
+    conn = open_database(args.db or settings.database).connect(durable=False)
     async with RpcClient(args.rpc) as rpc:
         chain_id = int(await rpc.call("eth_chainId", []), 16)
         dep = deployments.load(chain_id, settings.deployments_dir)
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings.load()
     parser = argparse.ArgumentParser(description="agentledger indexer: chain events into SQLite.")
     parser.add_argument("--rpc", default=settings.rpc_url or f"http://127.0.0.1:{settings.anvil_port}")
-    parser.add_argument("--db", default="", help=f"SQLite file (default {settings.database})")
+    parser.add_argument("--db", default="", help=f"SQLite file or database URL (default {settings.database.redacted})")
     parser.add_argument("--until-head", action="store_true", help="backfill to the current head, then exit")
     parser.add_argument("--metrics-port", type=int, help="serve this process's counters on 127.0.0.1:PORT/metrics")
     args = parser.parse_args(argv)

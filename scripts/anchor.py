@@ -15,7 +15,6 @@ import asyncio
 import logging
 import signal
 import sys
-from pathlib import Path
 
 from eth_account.signers.local import LocalAccount
 from web3 import Web3
@@ -27,6 +26,7 @@ from core.config import Settings
 from core.jobs import DailyAt, Job, JobRunner
 from core.operator import Operator
 from core.operator import operator_account as core_operator_account
+from core.store import Database
 
 
 def operator_account(settings: Settings, chain_id: int) -> LocalAccount:
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scripts.anchor", description=__doc__.split("\n")[0])
     parser.add_argument("--once", action="store_true", help="anchor now and exit")
     parser.add_argument("--rpc", help="JSON-RPC URL (default: AGENTLEDGER_RPC_URL or the local anvil)")
-    parser.add_argument("--db", help="SQLite file (default: the service's)")
+    parser.add_argument("--db", help="SQLite file or database URL (default: the service's)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
     settings = Settings.load()
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-async def _daily(operator: Operator, db_path: str | Path, at_utc: str) -> None:
+async def _daily(operator: Operator, db_path: Database | str, at_utc: str) -> None:
     runner = JobRunner([Job("anchor", DailyAt(at_utc), lambda: anchor_once(operator, db_path))])
     await runner.start()
     stop = asyncio.Event()

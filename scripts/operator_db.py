@@ -1,5 +1,6 @@
-"""The database an operator command works on: --db, else the configured one (AGENTLEDGER_DB_PATH, else
-<data dir>/agentledger.db). It must exist: a mistyped path must not create an empty database."""
+"""The database an operator command works on: --db, else the configured one (AGENTLEDGER_DATABASE_URL,
+else AGENTLEDGER_DB_PATH, else <data dir>/agentledger.db). A SQLite file must exist: a mistyped path
+must not create an empty database."""
 
 from __future__ import annotations
 
@@ -7,13 +8,13 @@ import sys
 from pathlib import Path
 
 from core.config import Settings
-from core.store import Conn, connect
+from core.store import Conn, Database
 
 
 def open_database(db: Path | None) -> Conn | None:
     """A durable connection, or None after saying on stderr that there is no database there."""
-    path = db if db is not None else Settings.load().database
-    if not path.exists():
-        print(f"error: no database at {path}", file=sys.stderr)
+    database = Database(str(db)) if db is not None else Settings.load().database
+    if database.kind == "sqlite" and not Path(database.location).exists():
+        print(f"error: no database at {database.location}", file=sys.stderr)
         return None
-    return connect(path, durable=True)
+    return database.connect(durable=True)

@@ -19,8 +19,9 @@ import time
 from core.checkout import orders, views
 from core.checkout.orders import InvalidTransition
 from core.config import Settings
+from core.store import open_database
 from core.store import orders as store
-from core.store.db import connect, transaction
+from core.store.db import transaction
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     recover.add_argument("--reason", default="recovered by the operator")
     args = parser.parse_args(argv)
 
-    conn = connect(args.db or Settings.load().database)
+    conn = open_database(args.db or Settings.load().database).connect()
     try:
         if args.command == "show":
             view = views.order_view(conn, args.order_id, "funder")

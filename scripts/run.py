@@ -24,7 +24,6 @@ from core.anvil import Anvil, PortInUse, port_in_use, stop_stale
 from core.chain import connect
 from core.config import Settings
 from core.networks import ANVIL_DEV_KEY
-from core.store import connect as connect_db
 from core.store import transaction
 from core.store.hire import reset_chain_bound_hires
 from core.store.orders import reset_chain_bound_orders
@@ -83,7 +82,7 @@ def main() -> int:
             deployer = Account.from_key(ANVIL_DEV_KEY)
             # A fresh chain: forget the old chain's indexed data and what points at its tokens and jobs
             # (providers, catalogue, sessions, orders); accounts, keys, ledgers and the audit log stay.
-            db = connect_db(settings.database)
+            db = settings.database.connect()
             with transaction(db):
                 reset_chain_data(db)
                 reset_chain_bound_hires(db)

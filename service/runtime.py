@@ -25,7 +25,6 @@ from api.metrics import METRICS
 from core.config import Settings
 from core.deployments import Deployment
 from core.operator import Operator, operator_account
-from core.store import connect as connect_db
 from indexer.metrics import IndexerCollector
 from indexer.progress import ProgressReporter
 from indexer.rpc import RpcClient
@@ -60,8 +59,8 @@ def build_operator(settings: Settings, dep: Deployment, rpc_url: str) -> Operato
 
 async def serve(settings: Settings, dep: Deployment, rpc_url: str, stop: asyncio.Event | None = None) -> None:
     """Serve until `stop` is set (default: SIGINT or SIGTERM)."""
-    api_db = connect_db(settings.database)
-    indexer_db = connect_db(settings.database, durable=False)
+    api_db = settings.database.connect()
+    indexer_db = settings.database.connect(durable=False)
     operator = build_operator(settings, dep, rpc_url)
     app = create_app(dep, rpc_url, api_db, settings=settings, operator=operator, anchor_daily=True)
     async with RpcClient(rpc_url) as rpc:
@@ -90,7 +89,10 @@ async def serve(settings: Settings, dep: Deployment, rpc_url: str, stop: asyncio
             task = asyncio.create_task(ix.run(stop), name="indexer")
             task.add_done_callback(_report_indexer_end)
             log.info(
-                "indexer following chain %d from block %d into %s", dep.chain_id, dep.deploy_block, settings.database
+                "indexer following chain %d from block %d into %s",
+                dep.chain_id,
+                dep.deploy_block,
+                settings.database.redacted,
             )
         try:
             await stop.wait()

@@ -47,9 +47,8 @@ from api.wallets.models import (
 from core import wallets
 from core.keys import hash_api_key, new_api_key
 from core.money import usdc_text
-from core.store import Conn
+from core.store import Conn, database_of
 from core.store import wallets as store
-from core.store.committer import GroupCommitter
 from core.store.wallets import AgentRow, BalanceRow, get_balance
 
 _STATUS = {
@@ -589,7 +588,7 @@ def add_wallet_routes(
     GroupCommitter on the same file does every write and is closed with the app. `hooks`: test
     seams (api.http.Hooks)."""
     app[READ_DB] = db
-    app[WRITER] = GroupCommitter(db.filename)
+    app[WRITER] = database_of(db).writer()
 
     async def close_writer(app: web.Application) -> None:
         await app[WRITER].close()

@@ -26,7 +26,7 @@ from core.hire import services as hire_services
 from core.keys import Caller
 from core.marketplace import rules as market_rules
 from core.money import usdc_text
-from core.store import Conn
+from core.store import Conn, database_of
 from core.store import dashboard as store
 from core.store import hire as hire_store
 from core.store import marketplace as market_store
@@ -125,7 +125,7 @@ _FOLD_PAGE = 10_000
 
 
 def _reported(conn: Conn, agent_uuid: str) -> _Reported:
-    key = (conn.filename, agent_uuid)
+    key = (database_of(conn).location, agent_uuid)
     folded = _FOLDED.pop(key, None) or _Reported()
     _FOLDED[key] = folded
     if len(_FOLDED) > _FOLDED_MAX:

@@ -50,7 +50,7 @@ from typing import Any
 from core.outbox import MAX_HOLD, RETRY_DELAYS
 from core.outbox.channel import Attempt, Channel
 from core.outbox.webhook import WebhookChannel
-from core.store import Conn, StoreError, connect
+from core.store import Conn, Database, StoreError, open_database
 from core.store import outbox as store
 from core.store.committer import GroupCommitter
 
@@ -84,7 +84,7 @@ class Dispatcher:
 
     def __init__(
         self,
-        db_path: Path | str,
+        database: Database | Path | str,
         clock: Callable[[], float] = time.time,
         *,
         allow_private: bool = False,
@@ -99,7 +99,7 @@ class Dispatcher:
         max_cool_down: float = 600.0,
         max_hold: float = MAX_HOLD,
     ) -> None:
-        self.db_path = db_path
+        self.database = open_database(database)
         self.clock = clock
         self.timeout = timeout
         #: The channels by name: the webhook channel (always), then `channels` (e.g. e-mail).
@@ -155,8 +155,8 @@ class Dispatcher:
     async def start(self) -> None:
         self.breakers.clear()  # a restart forgets the breakers (held rows come due when their hold ends)
         self._answered.clear()
-        self._read = connect(self.db_path, durable=True)
-        self._writer = GroupCommitter(self.db_path)
+        self._read = self.database.connect(durable=True)
+        self._writer = self.database.writer()
         for channel in self.channels.values():
             await channel.start(self.concurrency)
         self._stopping = False

@@ -1,7 +1,18 @@
 """The store (SQLite through apsw, WAL). All SQL lives in this package, so another backend can be
 added behind the same functions without touching the indexer or the API handlers."""
 
+from core.store.database import Database, UnsupportedDatabase, database_of, open_database
 from core.store.db import connect, transaction
 from core.store.types import Conn, ConstraintViolation, StoreError
 
-__all__ = ["Conn", "ConstraintViolation", "StoreError", "connect", "transaction"]
+__all__ = [
+    "Conn",
+    "ConstraintViolation",
+    "Database",
+    "StoreError",
+    "UnsupportedDatabase",
+    "connect",
+    "database_of",
+    "open_database",
+    "transaction",
+]

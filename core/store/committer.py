@@ -23,12 +23,15 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import apsw
 
-from core.store.db import BUSY_TIMEOUT_MS, connect
+from core.store.database import Database, open_database
+from core.store.db import BUSY_TIMEOUT_MS
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 T = TypeVar("T")
 Work = Callable[[apsw.Connection], Any]
@@ -52,8 +55,8 @@ class _BrokenPromise(Exception):
 
 
 class GroupCommitter:
-    def __init__(self, path: Path | str, *, max_group: int = 512) -> None:
-        self.conn = connect(path, durable=True)
+    def __init__(self, database: Database | Path | str, *, max_group: int = 512) -> None:
+        self.conn = open_database(database).connect(durable=True)
         self.max_group = max_group
         self._pending: list[Item] = []
         self._worker: asyncio.Task[None] | None = None
