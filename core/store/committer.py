@@ -15,6 +15,12 @@ writing, the group's transaction is rolled back and the group run again without 
 its own exception, its writes undone), so no request can fail another's; the others are run again
 from the start of a fresh transaction, which is why every item must be a function of the
 connection alone (items are: they read what they need inside the transaction).
+
+On PostgreSQL (core.store.pg) the same group runs in one READ COMMITTED transaction. BEGIN takes no
+lock there (rows are locked by the statements that write them), and a failed statement aborts the
+whole transaction: a savepoint=False item that raises after a SQL error has broken its promise even
+if it wrote nothing, and takes the same path. A deadlock or serialization failure (another process's
+group locked the same rows in the other order) rolls the group back and runs it again, whole.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ import apsw
 
 from core.store.database import Database, open_database
 from core.store.db import BUSY_TIMEOUT_MS
+from core.store.pg import PostgresConnection
+from core.store.types import PostgresRetryable
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -44,6 +52,9 @@ Item = tuple[Work, bool, "asyncio.Future[Any]", float]
 
 log = logging.getLogger("agentledger.store")
 
+#: How many times a group is run again after a deadlock or serialization failure before its items fail.
+RETRIES = 8
+
 
 class _BrokenPromise(Exception):
     """An item given savepoint=False raised after writing (internal: its group is run again without it)."""
@@ -54,9 +65,18 @@ class _BrokenPromise(Exception):
         self.exc = exc
 
 
+class _Rerun(Exception):
+    """PostgreSQL rolled the group's transaction back (deadlock, serialization): run it again whole."""
+
+    def __init__(self, exc: PostgresRetryable) -> None:
+        super().__init__(str(exc))
+        self.exc = exc
+
+
 class GroupCommitter:
     def __init__(self, database: Database | Path | str, *, max_group: int = 512) -> None:
         self.conn = open_database(database).connect(durable=True)
+        self._postgres = isinstance(self.conn, PostgresConnection)
         self.max_group = max_group
         self._pending: list[Item] = []
         self._worker: asyncio.Task[None] | None = None
@@ -102,11 +122,19 @@ class GroupCommitter:
         """BEGIN, then every item of `group`; an item that broke its savepoint=False promise is taken
         out (it fails with its own exception) and the rest run again in a new transaction."""
         failed: dict[int, BaseException] = {}
+        reruns = 0
         while True:
             await self._begin()
             live = [(i, item) for i, item in enumerate(group) if i not in failed]
             try:
                 applied = self._apply([item for _, item in live])
+            except _Rerun as rerun:
+                reruns += 1
+                if reruns > RETRIES:
+                    raise rerun.exc from rerun
+                log.warning("a group was rolled back by the database (%s); running it again", rerun.exc.sqlstate)
+                await asyncio.sleep(0.001 * reruns)
+                continue
             except _BrokenPromise as broken:
                 index, exc = live[broken.index][0], broken.exc
                 log.error("a write item failed after writing; its group runs again without it", exc_info=exc)
@@ -117,7 +145,10 @@ class GroupCommitter:
 
     async def _begin(self) -> None:
         """BEGIN IMMEDIATE: at once on the loop when the write lock is free; when another process
-        (the indexer) holds it, wait for it in a thread, never on the loop."""
+        (the indexer) holds it, wait for it in a thread, never on the loop. PostgreSQL: BEGIN locks nothing."""
+        if self._postgres:
+            self.conn.execute("BEGIN")
+            return
         self.conn.setbusytimeout(0)
         try:
             self.conn.execute("BEGIN IMMEDIATE")
@@ -140,6 +171,8 @@ class GroupCommitter:
                     conn.execute("SAVEPOINT item")
                     try:
                         value = work(conn)
+                    except PostgresRetryable as exc:
+                        raise _Rerun(exc) from exc
                     except BaseException as exc:
                         conn.execute("ROLLBACK TO item")
                         conn.execute("RELEASE item")
@@ -151,8 +184,12 @@ class GroupCommitter:
                 changes = conn.total_changes()
                 try:
                     value = work(conn)
+                except PostgresRetryable as exc:
+                    raise _Rerun(exc) from exc
                 except BaseException as exc:
-                    if conn.total_changes() != changes:  # it broke its promise: its writes cannot be undone alone
+                    # it broke its promise (its writes cannot be undone alone), or on PostgreSQL a failed
+                    # statement aborted the whole transaction
+                    if conn.total_changes() != changes or (isinstance(conn, PostgresConnection) and conn.failed):
                         raise _BrokenPromise(index, exc) from exc
                     outcomes.append((False, exc))
                 else:

@@ -37,8 +37,19 @@ class Database:
     def connect(self, *, durable: bool = True) -> Conn:
         """A new connection (the schema migrated first). durable=False is for writers whose rows are
         re-derivable (the indexer: everything it writes comes from the chain)."""
-        if self.kind != "sqlite":
-            raise UnsupportedDatabase(f"{self.kind} is not a backend of this build: {self.redacted}")
+        if self.kind == "postgresql":
+            from core.store import pg_schema
+            from core.store.pg import PostgresConnection
+
+            # durable=False: `SET synchronous_commit = off` (a crash may lose the last commits, never
+            # corrupt; the indexer re-derives them from the chain).
+            conn = PostgresConnection(self.location, durable=durable)
+            try:
+                pg_schema.migrate(conn)
+            except BaseException:
+                conn.close()
+                raise
+            return conn  # type: ignore[return-value]
         return connect(self.location, durable=durable)
 
     def writer(self, *, max_group: int = 512) -> GroupCommitter:
@@ -64,4 +75,8 @@ def open_database(target: Database | Path | str) -> Database:
 
 def database_of(conn: Conn) -> Database:
     """The database `conn` is connected to (for opening another connection to the same one)."""
+    from core.store.pg import PostgresConnection
+
+    if isinstance(conn, PostgresConnection):
+        return Database(conn.location)
     return Database(conn.filename)

@@ -13,6 +13,9 @@ import json
 
 import apsw
 
+from core.store import pg_reorg
+from core.store.pg import PostgresConnection
+
 #: Tables whose writes are journaled. Later features add their derived tables here.
 TRACKED_TABLES: list[str] = [
     "agents",
@@ -40,7 +43,11 @@ def install_triggers(conn: apsw.Connection) -> None:
 def track(conn: apsw.Connection, table: str) -> None:
     """Journal another table's writes from now on (the triggers persist in the file). Features
     add their derived tables to TRACKED_TABLES instead; this is for ad-hoc and test tables.
-    Rows must keep their rowid (no WITHOUT ROWID tables, no INTEGER PRIMARY KEY updates)."""
+    Rows must keep their rowid (no WITHOUT ROWID tables, no INTEGER PRIMARY KEY updates); on
+    PostgreSQL the table needs a primary or unique key instead (core.store.pg_reorg)."""
+    if isinstance(conn, PostgresConnection):
+        pg_reorg.track(conn, table)
+        return
     _install(conn, table)
 
 
@@ -70,6 +77,14 @@ def rollback_to(conn: apsw.Connection, chain_id: int, ancestor: int) -> int:
     """Undo every journaled write above `ancestor` and drop events/blocks above it.
     Call inside a transaction. Returns the number of undone writes."""
     set_block(conn, None)
+    undone = pg_reorg.undo(conn, ancestor) if isinstance(conn, PostgresConnection) else _undo(conn, ancestor)
+    conn.execute("DELETE FROM reorg_undo WHERE block_number > ?", (ancestor,))
+    conn.execute("DELETE FROM events WHERE chain_id = ? AND block_number > ?", (chain_id, ancestor))
+    conn.execute("DELETE FROM blocks WHERE chain_id = ? AND number > ?", (chain_id, ancestor))
+    return undone
+
+
+def _undo(conn: apsw.Connection, ancestor: int) -> int:
     undone = 0
     columns: dict[str, list[str]] = {}
     rows = conn.execute(
@@ -93,9 +108,6 @@ def rollback_to(conn: apsw.Connection, chain_id: int, ancestor: int) -> int:
                     f"INSERT INTO {table} (rowid, {', '.join(cols)}) VALUES ({placeholders})", (row_id, *values)
                 )
         undone += 1
-    conn.execute("DELETE FROM reorg_undo WHERE block_number > ?", (ancestor,))
-    conn.execute("DELETE FROM events WHERE chain_id = ? AND block_number > ?", (chain_id, ancestor))
-    conn.execute("DELETE FROM blocks WHERE chain_id = ? AND number > ?", (chain_id, ancestor))
     return undone
 
 

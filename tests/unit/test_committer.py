@@ -4,24 +4,29 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
-from core.store import Conn, ConstraintViolation, connect
+from core.store import Conn, ConstraintViolation, Database
 from core.store.committer import GroupCommitter
+from core.store.pg_ddl import translate
 
 
-def _setup(path: Path) -> None:
-    conn = connect(path)
-    conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)")
-    conn.execute("CREATE TABLE acct (id INTEGER PRIMARY KEY, balance INTEGER NOT NULL CHECK (balance >= 0))")
+def ddl(database: Database, sql: str) -> str:
+    """A test table's DDL for the backend (an INTEGER PRIMARY KEY is an identity column on PostgreSQL)."""
+    return translate(sql) if database.kind == "postgresql" else sql
+
+
+def _setup(db: Database) -> None:
+    conn = db.connect()
+    conn.execute(ddl(db, "CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)"))
+    conn.execute(ddl(db, "CREATE TABLE acct (id INTEGER PRIMARY KEY, balance INTEGER NOT NULL CHECK (balance >= 0))"))
     conn.execute("INSERT INTO acct VALUES (1, 50)")
     conn.close()
 
 
-def test_concurrent_items_share_commits_and_all_land(tmp_path: Path) -> None:
-    db = tmp_path / "g.db"
+def test_concurrent_items_share_commits_and_all_land(database: Database) -> None:
+    db = database
     _setup(db)
 
     async def scenario() -> GroupCommitter:
@@ -35,13 +40,13 @@ def test_concurrent_items_share_commits_and_all_land(tmp_path: Path) -> None:
 
     gc = asyncio.run(scenario())
     assert gc.items == 300 and gc.groups < 300  # grouped: fewer commits than items
-    reader = connect(db)
+    reader = db.connect()
     assert sorted(v for (v,) in reader.execute("SELECT v FROM t")) == list(range(300))
     reader.close()
 
 
-def test_a_failing_item_rolls_back_alone(tmp_path: Path) -> None:
-    db = tmp_path / "f.db"
+def test_a_failing_item_rolls_back_alone(database: Database) -> None:
+    db = database
     _setup(db)
 
     def bad(c: Conn) -> None:
@@ -59,21 +64,21 @@ def test_a_failing_item_rolls_back_alone(tmp_path: Path) -> None:
         await gc.close()
 
     asyncio.run(scenario())
-    reader = connect(db)
+    reader = db.connect()
     assert sorted(v for (v,) in reader.execute("SELECT v FROM t")) == [1, 2]
     reader.close()
 
 
-def test_result_is_visible_to_another_connection_when_run_returns(tmp_path: Path) -> None:
-    db = tmp_path / "v.db"
+def test_result_is_visible_to_another_connection_when_run_returns(database: Database) -> None:
+    db = database
     _setup(db)
-    reader = connect(db)
+    reader = db.connect()
 
     async def scenario() -> None:
         gc = GroupCommitter(db)
         for i in range(20):
             rowid = await gc.run(
-                lambda c, i=i: (c.execute("INSERT INTO t (v) VALUES (?)", (i,)), c.last_insert_rowid())[1]
+                lambda c, i=i: c.execute("INSERT INTO t (v) VALUES (?) RETURNING id", (i,)).fetchone()[0]  # type: ignore[index]
             )
             assert reader.execute("SELECT v FROM t WHERE id = ?", (rowid,)).fetchall() == [(i,)]
         await gc.close()
@@ -82,8 +87,8 @@ def test_result_is_visible_to_another_connection_when_run_returns(tmp_path: Path
     reader.close()
 
 
-def test_check_then_debit_never_overdraws_under_concurrency(tmp_path: Path) -> None:
-    db = tmp_path / "d.db"
+def test_check_then_debit_never_overdraws_under_concurrency(database: Database) -> None:
+    db = database
     _setup(db)
 
     class Insufficient(Exception):
@@ -105,20 +110,21 @@ def test_check_then_debit_never_overdraws_under_concurrency(tmp_path: Path) -> N
     out = asyncio.run(scenario())
     assert sum(1 for o in out if isinstance(o, int)) == 50
     assert sum(1 for o in out if isinstance(o, Insufficient)) == 50
-    reader = connect(db)
+    reader = db.connect()
     assert reader.execute("SELECT balance FROM acct").fetchall() == [(0,)]
     reader.close()
 
 
-def test_a_failed_commit_fails_every_item_of_the_group(tmp_path: Path) -> None:
-    db = tmp_path / "c.db"
+def test_a_failed_commit_fails_every_item_of_the_group(database: Database) -> None:
+    db = database
     _setup(db)
 
     async def scenario() -> None:
         gc = GroupCommitter(db)
         # A deferred foreign-key-like failure at COMMIT time: a deferred constraint violated.
-        gc.conn.execute("CREATE TABLE parent (id INTEGER PRIMARY KEY)")
-        gc.conn.execute("CREATE TABLE child (pid INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)")
+        gc.conn.execute(ddl(db, "CREATE TABLE parent (id INTEGER PRIMARY KEY)"))
+        child = "CREATE TABLE child (pid INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)"
+        gc.conn.execute(ddl(db, child))
         a = gc.run(lambda c: c.execute("INSERT INTO t (v) VALUES (7)") and 7)
         b = gc.run(lambda c: c.execute("INSERT INTO child VALUES (99)") and 0)
         out = await asyncio.gather(a, b, return_exceptions=True)
@@ -126,14 +132,14 @@ def test_a_failed_commit_fails_every_item_of_the_group(tmp_path: Path) -> None:
         await gc.close()
 
     asyncio.run(scenario())
-    reader = connect(db)
+    reader = db.connect()
     assert reader.execute("SELECT count(*) FROM t").fetchone() == (0,)
     reader.close()
 
 
 @pytest.mark.parametrize("n", [1, 2])
-def test_sequential_runs_each_commit(tmp_path: Path, n: int) -> None:
-    db = tmp_path / "s.db"
+def test_sequential_runs_each_commit(database: Database, n: int) -> None:
+    db = database
     _setup(db)
 
     async def scenario() -> GroupCommitter:
@@ -146,11 +152,14 @@ def test_sequential_runs_each_commit(tmp_path: Path, n: int) -> None:
     assert asyncio.run(scenario()).groups == n
 
 
-def test_waiting_for_another_writer_does_not_block_the_event_loop(tmp_path: Path) -> None:
-    """Another process (the indexer) holding the write lock makes the group wait, not the loop."""
-    db = tmp_path / "l.db"
+def test_waiting_for_another_writer_does_not_block_the_event_loop(database: Database) -> None:
+    """Another process (the indexer) holding the write lock makes the group wait, not the loop.
+    SQLite only: PostgreSQL's BEGIN takes no lock (rows are locked by the statements)."""
+    if database.kind != "sqlite":
+        pytest.skip("SQLite's database-wide write lock")
+    db = database
     _setup(db)
-    other = connect(db)
+    other = db.connect()
 
     async def scenario() -> int:
         gc = GroupCommitter(db)
@@ -176,13 +185,13 @@ def test_waiting_for_another_writer_does_not_block_the_event_loop(tmp_path: Path
 
     assert asyncio.run(scenario()) == 5
     other.close()
-    reader = connect(db)
+    reader = db.connect()
     assert reader.execute("SELECT v FROM t").fetchall() == [(5,)]
     reader.close()
 
 
-def test_items_without_savepoint_that_refuse_before_writing_fail_alone(tmp_path: Path) -> None:
-    db = tmp_path / "n.db"
+def test_items_without_savepoint_that_refuse_before_writing_fail_alone(database: Database) -> None:
+    db = database
     _setup(db)
 
     def refuse(c: Conn) -> None:
@@ -203,15 +212,15 @@ def test_items_without_savepoint_that_refuse_before_writing_fail_alone(tmp_path:
 
     gc = asyncio.run(scenario())
     assert gc.groups == 1
-    reader = connect(db)
+    reader = db.connect()
     assert sorted(v for (v,) in reader.execute("SELECT v FROM t")) == [1, 2]
     reader.close()
 
 
-def test_an_item_without_savepoint_that_fails_after_writing_fails_alone(tmp_path: Path) -> None:
+def test_an_item_without_savepoint_that_fails_after_writing_fails_alone(database: Database) -> None:
     """The broken promise is caught: its group runs again without it, so none of its writes commit
     and every other item of the group commits exactly once (issue 12, item 1)."""
-    db = tmp_path / "a.db"
+    db = database
     _setup(db)
     runs: list[int] = []
 
@@ -246,7 +255,7 @@ def test_an_item_without_savepoint_that_fails_after_writing_fails_alone(tmp_path
     gc = asyncio.run(scenario())
     assert gc.groups == 2 and gc.items == 6  # one group for the five (run three times), one for the last
     assert runs == [1, 1, 2, 1, 2, 4, 5]  # each rollback ran the clean items before it again
-    reader = connect(db)
+    reader = db.connect()
     assert sorted(v for (v,) in reader.execute("SELECT v FROM t")) == [1, 2, 4, 5]
     assert reader.execute("SELECT balance FROM acct").fetchall() == [(50,)]
     reader.close()

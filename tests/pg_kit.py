@@ -1,0 +1,117 @@
+"""A throwaway PostgreSQL cluster for the tests: initdb (locale C) in a temporary directory, a free
+port, its unix socket in that directory, torn down at exit. Each test gets a fresh database copied
+from a migrated template (CREATE DATABASE ... TEMPLATE: a file copy, no migrations per test).
+
+PostgreSQL refuses to run as root: as root the cluster belongs to the `postgres` system user (the
+Debian package creates it), and its commands run through `runuser`."""
+
+from __future__ import annotations
+
+import glob
+import itertools
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+from pathlib import Path
+
+from core.store import Database, open_database
+from core.store.pg import PostgresConnection
+
+TEMPLATE = "agentledger_template"
+
+
+def find_bin(name: str) -> str | None:
+    """A PostgreSQL program: on PATH, else in the newest /usr/lib/postgresql/<version>/bin."""
+    found = shutil.which(name)
+    if found:
+        return found
+    candidates = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), key=lambda p: int(Path(p).parts[-3]))
+    return candidates[-1] if candidates else None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class PgCluster:
+    def __init__(self) -> None:
+        initdb, pg_ctl = find_bin("initdb"), find_bin("pg_ctl")
+        if initdb is None or pg_ctl is None:
+            raise RuntimeError("PostgreSQL is not installed (make install puts it there: apt-get install postgresql)")
+        self._initdb, self._pg_ctl = initdb, pg_ctl
+        self.dir = Path(tempfile.mkdtemp(prefix="agentledger-pg-"))
+        self.port = _free_port()
+        self._user: str | None = None
+        if os.geteuid() == 0:
+            self._user = "postgres"
+            entry = pwd.getpwnam(self._user)
+            os.chown(self.dir, entry.pw_uid, entry.pw_gid)
+        self._names = itertools.count(1)
+        self._started = False
+
+    def _run(self, *argv: str) -> None:
+        cmd = ["runuser", "-u", self._user, "--", *argv] if self._user else list(argv)
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(argv[:2])} failed ({done.returncode}): {done.stderr or done.stdout}")
+
+    def start(self) -> PgCluster:
+        data = self.dir / "data"
+        self._run(
+            self._initdb,
+            "-D",
+            str(data),
+            "--locale=C",
+            "-E",
+            "UTF8",
+            "-A",
+            "trust",
+            "-U",
+            "postgres",
+            "--no-sync",
+            "--no-instructions",
+        )
+        options = (
+            f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off "
+            "-c max_connections=200 -c shared_buffers=32MB"
+        )
+        self._run(self._pg_ctl, "-D", str(data), "-o", options, "-l", str(self.dir / "log"), "-w", "-s", "start")
+        self._started = True
+        admin = self.connect_admin()
+        try:
+            admin.execute(f"CREATE DATABASE {TEMPLATE}")
+        finally:
+            admin.close()
+        migrated = self.database(TEMPLATE).connect()  # migrate once; every test's database copies it
+        migrated.close()
+        return self
+
+    def url(self, name: str) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
+
+    def database(self, name: str) -> Database:
+        return open_database(self.url(name))
+
+    def connect_admin(self) -> PostgresConnection:
+        return PostgresConnection(self.url("postgres"))
+
+    def fresh(self) -> Database:
+        """A new database with the migrated schema and no rows."""
+        name = f"t{os.getpid()}_{next(self._names)}"
+        admin = self.connect_admin()
+        try:
+            admin.execute(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}")
+        finally:
+            admin.close()
+        return self.database(name)
+
+    def stop(self) -> None:
+        if self._started:
+            self._run(self._pg_ctl, "-D", str(self.dir / "data"), "-m", "immediate", "-w", "-s", "stop")
+            self._started = False
+        shutil.rmtree(self.dir, ignore_errors=True)
