@@ -19,9 +19,16 @@ CHROMIUM  := /usr/bin/chromium
 # their own package.json, installed for the tests only (make run does not need them).
 MCP_NPM_OK := tools/mcp/node_modules/.installed
 
-.PHONY: install compile run test lint typecheck slither pytest conformance mcp-tools bench gas clean
+.PHONY: install postgresql compile run test lint typecheck slither pytest conformance mcp-tools bench gas clean
 
-install: $(PY_OK) $(NPM_OK) $(VENDOR_OK)
+install: $(PY_OK) $(NPM_OK) $(VENDOR_OK) postgresql
+
+# The PostgreSQL backend's tests start a throwaway cluster (tests/pg_kit.py): initdb and pg_ctl from the
+# system's PostgreSQL, installed from Debian's packages when neither PATH nor /usr/lib/postgresql has them.
+postgresql:
+	@if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql; \
+	fi
 
 $(PY_OK): pyproject.toml constraints.txt sdk/pyproject.toml
 	$(PYTHON) -m venv $(VENV)

@@ -219,5 +219,12 @@ class PostgresConnection:
     def close(self) -> None:
         self._conn.close()
 
+    def __del__(self) -> None:
+        # Dropped without close() (apsw connections may be): close quietly, as apsw does, rather than
+        # leave psycopg's ResourceWarning.
+        conn = getattr(self, "_conn", None)
+        if conn is not None and not conn.closed:
+            conn.close()
+
     def __repr__(self) -> str:
         return f"<PostgresConnection {self.location.split('@')[-1]}>"

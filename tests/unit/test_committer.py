@@ -259,3 +259,79 @@ def test_an_item_without_savepoint_that_fails_after_writing_fails_alone(database
     assert sorted(v for (v,) in reader.execute("SELECT v FROM t")) == [1, 2, 4, 5]
     assert reader.execute("SELECT balance FROM acct").fetchall() == [(50,)]
     reader.close()
+
+
+def test_a_sql_error_in_an_item_without_savepoint_fails_it_alone(database: Database) -> None:
+    """On PostgreSQL a failed statement aborts the whole transaction even when the item wrote nothing:
+    the group runs again without it (on SQLite only the statement failed, the item fails alone at once)."""
+    db = database
+    _setup(db)
+
+    def violate(c: Conn) -> None:
+        c.execute("INSERT INTO acct VALUES (1, 5)")  # duplicate key
+
+    async def scenario() -> list[object]:
+        gc = GroupCommitter(db)
+        out = await asyncio.gather(
+            gc.run(lambda c: c.execute("INSERT INTO t (v) VALUES (1)") and 1, savepoint=False),
+            gc.run(violate, savepoint=False),
+            gc.run(lambda c: c.execute("INSERT INTO t (v) VALUES (2)") and 2),
+            return_exceptions=True,
+        )
+        await gc.close()
+        return out
+
+    out = asyncio.run(scenario())
+    assert out[0] == 1 and out[2] == 2 and isinstance(out[1], ConstraintViolation), out
+    reader = db.connect()
+    assert sorted(v for (v,) in reader.execute("SELECT v FROM t")) == [1, 2]
+    reader.close()
+
+
+def test_a_deadlock_with_another_process_reruns_the_group(database: Database) -> None:
+    """Another connection locks acct 2 then acct 1 while a group locks 1 then 2: PostgreSQL kills the
+    group's transaction (it detects the deadlock first) and the committer runs the group again."""
+    if database.kind != "postgresql":
+        pytest.skip("SQLite's write lock serialises writers: no row-lock deadlock")
+    import threading
+    import time
+
+    db = database
+    _setup(db)
+    setup = db.connect()
+    setup.execute("INSERT INTO acct VALUES (2, 50)")
+    setup.close()
+    other = db.connect()
+    other.execute("SET deadlock_timeout = '20s'")  # the group's connection (1 s) detects it first
+    locked = threading.Event()
+
+    def rival() -> None:
+        other.execute("BEGIN")
+        other.execute("UPDATE acct SET balance = balance - 1 WHERE id = 2")
+        locked.set()
+        time.sleep(0.3)
+        other.execute("UPDATE acct SET balance = balance - 1 WHERE id = 1")
+        other.execute("COMMIT")
+
+    def both(c: Conn) -> int:
+        c.execute("UPDATE acct SET balance = balance - 10 WHERE id = 1")
+        time.sleep(0.5)
+        c.execute("UPDATE acct SET balance = balance - 10 WHERE id = 2")
+        return 1
+
+    async def scenario() -> GroupCommitter:
+        gc = GroupCommitter(db)
+        thread = threading.Thread(target=rival)
+        thread.start()
+        await asyncio.to_thread(locked.wait)
+        assert await gc.run(both) == 1
+        await asyncio.to_thread(thread.join)
+        await gc.close()
+        return gc
+
+    gc = asyncio.run(scenario())
+    assert gc.groups == 1
+    reader = db.connect()
+    assert reader.execute("SELECT id, balance FROM acct ORDER BY id").fetchall() == [(1, 39), (2, 39)]
+    reader.close()
+    other.close()

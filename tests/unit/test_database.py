@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from core.config import Settings
-from core.store import Database, UnsupportedDatabase, database_of, open_database
+from core.store import Database, StoreError, database_of, open_database
+from tests.pg_kit import PgCluster
 
 
 def test_a_path_is_a_sqlite_file_and_connections_reach_the_same_one(tmp_path: Path) -> None:
@@ -46,6 +47,19 @@ def test_the_setting_chooses_the_database(tmp_path: Path) -> None:
     assert chosen.database.location == url
 
 
-def test_an_unknown_backend_is_refused_by_name() -> None:
-    with pytest.raises(UnsupportedDatabase, match="postgresql"):
-        open_database("postgresql://u:p@127.0.0.1:9/none").connect()
+def test_an_unreachable_postgres_database_raises_a_store_error() -> None:
+    with pytest.raises(StoreError):
+        open_database("postgresql://u:p@127.0.0.1:9/none?connect_timeout=2").connect()
+
+
+def test_a_postgres_database_opens_migrated_and_names_itself(pg_cluster: PgCluster) -> None:
+    database = pg_cluster.fresh()
+    assert database.kind == "postgresql"
+    conn = database.connect(durable=False)
+    assert database_of(conn) == database
+    assert conn.execute("SHOW synchronous_commit").fetchall() == [("off",)]
+    assert database.connect().execute("SHOW synchronous_commit").fetchall() == [("on",)]
+    writer = database.writer()
+    assert database_of(writer.conn) == database
+    writer.conn.close()
+    conn.close()
