@@ -53,7 +53,7 @@ from core.networks import LOCAL_CHAIN_ID
 from core.operator import Operator, operator_account
 from core.outbox.dispatcher import Dispatcher
 from core.outbox.email import channel_for
-from core.store import Conn, database_of
+from core.store import Conn, ProcessLock, database_of
 from core.webhooks import allow_private_for
 
 __all__ = ["accepts", "add_jobs", "create_app", "make_runner"]
@@ -156,12 +156,14 @@ def create_app(
     add_verification_routes(app)
     add_ipfs_routes(app)
     if operator is None:
+        account = operator_account(settings.operator_key, chain_id)
         operator = Operator(
             # No connection check: the API starts while the node is down (healthz and 503s tell).
             Web3(Web3.HTTPProvider(rpc_url, request_kwargs={"timeout": 30})),
-            operator_account(settings.operator_key, chain_id),
+            account,
             deployment.contracts,
             deployment.usdc,
+            send_lock=ProcessLock(database_of(db), f"operator-{account.address}").held,
         )
     app[OPERATOR] = operator
     writer = app[WRITER]

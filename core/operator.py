@@ -3,7 +3,10 @@ the operator key.
 
 One Operator per process: an asyncio.Lock serialises sends so nonces are assigned locally in
 order (no "nonce too low" races between requests); every web3 call runs in a thread so the event
-loop never blocks on the node. Before each send the local nonce is checked against the node's
+loop never blocks on the node. Processes that share the key (several API processes, the anchorer)
+also share a `send_lock` (core.store.mutex.ProcessLock on their database): held from the nonce to
+the send, so two processes never sign the same nonce (one would be refused or, at a higher fee,
+replace the other's transaction). Before each send the local nonce is checked against the node's
 pending count, so a reorg that dropped our transactions (a gap) is found and closed at the next
 send instead of leaving every later one queued behind the gap. Each transaction's gas is
 estimated first: a call that would revert raises ContractReverted with the custom error decoded
@@ -18,9 +21,11 @@ Failure classes matter to callers that move money:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from typing import Any
 
 from eth_abi.abi import decode as abi_decode
@@ -124,8 +129,17 @@ def operator_account(key: str, chain_id: int) -> LocalAccount:
 
 
 class Operator:
-    def __init__(self, w3: Web3, account: LocalAccount, contracts: Mapping[str, str], usdc: str) -> None:
-        """`contracts`: name -> address (a deployment's); `usdc`: the token's address."""
+    def __init__(
+        self,
+        w3: Web3,
+        account: LocalAccount,
+        contracts: Mapping[str, str],
+        usdc: str,
+        *,
+        send_lock: Callable[[], AbstractContextManager[object]] | None = None,
+    ) -> None:
+        """`contracts`: name -> address (a deployment's); `usdc`: the token's address; `send_lock`: held
+        (in a worker thread) from choosing a nonce to sending, shared with the key's other processes."""
         self.w3 = w3
         self.account = account
         self.address = account.address
@@ -137,7 +151,9 @@ class Operator:
         self._nonce: int | None = None
         #: nonce -> hash of each transaction we sent that the node's pending count has not yet passed
         self._unconfirmed: dict[int, bytes] = {}
+        self._send_lock = send_lock or contextlib.nullcontext
         self.sent = 0  # transactions sent, for tests and benchmarks
+        self.nonce_conflicts = 0  # sends the node refused for their nonce (another sender used it)
         self.resyncs = 0  # nonce gaps found and closed (the chain dropped our transactions)
 
     def contract(self, name: str) -> Contract:
@@ -226,8 +242,10 @@ class Operator:
     def _transact_sync(self, fn: Any, label: str, before_send: Callable[[str, int], None] | None = None) -> bytes:
         for attempt in (1, 2):
             try:
-                return self._send_once(fn, label, before_send)
+                with self._send_lock():
+                    return self._send_once(fn, label, before_send)
             except _StaleNonce as exc:  # someone else used the account's nonce: resync once
+                self.nonce_conflicts += 1
                 if attempt == 2:
                     raise ChainUnavailable(f"{label}: node refused the transaction: {exc}") from exc
         raise AssertionError("unreachable")

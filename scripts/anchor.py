@@ -26,7 +26,7 @@ from core.config import Settings
 from core.jobs import DailyAt, Job, JobRunner
 from core.operator import Operator
 from core.operator import operator_account as core_operator_account
-from core.store import Database
+from core.store import Database, ProcessLock, open_database
 
 
 def operator_account(settings: Settings, chain_id: int) -> LocalAccount:
@@ -50,7 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     dep = deployments.load(w3.eth.chain_id, settings.deployments_dir)
     db_path = args.db or settings.database
     try:
-        operator = Operator(w3, operator_account(settings, dep.chain_id), dep.contracts, dep.usdc)
+        account = operator_account(settings, dep.chain_id)
+        nonce = ProcessLock(open_database(db_path), f"operator-{account.address}")  # shared with the API's processes
+        operator = Operator(w3, account, dep.contracts, dep.usdc, send_lock=nonce.held)
         if not args.once:
             asyncio.run(_daily(operator, db_path, settings.anchor_time_utc))
             return 0

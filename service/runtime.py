@@ -25,6 +25,7 @@ from api.metrics import METRICS
 from core.config import Settings
 from core.deployments import Deployment
 from core.operator import Operator, operator_account
+from core.store import ProcessLock
 from indexer.metrics import IndexerCollector
 from indexer.progress import ProgressReporter
 from indexer.rpc import RpcClient
@@ -54,7 +55,9 @@ def settle_heap() -> None:
 def build_operator(settings: Settings, dep: Deployment, rpc_url: str) -> Operator:
     """The one Operator of the process (no connection check: the API starts while the node is down)."""
     w3 = Web3(Web3.HTTPProvider(rpc_url, request_kwargs={"timeout": 30}))
-    return Operator(w3, operator_account(settings.operator_key, dep.chain_id), dep.contracts, dep.usdc)
+    account = operator_account(settings.operator_key, dep.chain_id)
+    nonce = ProcessLock(settings.database, f"operator-{account.address}")
+    return Operator(w3, account, dep.contracts, dep.usdc, send_lock=nonce.held)
 
 
 async def serve(settings: Settings, dep: Deployment, rpc_url: str, stop: asyncio.Event | None = None) -> None:

@@ -3,12 +3,14 @@ added behind the same functions without touching the indexer or the API handlers
 
 from core.store.database import Database, UnsupportedDatabase, database_of, open_database
 from core.store.db import connect, transaction
+from core.store.mutex import ProcessLock
 from core.store.types import Conn, ConstraintViolation, StoreError
 
 __all__ = [
     "Conn",
     "ConstraintViolation",
     "Database",
+    "ProcessLock",
     "StoreError",
     "UnsupportedDatabase",
     "connect",

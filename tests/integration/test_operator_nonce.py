@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +14,7 @@ from core import operator
 from core.anvil import Anvil
 from core.chain import connect
 from core.operator import USDC, Operator, tx_hash_of
+from core.store import ProcessLock, open_database
 from tests.integration.chainkit import System, deploy_dev_system
 from tests.integration.indexer_kit import reorg
 
@@ -49,5 +51,40 @@ def test_the_next_send_after_a_reorg_dropped_ours_succeeds(own_chain: System, mo
         # and the one after needs no resync
         await asyncio.wait_for(op.transact(USDC, "mint", who, 8), 30)
         assert op.resyncs == 1 and usdc.balanceOf(who).call() == before + 12
+
+    asyncio.run(main())
+
+
+def _operators_sharing_the_key(system: System, db: Path, locked: bool) -> list[Operator]:
+    """Two operators on one key, as two API processes would have, each with its own lock handle."""
+    dep = system.deployment
+    database = open_database(db)
+    return [
+        Operator(
+            system.w3,
+            system.operator,
+            dep.contracts,
+            dep.usdc,
+            send_lock=ProcessLock(database, f"operator-{system.operator.address}").held if locked else None,
+        )
+        for _ in range(2)
+    ]
+
+
+def test_processes_sharing_the_key_never_take_the_same_nonce(system: System, tmp_path: Path) -> None:
+    """Issue 17: the send lock on the database spans processes; 2 x 8 concurrent sends all land, and
+    no send is ever refused for its nonce (without the lock, both sign the node's pending count)."""
+    ops = _operators_sharing_the_key(system, tmp_path / "ledger.db", locked=True)
+    who = system.users[7].address
+    usdc = system.usdc.functions
+
+    async def main() -> None:
+        before = usdc.balanceOf(who).call()
+        receipts = await asyncio.gather(*(op.transact(USDC, "mint", who, 1) for op in ops for _ in range(8)))
+        assert all(r["status"] == 1 for r in receipts)
+        assert usdc.balanceOf(who).call() == before + 16
+        assert [op.nonce_conflicts for op in ops] == [0, 0]
+        nonces = {system.w3.eth.get_transaction(tx_hash_of(r))["nonce"] for r in receipts}
+        assert len(nonces) == 16
 
     asyncio.run(main())
