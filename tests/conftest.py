@@ -31,3 +31,24 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Database:
         return open_database(tmp_path / "store.db")
     cluster: PgCluster = request.getfixturevalue("pg_cluster")
     return cluster.fresh()
+
+
+#: Store tests that do not pass on PostgreSQL yet, and why (xfail; strict unless the failure is a race:
+#: once fixed, the entry must go).
+PENDING_ON_POSTGRES = {
+    "test_overdraft_is_refused_and_rolls_back": "store.wallets.append_ledger uses last_insert_rowid (H1: RETURNING)",
+    "test_spends_from_threads_on_separate_connections_never_overdraw": "last_insert_rowid (H1)",
+    "test_append_ledger_refusals_write_nothing": "last_insert_rowid (H1)",
+    "test_earn_refuses_a_referrer_total_past_int64_before_writing": "last_insert_rowid (H1)",
+    "test_run_records_from_threads_on_separate_connections_lose_nothing": (
+        "core.wallets.record_run reads then writes a memory row: lost updates under READ COMMITTED (H2: a row lock)"
+    ),
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        name = item.name.split("[", 1)[0]
+        if name in PENDING_ON_POSTGRES and "[postgresql" in item.name:
+            racy = "READ COMMITTED" in PENDING_ON_POSTGRES[name]  # a lost update is likely, not certain
+            item.add_marker(pytest.mark.xfail(reason=PENDING_ON_POSTGRES[name], strict=not racy))

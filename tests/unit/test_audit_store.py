@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 
 import apsw
 import pytest
@@ -13,13 +12,14 @@ from hypothesis import strategies as st
 
 import merkle
 from core import audit
+from core.store import Database
 from core.store import audit as store
-from core.store.db import connect, transaction
+from core.store.db import transaction
 
 
 @pytest.fixture()
-def conn(tmp_path: Path) -> apsw.Connection:
-    return connect(tmp_path / "audit.db")
+def conn(database: Database) -> apsw.Connection:
+    return database.connect()
 
 
 def _order_rule(seq: int, prev: str, body: bytes) -> str:

@@ -6,25 +6,25 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from pathlib import Path
 
 import apsw
 import pytest
 
 from core import audit
 from core.checkout import orders, views
+from core.store import Database
 from core.store import audit as audit_store
 from core.store import checkout as checkout_store
 from core.store import orders as store
-from core.store.db import connect, transaction
+from core.store.db import transaction
 
 NOW = 1_800_000_000.0
 JOB = "0x" + "ab" * 32
 
 
 @pytest.fixture()
-def conn(tmp_path: Path) -> apsw.Connection:
-    c = connect(tmp_path / "orders.db")
+def conn(database: Database) -> apsw.Connection:
+    c = database.connect()
     with transaction(c):
         c.execute("INSERT INTO accounts (id, created_at) VALUES ('acc', 0)")
         c.execute(
@@ -171,13 +171,13 @@ def test_views_by_visibility(conn: apsw.Connection) -> None:
 
 
 def test_operator_command_fails_and_recovers(
-    conn: apsw.Connection, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    conn: apsw.Connection, database: Database, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from scripts import orders as command
 
     _session(conn, "s1", None)
     order = _create(conn)
-    db = str(tmp_path / "orders.db")
+    db = database.location
     assert command.main(["--db", db, "recover", order.id]) == 2  # created -> in_progress is not a recovery
     assert command.main(["--db", db, "fail", order.id, "--reason", "provider vanished"]) == 0
     assert command.main(["--db", db, "recover", order.id]) == 0

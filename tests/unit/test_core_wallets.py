@@ -12,13 +12,18 @@ from hypothesis import strategies as st
 
 from core import wallets
 from core.money import split
-from core.store import connect, transaction
+from core.store import Conn, Database, open_database, transaction
 from core.store import wallets as store
 
 USDC = 1_000_000
 
 
-def _agent(db_path: Path, referrer_code: str | None = None) -> store.AgentRow:
+def connect(target: Database | Path) -> Conn:
+    """A connection to the test's database (`database`: each backend in turn; a path: SQLite)."""
+    return open_database(target).connect()
+
+
+def _agent(db_path: Database | Path, referrer_code: str | None = None) -> store.AgentRow:
     conn = connect(db_path)
     with transaction(conn):
         agent = wallets.register(
@@ -34,17 +39,17 @@ def _agent(db_path: Path, referrer_code: str | None = None) -> store.AgentRow:
     return agent
 
 
-def test_ledger_writes_refuse_to_run_outside_a_transaction(tmp_path: Path) -> None:
-    agent = _agent(tmp_path / "w.db")
-    conn = connect(tmp_path / "w.db")
+def test_ledger_writes_refuse_to_run_outside_a_transaction(database: Database) -> None:
+    agent = _agent(database)
+    conn = connect(database)
     with pytest.raises(store.NotInTransaction):
         wallets.earn(conn, agent, USDC, None, 0)
     assert store.count_rows(conn, "ledger") == 0
 
 
-def test_overdraft_is_refused_and_rolls_back(tmp_path: Path) -> None:
-    agent = _agent(tmp_path / "w.db")
-    conn = connect(tmp_path / "w.db")
+def test_overdraft_is_refused_and_rolls_back(database: Database) -> None:
+    agent = _agent(database)
+    conn = connect(database)
     with transaction(conn):
         wallets.earn(conn, agent, 100 * USDC, None, 0)
     with pytest.raises(wallets.WalletError) as info, transaction(conn):
@@ -54,8 +59,8 @@ def test_overdraft_is_refused_and_rolls_back(tmp_path: Path) -> None:
     assert store.count_rows(conn, "ledger") == 1
 
 
-def test_unknown_specialty_and_referral_code(tmp_path: Path) -> None:
-    conn = connect(tmp_path / "w.db")
+def test_unknown_specialty_and_referral_code(database: Database) -> None:
+    conn = connect(database)
     for spec, code, want in (("astrology", None, "invalid_specialty"), ("email", "ABCDEFGH", "unknown_referral_code")):
         with pytest.raises(wallets.WalletError) as info, transaction(conn):
             wallets.register(
@@ -65,8 +70,8 @@ def test_unknown_specialty_and_referral_code(tmp_path: Path) -> None:
     assert store.count_rows(conn, "accounts") == 0
 
 
-def test_spends_from_threads_on_separate_connections_never_overdraw(tmp_path: Path) -> None:
-    db = tmp_path / "w.db"
+def test_spends_from_threads_on_separate_connections_never_overdraw(database: Database) -> None:
+    db = database
     agent = _agent(db)
     conn = connect(db)
     with transaction(conn):
@@ -198,8 +203,8 @@ def test_weights_favour_better_win_rates() -> None:
     assert w["email"] > w["sales"] > w["podcast"] > 0
 
 
-def test_run_records_from_threads_on_separate_connections_lose_nothing(tmp_path: Path) -> None:
-    db = tmp_path / "w.db"
+def test_run_records_from_threads_on_separate_connections_lose_nothing(database: Database) -> None:
+    db = database
     agent = _agent(db)
 
     def worker(i: int) -> None:
@@ -225,11 +230,11 @@ def test_run_records_from_threads_on_separate_connections_lose_nothing(tmp_path:
 # ---- the ledger's single-statement balance update ---------------------------------------------
 
 
-def test_append_ledger_refusals_write_nothing(tmp_path: Path) -> None:
+def test_append_ledger_refusals_write_nothing(database: Database) -> None:
     """Overdraft of either part or of the reinvested bucket, a total past int64, an agent without
     a balances row: each refused by the balance update itself, with no row written."""
-    agent = _agent(tmp_path / "w.db")
-    conn = connect(tmp_path / "w.db")
+    agent = _agent(database)
+    conn = connect(database)
     with transaction(conn):
         wallets.earn(conn, agent, 100 * USDC, None, 0)  # owner 97, self 1
     before = (store.get_balance(conn, agent.uuid), store.count_rows(conn, "ledger"))
@@ -258,8 +263,8 @@ def test_append_ledger_refusals_write_nothing(tmp_path: Path) -> None:
     conn.close()
 
 
-def test_earn_refuses_a_referrer_total_past_int64_before_writing(tmp_path: Path) -> None:
-    db = tmp_path / "w.db"
+def test_earn_refuses_a_referrer_total_past_int64_before_writing(database: Database) -> None:
+    db = database
     referrer = _agent(db)
     agent = _agent(db, referrer.referral_code)
     conn = connect(db)
