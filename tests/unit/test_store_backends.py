@@ -1,0 +1,141 @@
+"""The store on both backends (the `database` fixture): reorg rollback through each backend's undo
+journal, the decision rate limit exact with writers on separate connections, and the PostgreSQL
+connection's translation of SQLite's placeholders and values."""
+
+from __future__ import annotations
+
+import random
+import threading
+
+import pytest
+
+from core.store import ConstraintViolation, Database, StoreError, reorg, transaction
+from core.store import ratelimit as rl
+from core.store.pg import translate
+from core.store.projections import apply_events, dump
+from core.store.types import PostgresRetryable
+from tests.unit.test_projections import CHAIN, KINDS, TOKENS, _history
+
+
+def _ops(seed: int, n: int, kinds: tuple[str, ...] = (*KINDS, "PaymentCredited")) -> list[tuple[str, int, int]]:
+    rng = random.Random(seed)
+    return [(rng.choice(kinds), rng.choice(TOKENS), rng.randint(1, 50)) for _ in range(n)]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_rolling_back_a_journaled_batch_restores_the_state_before_it(database: Database, seed: int) -> None:
+    _rollback_restores(database, _ops(seed, 60))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_rolling_back_journaled_agent_writes_restores_them(database: Database, seed: int) -> None:
+    """Inserts, updates (NUMERIC prices included) and their undo on the agents table alone."""
+    _rollback_restores(database, _ops(seed, 60, KINDS))
+
+
+def _rollback_restores(database: Database, ops: list[tuple[str, int, int]]) -> None:
+    events = _history(ops)
+    final, tail = events[: len(events) // 2], events[len(events) // 2 :]
+    conn = database.connect()
+    with transaction(conn):
+        apply_events(conn, CHAIN, final)
+    state = dump(conn)
+    with transaction(conn):
+        reorg.set_block(conn, 10_000)
+        apply_events(conn, CHAIN, [e._replace(block_number=10_000) for e in tail])
+        reorg.set_block(conn, None)
+    assert dump(conn) != state
+    (journaled,) = conn.execute("SELECT count(*) FROM reorg_undo").fetchone()  # type: ignore[misc]
+    assert journaled > 0
+    with transaction(conn):
+        undone = reorg.rollback_to(conn, CHAIN, 9_999)
+    assert undone == journaled
+    assert dump(conn) == state
+    assert conn.execute("SELECT count(*) FROM reorg_undo").fetchone() == (0,)
+    conn.close()
+
+
+def test_writes_outside_a_journaled_block_are_not_journaled(database: Database) -> None:
+    conn = database.connect()
+    with transaction(conn):
+        apply_events(conn, CHAIN, _history(_ops(7, 10, KINDS)))
+    assert conn.execute("SELECT count(*) FROM reorg_undo").fetchone() == (0,)
+    conn.close()
+
+
+def test_the_rate_limit_is_exact_with_writers_on_separate_connections(database: Database) -> None:
+    """8 writers x 40 hits on one key with a limit of 100: exactly 100 are let in (on PostgreSQL the
+    upsert's WHERE is re-checked on the latest row under READ COMMITTED)."""
+    allowed: list[int] = []
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+
+    def writer() -> None:
+        conn = database.connect()
+        try:
+            for _ in range(40):
+                with transaction(conn):
+                    got = rl.hit(conn, "k" * 64, 1_800_000_000.0, 100)
+                if got.allowed:
+                    with lock:
+                        allowed.append(got.count)
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=writer) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert sorted(allowed) == list(range(1, 101))
+    conn = database.connect()
+    assert rl.count(conn, "k" * 64, 1_800_000_000.0) == 100
+    conn.close()
+
+
+def test_constraint_and_other_errors_are_the_stores(database: Database) -> None:
+    conn = database.connect()
+    conn.execute("INSERT INTO accounts (id, created_at) VALUES ('a', 0)")
+    with pytest.raises(ConstraintViolation):
+        conn.execute("INSERT INTO accounts (id, created_at) VALUES ('a', 0)")
+    with pytest.raises(ConstraintViolation):  # foreign key
+        conn.execute(
+            "INSERT INTO wallet_agents (uuid, wallet, account_id, name, specialty, referral_code, created_at)"
+            " VALUES ('u', 'w', 'nobody', 'n', 's', 'r', 0)"
+        )
+    with pytest.raises(ConstraintViolation):  # check
+        conn.execute("INSERT INTO spend_holds (key_hash, ref, day, amount) VALUES ('k', 'r', 'd', -1)")
+    with pytest.raises(StoreError):
+        conn.execute("SELECT no_such_column FROM accounts")
+    conn.close()
+
+
+def test_values_read_back_as_sqlite_gives_them(database: Database) -> None:
+    conn = database.connect()
+    conn.execute("INSERT INTO accounts (id, created_at) VALUES (?, ?)", ("b", 1.5))
+    conn.execute(
+        "INSERT INTO api_keys (key_hash, account_id, created_at, operator) VALUES (:k, :a, :t, :op)",
+        {"k": "h", "a": "b", "t": 2.25, "op": True},  # a bool binds as 1
+    )
+    assert conn.execute("SELECT operator, created_at FROM api_keys").fetchall() == [(1, 2.25)]
+    summed = "SELECT sum(operator), count(*) FROM api_keys WHERE key_hash = ?1 OR key_hash = ?1"
+    assert conn.execute(summed, ("h",)).fetchall() == [(1, 1)]
+    assert conn.changes() == 1  # a SELECT leaves the last write's count
+    conn.execute("UPDATE api_keys SET operator = 0 WHERE key_hash = 'none'")
+    assert conn.changes() == 0
+    conn.close()
+
+
+def test_placeholders_are_translated_outside_literals() -> None:
+    assert translate("SELECT ? FROM t WHERE a = :name AND b = '?:x%' AND c::text = ?2 -- ?\n")[0] == (
+        "SELECT %s FROM t WHERE a = %(name)s AND b = '?:x%%' AND c::text = %(p2)s -- ?\n"
+    )
+    assert translate("BEGIN IMMEDIATE") == ("BEGIN", False)
+    assert translate("SELECT ?1, ?1")[1] is True
+
+
+def test_a_deadlock_is_retryable() -> None:
+    assert issubclass(PostgresRetryable, StoreError)
