@@ -25,12 +25,15 @@ def pg_cluster() -> Iterator[PgCluster]:
 
 
 @pytest.fixture(params=BACKENDS)
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> Database:
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
     """An empty, migrated database of each backend."""
     if request.param == "sqlite":
-        return open_database(tmp_path / "store.db")
+        yield open_database(tmp_path / "store.db")
+        return
     cluster: PgCluster = request.getfixturevalue("pg_cluster")
-    return cluster.fresh()
+    fresh = cluster.fresh()
+    yield fresh
+    cluster.drop(fresh)  # keeps the cluster small: its teardown removes a few files, not every test's
 
 
 #: Store tests that do not pass on PostgreSQL yet, and why (xfail; strict unless the failure is a race:

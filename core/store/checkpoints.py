@@ -7,6 +7,8 @@ import threading
 
 import apsw
 
+from core.store.pg import PostgresConnection
+
 log = logging.getLogger("agentledger.indexer")
 
 
@@ -27,6 +29,8 @@ class BackgroundCheckpoints:
 
     def attach(self) -> None:
         if self.pages or not self.conn.filename:  # attached already, or an in-memory database
+            return
+        if isinstance(self.conn, PostgresConnection):  # PostgreSQL checkpoints on its own
             return
         mode = self.conn.execute("PRAGMA journal_mode").fetchall()[0][0]
         pages = int(self.conn.execute("PRAGMA wal_autocheckpoint").fetchall()[0][0])  # type: ignore[arg-type]

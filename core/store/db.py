@@ -9,6 +9,7 @@ from pathlib import Path
 import apsw
 
 from core.store import reorg, schema
+from core.store.pg import PostgresConnection
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -42,6 +43,15 @@ def transaction(conn: apsw.Connection) -> Iterator[apsw.Connection]:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+def tune_for_indexing(conn: apsw.Connection, cache_kib: int) -> None:
+    """Settings of the indexer's connection: on SQLite a page cache of `cache_kib` (a large backfill
+    otherwise reads its index pages back from the file over and over); PostgreSQL's cache is the
+    server's shared buffers, and the indexer's connection already commits asynchronously (durable=False)."""
+    if isinstance(conn, PostgresConnection):
+        return
+    conn.execute(f"PRAGMA cache_size = -{int(cache_kib)}")
 
 
 def _migrate(conn: apsw.Connection) -> None:

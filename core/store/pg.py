@@ -147,8 +147,10 @@ class PostgresConnection:
         self._changes = 0
         self._total = 0
         self._lock = threading.Lock()  # a connection is used by one thread at a time (committer hand-offs)
-        if not durable:
-            self.execute("SET synchronous_commit = off")
+        # Said either way (not left to the server's default): durable commits wait for the WAL flush, as
+        # SQLite's synchronous=FULL; the indexer's may return before it (a crash loses the last few
+        # commits, never consistency: its checkpoint is in the same transaction as its rows).
+        self.execute(f"SET synchronous_commit = {'on' if durable else 'off'}")
 
     @property
     def raw(self) -> psycopg.Connection[Any]:
@@ -202,6 +204,15 @@ class PostgresConnection:
     def total_changes(self) -> int:
         """Rows written by every INSERT/UPDATE/DELETE on this connection."""
         return self._total
+
+    @property
+    def filename(self) -> str:
+        """The database's identity, as apsw's `filename` is a file's (caches keyed by database)."""
+        return self.location
+
+    def getautocommit(self) -> bool:
+        """apsw's name for "no transaction is open"."""
+        return not self.in_transaction
 
     @property
     def in_transaction(self) -> bool:
