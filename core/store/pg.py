@@ -29,7 +29,7 @@ import psycopg
 from psycopg import pq
 from psycopg.adapt import Dumper, Loader
 
-from core.store.types import PostgresConstraintViolation, PostgresError, PostgresRetryable
+from core.store.types import PostgresConstraintViolation, PostgresError, PostgresRetryable, Uint256Hex
 
 Params = Sequence[Any] | Mapping[str, Any] | None
 
@@ -84,6 +84,15 @@ class _BoolAsInt(Dumper):
         return b"1" if obj else b"0"
 
 
+class _Uint256AsNumeric(Dumper):
+    """A uint256 that SQLite keeps as 0x-hex TEXT goes into a NUMERIC(78, 0) column as the number."""
+
+    oid = psycopg.adapters.types["numeric"].oid
+
+    def dump(self, obj: Any) -> bytes:
+        return str(int(obj, 16)).encode()
+
+
 class _NumericAsNumber(Loader):
     """NUMERIC results as SQLite gives them: a whole value as int, else float."""
 
@@ -94,6 +103,7 @@ class _NumericAsNumber(Loader):
 
 def _adapted(conn: psycopg.Connection[Any]) -> None:
     conn.adapters.register_dumper(bool, _BoolAsInt)
+    conn.adapters.register_dumper(Uint256Hex, _Uint256AsNumeric)
     conn.adapters.register_loader("numeric", _NumericAsNumber)
 
 

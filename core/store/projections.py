@@ -13,6 +13,8 @@ from typing import Any, NamedTuple
 
 import apsw
 
+from core.store.types import Uint256Hex
+
 INT64_MAX = 2**63 - 1
 
 
@@ -50,7 +52,7 @@ Handler = Callable[[int, Event, dict[str, Any]], Statement]
 def _n(value: int) -> int | str:
     """An integer for SQLite: uint256 values beyond int64 (user-chosen prices, timestamps) as 0x-hex
     TEXT. Not decimal text: an INTEGER column converts a too-large decimal literal to a lossy REAL."""
-    return value if value <= INT64_MAX else hex(value)
+    return value if value <= INT64_MAX else Uint256Hex(hex(value))  # PostgreSQL: bound as NUMERIC
 
 
 #: Handlers whose UPDATE only sets columns to values taken from the event, on the row named by its

@@ -40,3 +40,9 @@ class PostgresConstraintViolation(PostgresError, apsw.ConstraintError):
 class PostgresRetryable(PostgresError):
     """A deadlock (40P01) or serialization failure (40001): the whole transaction was rolled back and
     running it again may succeed."""
+
+
+class Uint256Hex(str):
+    """A uint256 past int64 as SQLite keeps it: 0x-hex TEXT in an INTEGER column (an INTEGER column
+    would turn a larger number into a lossy REAL). PostgreSQL stores the number itself (NUMERIC(78, 0)):
+    its connection binds this class as that number."""

@@ -139,3 +139,50 @@ def test_placeholders_are_translated_outside_literals() -> None:
 
 def test_a_deadlock_is_retryable() -> None:
     assert issubclass(PostgresRetryable, StoreError)
+
+
+def test_a_process_lock_excludes_another_holder_on_either_backend(database: Database) -> None:
+    """Two ProcessLocks of one name (as two processes hold them): never inside at once."""
+    import time
+
+    from core.store import ProcessLock
+
+    inside: list[int] = []
+    overlaps: list[int] = []
+    guard = threading.Lock()
+
+    def hold(lock: ProcessLock) -> None:
+        for _ in range(5):
+            with lock.held():
+                with guard:
+                    inside.append(1)
+                    if len(inside) > 1:
+                        overlaps.append(1)
+                time.sleep(0.01)
+                with guard:
+                    inside.pop()
+        lock.close()
+
+    locks = [ProcessLock(database, "operator:0xabc") for _ in range(2)]
+    threads = [threading.Thread(target=hold, args=(lock,)) for lock in locks]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert overlaps == []
+
+
+def test_a_uint256_past_int64_is_kept_exactly(database: Database) -> None:
+    """SQLite keeps it as 0x-hex TEXT, PostgreSQL as NUMERIC(78, 0) (read back as an int)."""
+    from core.store.projections import Event
+
+    conn = database.connect()
+    price = 2**200 + 7
+    set_price = Event(2, "0x" + "bb" * 32, "0x" + "01" * 32, 0, "AgentEscrow", "PriceSet", "0x01", "0x",
+                      {"tokenId": 1, "price": price, "slaSeconds": 60})  # fmt: skip
+    with transaction(conn):
+        apply_events(conn, CHAIN, [*_history([])[:1], set_price])
+    ((stored,),) = conn.execute("SELECT hire_price FROM agents WHERE token_id = 1").fetchall()
+    assert (int(stored, 16) if isinstance(stored, str) else stored) == price
+    assert conn.execute("SELECT count(*) FROM agents WHERE hire_price > 0").fetchall() == [(1,)]
+    conn.close()
