@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+from core.chain import ROOT
 
 #: The baseline every HTTP benchmark compares with: parse a JSON body, answer a small JSON object.
 TRIVIAL_SERVER = """
@@ -20,12 +23,14 @@ async def handler(request):
     return web.json_response({"success": True, "echo": len(body)})
 app = web.Application()
 app.router.add_post("/trivial", handler)
-web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), access_log=None, print=None)
+web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), access_log=None, reuse_port=True,
+            print=lambda _started: print("ready", flush=True))
 """
 
 #: The service as `make run` serves it, for the benchmarks of its hot paths: api.app.create_app (every
 #: route, the metrics observer, the request rules, the key policy) through api.app.make_runner, on a
-#: SQLite file given as argv[1] (WAL, synchronous=FULL through the group committer), port argv[2].
+#: database given as argv[1] (a SQLite file: WAL, synchronous=FULL through the group committer; or a
+#: postgresql:// URL), port argv[2] (SO_REUSEPORT: several processes may serve one port).
 #: No chain: the paths measured (earn, decisions) never call it; the deployment is a local one with
 #: no contracts and the RPC URL answers nothing (as the tests' dashboard app does).
 API_SERVER = """
@@ -33,22 +38,52 @@ import asyncio, sys
 from aiohttp import web
 from api.app import create_app, make_runner
 from core.deployments import Deployment
-from core.store import connect
+from core.store import open_database
 from service.runtime import settle_heap
 
 DEPLOYMENT = Deployment(chain_id=31337, network="anvil", deploy_block=0, deployer="0x" + "0" * 40,
                         usdc="0x" + "1" * 40, mock_usdc=True, contracts={})
 
 async def main():
-    app = create_app(DEPLOYMENT, "http://127.0.0.1:9", connect(sys.argv[1], durable=True), sweep_interval=None)
+    db = open_database(sys.argv[1]).connect(durable=True)
+    app = create_app(DEPLOYMENT, "http://127.0.0.1:9", db, sweep_interval=None)
     runner = make_runner(app, access_log=None)
     await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", int(sys.argv[2])).start()
+    await web.TCPSite(runner, "127.0.0.1", int(sys.argv[2]), reuse_port=True).start()
     settle_heap()
+    print("ready", flush=True)
     await asyncio.Event().wait()
 
 asyncio.run(main())
 """
+
+
+def start_servers(code: str, args: list[str], count: int, env: dict[str, str]) -> list[subprocess.Popen[str]]:
+    """`count` processes of a server above (TRIVIAL_SERVER, API_SERVER) with `args`, each started once
+    the one before it said "ready" (the first alone migrates a fresh database)."""
+    procs: list[subprocess.Popen[str]] = []
+    try:
+        for _ in range(count):
+            proc = subprocess.Popen(
+                [sys.executable, "-c", code, *args], env=env, cwd=ROOT, stdout=subprocess.PIPE, text=True
+            )
+            procs.append(proc)
+            assert proc.stdout is not None
+            if proc.stdout.readline().strip() != "ready":
+                raise RuntimeError(f"a server exited before it was ready: {proc.wait()}")
+    except BaseException:
+        stop_servers(procs)
+        raise
+    return procs
+
+
+def stop_servers(procs: list[subprocess.Popen[str]]) -> None:
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 def wait_for_port(port: int, timeout: float = 30.0) -> None:

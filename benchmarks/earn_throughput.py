@@ -51,8 +51,15 @@ def main() -> int:
             t_port, w_port = free_port(), free_port()
             db = tmpdir / f"bench{run}.db"
             procs = [
-                subprocess.Popen([sys.executable, "-c", TRIVIAL_SERVER, str(t_port)], env=env),
-                subprocess.Popen([sys.executable, "-c", API_SERVER, str(db), str(w_port)], env=env, cwd=ROOT),
+                subprocess.Popen(
+                    [sys.executable, "-c", TRIVIAL_SERVER, str(t_port)], env=env, stdout=subprocess.DEVNULL
+                ),
+                subprocess.Popen(
+                    [sys.executable, "-c", API_SERVER, str(db), str(w_port)],
+                    env=env,
+                    cwd=ROOT,
+                    stdout=subprocess.DEVNULL,
+                ),
             ]
             try:
                 wait_for_port(t_port)
