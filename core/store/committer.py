@@ -75,7 +75,8 @@ class _Rerun(Exception):
 
 class GroupCommitter:
     def __init__(self, database: Database | Path | str, *, max_group: int = 512) -> None:
-        self.conn = open_database(database).connect(durable=True)
+        self.database = open_database(database)
+        self.conn = self.database.connect(durable=True)
         self._postgres = isinstance(self.conn, PostgresConnection)
         self.max_group = max_group
         self._pending: list[Item] = []
@@ -147,6 +148,12 @@ class GroupCommitter:
         """BEGIN IMMEDIATE: at once on the loop when the write lock is free; when another process
         (the indexer) holds it, wait for it in a thread, never on the loop. PostgreSQL: BEGIN locks nothing."""
         if self._postgres:
+            if isinstance(self.conn, PostgresConnection) and self.conn.broken:
+                # the server restarted or the network cut the session: the failed group's callers got the
+                # error; the next group runs on a new connection instead of failing forever
+                log.warning("the database connection was lost; the writer reconnects")
+                self.conn.close()
+                self.conn = await asyncio.to_thread(self.database.connect, durable=True)
             self.conn.execute("BEGIN")
             return
         self.conn.setbusytimeout(0)

@@ -234,6 +234,11 @@ class PostgresConnection:
         return self._conn.info.transaction_status == pq.TransactionStatus.INERROR
 
     @property
+    def broken(self) -> bool:
+        """The session is gone (server restart, network): only a new connection can go on."""
+        return self._conn.broken or self._conn.closed
+
+    @property
     def closed(self) -> bool:
         return self._conn.closed
 

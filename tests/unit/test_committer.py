@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from core.store import Conn, ConstraintViolation, Database
+from core.store import Conn, ConstraintViolation, Database, StoreError
 from core.store.committer import GroupCommitter
 from core.store.pg_ddl import translate
 
@@ -335,3 +335,30 @@ def test_a_deadlock_with_another_process_reruns_the_group(database: Database) ->
     assert reader.execute("SELECT id, balance FROM acct ORDER BY id").fetchall() == [(1, 39), (2, 39)]
     reader.close()
     other.close()
+
+
+def test_the_writer_reconnects_after_losing_its_session(database: Database) -> None:
+    """PostgreSQL: the writer's session is ended by the server (a restart, a network cut): the group
+    in flight fails, the next one runs on a new connection."""
+    if database.kind != "postgresql":
+        pytest.skip("a SQLite file has no server session to lose")
+    db = database
+    _setup(db)
+
+    async def scenario() -> list[object]:
+        gc = GroupCommitter(db)
+        await gc.run(lambda c: c.execute("INSERT INTO t (v) VALUES (1)") and 1)
+        (pid,) = gc.conn.execute("SELECT pg_backend_pid()").fetchone()  # type: ignore[misc]
+        killer = db.connect()
+        killer.execute("SELECT pg_terminate_backend(?)", (pid,))
+        killer.close()
+        lost = await asyncio.gather(gc.run(lambda c: c.execute("INSERT INTO t (v) VALUES (2)")), return_exceptions=True)
+        after = await gc.run(lambda c: c.execute("INSERT INTO t (v) VALUES (3)") and 3)
+        await gc.close()
+        return [*lost, after]
+
+    lost, after = asyncio.run(scenario())
+    assert isinstance(lost, StoreError) and after == 3
+    reader = db.connect()
+    assert sorted(v for (v,) in reader.execute("SELECT v FROM t")) == [1, 3]
+    reader.close()
