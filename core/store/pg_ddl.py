@@ -2,7 +2,8 @@
 (core/store/pg_schema.py) and for writing that baseline in the first place.
 
 Plain means what core/store/schema.py asks of new migrations: CREATE TABLE / CREATE [UNIQUE] INDEX /
-ALTER TABLE ... ADD COLUMN with INTEGER, TEXT, REAL and BLOB columns, no WITHOUT ROWID, no table rebuild.
+ALTER TABLE ... ADD COLUMN with INTEGER, TEXT, REAL and BLOB columns, no WITHOUT ROWID, no table rebuild;
+INSERT / UPDATE / DELETE / DROP INDEX statements run as written.
 The mapping: INTEGER -> BIGINT (PostgreSQL's integer is 32-bit), REAL -> DOUBLE PRECISION (real is
 float4: it would round a unix time to minutes), BLOB -> BYTEA, TEXT -> TEXT COLLATE "C" (keys compare
 byte by byte, as in SQLite, whatever the cluster's locale), a rowid-alias `INTEGER PRIMARY KEY` -> an
@@ -28,6 +29,8 @@ _WITHOUT_ROWID = re.compile(r"\)\s*WITHOUT\s+ROWID", re.IGNORECASE)
 _STATEMENT = re.compile(
     r"^\s*(CREATE\s+(UNIQUE\s+)?INDEX|CREATE\s+TABLE|ALTER\s+TABLE\s+\S+\s+ADD\s+COLUMN)\b", re.IGNORECASE
 )
+#: Statements that run on PostgreSQL as written (data fixes and dropped indexes in a migration).
+_PORTABLE = re.compile(r"^\s*(INSERT\s+INTO|UPDATE|DELETE\s+FROM|DROP\s+INDEX)\b", re.IGNORECASE)
 
 
 class UntranslatableMigration(ValueError):
@@ -44,6 +47,9 @@ def translate(script: str) -> str:
     """The PostgreSQL form of a plain SQLite migration script."""
     out = []
     for stmt in statements(script):
+        if _PORTABLE.match(stmt):
+            out.append(stmt)
+            continue
         if not _STATEMENT.match(stmt):
             raise UntranslatableMigration(f"not a plain CREATE TABLE / CREATE INDEX / ADD COLUMN: {stmt[:120]}")
         if re.match(r"\s*CREATE\s+(UNIQUE\s+)?INDEX", stmt, re.IGNORECASE):

@@ -84,9 +84,22 @@ def test_indexes_checks_and_reorg_triggers_exist(pg_cluster: PgCluster) -> None:
     conn.close()
 
 
+def test_every_migration_after_the_baseline_translates() -> None:
+    """A migration appended to schema.MIGRATIONS must be plain (core.store.pg_ddl) or get its PostgreSQL
+    form by hand; this names the first one that is neither."""
+    for number, script in enumerate(
+        schema.MIGRATIONS[pg_schema.BASELINE_VERSION :], start=pg_schema.BASELINE_VERSION + 1
+    ):
+        try:
+            translate(script)
+        except UntranslatableMigration as exc:
+            pytest.fail(f"migration {number} cannot run on PostgreSQL: {exc}")
+
+
 def test_a_migration_that_is_not_plain_is_refused_by_name() -> None:
     assert "BIGINT" in translate("ALTER TABLE t ADD COLUMN n INTEGER NOT NULL DEFAULT 0")
     assert 'TEXT COLLATE "C"' in translate("CREATE TABLE x (k TEXT PRIMARY KEY) WITHOUT ROWID")
+    assert translate("UPDATE t SET a = 1; DROP INDEX i") == "UPDATE t SET a = 1;\nDROP INDEX i;\n"
     with pytest.raises(UntranslatableMigration, match="ledger_rebuild"):
         translate("ALTER TABLE ledger_rebuild RENAME TO ledger")
 
@@ -117,4 +130,22 @@ def test_several_processes_may_migrate_at_once(pg_cluster: PgCluster) -> None:
     assert errors == []
     conn = PostgresConnection(database.location)
     assert conn.execute("SELECT version FROM schema_version").fetchall() == [(len(schema.MIGRATIONS),)]
+    conn.close()
+
+
+def test_a_plain_migration_appended_later_reaches_postgres(
+    pg_cluster: PgCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    database = pg_cluster.fresh()  # at the current version
+    appended = (
+        "CREATE TABLE leases_x (name TEXT PRIMARY KEY, holder TEXT, term INTEGER NOT NULL DEFAULT 0, "
+        "expires_at REAL NOT NULL) WITHOUT ROWID; ALTER TABLE hire_jobs ADD COLUMN owner_x TEXT; "
+        "UPDATE hire_jobs SET owner_x = 'nobody'"
+    )
+    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, appended])
+    conn = database.connect()
+    assert conn.execute("SELECT version FROM schema_version").fetchall() == [(len(schema.MIGRATIONS),)]
+    conn.execute("INSERT INTO leases_x (name, expires_at) VALUES ('indexer', 1.5)")
+    assert conn.execute("SELECT name, holder, term, expires_at FROM leases_x").fetchall() == [("indexer", None, 0, 1.5)]
+    assert conn.execute("SELECT owner_x FROM hire_jobs").fetchall() == []
     conn.close()
