@@ -32,6 +32,14 @@ def find_bin(name: str) -> str | None:
     return candidates[-1] if candidates else None
 
 
+def _user_exists(name: str) -> bool:
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        return False
+    return True
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -47,8 +55,8 @@ class PgCluster:
         self.dir = Path(tempfile.mkdtemp(prefix="agentledger-pg-"))
         self.port = _free_port()
         self._user: str | None = None
-        if os.geteuid() == 0:
-            self._user = "postgres"
+        if os.geteuid() == 0:  # the Debian package's user; any unprivileged one would do
+            self._user = "postgres" if _user_exists("postgres") else "nobody"
             entry = pwd.getpwnam(self._user)
             os.chown(self.dir, entry.pw_uid, entry.pw_gid)
         self._names = itertools.count(1)
