@@ -10,12 +10,18 @@ files still being fixed are named in the allow-lists below, each with its reason
 from __future__ import annotations
 
 import ast
+import random
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+
+from core.store import Conn, connect
+from core.store import dashboard as dashboard_store
+from core.store import hire as hire_store
 
 STORE = Path(__file__).resolve().parents[2] / "core" / "store"
 
@@ -470,3 +476,44 @@ def test_driver_calls_are_caught(tmp_path: Path) -> None:
     )
     assert list(driver_calls(module)) == [(3, "last_insert_rowid")]
     assert [lit.text for lit in literals(module)] == ["INSERT INTO t (a) VALUES (?)"]
+
+
+# ---- the portable forms mean what the SQLite forms they replaced meant ------------------------------
+
+
+@pytest.fixture
+def sqlite() -> Iterator[Conn]:
+    conn = connect(":memory:")
+    yield conn
+    conn.close()
+
+
+def test_utc_day_is_sqlites_date(sqlite: Conn) -> None:
+    """dashboard.settled_by_day's day number names the day date(at, 'unixepoch') names, to the
+    millisecond SQLite rounds to (a time 0.5 ms before midnight is the next day for both)."""
+    rng = random.Random(17)
+    midnights = [d * 86400 for d in rng.sample(range(1, 40_000), 2_000)]
+    times = [0.0, 86399.9994, 86399.9995, 86400.0, 1763942399.99949, 1763942399.9995, 1.7e9]
+    times += [m + rng.uniform(-0.002, 0.002) for m in midnights] + [rng.uniform(0, 4e9) for _ in range(5_000)]
+    expr = dashboard_store._UTC_DAY.replace("h.at", "?")
+    for at in times:
+        sqlite_date, day = sqlite.execute(f"SELECT date(?, 'unixepoch'), {expr}", (at, at)).fetchall()[0]  # noqa: S608
+        assert (dashboard_store._EPOCH + timedelta(days=int(day))).isoformat() == sqlite_date, at  # type: ignore[arg-type]
+
+
+def test_replace_finds_what_instr_found(sqlite: Conn) -> None:
+    """wallets.list_memories' containment test: replace(key, q, '') != key exactly when instr(key, q) > 0."""
+    keys = ["notes", "run:1", "brain:x", "Notes", "naïve/été", "a%b_c", "", "aaa", "ab" * 20]
+    queries = ["no", "N", "run:", "ï", "été", "%", "_", "aa", "b", "ba" * 5, "zz", "é"]
+    for key in keys:
+        for q in queries:
+            old, new = sqlite.execute("SELECT instr(?1, ?2) > 0, replace(?1, ?2, '') != ?1", (key, q)).fetchall()[0]
+            assert old == new, (key, q)
+
+
+def test_age_case_is_scalar_max(sqlite: Conn) -> None:
+    """hire.sample_stats' age: the CASE gives what max(0, :now - settled_at) gave, type included."""
+    for now, settled in [(100.0, 40.0), (100.0, 100.0), (100.0, 250.5), (100, 40.0), (1.7e9, 1.7e9 - 0.25)]:
+        age = hire_store._AGE.replace("settled_at", "?2").replace(":now", "?1")
+        old, new = sqlite.execute(f"SELECT max(0, ?1 - ?2), {age}", (now, settled)).fetchall()[0]  # noqa: S608
+        assert (old, type(old)) == (new, type(new)), (now, settled)
