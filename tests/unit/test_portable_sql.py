@@ -497,7 +497,7 @@ def test_utc_day_is_sqlites_date(sqlite: Conn) -> None:
     times += [m + rng.uniform(-0.002, 0.002) for m in midnights] + [rng.uniform(0, 4e9) for _ in range(5_000)]
     expr = dashboard_store._UTC_DAY.replace("h.at", "?")
     for at in times:
-        sqlite_date, day = sqlite.execute(f"SELECT date(?, 'unixepoch'), {expr}", (at, at)).fetchall()[0]  # noqa: S608
+        sqlite_date, day = sqlite.execute(f"SELECT date(?, 'unixepoch'), {expr}", (at, at)).fetchall()[0]
         assert (dashboard_store._EPOCH + timedelta(days=int(day))).isoformat() == sqlite_date, at  # type: ignore[arg-type]
 
 
@@ -515,5 +515,5 @@ def test_age_case_is_scalar_max(sqlite: Conn) -> None:
     """hire.sample_stats' age: the CASE gives what max(0, :now - settled_at) gave, type included."""
     for now, settled in [(100.0, 40.0), (100.0, 100.0), (100.0, 250.5), (100, 40.0), (1.7e9, 1.7e9 - 0.25)]:
         age = hire_store._AGE.replace("settled_at", "?2").replace(":now", "?1")
-        old, new = sqlite.execute(f"SELECT max(0, ?1 - ?2), {age}", (now, settled)).fetchall()[0]  # noqa: S608
+        old, new = sqlite.execute(f"SELECT max(0, ?1 - ?2), {age}", (now, settled)).fetchall()[0]
         assert (old, type(old)) == (new, type(new)), (now, settled)
