@@ -295,15 +295,20 @@ def registry_page(
         where.append("(s.score < ? OR (s.score = ? AND (s.wallet > ? OR (s.wallet = ? AND s.service_type > ?))))")
         score, w, t = after
         params.extend([score, score, w, w, t])
-    join = "LEFT JOIN"
+    join = "LEFT JOIN agents a ON a.token_id = s.token_id"
     if escrow_only:
         # Few agents for hire: start from them (agents_for_hire) and sort what matches. Many: walk the
-        # services by score and stop at the page's end (CROSS JOIN keeps SQLite to that order).
+        # services by score and stop at the page's end (CROSS JOIN keeps SQLite to that order; its
+        # condition goes in WHERE: PostgreSQL takes no ON after a CROSS JOIN).
         for_hire = int(_rows(conn, "SELECT count(*) FROM agents WHERE hire_price > 0")[0][0])
-        join = "JOIN" if for_hire <= ESCROW_DRIVE_LIMIT else "CROSS JOIN"
+        if for_hire <= ESCROW_DRIVE_LIMIT:
+            join = "JOIN agents a ON a.token_id = s.token_id"
+        else:
+            join = "CROSS JOIN agents a"
+            where.append("a.token_id = s.token_id")
     sql = (
         f"SELECT {_S_SERVICE_COLS}, coalesce(a.paused, 0), a.hire_price, a.hire_sla"  # noqa: S608
-        f" FROM hire_services s {join} agents a ON a.token_id = s.token_id"
+        f" FROM hire_services s {join}"
         f" WHERE {' AND '.join(where)} ORDER BY s.score DESC, s.wallet, s.service_type LIMIT ?"
     )
     params.append(limit)

@@ -292,6 +292,10 @@ RULES: dict[str, tuple[Callable[[str], bool], str]] = {
     "PRAGMA": (_pattern(r"\bpragma\b"), "SQLite's; backend settings belong in the backend's module"),
     "BEGIN IMMEDIATE": (_pattern(r"\bbegin\s+(?:immediate|exclusive|deferred)\b"), "use store.transaction"),
     "rowid": (_pattern(r"\b(?:_rowid_|oid|rowid)\b"), "SQLite's hidden column: name a real column"),
+    "CROSS JOIN ... ON": (
+        _pattern(r"\bcross\s+join\s+\w+(?:\s+(?:as\s+)?(?!on\b)\w+)?\s+on\b"),
+        "PostgreSQL takes no ON after CROSS JOIN: put the condition in WHERE",
+    ),
     "scalar min/max": (scalar_min_max, scalar_min_max.__doc__ or ""),
     "sum of a boolean": (boolean_sum, boolean_sum.__doc__ or ""),
     "integer as boolean": (integer_as_boolean, integer_as_boolean.__doc__ or ""),
@@ -393,6 +397,16 @@ EXAMPLES: dict[str, tuple[list[str], list[str]]] = {
     "rowid": (
         ["SELECT rowid, id FROM orders ORDER BY rowid DESC", "SELECT * FROM t WHERE _rowid_ = ?"],
         ["SELECT row_id FROM reorg_undo"],
+    ),
+    "CROSS JOIN ... ON": (
+        [
+            "SELECT 1 FROM hire_services s CROSS JOIN agents a ON a.token_id = s.token_id",
+            "FROM s CROSS JOIN t ON t.x = 1",
+        ],
+        [
+            "SELECT 1 FROM hire_services s CROSS JOIN agents a WHERE a.token_id = s.token_id",
+            "FROM s JOIN a ON a.x = s.x",
+        ],
     ),
     "scalar min/max": (
         ["SELECT pow(0.5, max(0, ?1 - settled_at))", "UPDATE o SET n = MAX(n, MIN(:until, :now + 5))"],
