@@ -44,6 +44,20 @@ def transaction(conn: apsw.Connection) -> Iterator[apsw.Connection]:
     conn.execute("COMMIT")
 
 
+@contextmanager
+def read_snapshot(conn: apsw.Connection) -> Iterator[apsw.Connection]:
+    """Several reads that see one state of the database, whatever commits meanwhile (SQLite: a deferred
+    BEGIN, whose WAL snapshot is taken at the first read and kept until its COMMIT; it takes no write
+    lock). Not inside another transaction. Nothing may be written in it."""
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
 def _migrate(conn: apsw.Connection) -> None:
     with transaction(conn):
         version = int(conn.execute("PRAGMA user_version").fetchall()[0][0])  # type: ignore[arg-type]
