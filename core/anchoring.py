@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.operator import Operator, tx_hash_of
-from core.store import Conn, Database, open_database
+from core.store import Conn, Database, open_database, read_snapshot
 from core.store import audit as audit_store
 
 log = logging.getLogger("agentledger.anchor")
@@ -37,13 +37,10 @@ class Anchored:
 
 def _log_head(db: Conn, last_size: int) -> tuple[int, bytes, bytes | None]:
     """(size, root, root at last_size) from one read snapshot of the log."""
-    db.execute("BEGIN")
-    try:
+    with read_snapshot(db):
         size = audit_store.size(db)
         root = audit_store.root(db, size)
         at_last = audit_store.root(db, last_size) if 0 < last_size <= size else None
-    finally:
-        db.execute("COMMIT")
     return size, root, at_last
 
 

@@ -39,18 +39,12 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Databas
 #: Store tests that do not pass on PostgreSQL yet, and why (xfail; strict unless the failure is a race:
 #: once fixed, the entry must go).
 PENDING_ON_POSTGRES = {
-    "test_overdraft_is_refused_and_rolls_back": "store.wallets.append_ledger uses last_insert_rowid (H1: RETURNING)",
-    "test_spends_from_threads_on_separate_connections_never_overdraw": "last_insert_rowid (H1)",
-    "test_append_ledger_refusals_write_nothing": "last_insert_rowid (H1)",
-    "test_earn_refuses_a_referrer_total_past_int64_before_writing": "last_insert_rowid (H1)",
+    "test_spends_from_threads_on_separate_connections_never_overdraw": (
+        "never overdraws on PostgreSQL, but core.wallets.spend's balance read is stale under READ COMMITTED, so a "
+        "racing spend fails with Overdraft instead of insufficient_balance (H2: get_balance FOR UPDATE)"
+    ),
     "test_run_records_from_threads_on_separate_connections_lose_nothing": (
         "core.wallets.record_run reads then writes a memory row: lost updates under READ COMMITTED (H2: a row lock)"
-    ),
-    "test_rolling_back_a_journaled_batch_restores_the_state_before_it": (
-        "projections' credits upsert `SET amount = amount + excluded.amount`: ambiguous column on PostgreSQL (H1)"
-    ),
-    "test_the_rate_limit_is_exact_with_writers_on_separate_connections": (
-        "ratelimit.hit's upsert `SET count = count + 1`: ambiguous column on PostgreSQL (H1)"
     ),
 }
 

@@ -2,7 +2,7 @@
 added behind the same functions without touching the indexer or the API handlers."""
 
 from core.store.database import Database, UnsupportedDatabase, database_of, open_database
-from core.store.db import connect, transaction
+from core.store.db import connect, read_snapshot, transaction
 from core.store.mutex import ProcessLock
 from core.store.types import Conn, ConstraintViolation, StoreError
 
@@ -16,5 +16,6 @@ __all__ = [
     "connect",
     "database_of",
     "open_database",
+    "read_snapshot",
     "transaction",
 ]

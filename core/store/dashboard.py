@@ -9,6 +9,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date, timedelta
 from typing import Any, cast
 
 import apsw
@@ -135,8 +136,9 @@ def key_counts(conn: apsw.Connection) -> tuple[int, int, int]:
     """(active keys, active operator keys, revoked keys)."""
     row = _rows(
         conn,
-        "SELECT COALESCE(SUM(revoked_at IS NULL), 0), COALESCE(SUM(revoked_at IS NULL AND operator = 1), 0),"
-        " COALESCE(SUM(revoked_at IS NOT NULL), 0) FROM api_keys",
+        "SELECT COUNT(*) FILTER (WHERE revoked_at IS NULL),"
+        " COUNT(*) FILTER (WHERE revoked_at IS NULL AND operator = 1),"
+        " COUNT(*) FILTER (WHERE revoked_at IS NOT NULL) FROM api_keys",
     )[0]
     return int(row[0]), int(row[1]), int(row[2])
 
@@ -261,6 +263,14 @@ def settled_by_payer(conn: apsw.Connection, agent_uuids: list[str]) -> list[tupl
     return [(str(a), int(v), int(n)) for a, v, n in rows]
 
 
+#: The UTC day (days since 1970-01-01) of the release time h.at exactly as SQLite's date(h.at,
+#: 'unixepoch') finds it (that is SQLite's only): the time as a julian day in whole milliseconds (the
+#: same double arithmetic and rounding as SQLite's date.c), then whole days in integer arithmetic.
+#: floor, CAST to BIGINT (exact: the value is whole) and integer division mean the same on PostgreSQL.
+_UTC_DAY = "(CAST(floor(h.at * 1000 + 210866760000000.0 + 0.5) AS BIGINT) + 43200000) / 86400000 - 2440588"
+_EPOCH = date(1970, 1, 1)
+
+
 def settled_by_day(conn: apsw.Connection, agent_uuids: list[str], since: float) -> list[tuple[str, int]]:
     """(UTC day, gross) of payouts for orders the service saw released since `since`, by the day of
     that release (the payouts table keeps block numbers, not times)."""
@@ -268,11 +278,11 @@ def settled_by_day(conn: apsw.Connection, agent_uuids: list[str], since: float) 
         return []
     rows = _rows(
         conn,
-        f"SELECT date(h.at, 'unixepoch'), SUM(p.amount) {_SETTLED_FROM}{_RELEASED}"
+        f"SELECT {_UTC_DAY}, SUM(p.amount) {_SETTLED_FROM}{_RELEASED}"
         f" WHERE pr.agent_uuid IN ({_marks(agent_uuids)}) AND h.at >= ? GROUP BY 1 ORDER BY 1",
         (*agent_uuids, since),
     )
-    return [(str(d), int(v)) for d, v in rows]
+    return [((_EPOCH + timedelta(days=int(d))).isoformat(), int(v)) for d, v in rows]
 
 
 def settled_dated_total(conn: apsw.Connection, agent_uuids: list[str]) -> int:
@@ -340,7 +350,7 @@ def order_ids_for(conn: apsw.Connection, account_id: str, agent_uuids: list[str]
         " UNION ALL"
         " SELECT o.id, 'buyer', o.updated_at FROM checkout_sessions s JOIN orders o ON o.session_id = s.id"
         " WHERE s.key_hash IN (SELECT key_hash FROM api_keys WHERE account_id = ?)"
-        ") ORDER BY updated_at DESC, id LIMIT ?",
+        ") AS seen ORDER BY updated_at DESC, id LIMIT ?",
         (*agents, account_id, limit),
     )
     return [(str(i), str(r)) for i, r in rows]
@@ -355,7 +365,7 @@ def order_ids_funded_by(conn: apsw.Connection, key_hash: str, agent_uuid: str, l
         " UNION ALL"
         " SELECT o.id, 'buyer', o.updated_at FROM orders o JOIN checkout_sessions s ON s.id = o.session_id"
         " WHERE s.key_hash = ?"
-        ") ORDER BY updated_at DESC, id LIMIT ?",
+        ") AS seen ORDER BY updated_at DESC, id LIMIT ?",
         (agent_uuid, key_hash, limit),
     )
     return [(str(i), str(r)) for i, r in rows]
@@ -424,7 +434,7 @@ class OutboxCounts:
 def outbox_counts(conn: apsw.Connection, now: float) -> OutboxCounts:
     pending, held, oldest = _rows(
         conn,
-        "SELECT COUNT(*), COALESCE(SUM(held_since IS NOT NULL AND next_attempt_at > ?), 0), MIN(created_at)"
+        "SELECT COUNT(*), COUNT(*) FILTER (WHERE held_since IS NOT NULL AND next_attempt_at > ?), MIN(created_at)"
         " FROM outbox WHERE status = 'pending'",
         (now,),
     )[0]

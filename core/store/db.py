@@ -54,6 +54,24 @@ def tune_for_indexing(conn: apsw.Connection, cache_kib: int) -> None:
     conn.execute(f"PRAGMA cache_size = -{int(cache_kib)}")
 
 
+@contextmanager
+def read_snapshot(conn: apsw.Connection) -> Iterator[apsw.Connection]:
+    """Several reads that see one state of the database, whatever commits meanwhile (SQLite: a deferred
+    BEGIN, whose WAL snapshot is taken at the first read and kept until its COMMIT; it takes no write
+    lock). Not inside another transaction. Nothing may be written in it. PostgreSQL: a REPEATABLE READ
+    READ ONLY transaction (its BEGIN under READ COMMITTED would give each statement its own snapshot)."""
+    if isinstance(conn, PostgresConnection):
+        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+    else:
+        conn.execute("BEGIN")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
 def _migrate(conn: apsw.Connection) -> None:
     with transaction(conn):
         version = int(conn.execute("PRAGMA user_version").fetchall()[0][0])  # type: ignore[arg-type]

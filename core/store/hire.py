@@ -3,6 +3,7 @@ the reputation's samples. The rules are core.hire's; callers own the transaction
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -12,7 +13,7 @@ import apsw
 UNHEALTHY_AFTER = 3
 
 
-def _rows(conn: apsw.Connection, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+def _rows(conn: apsw.Connection, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[tuple[Any, ...]]:
     return conn.execute(sql, params).fetchall()
 
 
@@ -129,7 +130,8 @@ def put_service(conn: apsw.Connection, s: ServiceRow) -> None:
 
 def deactivate_service(conn: apsw.Connection, provider_uuid: str, service_type: str, now: float) -> bool:
     conn.execute(
-        "UPDATE hire_services SET active = 0, updated_at = ? WHERE provider_uuid = ? AND service_type = ? AND active",
+        "UPDATE hire_services SET active = 0, updated_at = ? WHERE provider_uuid = ? AND service_type = ?"
+        " AND active = 1",
         (now, provider_uuid, service_type),
     )
     return bool(conn.changes())
@@ -157,7 +159,7 @@ def services_due_for_probe(conn: apsw.Connection, checked_before: float, limit: 
     """Active services not checked (by a run or a probe) since `checked_before`, oldest first."""
     rows = _rows(
         conn,
-        f"SELECT {_SERVICE_COLS} FROM hire_services WHERE active"  # noqa: S608
+        f"SELECT {_SERVICE_COLS} FROM hire_services WHERE active = 1"  # noqa: S608
         " AND (last_checked_at IS NULL OR last_checked_at < ?) ORDER BY coalesce(last_checked_at, 0) LIMIT ?",
         (checked_before, limit),
     )
@@ -265,7 +267,7 @@ def registry_page(
     score first; ties by wallet, then service type. `after` is the (score, wallet, service type) of the
     last row of the previous page."""
     where = [
-        "s.active",
+        "s.active = 1",
         "coalesce(a.paused, 0) = 0",
         # not listed for sale in the drop (core.store.marketplace.sale_paused's rule; drop_listings_agent)
         "NOT EXISTS (SELECT 1 FROM drop_listings d WHERE d.agent_uuid = s.provider_uuid"
@@ -293,15 +295,20 @@ def registry_page(
         where.append("(s.score < ? OR (s.score = ? AND (s.wallet > ? OR (s.wallet = ? AND s.service_type > ?))))")
         score, w, t = after
         params.extend([score, score, w, w, t])
-    join = "LEFT JOIN"
+    join = "LEFT JOIN agents a ON a.token_id = s.token_id"
     if escrow_only:
         # Few agents for hire: start from them (agents_for_hire) and sort what matches. Many: walk the
-        # services by score and stop at the page's end (CROSS JOIN keeps SQLite to that order).
+        # services by score and stop at the page's end (CROSS JOIN keeps SQLite to that order; its
+        # condition goes in WHERE: PostgreSQL takes no ON after a CROSS JOIN).
         for_hire = int(_rows(conn, "SELECT count(*) FROM agents WHERE hire_price > 0")[0][0])
-        join = "JOIN" if for_hire <= ESCROW_DRIVE_LIMIT else "CROSS JOIN"
+        if for_hire <= ESCROW_DRIVE_LIMIT:
+            join = "JOIN agents a ON a.token_id = s.token_id"
+        else:
+            join = "CROSS JOIN agents a"
+            where.append("a.token_id = s.token_id")
     sql = (
         f"SELECT {_S_SERVICE_COLS}, coalesce(a.paused, 0), a.hire_price, a.hire_sla"  # noqa: S608
-        f" FROM hire_services s {join} agents a ON a.token_id = s.token_id"
+        f" FROM hire_services s {join}"
         f" WHERE {' AND '.join(where)} ORDER BY s.score DESC, s.wallet, s.service_type LIMIT ?"
     )
     params.append(limit)
@@ -368,7 +375,8 @@ def _job(row: tuple[Any, ...]) -> JobRow:
 def insert_job(conn: apsw.Connection, j: JobRow) -> bool:
     """Insert a job; False when one with its id exists (a second run of one escrow job)."""
     conn.execute(
-        f"INSERT OR IGNORE INTO hire_jobs ({_JOB_COLS}) VALUES ({', '.join('?' * len(fields(JobRow)))})",  # noqa: S608
+        f"INSERT INTO hire_jobs ({_JOB_COLS}) VALUES ({', '.join('?' * len(fields(JobRow)))})"  # noqa: S608
+        " ON CONFLICT DO NOTHING",
         tuple(getattr(j, f.name) for f in fields(JobRow)),
     )
     return bool(conn.changes())
@@ -443,8 +451,8 @@ class SampleRow:
 def insert_sample(conn: apsw.Connection, s: SampleRow) -> bool:
     """Record one settled job's sample, once (False when the job already has one)."""
     conn.execute(
-        "INSERT OR IGNORE INTO hire_samples (job_id, provider_uuid, service_type, success, response_ms, audit_id,"
-        " settled_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO hire_samples (job_id, provider_uuid, service_type, success, response_ms, audit_id,"
+        " settled_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id) DO NOTHING",
         (s.job_id, s.provider_uuid, s.service_type, int(s.success), s.response_ms, s.audit_id, s.settled_at),
     )
     return bool(conn.changes())
@@ -463,17 +471,21 @@ class SampleStats:
     ok_ms_total: int
 
 
+#: A sample's age at :now, never negative (a scalar max(0, x) is SQLite's; GREATEST is PostgreSQL's).
+_AGE = "(CASE WHEN settled_at < :now THEN :now - settled_at ELSE 0 END)"
+
+
 def sample_stats(
     conn: apsw.Connection, provider_uuid: str, service_type: str, *, since: float, now: float, half_life: float
 ) -> SampleStats:
     jobs, successes, weighted, weighted_ok, avg_ms, last_at, ok_total = _rows(
         conn,
-        "SELECT count(*), coalesce(sum(success), 0), coalesce(sum(pow(0.5, max(0, ?1 - settled_at) / ?2)), 0),"
-        " coalesce(sum(success * pow(0.5, max(0, ?1 - settled_at) / ?2)), 0),"
-        " avg(CASE WHEN success THEN response_ms END), max(settled_at),"
-        " coalesce(sum(CASE WHEN success THEN response_ms END), 0)"
-        " FROM hire_samples WHERE provider_uuid = ?3 AND service_type = ?4 AND settled_at >= ?5",
-        (now, half_life, provider_uuid, service_type, since),
+        f"SELECT count(*), coalesce(sum(success), 0), coalesce(sum(pow(0.5, {_AGE} / :half_life)), 0),"  # noqa: S608 (constants)
+        f" coalesce(sum(success * pow(0.5, {_AGE} / :half_life)), 0),"
+        " avg(CASE WHEN success = 1 THEN response_ms END), max(settled_at),"
+        " coalesce(sum(CASE WHEN success = 1 THEN response_ms END), 0)"
+        " FROM hire_samples WHERE provider_uuid = :provider AND service_type = :service_type AND settled_at >= :since",
+        {"now": now, "half_life": half_life, "provider": provider_uuid, "service_type": service_type, "since": since},
     )[0]
     return SampleStats(
         int(jobs),
@@ -494,17 +506,18 @@ def recent_success_p95(conn: apsw.Connection, provider_uuid: str, service_type: 
     """The nearest-rank 95th percentile of the response times of the service's last P95_WINDOW
     successes since `since` (one bounded index range, sorted in SQL)."""
     recent = (
-        "SELECT response_ms FROM hire_samples WHERE provider_uuid = ?1 AND service_type = ?2 AND settled_at >= ?3"
-        " AND success ORDER BY settled_at DESC LIMIT ?4"
+        "SELECT response_ms FROM hire_samples WHERE provider_uuid = :provider AND service_type = :service_type"
+        " AND settled_at >= :since AND success = 1 ORDER BY settled_at DESC LIMIT :window"
     )
-    n = int(_rows(conn, f"SELECT count(*) FROM ({recent})", (provider_uuid, service_type, since, P95_WINDOW))[0][0])  # noqa: S608
+    args = {"provider": provider_uuid, "service_type": service_type, "since": since, "window": P95_WINDOW}
+    n = int(_rows(conn, f"SELECT count(*) FROM ({recent}) AS recent", args)[0][0])  # noqa: S608
     if n == 0:
         return None
     rank = -(-95 * n // 100)  # ceil(0.95 n)
     rows = _rows(
         conn,
-        f"SELECT response_ms FROM ({recent}) ORDER BY response_ms LIMIT 1 OFFSET ?5",  # noqa: S608
-        (provider_uuid, service_type, since, P95_WINDOW, rank - 1),
+        f"SELECT response_ms FROM ({recent}) AS recent ORDER BY response_ms LIMIT 1 OFFSET :skip",  # noqa: S608
+        {**args, "skip": rank - 1},
     )
     return int(rows[0][0])
 

@@ -833,8 +833,8 @@ class Reputation:
 def reputation(conn: apsw.Connection, agent_uuid: str, token_id: int) -> Reputation:
     released, failed, disputed = _rows(
         conn,
-        "SELECT coalesce(sum(status = 'released'), 0), coalesce(sum(status = 'failed'), 0),"
-        " coalesce(sum(status = 'disputed'), 0) FROM orders WHERE provider_uuid = ?",
+        "SELECT COUNT(*) FILTER (WHERE status = 'released'), COUNT(*) FILTER (WHERE status = 'failed'),"
+        " COUNT(*) FILTER (WHERE status = 'disputed') FROM orders WHERE provider_uuid = ?",
         (agent_uuid,),
     )[0]
     payouts = _rows(conn, "SELECT COUNT(*) FROM payouts WHERE token_id = ?", (token_id,))[0][0]

@@ -180,12 +180,14 @@ def add_deliverable(conn: apsw.Connection, order_id: str, cid: str, now: float, 
 
 
 def use_signature(conn: apsw.Connection, digest: str, expires_at: float, now: float) -> bool:
-    """Record a provider signature's digest; False if it was already used (a replay)."""
+    """Record a provider signature's digest; False if it was already used (a replay). One insert that
+    does nothing on a recorded digest: two writers racing with one signature cannot both see it unused."""
     conn.execute("DELETE FROM used_signatures WHERE expires_at < ?", (now,))
-    if _rows(conn, "SELECT 1 FROM used_signatures WHERE digest = ?", (digest,)):
-        return False
-    conn.execute("INSERT INTO used_signatures (digest, expires_at) VALUES (?, ?)", (digest, expires_at))
-    return True
+    conn.execute(
+        "INSERT INTO used_signatures (digest, expires_at) VALUES (?, ?) ON CONFLICT (digest) DO NOTHING",
+        (digest, expires_at),
+    )
+    return bool(conn.changes())
 
 
 def signature_used(conn: apsw.Connection, digest: str, now: float) -> bool:

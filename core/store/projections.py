@@ -153,7 +153,7 @@ def _payout(chain: int, e: Event, a: dict[str, Any]) -> Statement:
 def _credited(chain: int, e: Event, a: dict[str, Any]) -> Statement:
     return (
         "INSERT INTO credits (chain_id, contract, payee, amount) VALUES (?, ?, ?, ?)"
-        " ON CONFLICT (chain_id, contract, payee) DO UPDATE SET amount = amount + excluded.amount",
+        " ON CONFLICT (chain_id, contract, payee) DO UPDATE SET amount = credits.amount + excluded.amount",
         (chain, e.contract, a["payee"], a["amount"]),
     )
 
@@ -502,7 +502,9 @@ def clear_halt(conn: apsw.Connection, chain_id: int) -> bool:
 def add_blocks(conn: apsw.Connection, chain_id: int, blocks: Iterable[tuple[int, str, str, int]]) -> None:
     """Remember (number, hash, parent_hash, timestamp) of canonical blocks."""
     conn.executemany(
-        "INSERT OR REPLACE INTO blocks (chain_id, number, hash, parent_hash, timestamp) VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO blocks (chain_id, number, hash, parent_hash, timestamp) VALUES (?, ?, ?, ?, ?)"
+        " ON CONFLICT (chain_id, number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash,"
+        " timestamp = excluded.timestamp",
         [(chain_id, *b) for b in blocks],
     )
 

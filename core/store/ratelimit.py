@@ -36,7 +36,8 @@ def hit(conn: apsw.Connection, key_hash: str, now: float, limit: int, window: in
     # The insert-or-increment refuses (returns no row) once the count has reached the limit.
     row = conn.execute(
         "INSERT INTO rate_windows (key_hash, window_start, count) VALUES (?, ?, 1)"
-        " ON CONFLICT (key_hash, window_start) DO UPDATE SET count = count + 1 WHERE count < ?"
+        " ON CONFLICT (key_hash, window_start) DO UPDATE SET count = rate_windows.count + 1"
+        " WHERE rate_windows.count < ?"
         " RETURNING count",
         (key_hash, start, limit),
     ).fetchone()

@@ -4,6 +4,7 @@ move money refuse to run outside one."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -72,7 +73,7 @@ _ZERO = BalanceRow(0, 0, 0, 0)
 _AGENT_COLS = "uuid, wallet, account_id, name, specialty, referral_code, referred_by, created_at"
 
 
-def _rows(conn: apsw.Connection, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+def _rows(conn: apsw.Connection, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[tuple[Any, ...]]:
     return cast(list[tuple[Any, ...]], conn.execute(sql, params).fetchall())
 
 
@@ -257,16 +258,16 @@ MAX_TOTAL_UNITS = 2**63 - 1
 # One statement applies the deltas and returns the new balance. The WHERE refuses an overdraft
 # or a total past the int64 ceiling without writing (no row comes back); _refusal says which.
 _APPLY_DELTAS = (
-    "UPDATE balances SET owner_balance = owner_balance + ?1, self_balance = self_balance + ?2,"
-    " total_earned = total_earned + ?3, tx_count = tx_count + 1, reinvested = reinvested + ?4, updated_at = ?5"
-    " WHERE agent_uuid = ?6 AND owner_balance + ?1 >= 0 AND self_balance + ?2 >= 0 AND reinvested + ?4 >= 0"
-    " AND total_earned <= ?7"
+    "UPDATE balances SET owner_balance = owner_balance + :owner, self_balance = self_balance + :self,"
+    " total_earned = total_earned + :earned, tx_count = tx_count + 1, reinvested = reinvested + :reinvested,"
+    " updated_at = :now WHERE agent_uuid = :agent AND owner_balance + :owner >= 0 AND self_balance + :self >= 0"
+    " AND reinvested + :reinvested >= 0 AND total_earned <= :earned_ceiling"
     " RETURNING owner_balance, self_balance, total_earned, tx_count, reinvested"
 )
 _INSERT_LEDGER = (
     "INSERT INTO ledger (agent_uuid, kind, amount, owner_delta, self_delta, balance_after, gross, owner_cut,"
     " agent_cut, service_cut, referral_cut, source, created_at, reinvested_delta)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
 )
 
 
@@ -280,12 +281,21 @@ def append_ledger(conn: apsw.Connection, e: LedgerEntry, now: float) -> tuple[in
     rows = _rows(
         conn,
         _APPLY_DELTAS,
-        (e.owner_delta, e.self_delta, e.earned, e.reinvested_delta, now, e.agent_uuid, MAX_TOTAL_UNITS - e.earned),
+        {
+            "owner": e.owner_delta,
+            "self": e.self_delta,
+            "earned": e.earned,
+            "reinvested": e.reinvested_delta,
+            "now": now,
+            "agent": e.agent_uuid,
+            "earned_ceiling": MAX_TOTAL_UNITS - e.earned,
+        },
     )
     if not rows:
         raise _refusal(conn, e)
     new = BalanceRow(*rows[0])
-    conn.execute(
+    ledger_id = _rows(
+        conn,
         _INSERT_LEDGER,
         (
             e.agent_uuid,
@@ -303,8 +313,8 @@ def append_ledger(conn: apsw.Connection, e: LedgerEntry, now: float) -> tuple[in
             now,
             e.reinvested_delta,
         ),
-    )
-    return conn.last_insert_rowid(), new
+    )[0][0]
+    return int(ledger_id), new
 
 
 def _refusal(conn: apsw.Connection, e: LedgerEntry) -> Exception:
@@ -415,7 +425,9 @@ def list_memories(
     sql = "SELECT key, value, created_at, updated_at FROM memories WHERE agent_uuid = ?"
     params: list[Any] = [agent_uuid]
     if query:
-        sql += " AND instr(key, ?) > 0"
+        # contains `query`: replace() is the one substring test SQLite and PostgreSQL share (instr is
+        # SQLite's, strpos PostgreSQL's; LIKE folds ASCII case on SQLite only)
+        sql += " AND replace(key, ?, '') != key"
         params.append(query)
     if after is not None:
         sql += " AND key > ?"
@@ -440,9 +452,10 @@ def add_shared_brain(conn: apsw.Connection, niche: str, delta: NicheStats, now: 
     _require_tx(conn)
     conn.execute(
         "INSERT INTO shared_brain (niche, listed, sold, revenue, sold_price_total, updated_at)"
-        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (niche) DO UPDATE SET listed = listed + excluded.listed,"
-        " sold = sold + excluded.sold, revenue = revenue + excluded.revenue,"
-        " sold_price_total = sold_price_total + excluded.sold_price_total, updated_at = excluded.updated_at",
+        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (niche) DO UPDATE SET listed = shared_brain.listed + excluded.listed,"
+        " sold = shared_brain.sold + excluded.sold, revenue = shared_brain.revenue + excluded.revenue,"
+        " sold_price_total = shared_brain.sold_price_total + excluded.sold_price_total,"
+        " updated_at = excluded.updated_at",
         (niche, delta.listed, delta.sold, delta.revenue, delta.sold_price_total, now),
     )
 

@@ -141,3 +141,38 @@ def _job() -> JobRow:
         next_settle_at=None, final=False, caller_webhook_url=None, caller_webhook_secret=None, created_at=0.0,
         updated_at=0.0,
     )  # fmt: skip
+
+
+def test_the_escrow_registry_is_the_same_through_either_join(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """registry_page(escrow_only) starts from the agents for hire while they are few (JOIN) and walks the
+    services by score when they are many (CROSS JOIN, its condition in WHERE): the same page either way."""
+    db = connect(tmp_path / "r.db")
+    with transaction(db):
+        for i in range(4):
+            agent = wallets.register(
+                db, account_id=None, new_key_hash=f"{i}" * 64, name="p", specialty="data_research",
+                referral_code=None, now=1.0,
+            )  # fmt: skip
+            token = i + 1
+            hire_store.put_service(
+                db,
+                replace(_service(), provider_uuid=agent.uuid, wallet=agent.wallet, token_id=token, price=10),
+            )
+            db.execute(
+                "INSERT INTO agents (chain_id, token_id, wallet_id, owner, self_wallet, hire_price, hire_sla,"
+                " registered_block, updated_block) VALUES (1, ?, ?, '0xo', '0xs', ?, 60, 1, 1)",
+                (token, f"0x{token:040x}", 0 if i == 3 else 10),  # one price: only the token join pairs them
+            )
+
+    def page() -> list[tuple[str, int | None]]:
+        rows = hire_store.registry_page(
+            db, service_type=None, wallet=None, max_price=None, min_score=None, escrow_only=True,
+            healthy_only=False, after=None, limit=10,
+        )  # fmt: skip
+        return [(service.wallet, price) for service, _paused, price, _sla in rows]
+
+    few = page()
+    monkeypatch.setattr(hire_store, "ESCROW_DRIVE_LIMIT", 0)
+    many = page()
+    assert len(few) == 3 and len({wallet for wallet, _ in few}) == 3  # the fourth agent is not for hire
+    assert many == few
