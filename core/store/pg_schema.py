@@ -13,7 +13,11 @@ baseline is that history's end state written as PostgreSQL DDL (tables first, th
   keeps a value past int64 as 0x-hex TEXT, which would sort and compare as text here), and the
   connection reads a whole NUMERIC back as an int (core.store.pg);
 - reorg_undo gets row_key (the written row's key, JSON): PostgreSQL has no rowid to name a row by, so
-  the journal (core.store.pg_reorg) names it by its primary key.
+  the journal (core.store.pg_reorg) names it by its primary key;
+- orders and wallet_agents get a `rowid` identity column: the store reads SQLite's hidden rowid of
+  these two as data (orders: the public page cursor of provider order lists; wallet_agents: the
+  tie-break of an account's agents created in the same second), so the same SQL runs on both. Like
+  SQLite's, it grows with each insert (allocated at insert, not at commit).
 tests/unit/test_pg_schema.py compares the tables and columns with SQLite's final schema."""
 
 from __future__ import annotations
@@ -28,7 +32,13 @@ BASELINE_VERSION = 20
 MIGRATION_LOCK = 0x61676C6D  # "aglm"
 
 #: Columns PostgreSQL has and SQLite does not (table, column), with why (see the module docstring).
-PG_ONLY_COLUMNS = {("reorg_undo", "row_key"), ("schema_version", "id"), ("schema_version", "version")}
+PG_ONLY_COLUMNS = {
+    ("reorg_undo", "row_key"),
+    ("schema_version", "id"),
+    ("schema_version", "version"),
+    ("orders", "rowid"),
+    ("wallet_agents", "rowid"),
+}
 
 BASELINE = """
 CREATE TABLE sync_state (
@@ -147,6 +157,7 @@ CREATE TABLE accounts (
         created_at DOUBLE PRECISION NOT NULL
     );
 CREATE TABLE wallet_agents (
+        rowid BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
         uuid TEXT COLLATE "C" PRIMARY KEY,
         wallet TEXT COLLATE "C" NOT NULL UNIQUE,
         account_id TEXT COLLATE "C" NOT NULL REFERENCES accounts (id),
@@ -277,6 +288,7 @@ CREATE TABLE checkout_sessions (
         updated_at DOUBLE PRECISION NOT NULL
     , completing_owner TEXT COLLATE "C");
 CREATE TABLE orders (
+        rowid BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
         id TEXT COLLATE "C" PRIMARY KEY,
         session_id TEXT COLLATE "C" NOT NULL UNIQUE REFERENCES checkout_sessions (id),
         job_id TEXT COLLATE "C" NOT NULL UNIQUE,

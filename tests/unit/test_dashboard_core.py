@@ -19,8 +19,8 @@ from core.dashboard import access, operator, owner
 from core.dashboard.owner import LedgerFilter
 from core.errors import ServiceError
 from core.keys import Caller, hash_api_key, new_api_key
+from core.store import Database, connect, projections, transaction
 from core.store import checkout as checkout_store
-from core.store import connect, projections, transaction
 from core.store import dashboard as store
 from core.store import outbox as outbox_store
 from core.store import wallets as wallet_store
@@ -32,8 +32,8 @@ GATEWAY = "0x" + "6a" * 20
 
 
 @pytest.fixture()
-def conn(tmp_path: Path) -> apsw.Connection:
-    return connect(tmp_path / "dash.db")
+def conn(database: Database) -> apsw.Connection:
+    return database.connect()
 
 
 def _account(conn: apsw.Connection, *names: str) -> tuple[str, str, list[wallet_store.AgentRow]]:
