@@ -8,7 +8,6 @@ import json
 import random
 from dataclasses import replace
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 import rfc8785
@@ -20,7 +19,7 @@ from core import wallets
 from core.errors import ServiceError
 from core.hire import reputation, rules, schemas
 from core.hire.runners import request_body
-from core.store import connect, transaction
+from core.store import Database, transaction
 from core.store import hire as hire_store
 from core.store.hire import JobRow, ServiceRow
 
@@ -90,10 +89,10 @@ def test_schemas_are_offline_and_bounded() -> None:
     assert info.value.code == "schema_too_large"
 
 
-def test_incremental_reputation_equals_the_exact_recomputation(tmp_path: Path) -> None:
+def test_incremental_reputation_equals_the_exact_recomputation(database: Database) -> None:
     """Each sample updates the stored figures in O(1) (decayed weighted sums); the hourly refresh
     recomputes them from every sample; compute() is the formula over the rows: all three agree."""
-    db = connect(tmp_path / "r.db")
+    db = database.connect()
     now = 1_800_000_000.0
     with transaction(db):
         agent = wallets.register(
@@ -106,7 +105,7 @@ def test_incremental_reputation_equals_the_exact_recomputation(tmp_path: Path) -
             at += rng.randrange(1, 20 * 86400)
             job = replace(_job(), id=f"hire_{i:024x}", provider_uuid=agent.uuid)
             db.execute("INSERT INTO audit_log (id, stream, seq, kind, payload, prev_hash, chain_hash, leaf_hash,"
-                       " created_at) VALUES (?, 's', ?, 'k', '{}', 'g', 'h', x'00', 0)", (i + 1, i + 1))  # fmt: skip
+                       " created_at) VALUES (?, 's', ?, 'k', '{}', 'g', 'h', ?, 0)", (i + 1, i + 1, b"\0"))  # fmt: skip
             reputation.add_sample(
                 db, job=job, success=rng.random() < 0.8, response_ms=rng.randrange(10, 4000), audit_id=i + 1, now=at
             )
@@ -143,10 +142,12 @@ def _job() -> JobRow:
     )  # fmt: skip
 
 
-def test_the_escrow_registry_is_the_same_through_either_join(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_escrow_registry_is_the_same_through_either_join(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """registry_page(escrow_only) starts from the agents for hire while they are few (JOIN) and walks the
     services by score when they are many (CROSS JOIN, its condition in WHERE): the same page either way."""
-    db = connect(tmp_path / "r.db")
+    db = database.connect()
     with transaction(db):
         for i in range(4):
             agent = wallets.register(
