@@ -95,16 +95,21 @@ def body_digest(body: bytes) -> str:
 async def _claim(writer: GroupCommitter, scope: str, key: str, digest: str, now: float) -> Claim | Answer:
     def claim_tx(db: Conn) -> Claim | store.IdemRow:
         store.purge(db, now - RETENTION_SECONDS)
-        row = store.get(db, scope, key)
-        abandoned = (
-            row is not None
-            and row.status == "in_flight"
-            and (row.created_at < now - STALE_AFTER_SECONDS or instance.is_gone(row.owner))
-        )
-        if row is None or abandoned:
-            claim = Claim(scope, key, secrets.token_hex(16))
-            store.put_in_flight(db, scope, key, digest, claim.attempt, now, instance.current())
+        claim = Claim(scope, key, secrets.token_hex(16))
+        me = instance.current()
+        row = store.claim(db, scope, key, digest, claim.attempt, now, me)
+        if row is None:
             return claim
+        abandoned = row.status == "in_flight" and (
+            row.created_at < now - STALE_AFTER_SECONDS or instance.is_gone(row.owner)
+        )
+        # a compare-and-set on the attempt judged abandoned: of two writers judging it, one takes it
+        if abandoned and store.take_over(db, scope, key, row.attempt, digest, claim.attempt, now, me):
+            return claim
+        if abandoned:  # another attempt took it over first: answer from what it made of the row
+            row = store.get(db, scope, key, for_update=True)
+            if row is None:
+                raise InFlight()
         return row
 
     row = await writer.run(claim_tx)
