@@ -28,10 +28,10 @@ from core.store import (
     for_update,
     kind_of,
     lock,
+    locks,
     transaction,
 )
 from core.store import audit as audit_store
-from core.store import locks
 from core.store import wallets as wallet_store
 
 USDC = 1_000_000
@@ -56,7 +56,7 @@ def _threads(n: int, target: Callable[[int], None]) -> None:
     def run(i: int) -> None:
         try:
             target(i)
-        except BaseException as exc:  # noqa: BLE001 (reported below)
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
