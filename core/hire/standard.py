@@ -28,7 +28,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from core import idempotency, wallets
+from core import idempotency, instance, wallets
 from core.errors import ServiceError
 from core.hire import moves, reputation, rules, runners, schemas, services
 from core.hire.context import Hire
@@ -212,6 +212,7 @@ def _reserve_tx(ctx: Hire, req: HireRequest, idem: IdemKey | None, now: float) -
             caller_webhook_secret=req.webhook_secret,
             created_at=now,
             updated_at=now,
+            owner=instance.current(),  # this process runs it (see settle.recover)
         )
         store.insert_job(conn, job)
         moves.record(

@@ -896,4 +896,10 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE mcp_quotes ADD COLUMN content TEXT;
     """,
+    # issue 17 (several API processes on one database): hire_jobs.owner, the process running the job
+    # (core.instance id, set when it starts running it). The start-up recovery settles only jobs whose
+    # owner is gone (core.hire.settle.recover), never another live process's.
+    """
+    ALTER TABLE hire_jobs ADD COLUMN owner TEXT;
+    """,
 ]
