@@ -902,4 +902,13 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE hire_jobs ADD COLUMN owner TEXT;
     """,
+    # issue 17: a provider link's durable claim. While a process mints the agent NFT of a pending
+    # provider row (token_id NULL), the row names it (link_owner: core.instance id; link_attempt: the
+    # request's random token; link_started): a link request of any other process refuses until the
+    # owner is gone or the claim is stale, then takes it over by a compare-and-set on link_attempt.
+    """
+    ALTER TABLE providers ADD COLUMN link_owner TEXT;
+    ALTER TABLE providers ADD COLUMN link_attempt TEXT;
+    ALTER TABLE providers ADD COLUMN link_started REAL;
+    """,
 ]

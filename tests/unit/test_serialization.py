@@ -32,6 +32,7 @@ from core.store import (
     transaction,
 )
 from core.store import audit as audit_store
+from core.store import checkout as checkout_store
 from core.store import wallets as wallet_store
 
 USDC = 1_000_000
@@ -253,3 +254,31 @@ def test_spends_and_compounds_from_several_connections_keep_the_split(tmp_path: 
     bal = wallet_store.get_balance(conn, agent.uuid)
     assert bal.owner_balance >= 0 and bal.self_balance >= 0
     assert wallet_store.ledger_totals(conn, agent.uuid) == (bal.balance, bal.owner_balance, bal.self_balance)
+
+
+# ---- provider links: the pending row is the claim ------------------------------------------------------
+
+
+def test_a_pending_provider_row_is_claimed_once_and_taken_over_by_compare_and_set(tmp_path: Path) -> None:
+    conn = connect(tmp_path / "p.db")
+    agent = _agent(conn)
+    pending = {"agent_uuid": agent.uuid, "self_wallet": "0x" + "11" * 20, "owner_address": "0x" + "22" * 20}
+    with transaction(conn):
+        assert checkout_store.insert_pending_provider(
+            conn, **pending, referrer_token_id=None, now=1.0, link_owner="p1", link_attempt="a1"
+        )
+        # a second link, from any writer: nothing inserted, the claim stays the first's
+        assert not checkout_store.insert_pending_provider(
+            conn, **pending, referrer_token_id=None, now=2.0, link_owner="p2", link_attempt="a2"
+        )
+        assert checkout_store.link_claim(conn, agent.uuid) == checkout_store.LinkClaim("p1", "a1", 1.0)
+        assert not checkout_store.take_over_link(conn, agent.uuid, "stale", "p3", "a3", 3.0)
+        assert checkout_store.take_over_link(conn, agent.uuid, "a1", "p3", "a3", 3.0)
+        checkout_store.delete_pending_provider(conn, agent.uuid, "a1")  # the old attempt deletes nothing
+        checkout_store.release_link(conn, agent.uuid, "a1")  # nor releases the new one's claim
+        assert checkout_store.link_claim(conn, agent.uuid) == checkout_store.LinkClaim("p3", "a3", 3.0)
+        checkout_store.release_link(conn, agent.uuid, "a3")
+        assert checkout_store.link_claim(conn, agent.uuid) == checkout_store.LinkClaim(None, None, None)
+        assert checkout_store.take_over_link(conn, agent.uuid, None, "p4", "a4", 4.0)  # a released claim
+        checkout_store.delete_pending_provider(conn, agent.uuid, "a4")
+        assert checkout_store.link_claim(conn, agent.uuid) is None
