@@ -14,6 +14,10 @@ leave money moved without the response a retry will replay. Then:
   is gone (a crash, a restart) the claim may be taken over at once; a claim of a process this one
   cannot judge (another host) after STALE_AFTER_SECONDS. Should the original still finish later,
   its commit is refused because it no longer holds the key.
+
+This holds with several processes on one database: a key is claimed by one insert that never
+replaces a row, and of the writers that judge one claim abandoned, one takes it over (a
+compare-and-set on the attempt seen; core.store.idempotency).
 """
 
 from __future__ import annotations
