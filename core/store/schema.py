@@ -896,4 +896,19 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE mcp_quotes ADD COLUMN content TEXT;
     """,
+    # issue 17 (several API processes on one database): hire_jobs.owner, the process running the job
+    # (core.instance id, set when it starts running it). The start-up recovery settles only jobs whose
+    # owner is gone (core.hire.settle.recover), never another live process's.
+    """
+    ALTER TABLE hire_jobs ADD COLUMN owner TEXT;
+    """,
+    # issue 17: a provider link's durable claim. While a process mints the agent NFT of a pending
+    # provider row (token_id NULL), the row names it (link_owner: core.instance id; link_attempt: the
+    # request's random token; link_started): a link request of any other process refuses until the
+    # owner is gone or the claim is stale, then takes it over by a compare-and-set on link_attempt.
+    """
+    ALTER TABLE providers ADD COLUMN link_owner TEXT;
+    ALTER TABLE providers ADD COLUMN link_attempt TEXT;
+    ALTER TABLE providers ADD COLUMN link_started REAL;
+    """,
 ]
