@@ -17,7 +17,15 @@ from core.store import Conn
 from core.store import leases as store
 from core.store.leases import LostLease
 
-__all__ = ["Lease", "LostLease", "indexer_lease_name", "job_lease_name", "service_lease_name"]
+__all__ = [
+    "Lease",
+    "LostLease",
+    "holders",
+    "indexer_lease_name",
+    "is_this_process",
+    "job_lease_name",
+    "service_lease_name",
+]
 
 
 def indexer_lease_name(chain_id: int) -> str:
@@ -78,3 +86,13 @@ class Lease:
     def lost(self) -> None:
         """Forget the term (the lease could not be renewed, or a fenced write was refused)."""
         self.term = None
+
+
+def holders(conn: Conn, now: float) -> dict[str, str]:
+    """Each unexpired lease's holder by lease name (for /healthz)."""
+    return {row.name: row.holder for row in store.all_leases(conn) if row.expires_at > now}
+
+
+def is_this_process(holder: str | None) -> bool:
+    """Is `holder` this process (the default holder of every lease it takes)?"""
+    return holder is not None and holder == instance.current()
