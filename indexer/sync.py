@@ -166,7 +166,7 @@ class Indexer:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"indexer did not reach block {block} (at {self.status.seen})")
             if not await self.step():
-                await asyncio.sleep(self.poll_interval)
+                await asyncio.sleep(self.poll_interval if self.status.leader else self.follower_poll)
 
     async def step(self) -> bool:
         """One round: take or renew the leadership, check the head and our tip, then apply one range.
@@ -174,6 +174,8 @@ class Indexer:
         Raises Halted while the database says this indexer is halted, LostLease when a write found
         the leadership taken over (nothing of the step is written then)."""
         if not await self._lead():
+            applied = projections.get_tip(self.conn, self.chain_id)  # the leader's, for status and run_until
+            self.status.seen = applied[0] if applied is not None else self.status.seen
             return False
         halt = projections.get_halt(self.conn, self.chain_id)
         if halt is not None:
