@@ -343,29 +343,36 @@ class JobRunner:
         assert self._stop is not None
         while not self._stop.is_set():
             await asyncio.sleep(self.renew_every)
-            before = {name: lease.term for name, lease in self._leases.items()}
-            await self._renew(list(self._leases))
-            gained = [j for j in self.jobs if self.holds(j.name) and self._leases[j.name].term != before[j.name]]
-            if gained:
-                log.info("jobs taken over by this process: %s", ", ".join(j.name for j in gained))
-                try:
-                    stored = {row.name: row for row in await self.writer.run(store.job_runs)}  # type: ignore[union-attr]
-                except StoreError as exc:
-                    log.warning("job runs could not be read: %s", exc)
-                    stored = {}
-                now = self.clock()
-                for job in gained:
-                    if not self._states[job.name].running:
-                        self._resume(job, stored.get(job.name), now)
-            for service in self.services:
-                if self.holds(service.name) and service not in self._started:
-                    log.info("service %s starts here (its lease was gained)", service.name)
-                    await service.start()
-                    self._started.append(service)
-                elif not self.holds(service.name) and service in self._started:
-                    log.warning("service %s stops here: its lease is held by another process", service.name)
-                    self._started.remove(service)
-                    await service.stop()
+            try:
+                await self._keep_once()
+            except Exception:  # never end the keeper: a service that failed to start is tried again
+                log.exception("job leases: a renewal round failed")
+
+    async def _keep_once(self) -> None:
+        """One round of the keeper: renew, resume gained jobs, start or stop services."""
+        before = {name: lease.term for name, lease in self._leases.items()}
+        await self._renew(list(self._leases))
+        gained = [j for j in self.jobs if self.holds(j.name) and self._leases[j.name].term != before[j.name]]
+        if gained:
+            log.info("jobs taken over by this process: %s", ", ".join(j.name for j in gained))
+            try:
+                stored = {row.name: row for row in await self.writer.run(store.job_runs)}  # type: ignore[union-attr]
+            except StoreError as exc:
+                log.warning("job runs could not be read: %s", exc)
+                stored = {}
+            now = self.clock()
+            for job in gained:
+                if not self._states[job.name].running:
+                    self._resume(job, stored.get(job.name), now)
+        for service in self.services:
+            if self.holds(service.name) and service not in self._started:
+                log.info("service %s starts here (its lease was gained)", service.name)
+                await service.start()
+                self._started.append(service)
+            elif not self.holds(service.name) and service in self._started:
+                log.warning("service %s stops here: its lease is held by another process", service.name)
+                self._started.remove(service)
+                await service.stop()
 
     async def _release(self) -> None:
         """A clean stop: give up every lease held, so that another process takes over at once."""
