@@ -67,9 +67,12 @@ def release(conn: Conn, name: str, holder: str) -> bool:
 
 
 def fence(conn: Conn, name: str, holder: str, term: int, now: float, ttl: float | None = None) -> None:
-    """Inside a write transaction: raise LostLease unless `holder` still has `name` at `term`,
-    unexpired at `now`; with `ttl`, also extend it to now + ttl. The UPDATE locks the lease row until
-    the transaction ends, so a takeover cannot commit between this check and the caller's COMMIT."""
+    """Inside a write transaction: raise LostLease unless `holder` still has `name` at `term`; with
+    `ttl`, also extend it to now + ttl. A lease that expired but was not taken over still passes
+    (nobody else has held it since: every takeover changes the holder or the term), so a step slower
+    than the ttl on a lone process is not thrown away. The UPDATE locks the lease row until the
+    transaction ends, so a takeover cannot commit between this check and the caller's COMMIT (and one
+    waiting for the row sees the extended expiry)."""
     if ttl is None:
         sql = "UPDATE leases SET expires_at = expires_at"
         params: tuple[object, ...] = ()
@@ -77,8 +80,7 @@ def fence(conn: Conn, name: str, holder: str, term: int, now: float, ttl: float 
         sql = "UPDATE leases SET expires_at = ?"
         params = (now + ttl,)
     rows = conn.execute(
-        sql + " WHERE name = ? AND holder = ? AND term = ? AND expires_at > ? RETURNING term",
-        (*params, name, holder, term, now),
+        sql + " WHERE name = ? AND holder = ? AND term = ? RETURNING term", (*params, name, holder, term)
     ).fetchall()
     if not rows:
         raise LostLease(f"lease {name!r} is no longer held by {holder} at term {term}")

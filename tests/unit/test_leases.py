@@ -60,9 +60,11 @@ def test_fence_refuses_a_stalled_holder_after_a_takeover(conn: Conn) -> None:
         conn.execute("INSERT INTO rows VALUES (1)")
         store.fence(conn, "indexer:1", "a", a, now=110)
     assert conn.execute("SELECT count(*) FROM rows").fetchall() == [(0,)]
-    # even the old holder's own expired-but-untaken lease refuses a fence (its owner must renew first)
-    with pytest.raises(LostLease):
-        store.fence(conn, "indexer:1", "b", 2, now=1_000)
+    # b's lease expired but nobody took it over: still b's (a slow step is not thrown away); extended
+    with transaction(conn):
+        store.fence(conn, "indexer:1", "b", 2, now=1_000, ttl=5)
+    assert store.get(conn, "indexer:1") == store.LeaseRow("indexer:1", "b", 2, 1_005)
+    assert store.acquire_or_renew(conn, "indexer:1", "a", 5, now=1_004) is None
     with pytest.raises(LostLease):
         store.fence(conn, "indexer:1", "b", 1, now=110)  # an old term of the right holder
 
