@@ -911,4 +911,16 @@ MIGRATIONS: list[str] = [
     ALTER TABLE providers ADD COLUMN link_attempt TEXT;
     ALTER TABLE providers ADD COLUMN link_started REAL;
     """,
+    # issue 17: leases, so that one process at a time runs each background job and service (core.jobs:
+    # "job:<name>", "service:<name>") and follows the chain ("indexer:<chain_id>"). A takeover bumps
+    # `term`; the holder's writes are fenced on (holder, term) (core.store.leases). expires_at: unix
+    # seconds of the holder's clock.
+    """
+    CREATE TABLE leases (
+        name TEXT PRIMARY KEY,
+        holder TEXT NOT NULL,
+        term INTEGER NOT NULL,
+        expires_at REAL NOT NULL
+    );
+    """,
 ]
