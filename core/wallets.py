@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from core.money import format_usdc, split, usdc_text
-from core.store import Conn
+from core.store import Conn, lock
 from core.store import marketplace as market_store
 from core.store import wallets as store
 from core.store.wallets import AgentRow, BalanceRow, LedgerEntry
@@ -399,12 +399,13 @@ def run_key(now: float, niche: str | None) -> str:
 
 def record_run(conn: Conn, agent: AgentRow, success: bool, niche: str | None, now: float) -> tuple[str, int, int]:
     """Count one run under `run:YYYY-MM-DD:<niche or general>` (UTC day of `now`), value
-    {"success": n, "failure": m}. Read-modify-write inside the caller's BEGIN IMMEDIATE
-    transaction, so concurrent records (even from other processes) never lose a count."""
+    {"success": n, "failure": m}. Read-modify-write under the key's lock (the row may not exist yet,
+    so a row lock cannot cover it), so concurrent records (even from other processes) never lose a count."""
     if niche is not None:
         check_niche(niche)
     check_not_settling(conn, agent)
     key = run_key(now, niche)
+    lock(conn, f"memory:{agent.uuid}:{key}")
     row = store.get_memory(conn, agent.uuid, key)
     counts = {"success": 0, "failure": 0} if row is None else json.loads(row.value)
     counts["success" if success else "failure"] += 1
