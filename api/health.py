@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Annotated, Any, Literal
 
 import aiohttp
@@ -11,13 +12,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from api.errors import ApiError
-from api.http import DEPLOYMENT, JOBS, READ_DB, RPC_URL
+from api.http import CLOCK, DEPLOYMENT, JOBS, READ_DB, RPC_URL
 from api.operation import Call, Operation, Reply
 from api.policy import serve
 from core import indexing
 from core.isotime import iso_utc
+from core.jobs import JobRunner
+from core.leases import holders, indexer_lease_name, is_this_process, job_lease_name, service_lease_name
 from core.networks import network_for
-from core.store import Conn
+from core.store import Conn, database_of
 from core.store.projections import get_tip
 
 #: The indexer is "behind" when the node's head is more than this many blocks past what it applied.
@@ -44,10 +47,13 @@ class IndexerView(_Response):
         Field(description="why it halted (with state halted only)", json_schema_extra=_no_default),
     ] = None
     haltedAt: Annotated[str | SkipJsonSchema[None], Field(json_schema_extra=_no_default)] = None
+    leader: bool = Field(description="this process follows the chain (it holds the indexer's lease)")
+    holder: str | None = Field(description="the process holding the indexer's lease (null: none at the moment)")
 
 
 class JobView(BaseModel):
-    """One background job or service: its state, schedule, last run, next run, last error, counts."""
+    """One background job or service: its state, schedule, last run, next run, last error, counts; with
+    a database, `leader` (this process holds its lease and runs it) and `holder` (the process that does)."""
 
     model_config = ConfigDict(extra="allow")
     state: str
@@ -55,6 +61,10 @@ class JobView(BaseModel):
 
 class HealthResponse(_Response):
     status: Literal["ok", "degraded"]
+    backend: Annotated[
+        Literal["sqlite", "postgresql"] | SkipJsonSchema[None],
+        Field(description="the database the service runs on", json_schema_extra=_no_default),
+    ] = None
     chainId: int
     network: str
     latestBlock: int
@@ -114,25 +124,42 @@ async def run_healthz(app: web.Application, call: Call) -> Reply:
         "usdc": dep.usdc,
         "contracts": dep.contracts,
     }
+    held: dict[str, str] = {}
     if READ_DB in app:
-        body["indexer"] = indexer_view(app[READ_DB], chain_id, latest)
+        db = app[READ_DB]
+        body["backend"] = database_of(db).kind
+        held = holders(db, app.get(CLOCK, time.time)())
+        body["indexer"] = indexer_view(db, chain_id, latest, held.get(indexer_lease_name(chain_id)))
         if body["indexer"]["state"] != "synced":
             body["status"] = "degraded"
     if JOBS in app:
-        body["jobs"] = app[JOBS].status()
+        body["jobs"] = jobs_view(app[JOBS], held if READ_DB in app else None)
     return Reply(200, json.dumps(body).encode())
+
+
+def jobs_view(runner: JobRunner, held: dict[str, str] | None) -> dict[str, dict[str, Any]]:
+    """The runner's status, each job and service with its lease's holder (when the leases are known)."""
+    out = runner.status()
+    if held is not None:
+        for job in runner.jobs:
+            out[job.name]["holder"] = held.get(job_lease_name(job.name))
+        for service in runner.services:
+            out[service.name]["holder"] = held.get(service_lease_name(service.name))
+    return out
 
 
 async def healthz(request: web.Request) -> web.Response:
     return await serve(request, run_healthz, "none")
 
 
-def indexer_view(db: Conn, chain_id: int, latest: int) -> dict[str, Any]:
+def indexer_view(db: Conn, chain_id: int, latest: int, holder: str | None = None) -> dict[str, Any]:
     """What the indexer has applied ("seen") and treats as final, and how far behind it is; `halted`
-    (with the reason) when it waits for an operator, whichever process runs it."""
+    (with the reason) when it waits for an operator, whichever process runs it; which process leads
+    it (`holder` of its lease) and whether that is this one (`leader`)."""
+    lead = {"leader": is_this_process(holder), "holder": holder}
     tip = get_tip(db, chain_id)
     if tip is None:
-        return {"state": "starting", "seen": None, "final": None, "behind": None}
+        return {"state": "starting", "seen": None, "final": None, "behind": None, **lead}
     seen, _hash, _head, final = tip
     behind = max(0, latest - seen)
     view: dict[str, Any] = {
@@ -140,6 +167,7 @@ def indexer_view(db: Conn, chain_id: int, latest: int) -> dict[str, Any]:
         "seen": seen,
         "final": final,
         "behind": behind,
+        **lead,
     }
     halt = indexing.halt_of(db, chain_id)
     if halt is not None:

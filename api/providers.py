@@ -15,7 +15,8 @@ signature}. `signature` is the self wallet's EIP-191 personal_sign of exactly
 lines joined by "\\n", no trailing newline; the timestamp must be within 5 minutes of the server
 clock. The service then mints the agent NFT (AgentRegistry.mint(owner, selfWallet, walletId,
 referrerTokenId)) with the operator key and answers 201 with the token id. Refused: a second link
-of the agent (409 provider_already_linked), a self wallet another provider or token uses (409
+of the agent (409 provider_already_linked; 409 provider_link_in_progress while another request,
+in any process, is linking it), a self wallet another provider or token uses (409
 self_wallet_taken), a signature from another address (401 signature_mismatch), a stale timestamp
 (401 timestamp_out_of_window), an unknown referrer token (404 unknown_referrer).
 
@@ -35,7 +36,6 @@ out (`price`), with `unit_amount` in micro-USDC as checkout sessions use.
 
 from __future__ import annotations
 
-import asyncio
 import re
 import secrets
 from typing import Annotated, Any
@@ -58,9 +58,6 @@ from core.operator import ChainUnavailable
 from core.store import Conn
 from core.store import checkout as store
 from core.store.checkout import ItemRow, ProviderRow
-
-#: Serialises provider links in this process (rare calls; makes check-insert-mint-record race-free).
-LINK_LOCK: web.AppKey[asyncio.Lock] = web.AppKey("provider_link_lock", asyncio.Lock)
 
 _ADDRESS = r"^0x[0-9a-fA-F]{40}$"
 
@@ -224,10 +221,10 @@ async def run_link_provider(app: web.Application, call: Call) -> Reply:
             signature=req.signature,
             now=now,
         )
-        async with app[LINK_LOCK]:
-            result["provider"] = await providers.link(
-                ctx, agent.uuid, agent.wallet, self_wallet, owner, req.referrer_token_id, now
-            )
+        # one link of an agent at a time, in every process: the pending row's claim (core.checkout.providers)
+        result["provider"] = await providers.link(
+            ctx, agent.uuid, agent.wallet, self_wallet, owner, req.referrer_token_id, now
+        )
 
     def finish(conn: Conn) -> tuple[int, bytes]:
         p = store.get_provider(conn, result["provider"].agent_uuid)
@@ -410,7 +407,7 @@ OPERATIONS: list[Operation] = [
         errors={
             401: ("timestamp_out_of_window", "signature_mismatch"),
             404: ("agent_not_found", "unknown_referrer"),
-            409: ("provider_already_linked", "self_wallet_taken"),
+            409: ("provider_already_linked", "provider_link_in_progress", "self_wallet_taken"),
             502: ("mint_failed", "chain_error"),
             503: ("chain_unavailable",),
         },
@@ -534,7 +531,6 @@ OPERATIONS: list[Operation] = [
 def add_provider_routes(app: web.Application, ctx: Checkout) -> None:
     """Mount provider linking and the catalogue (needs READ_DB, WRITER and CLOCK, as api.app sets them)."""
     app[CHECKOUT] = ctx
-    app[LINK_LOCK] = asyncio.Lock()
     add_acp_headers(app)
     app.router.add_post("/api/acp/providers", link_provider)
     app.router.add_get("/api/acp/providers/{agent_id}", get_provider)

@@ -22,7 +22,7 @@ from typing import Any
 import rfc8785
 
 import merkle
-from core.store import Conn
+from core.store import Conn, lock
 from core.store import audit as store
 from core.store.audit import AuditEntry
 
@@ -30,6 +30,8 @@ from core.store.audit import AuditEntry
 ChainRule = Callable[[int, str, bytes], str]
 
 GENESIS = "genesis"
+#: The named lock every append takes first (one log, one tree: appends run one at a time).
+AUDIT_LOCK = "audit"
 DECISION = "decision"
 ORDER_TRANSITION = "order_transition"
 
@@ -107,7 +109,12 @@ def leaf_hash(audit_id: int, stream: str, chain_hash: str) -> bytes:
 
 def append(conn: Conn, *, stream: str, kind: str, payload: dict[str, Any], chain: ChainRule, now: float) -> AuditEntry:
     """Append one entry to `stream` and one leaf to the tree, in the caller's transaction: the
-    payload in canonical JSON, the stream's chain rule over it, the leaf over (id, stream, hash)."""
+    payload in canonical JSON, the stream's chain rule over it, the leaf over (id, stream, hash).
+
+    First the one lock of the log (core.store.locks): the id, the stream's seq and the Merkle
+    siblings are then read after every earlier append committed, so no two writers (processes on
+    one PostgreSQL) compute the same id or seq, or hash a sibling that is not there yet."""
+    lock(conn, AUDIT_LOCK)
     head = store.stream_head(conn, stream)
     seq, prev = (head[0] + 1, head[1]) if head is not None else (1, GENESIS)
     body = canonical(payload)

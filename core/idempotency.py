@@ -14,6 +14,10 @@ leave money moved without the response a retry will replay. Then:
   is gone (a crash, a restart) the claim may be taken over at once; a claim of a process this one
   cannot judge (another host) after STALE_AFTER_SECONDS. Should the original still finish later,
   its commit is refused because it no longer holds the key.
+
+This holds with several processes on one database: a key is claimed by one insert that never
+replaces a row, and of the writers that judge one claim abandoned, one takes it over (a
+compare-and-set on the attempt seen; core.store.idempotency).
 """
 
 from __future__ import annotations
@@ -95,16 +99,21 @@ def body_digest(body: bytes) -> str:
 async def _claim(writer: GroupCommitter, scope: str, key: str, digest: str, now: float) -> Claim | Answer:
     def claim_tx(db: Conn) -> Claim | store.IdemRow:
         store.purge(db, now - RETENTION_SECONDS)
-        row = store.get(db, scope, key)
-        abandoned = (
-            row is not None
-            and row.status == "in_flight"
-            and (row.created_at < now - STALE_AFTER_SECONDS or instance.is_gone(row.owner))
-        )
-        if row is None or abandoned:
-            claim = Claim(scope, key, secrets.token_hex(16))
-            store.put_in_flight(db, scope, key, digest, claim.attempt, now, instance.current())
+        claim = Claim(scope, key, secrets.token_hex(16))
+        me = instance.current()
+        row = store.claim(db, scope, key, digest, claim.attempt, now, me)
+        if row is None:
             return claim
+        abandoned = row.status == "in_flight" and (
+            row.created_at < now - STALE_AFTER_SECONDS or instance.is_gone(row.owner)
+        )
+        # a compare-and-set on the attempt judged abandoned: of two writers judging it, one takes it
+        if abandoned and store.take_over(db, scope, key, row.attempt, digest, claim.attempt, now, me):
+            return claim
+        if abandoned:  # another attempt took it over first: answer from what it made of the row
+            row = store.get(db, scope, key, for_update=True)
+            if row is None:
+                raise InFlight()
         return row
 
     row = await writer.run(claim_tx)

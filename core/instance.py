@@ -18,7 +18,7 @@ import socket
 from functools import cache
 from pathlib import Path
 
-__all__ = ["current", "is_gone"]
+__all__ = ["current", "is_gone", "on_this_host"]
 
 
 def _start_ticks(pid: int) -> int | None:
@@ -68,3 +68,8 @@ def is_gone(owner: str | None) -> bool:
         return True  # this pid under another token: an earlier start of ours
     running = _start_ticks(pid)
     return running is None or (start != 0 and running != 0 and running != start)
+
+
+def on_this_host(owner: str | None) -> bool:
+    """Whether `owner` names a process of this host (the only ones is_gone can judge)."""
+    return bool(owner) and str(owner).rsplit(":", 3)[0] == socket.gethostname()

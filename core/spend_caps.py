@@ -1,13 +1,13 @@
 """Daily spend caps of API keys: a key may move at most `daily_cap` micro-USDC per UTC day, over
 HTTP and MCP alike (api.policy holds the cap around every value-moving call of a capped key).
 
-A call holds its amount BEFORE it runs, in one writer transaction that sums what the key holds
-today and refuses past the cap (the writer serialises transactions, so two calls at once can never
-both slip under it). The hold is named by the call's Idempotency-Key (scope and key): a retry of a
-call finds the hold of the first attempt and holds nothing more, so a replayed answer is never
-counted twice nor refused by the cap the original used up. The call that made a hold releases it
-when the call is refused (nothing moved); a process that dies in between keeps it: a cap may count
-a call that moved nothing, never miss one that moved money.
+A call holds its amount BEFORE it runs, in one writer transaction that locks the key
+(core.store.locks), sums what the key holds today and refuses past the cap: two calls at once, in
+one process or several, can never both slip under it. The hold is named by the call's
+Idempotency-Key (scope and key): a retry of a call finds the hold of the first attempt and holds
+nothing more, so a replayed answer is never counted twice nor refused by the cap the original used
+up. The call that made a hold releases it when the call is refused (nothing moved); a process that
+dies in between keeps it: a cap may count a call that moved nothing, never miss one that moved money.
 """
 
 from __future__ import annotations
@@ -19,11 +19,16 @@ from dataclasses import dataclass
 from core.errors import ServiceError
 from core.keys import Caller
 from core.money import usdc_text
-from core.store import Conn
+from core.store import Conn, lock
 from core.store import spend_caps as store
 
 #: Days of holds kept (older ones are purged when the key holds again).
 KEEP_DAYS = 7
+
+
+def cap_lock(key_hash: str) -> str:
+    """The named lock of a key's holds."""
+    return "cap:" + key_hash
 
 
 def day_of(now: float) -> str:
@@ -61,6 +66,7 @@ def hold(conn: Conn, caller: Caller, ref: str, amount: int, now: float) -> Hold 
     cap = caller.daily_cap
     if cap is None:
         return None
+    lock(conn, cap_lock(caller.key_hash))  # before any read: the sum below must see every other hold
     if store.exists(conn, caller.key_hash, ref):
         return Hold(caller.key_hash, ref, amount, made=False)
     day = day_of(now)

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from core.money import format_usdc, split, usdc_text
-from core.store import Conn
+from core.store import Conn, lock
 from core.store import marketplace as market_store
 from core.store import wallets as store
 from core.store.wallets import AgentRow, BalanceRow, LedgerEntry
@@ -231,7 +231,7 @@ def spend(conn: Conn, agent: AgentRow, amount: int, destination: str, now: float
     """Debit `amount` (self part first, then owner part); refuse more than the balance, and any
     spend of an agent paused for a sale."""
     check_not_paused(conn, agent)
-    cur = store.get_balance(conn, agent.uuid)
+    cur = store.get_balance(conn, agent.uuid, for_update=True)
     if amount > cur.balance:
         raise WalletError(
             "insufficient_balance",
@@ -269,7 +269,7 @@ def compound(conn: Conn, agent: AgentRow, percent: int, now: float) -> CompoundR
     in the bucket (no endpoint takes them out yet). Nothing to move: no row, moved 0."""
     if not 1 <= percent <= 100:
         raise WalletError("invalid_field", "reinvestPercent must be between 1 and 100", "reinvestPercent")
-    cur = store.get_balance(conn, agent.uuid)
+    cur = store.get_balance(conn, agent.uuid, for_update=True)
     from_owner = cur.owner_balance * percent // 100
     from_self = cur.self_balance * percent // 100
     moved = from_owner + from_self
@@ -399,12 +399,13 @@ def run_key(now: float, niche: str | None) -> str:
 
 def record_run(conn: Conn, agent: AgentRow, success: bool, niche: str | None, now: float) -> tuple[str, int, int]:
     """Count one run under `run:YYYY-MM-DD:<niche or general>` (UTC day of `now`), value
-    {"success": n, "failure": m}. Read-modify-write inside the caller's BEGIN IMMEDIATE
-    transaction, so concurrent records (even from other processes) never lose a count."""
+    {"success": n, "failure": m}. Read-modify-write under the key's lock (the row may not exist yet,
+    so a row lock cannot cover it), so concurrent records (even from other processes) never lose a count."""
     if niche is not None:
         check_niche(niche)
     check_not_settling(conn, agent)
     key = run_key(now, niche)
+    lock(conn, f"memory:{agent.uuid}:{key}")
     row = store.get_memory(conn, agent.uuid, key)
     counts = {"success": 0, "failure": 0} if row is None else json.loads(row.value)
     counts["success" if success else "failure"] += 1

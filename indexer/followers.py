@@ -19,7 +19,7 @@ import logging
 from collections.abc import Sequence
 
 from core.followers import Follower
-from core.store import Conn, projections
+from core.store import Conn, projections, savepoint
 from core.store.projections import Event
 from indexer.decode import Decoder
 
@@ -108,23 +108,19 @@ class FinalEvents:
         step = getattr(f, "finalized", None)
         if step is None:
             return
-        conn.execute("SAVEPOINT follower_final")
         try:
-            step(conn, chain_id, final)
+            with savepoint(conn, "follower_final"):
+                step(conn, chain_id, final)
         except Exception:
-            conn.execute("ROLLBACK TO follower_final")
             log.exception("%s: its step at final block %d failed; it runs again at the next", f.name, final)
-        conn.execute("RELEASE follower_final")
 
     def _apply(self, conn: Conn, chain_id: int, f: Follower, events: Sequence[Event]) -> None:
         for event in events:
             if event.contract not in f.contracts:
                 continue
-            conn.execute("SAVEPOINT follower_event")
             try:
-                f.apply(conn, chain_id, event)
+                with savepoint(conn, "follower_event"):
+                    f.apply(conn, chain_id, event)
             except Exception:
-                conn.execute("ROLLBACK TO follower_event")
                 self.skipped += 1
                 log.exception("%s: %s %s:%d not applied; skipped", f.name, event.key, event.tx_hash, event.log_index)
-            conn.execute("RELEASE follower_event")

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.store import Conn, StoreError, projections, reorg
+from core.store import Conn, StoreError, begin, commit, in_transaction, projections, reorg, rollback
 from core.store.checkpoints import BackgroundCheckpoints
 from core.store.projections import Event, Subscriber
 from indexer.decode import Decoder, in_chain_order, parse_logs, raw_block_number
@@ -124,11 +124,11 @@ class _Commit:
 
     def _run(self, conn: Conn, committed: Callable[[], None]) -> None:
         try:
-            conn.execute("COMMIT")
+            commit(conn)
         except BaseException as exc:
             self.error = exc
             with contextlib.suppress(StoreError):
-                conn.execute("ROLLBACK")
+                rollback(conn)
             return
         committed()
 
@@ -167,8 +167,11 @@ class Historical:
         sizer: RangeSizer,
         clock: Callable[[], float],
         progress: Callable[[Snapshot], None] | None,
+        fence: Callable[[Conn], None] = lambda conn: None,
     ) -> None:
         self.conn, self.rpc, self.decoder = conn, rpc, decoder
+        #: Run in each range's transaction: raises (and the range is rolled back) unless this process leads.
+        self.fence = fence
         self.chain_id = chain_id
         self.subscribers = subscribers
         self.finals = finals
@@ -293,8 +296,9 @@ class Historical:
         check_order(events, item.start, item.stop)
         self._wait_commit()
         stop, block, fin = item.stop, item.block, min(final, item.stop)
-        self.conn.execute("BEGIN IMMEDIATE")
+        begin(self.conn)
         try:
+            self.fence(self.conn)
             reorg.set_block(self.conn, None)  # final blocks: nothing to journal
             projections.apply_events(self.conn, self.chain_id, events, self.subscribers)
             projections.add_blocks(
@@ -304,7 +308,7 @@ class Historical:
             reorg.prune(self.conn, self.chain_id, fin)
             self.finals.deliver(self.conn, self.chain_id, fin, events)  # final at once: to the followers now
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            rollback(self.conn)
             raise
 
         def committed() -> None:
@@ -321,9 +325,13 @@ class Historical:
         reported) and roll back a transaction left open, so the next step starts clean."""
         with contextlib.suppress(Exception):
             self._wait_commit()
-        if not self.conn.getautocommit():
+        if in_transaction(self.conn):
             with contextlib.suppress(StoreError):
-                self.conn.execute("ROLLBACK")
+                rollback(self.conn)
+
+    def restart(self) -> None:
+        """This process (again) leads: the next backfill is a new one, with its own progress rates."""
+        self._progress = None
 
     def _wait_commit(self) -> None:
         """Wait for the COMMIT left running by `_commit_range`; raise its error, if any."""

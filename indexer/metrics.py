@@ -1,7 +1,8 @@
-"""The indexer's own counters for Prometheus: events applied, reorgs, whether the node answers and
-whether the indexer halted. The runtime registers them in the API's /metrics when it runs the indexer
-in-process; `python -m indexer --metrics-port N` serves them on their own. (The checkpoint's head,
-final and lag are read from the database by the API's /metrics, whichever process indexes.)"""
+"""The indexer's own counters for Prometheus: events applied, reorgs, whether the node answers,
+whether the indexer halted and whether this process leads it (holds its lease). The runtime registers
+them in the API's /metrics when it runs the indexer in-process; `python -m indexer --metrics-port N`
+serves them on their own. (The checkpoint's head, final and lag are read from the database by the
+API's /metrics, whichever process indexes.)"""
 
 from __future__ import annotations
 
@@ -32,4 +33,7 @@ class IndexerCollector:
         yield GaugeMetricFamily(name + "node_up", "1 while the JSON-RPC node answers", value=int(s.node_ok))
         yield GaugeMetricFamily(
             name + "halted", "1 when it stopped for an operator (reorg below final)", value=int(bool(s.halted))
+        )
+        yield GaugeMetricFamily(
+            name + "leader", "1 while this process follows the chain (holds the indexer's lease)", value=int(s.leader)
         )

@@ -36,7 +36,10 @@ class Realtime:
         sizer: RangeSizer,
         clock: Callable[[], float],
         batch: int = 200,
+        fence: Callable[[Conn], None] = lambda conn: None,
     ) -> None:
+        #: Run in each batch's transaction: raises (and the batch is rolled back) unless this process leads.
+        self.fence = fence
         self.conn, self.rpc, self.decoder = conn, rpc, decoder
         self.chain_id = chain_id
         self.subscribers = subscribers
@@ -91,6 +94,7 @@ class Realtime:
         last = headers[-1]
         end = int(last["number"], 16)
         with transaction(self.conn):
+            self.fence(self.conn)
             for h in headers:
                 n = int(h["number"], 16)
                 block_events = by_block.get(n)

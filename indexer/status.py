@@ -18,6 +18,7 @@ class Status:
     halted: str = ""  # non-empty: stopped, needs an operator (e.g. a reorg below finality)
     updated_at: float = 0.0
     events_applied: int = 0  # events committed by this process (a reorg's re-applied ones count again)
+    leader: bool = False  # this process holds the indexer's lease and follows the chain
 
     @property
     def behind(self) -> int:

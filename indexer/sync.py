@@ -6,6 +6,12 @@ and the features' followers fed final events (indexer.followers).
 One step = one SQLite transaction holding the events, the projection writes, the subscribers' and
 followers' writes and the new checkpoint, so a process killed at any instant resumes exactly where
 the last commit left it, with nothing missing and nothing twice.
+
+Any number of processes may run an indexer on one database; one leads (the lease
+"indexer:<chain_id>", core.leases) and follows the chain, the others wait and retry every
+`follower_poll` seconds. Every write transaction of the indexer is fenced on the lease, so a leader
+that stalled past its lease's expiry (and was replaced) writes nothing when it wakes up. A process
+that gains the lease starts from the stored checkpoint with nothing held in memory.
 """
 
 from __future__ import annotations
@@ -17,7 +23,8 @@ import time
 from collections.abc import Callable, Sequence
 
 from core.followers import Follower
-from core.store import Conn, projections, reorg, transaction
+from core.leases import Lease, LostLease, indexer_lease_name
+from core.store import Conn, projections, reorg, transaction, tune_for_indexing
 from core.store.projections import Subscriber
 from indexer.decode import Decoder
 from indexer.followers import FinalEvents
@@ -31,7 +38,11 @@ __all__ = ["DeepReorg", "Halted", "Indexer", "Status"]
 
 log = logging.getLogger("agentledger.indexer")
 
-_CACHE_KIB = 64 * 1024
+#: Seconds a leader's lease lasts without renewal: another process takes over this long after the
+#: leader stops (at once when it died on this host: core.leases).
+LEADER_TTL = 5.0
+#: A leader renews at least this often (real seconds) while idle; every fenced write also renews it.
+RENEW_EVERY = 1.0
 
 
 class DeepReorg(RuntimeError):
@@ -60,12 +71,15 @@ class Indexer:
         followers: Sequence[Follower] = (),
         progress: Callable[[Snapshot], None] | None = None,
         clock: Callable[[], float] = time.time,
+        lease: Lease | None = None,
+        follower_poll: float = 1.0,
     ) -> None:
         self.conn = conn
-        # A page cache of up to 64 MiB on the indexer's connection (SQLite's default is 2 MiB): with
-        # the default cache the index pages of a large backfill are read back from the file over and
-        # over.
-        conn.execute(f"PRAGMA cache_size = -{_CACHE_KIB}")
+        tune_for_indexing(conn)
+        #: Leadership: only the holder of this lease follows the chain (its `ttl` in seconds of `clock`).
+        self.lease = lease or Lease(indexer_lease_name(chain_id), LEADER_TTL, clock=clock)
+        self.follower_poll = follower_poll
+        self._renewed_at = 0.0  # time.monotonic() of the last renewal
         self.rpc = rpc
         self.chain_id = chain_id
         self.decoder = Decoder(addresses)
@@ -85,6 +99,7 @@ class Indexer:
             "status": self.status,
             "sizer": self.sizer,
             "clock": clock,
+            "fence": self.fence,
         }
         self.historical = Historical(conn, rpc, self.decoder, progress=progress, **parts)  # type: ignore[arg-type]
         self.realtime = Realtime(conn, rpc, self.decoder, batch=realtime_batch, **parts)  # type: ignore[arg-type]
@@ -98,8 +113,15 @@ class Indexer:
         while not stop.is_set():
             try:
                 advanced = await self.step()
+                if not self.status.leader:  # another process follows the chain: ask again later
+                    await _sleep_or_stop(stop, self.follower_poll)
+                    continue
                 self.status.last_error = ""
                 failures = 0
+            except LostLease as exc:  # stalled past the lease and replaced: the step wrote nothing
+                self._step_down(str(exc))
+                await _sleep_or_stop(stop, self.follower_poll)
+                continue
             except RpcUnavailable as exc:
                 self.status.node_ok = False
                 self.status.last_error = str(exc)
@@ -115,7 +137,11 @@ class Indexer:
                 # Halted, not ended: the halt is stored (every process sharing the file sees it, and the
                 # API refuses money-moving calls), and we wait here for an operator to lift it
                 # (python -m scripts.indexer_admin resume | reindex), then carry on from the checkpoint.
-                await asyncio.to_thread(self._halt, str(exc))
+                try:
+                    await asyncio.to_thread(self._halt, str(exc))
+                except LostLease as lost:
+                    self._step_down(str(lost))
+                    continue
                 await self._wait_for_operator(stop)
                 continue
             except Exception as exc:  # e.g. the file locked by another writer past the busy timeout
@@ -134,16 +160,23 @@ class Indexer:
     async def run_until(self, block: int, timeout: float = 60.0) -> None:
         """Step until `block` is applied (tests and the backfill command)."""
         deadline = time.monotonic() + timeout
-        await self._load_tip()
+        if await self._lead():  # else: another process leads; step() waits for the lease
+            await self._load_tip()
         while self.status.seen < block:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"indexer did not reach block {block} (at {self.status.seen})")
             if not await self.step():
-                await asyncio.sleep(self.poll_interval)
+                await asyncio.sleep(self.poll_interval if self.status.leader else self.follower_poll)
 
     async def step(self) -> bool:
-        """One round: check the head and our tip, then apply one range. True if it advanced.
-        Raises Halted while the database says this indexer is halted."""
+        """One round: take or renew the leadership, check the head and our tip, then apply one range.
+        True if it advanced; False at once while another process leads (status.leader False).
+        Raises Halted while the database says this indexer is halted, LostLease when a write found
+        the leadership taken over (nothing of the step is written then)."""
+        if not await self._lead():
+            applied = projections.get_tip(self.conn, self.chain_id)  # the leader's, for status and run_until
+            self.status.seen = applied[0] if applied is not None else self.status.seen
+            return False
         halt = projections.get_halt(self.conn, self.chain_id)
         if halt is not None:
             raise Halted(halt[0])
@@ -184,10 +217,47 @@ class Indexer:
             return True
         return False
 
+    # ---- leadership ----------------------------------------------------------------------------
+
+    def fence(self, conn: Conn) -> None:
+        """In each write transaction of the indexer: raise LostLease unless this process still leads
+        (the lease renewed meanwhile)."""
+        self.lease.fence(conn)
+        self._renewed_at = time.monotonic()
+
+    async def _lead(self) -> bool:
+        """Take or renew the lease (at most every RENEW_EVERY s while held); on gaining it, start from
+        the stored checkpoint with nothing held in memory (another leader may have moved it)."""
+        if self.lease.held and time.monotonic() - self._renewed_at < RENEW_EVERY:
+            return True
+        before = self.lease.term
+        held = await asyncio.to_thread(self.lease.acquire, self.conn)
+        if held:
+            self._renewed_at = time.monotonic()
+            if self.lease.term != before:
+                self.finals.reset()
+                self.historical.restart()
+                if self.status.leader or before is not None:
+                    log.warning("indexer lease regained (term %s): following from the checkpoint", self.lease.term)
+                else:
+                    log.info("indexer leads chain %d (lease term %s)", self.chain_id, self.lease.term)
+        elif self.status.leader:
+            self._step_down(f"lease {self.lease.name!r} held by another process")
+        self.status.leader = held
+        return held
+
+    def _step_down(self, reason: str) -> None:
+        """Leadership lost: roll back what a step left open; the next leader starts from the checkpoint."""
+        self.historical.abandon()
+        self.lease.lost()
+        self.status.leader = False
+        log.warning("indexer no longer leads: %s; following again once the lease is free", reason)
+
     # ---- halting ---------------------------------------------------------------------------
 
     def _halt(self, reason: str) -> None:
         with transaction(self.conn):
+            self.fence(self.conn)
             projections.set_halt(self.conn, self.chain_id, reason, self.clock())
         found = projections.get_halt(self.conn, self.chain_id)
         self.status.halted = found[0] if found else reason
@@ -217,6 +287,7 @@ class Indexer:
         number = max(self.start_block - 1, 0)
         block = await self.rpc.call("eth_getBlockByNumber", [hex(number), False])
         with transaction(self.conn):
+            self.fence(self.conn)
             projections.set_tip(self.conn, self.chain_id, number, block["hash"], number, number, self.clock())
             projections.add_blocks(
                 self.conn, self.chain_id, [(number, block["hash"], block["parentHash"], int(block["timestamp"], 16))]
@@ -248,6 +319,7 @@ class Indexer:
 
     def _rollback(self, ancestor: int, ancestor_hash: str, tip: int) -> None:
         with transaction(self.conn):
+            self.fence(self.conn)
             undone = reorg.rollback_to(self.conn, self.chain_id, ancestor)
             row = projections.get_tip(self.conn, self.chain_id)
             head, final = (row[2], min(row[3], ancestor)) if row else (ancestor, ancestor)

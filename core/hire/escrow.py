@@ -35,7 +35,7 @@ from eth_account.messages import encode_defunct
 from web3 import Web3
 from web3.exceptions import TransactionNotFound, Web3RPCError
 
-from core import errors
+from core import errors, instance
 from core.errors import ServiceError
 from core.hire import moves, rules, runners, services, standard
 from core.hire.context import Hire
@@ -178,6 +178,7 @@ async def escrow_hire(ctx: Hire, req: EscrowRequest) -> dict[str, Any]:
         caller_webhook_secret=req.webhook_secret,
         created_at=now,
         updated_at=now,
+        owner=instance.current(),  # this process runs it (see settle.recover)
     )
     digest = rules.sha256_hex(message.encode())
 

@@ -1,7 +1,11 @@
 """The hire's background work: settling escrow jobs until their release or refund is mined, the
 start-up recovery of jobs a crash cut off, and the providers' health probes.
 
-Recovery (at start-up, before the API serves; nothing of this process is running a job then):
+Recovery (at start-up, before the API serves): only jobs whose owner (the process that started
+running them, core.instance) is gone. Other processes serving the same database may be running
+theirs right now; a job of an owner this process cannot judge (another host) is presumed
+abandoned once untouched for ABANDONED_AFTER_SECONDS, and a job from before owners were recorded
+(owner NULL) is abandoned. Of an abandoned job:
 - a standard hire still `reserved` was cut off between its reservation and its settlement: the
   reservation is given back and its Idempotency-Key gets the stored answer 503 `hire_interrupted`
   (a retry with the key replays it: the job never runs twice for one key, nothing is charged);
@@ -15,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from core import instance
 from core.hire import escrow, moves, reputation, rules, runners, standard
 from core.hire.context import Hire
 from core.hire.runners import Outcome
@@ -33,6 +38,18 @@ SCORE_INTERVAL = 3600.0
 PROBE_EVERY = 600.0
 PROBES_PER_STEP = 64
 PROBE_CONCURRENCY = 8
+#: A job of an owner on another host (never judged gone here) is presumed abandoned after this long
+#: without a move: far past any run (rules.MAX_SLA_SECONDS) and any own settlement attempt.
+ABANDONED_AFTER_SECONDS = 3600.0
+
+
+def abandoned(job: store.JobRow, now: float) -> bool:
+    """Whether `job`'s owner no longer runs it (see the module docstring)."""
+    if job.owner is None:
+        return True
+    return instance.is_gone(job.owner) or (
+        not instance.on_this_host(job.owner) and job.updated_at < now - ABANDONED_AFTER_SECONDS
+    )
 
 
 async def recover(ctx: Hire) -> int:
@@ -42,6 +59,8 @@ async def recover(ctx: Hire) -> int:
     def work(conn: Conn) -> int:
         touched = 0
         for job in store.jobs_in_status(conn, rules.STANDARD, ("reserved",)):
+            if not abandoned(job, now):
+                continue
             provider = checkout_store.get_provider(conn, job.provider_uuid)
             wallet = provider.wallet if provider is not None else job.provider_uuid
             outcome = Outcome(False, 0, None, "hire_interrupted", "the service restarted while the job ran")
@@ -50,6 +69,8 @@ async def recover(ctx: Hire) -> int:
                 idem_store.finish(conn, job.idem_scope, job.idem_key, job.idem_attempt, status, body)
             touched += 1
         for job in store.jobs_in_status(conn, rules.ESCROW, ("running",)):
+            if not abandoned(job, now):
+                continue
             store.update_job(
                 conn,
                 job.id,
@@ -64,6 +85,8 @@ async def recover(ctx: Hire) -> int:
             moves.record(conn, job, "running", "refunding", now, {"error_code": "hire_interrupted"})
             touched += 1
         for job in store.jobs_in_status(conn, rules.ESCROW, ("releasing", "refunding")):
+            if not abandoned(job, now):  # its owner's own attempt is under way: due when it ends
+                continue
             # the crashed process's own attempt is gone: due at once (settle_due reads the chain first)
             store.update_job(conn, job.id, ("releasing", "refunding"), next_settle_at=now)
             touched += 1

@@ -28,7 +28,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from core import idempotency, wallets
+from core import idempotency, instance, wallets
 from core.errors import ServiceError
 from core.hire import moves, reputation, rules, runners, schemas, services
 from core.hire.context import Hire
@@ -150,9 +150,11 @@ def _conflict() -> ServiceError:
 
 def _reserve_tx(ctx: Hire, req: HireRequest, idem: IdemKey | None, now: float) -> Any:
     def work(conn: Conn) -> _Reserved | Answer | ServiceError:
-        if idem is not None:
+        attempt = secrets.token_hex(16) if idem is not None else None
+        if idem is not None and attempt is not None:
             idem_store.purge(conn, now - idempotency.RETENTION_SECONDS)
-            row = idem_store.get(conn, idem.scope, idem.key)
+            # claimed first, in this transaction: of concurrent hires with one key, one claims it
+            row = idem_store.claim(conn, idem.scope, idem.key, idem.body_sha256, attempt, now)
             if row is not None:
                 if row.body_sha256 != idem.body_sha256:
                     raise _conflict()
@@ -166,14 +168,15 @@ def _reserve_tx(ctx: Hire, req: HireRequest, idem: IdemKey | None, now: float) -
             job_id = rules.new_job_id()
             held_owner, held_self = _hold(conn, req.caller, service.price, job_id, now)
         except ServiceError as exc:
-            if idem is not None and exc.replayable and exc.status < 500:
-                refused = secrets.token_hex(16)
-                idem_store.put_in_flight(conn, idem.scope, idem.key, idem.body_sha256, refused, now)
-                idem_store.finish(conn, idem.scope, idem.key, refused, exc.status, json.dumps(exc.shape()).encode())
+            if idem is not None and attempt is not None:
+                if exc.replayable and exc.status < 500:
+                    shape = json.dumps(exc.shape()).encode()
+                    idem_store.finish(conn, idem.scope, idem.key, attempt, exc.status, shape)
+                else:  # "not now": no answer to store, the key stays free for a retry
+                    idem_store.release(conn, idem.scope, idem.key, attempt)
             return exc
         provider = wallet_store.agent_by_uuid(conn, service.provider_uuid)
         assert provider is not None
-        attempt = secrets.token_hex(16) if idem is not None else None
         job = JobRow(
             id=job_id,
             kind=rules.STANDARD,
@@ -209,6 +212,7 @@ def _reserve_tx(ctx: Hire, req: HireRequest, idem: IdemKey | None, now: float) -
             caller_webhook_secret=req.webhook_secret,
             created_at=now,
             updated_at=now,
+            owner=instance.current(),  # this process runs it (see settle.recover)
         )
         store.insert_job(conn, job)
         moves.record(
@@ -219,8 +223,6 @@ def _reserve_tx(ctx: Hire, req: HireRequest, idem: IdemKey | None, now: float) -
             now,
             {"amount": str(service.price), "input_sha256": input_sha, "caller": req.caller.wallet},
         )
-        if idem is not None and attempt is not None:
-            idem_store.put_in_flight(conn, idem.scope, idem.key, idem.body_sha256, attempt, now)
         return _Reserved(job, service, input_bytes)
 
     return work
@@ -228,7 +230,7 @@ def _reserve_tx(ctx: Hire, req: HireRequest, idem: IdemKey | None, now: float) -
 
 def _hold(conn: Conn, caller: AgentRow, amount: int, job_id: str, now: float) -> tuple[int, int]:
     """Reserve `amount` on the caller's balance (self part first); 422 insufficient_balance."""
-    bal = wallet_store.get_balance(conn, caller.uuid)
+    bal = wallet_store.get_balance(conn, caller.uuid, for_update=True)
     if amount > bal.balance:
         raise ServiceError(
             422,

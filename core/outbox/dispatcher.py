@@ -17,7 +17,9 @@ share one write); until then the row stays pending, so a
 crash or restart only ever repeats a delivery (at least once, same event id), never loses one.
 An answered attempt frees its slot (`concurrency` attempts on the wire) at once, but its row is
 not attempted again before its outcome is committed; at most 2 x `concurrency` rows are out
-without a committed outcome (on the wire or answered). Run one dispatcher per database file.
+without a committed outcome (on the wire or answered). One dispatcher per database delivers: the
+service runner (core.jobs) starts it only on the process holding the lease "service:outbox", so with
+several processes each row is delivered by one of them (and by another once that one dies).
 
 Per-host circuit breaker (a host is the row's stored `host`: for a webhook "hostname:port" of its
 URL): `failure_threshold` consecutive failed attempts to a host (no answer in time, connection refused or reset, DNS or

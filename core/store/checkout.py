@@ -9,6 +9,8 @@ from typing import Any
 
 import apsw
 
+from core.store import locks
+
 
 @dataclass(frozen=True)
 class ProviderRow:
@@ -97,18 +99,73 @@ def insert_pending_provider(
     owner_address: str,
     referrer_token_id: int | None,
     now: float,
-) -> None:
+    link_owner: str | None = None,
+    link_attempt: str | None = None,
+) -> bool:
     """The provider row before its NFT exists (token_id NULL): written first, so a crash between
-    the mint and its record leaves a row a retry can complete (by the registry's walletId lookup)."""
+    the mint and its record leaves a row a retry can complete (by the registry's walletId lookup).
+    It carries the link's claim (the process and attempt minting). False when the agent has a row
+    already (a concurrent link's: insert nothing)."""
     conn.execute(
         "INSERT INTO providers (agent_uuid, self_wallet, owner_address, token_id, mint_tx, referrer_token_id,"
-        " linked_at) VALUES (?, ?, ?, NULL, NULL, ?, ?)",
-        (agent_uuid, self_wallet, owner_address, referrer_token_id, now),
+        " linked_at, link_owner, link_attempt, link_started) VALUES (?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (agent_uuid) DO NOTHING",
+        (agent_uuid, self_wallet, owner_address, referrer_token_id, now, link_owner, link_attempt, now),
+    )
+    return bool(conn.changes())
+
+
+@dataclass(frozen=True)
+class LinkClaim:
+    """Who is minting a pending provider row's NFT (all None on a row from before claims)."""
+
+    owner: str | None  # core.instance id
+    attempt: str | None
+    started: float | None
+
+
+def link_claim(conn: apsw.Connection, agent_uuid: str) -> LinkClaim | None:
+    """The claim on the agent's pending provider row, read FOR UPDATE; None without a pending row."""
+    rows = _rows(
+        conn,
+        "SELECT link_owner, link_attempt, link_started FROM providers WHERE agent_uuid = ? AND token_id IS NULL"  # noqa: S608 (a fixed suffix)
+        + locks.for_update(conn),
+        (agent_uuid,),
+    )
+    return LinkClaim(*rows[0]) if rows else None
+
+
+def take_over_link(
+    conn: apsw.Connection, agent_uuid: str, seen_attempt: str | None, owner: str, attempt: str, now: float
+) -> bool:
+    """Claim the pending row for `attempt` if its claim still is `seen_attempt`'s; False when another
+    attempt moved it first (or the row is gone or linked)."""
+    conn.execute(
+        "UPDATE providers SET link_owner = ?, link_attempt = ?, link_started = ?"
+        " WHERE agent_uuid = ? AND token_id IS NULL AND coalesce(link_attempt, '') = ?",
+        (owner, attempt, now, agent_uuid, seen_attempt or ""),
+    )
+    return bool(conn.changes())
+
+
+def release_link(conn: apsw.Connection, agent_uuid: str, attempt: str) -> None:
+    """Give up `attempt`'s claim, keeping the pending row (the chain decides on the next attempt)."""
+    conn.execute(
+        "UPDATE providers SET link_owner = NULL, link_attempt = NULL, link_started = NULL"
+        " WHERE agent_uuid = ? AND token_id IS NULL AND link_attempt = ?",
+        (agent_uuid, attempt),
     )
 
 
-def delete_pending_provider(conn: apsw.Connection, agent_uuid: str) -> None:
-    conn.execute("DELETE FROM providers WHERE agent_uuid = ? AND token_id IS NULL", (agent_uuid,))
+def delete_pending_provider(conn: apsw.Connection, agent_uuid: str, attempt: str | None = None) -> None:
+    """Delete the pending row (nothing was minted); with `attempt`, only while that attempt holds it."""
+    if attempt is None:
+        conn.execute("DELETE FROM providers WHERE agent_uuid = ? AND token_id IS NULL", (agent_uuid,))
+    else:
+        conn.execute(
+            "DELETE FROM providers WHERE agent_uuid = ? AND token_id IS NULL AND link_attempt = ?",
+            (agent_uuid, attempt),
+        )
 
 
 def set_provider_token(

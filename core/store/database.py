@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+import apsw
+
 from core.store.db import connect
 from core.store.types import Conn
 
@@ -80,3 +82,11 @@ def database_of(conn: Conn) -> Database:
     if isinstance(conn, PostgresConnection):
         return Database(conn.location)
     return Database(conn.filename)
+
+
+def kind_of(conn: Conn) -> Kind:
+    """The backend `conn` belongs to (core.store.locks picks its SQL by it). The PostgreSQL backend
+    adds its connection class here."""
+    if isinstance(conn, apsw.Connection):
+        return "sqlite"
+    raise UnsupportedDatabase(f"not a connection of this build: {type(conn).__name__}")

@@ -72,6 +72,51 @@ def read_snapshot(conn: apsw.Connection) -> Iterator[apsw.Connection]:
     conn.execute("COMMIT")
 
 
+def begin(conn: apsw.Connection) -> None:
+    """Open a write transaction (the write lock taken up front, as `transaction` does); for a caller
+    that commits it elsewhere (the indexer's COMMIT runs in a thread of its own)."""
+    conn.execute("BEGIN IMMEDIATE")
+
+
+def commit(conn: apsw.Connection) -> None:
+    conn.execute("COMMIT")
+
+
+def rollback(conn: apsw.Connection) -> None:
+    conn.execute("ROLLBACK")
+
+
+def in_transaction(conn: apsw.Connection) -> bool:
+    """Is a transaction open on `conn` (one a failed step may have left behind)?"""
+    return not conn.getautocommit()
+
+
+@contextmanager
+def savepoint(conn: apsw.Connection, name: str) -> Iterator[apsw.Connection]:
+    """A nested transaction inside the open one: rolled back to (and the error re-raised) when the
+    body raises, released either way, so the outer transaction carries on."""
+    if not name.isidentifier():
+        raise ValueError(f"not a savepoint name: {name!r}")
+    conn.execute(f"SAVEPOINT {name}")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute(f"ROLLBACK TO {name}")
+        conn.execute(f"RELEASE {name}")
+        raise
+    conn.execute(f"RELEASE {name}")
+
+
+#: The indexer's page cache (SQLite's default is 2 MiB).
+INDEXING_CACHE_KIB = 64 * 1024
+
+
+def tune_for_indexing(conn: apsw.Connection) -> None:
+    """Settings for the indexer's own connection: a page cache of up to 64 MiB, so that the index pages
+    of a large backfill are not read back from the file over and over."""
+    conn.execute(f"PRAGMA cache_size = -{INDEXING_CACHE_KIB}")
+
+
 def _migrate(conn: apsw.Connection) -> None:
     with transaction(conn):
         version = int(conn.execute("PRAGMA user_version").fetchall()[0][0])  # type: ignore[arg-type]

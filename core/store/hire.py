@@ -360,6 +360,7 @@ class JobRow:
     caller_webhook_secret: str | None
     created_at: float
     updated_at: float
+    owner: str | None = None  # core.instance id of the process that started running the job
 
 
 _JOB_COLS = ", ".join(f.name for f in fields(JobRow))

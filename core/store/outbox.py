@@ -14,7 +14,6 @@ rules (retry schedule, event ids) are core.outbox's.
 
 from __future__ import annotations
 
-import json
 import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -91,6 +90,18 @@ def enqueue(
         " next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)",
         (channel, event_id, event, source, url, host, secret, body, now, now),
     )
+
+
+#: Ids per `IN (...)` list: far below both databases' limits on bound parameters.
+IN_LIST_MAX = 500
+
+
+def _marks(values: Sequence[object]) -> str:
+    return ", ".join("?" * len(values))
+
+
+def _chunks(ids: list[int]) -> list[list[int]]:
+    return [ids[i : i + IN_LIST_MAX] for i in range(0, len(ids), IN_LIST_MAX)]
 
 
 def _delivery(row: Any) -> Delivery:
@@ -176,15 +187,15 @@ def record_attempts(conn: apsw.Connection, outcomes: Sequence[Outcome], *, delay
     and one executemany per kind of outcome. Returns each recorded row's new status by id (a row that
     was not pending is left out)."""
     ids = [o[0] for o in outcomes]
-    # the ids drive the join (CROSS JOIN keeps that order): one rowid lookup each, where
-    # "id IN (SELECT value FROM json_each(?)) AND status = 'pending'" walked every pending row's index entry
-    found = _rows(
-        conn,
-        "SELECT o.id, o.attempts FROM json_each(?) AS j CROSS JOIN outbox AS o ON o.id = j.value"
-        " WHERE o.status = 'pending'",
-        (json.dumps(ids),),
-    )
-    pending: dict[int, int] = {int(i): int(n) for i, n in found}
+    pending: dict[int, int] = {}
+    for chunk in _chunks(ids):
+        # a list of ids: one primary-key lookup each (both databases), never a walk of the pending rows
+        found = _rows(
+            conn,
+            f"SELECT id, attempts FROM outbox WHERE id IN ({_marks(chunk)}) AND status = 'pending'",  # noqa: S608 (marks)
+            tuple(chunk),
+        )
+        pending.update((int(i), int(n)) for i, n in found)
     delivered: list[tuple[int, int | None, float, int]] = []
     failed: list[tuple[str, int, float, int | None, str | None, int]] = []
     result: dict[int, str] = {}
@@ -286,17 +297,22 @@ def hold_host(
     first hold is stamped in held_since), but never past held_since + max_hold: a row due whose hold
     has lasted max_hold becomes a dead letter with `error` instead, unless it is being attempted right
     now (`in_flight`: its outcome is recorded by the attempt). Returns (held, dead-lettered)."""
-    skip = json.dumps(list(in_flight))
+    skip = list(in_flight)
     conn.execute(
-        "UPDATE outbox SET status = 'dead_letter', last_error = ? WHERE host = ? AND status = 'pending'"
+        "UPDATE outbox SET status = 'dead_letter', last_error = ? WHERE host = ? AND status = 'pending'"  # noqa: S608 (marks)
         " AND next_attempt_at <= ? AND held_since IS NOT NULL AND held_since + ? <= ?"
-        " AND id NOT IN (SELECT value FROM json_each(?))",
-        (error[:MAX_ERROR], host, now, max_hold, now, skip),
+        + (f" AND id NOT IN ({_marks(skip)})" if skip else ""),
+        (error[:MAX_ERROR], host, now, max_hold, now, *skip),
     )
     dead = int(conn.changes())
+    # next_attempt_at = max(next_attempt_at, min(until, hold's start + max_hold)), written with CASE: two-
+    # argument max/min are SQLite's (PostgreSQL's are GREATEST/LEAST)
     conn.execute(
-        "UPDATE outbox SET held_since = COALESCE(held_since, :now),"
-        " next_attempt_at = MAX(next_attempt_at, MIN(:until, COALESCE(held_since, :now) + :max_hold))"
+        "UPDATE outbox SET held_since = COALESCE(held_since, :now), next_attempt_at = CASE"
+        " WHEN next_attempt_at >= :until OR next_attempt_at >= COALESCE(held_since, :now) + :max_hold"
+        " THEN next_attempt_at"
+        " WHEN :until <= COALESCE(held_since, :now) + :max_hold THEN :until"
+        " ELSE COALESCE(held_since, :now) + :max_hold END"
         " WHERE host = :host AND status = 'pending' AND next_attempt_at < :until",
         {"now": now, "until": until, "max_hold": max_hold, "host": host},
     )
@@ -330,7 +346,7 @@ def hosts(conn: apsw.Connection, now: float) -> list[HostBacklog]:
     """Every host with pending rows, the one with the oldest pending row first."""
     rows = _rows(
         conn,
-        "SELECT url, COUNT(*), SUM(held_since IS NOT NULL AND next_attempt_at > ?), MIN(created_at),"
+        "SELECT url, COUNT(*), COUNT(*) FILTER (WHERE held_since IS NOT NULL AND next_attempt_at > ?), MIN(created_at),"
         " MIN(next_attempt_at) FROM outbox WHERE status = 'pending' GROUP BY url",
         (now,),
     )

@@ -896,4 +896,31 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE mcp_quotes ADD COLUMN content TEXT;
     """,
+    # issue 17 (several API processes on one database): hire_jobs.owner, the process running the job
+    # (core.instance id, set when it starts running it). The start-up recovery settles only jobs whose
+    # owner is gone (core.hire.settle.recover), never another live process's.
+    """
+    ALTER TABLE hire_jobs ADD COLUMN owner TEXT;
+    """,
+    # issue 17: a provider link's durable claim. While a process mints the agent NFT of a pending
+    # provider row (token_id NULL), the row names it (link_owner: core.instance id; link_attempt: the
+    # request's random token; link_started): a link request of any other process refuses until the
+    # owner is gone or the claim is stale, then takes it over by a compare-and-set on link_attempt.
+    """
+    ALTER TABLE providers ADD COLUMN link_owner TEXT;
+    ALTER TABLE providers ADD COLUMN link_attempt TEXT;
+    ALTER TABLE providers ADD COLUMN link_started REAL;
+    """,
+    # issue 17: leases, so that one process at a time runs each background job and service (core.jobs:
+    # "job:<name>", "service:<name>") and follows the chain ("indexer:<chain_id>"). A takeover bumps
+    # `term`; the holder's writes are fenced on (holder, term) (core.store.leases). expires_at: unix
+    # seconds of the holder's clock.
+    """
+    CREATE TABLE leases (
+        name TEXT PRIMARY KEY,
+        holder TEXT NOT NULL,
+        term INTEGER NOT NULL,
+        expires_at REAL NOT NULL
+    );
+    """,
 ]

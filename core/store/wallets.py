@@ -10,9 +10,8 @@ from typing import Any, cast
 
 import apsw
 
-
-class NotInTransaction(RuntimeError):
-    """A ledger write was attempted outside BEGIN ... COMMIT."""
+from core.store import locks
+from core.store.locks import NotInTransaction as NotInTransaction  # ledger writes outside a transaction
 
 
 class Overdraft(ValueError):
@@ -223,10 +222,13 @@ def count_agents(conn: apsw.Connection) -> int:
 # ---- ledger and balances -------------------------------------------------------------------
 
 
-def get_balance(conn: apsw.Connection, agent_uuid: str) -> BalanceRow:
+def get_balance(conn: apsw.Connection, agent_uuid: str, *, for_update: bool = False) -> BalanceRow:
+    """The agent's balance. for_update=True inside a write that decides a debit by it (the split of a
+    spend, a hold, a handover): the row stays as read until the transaction ends (core.store.locks)."""
     rows = _rows(
         conn,
-        "SELECT owner_balance, self_balance, total_earned, tx_count, reinvested FROM balances WHERE agent_uuid = ?",
+        "SELECT owner_balance, self_balance, total_earned, tx_count, reinvested FROM balances WHERE agent_uuid = ?"  # noqa: S608 (a fixed suffix)
+        + (locks.for_update(conn) if for_update else ""),
         (agent_uuid,),
     )
     if not rows:
@@ -276,7 +278,12 @@ def append_ledger(conn: apsw.Connection, e: LedgerEntry, now: float) -> tuple[in
 
     Raises (writing nothing) Overdraft when a balance part or the reinvested bucket would go below
     zero, TotalLimit when total_earned would pass MAX_TOTAL_UNITS, LookupError without a balances
-    row. Two statements: the balance update (returning the new balance), then the ledger row."""
+    row. Two statements: the balance update (returning the new balance), then the ledger row.
+
+    Keep this order: the guarded UPDATE locks the agent's balances row (PostgreSQL; SQLite's write
+    lock covers it) before the ledger row takes its id, so one agent's ledger ids are allocated in
+    the commit order of its rows. The dashboard's `id > last_id` fold of an agent's ledger
+    (core.dashboard.owner) relies on that: ids of different agents may commit out of order."""
     _require_tx(conn)
     rows = _rows(
         conn,

@@ -19,7 +19,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -29,12 +29,12 @@ import pytest
 from aiohttp import web
 from eth_account import Account
 
-from core import webhooks
+from core import instance, webhooks
 from core.anvil import Anvil
 from core.chain import connect as connect_chain
 from core.deployments import Deployment
-from core.hire import reputation
-from core.store import connect
+from core.hire import reputation, settle
+from core.store import connect, transaction
 from core.store import hire as store
 from tests.integration.chainkit import System
 from tests.integration.hire_kit import (
@@ -585,6 +585,78 @@ def test_kill_9_while_a_job_runs_is_settled_by_the_restart(system: System, tmp_p
         assert svc is not None and svc.jobs == 0  # an interruption is not the provider's failure
 
     run(tmp_path, system, anvil.rpc_url, after)
+
+
+def test_recovery_settles_only_jobs_whose_process_is_gone(system: System, tmp_path: Path, anvil: Anvil) -> None:
+    """Several API processes serve one database: a process starting (its recovery) settles the hires
+    of a process that is gone, never those another live process is running (issue 17)."""
+    live = subprocess.Popen(
+        [sys.executable, "-c", "from core import instance; print(instance.current(), flush=True); input()"],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert live.stdout is not None
+    live_owner = live.stdout.readline().strip()
+    gone = subprocess.run(
+        [sys.executable, "-c", "from core import instance; print(instance.current())"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+
+    async def body(h: Harness) -> None:
+        p = await h.provider(system.users[0], system.users[1])
+        key, caller, _ = await h.caller(100)
+        r = await h.hire_call(key, caller, provider=p.wallet, topic="coffee")
+        assert r.status == 200, r.body
+        done = store.get_job(h.db, r.body["jobId"])
+        assert done is not None and done.owner == instance.current()  # the process that ran it
+        now = h.clock()
+        owners = {
+            "live": (live_owner, now),  # another process of this host, still running
+            "remote": ("another-host:7:7:x", now),  # another host's: not judged, and recent
+            "gone": (gone, now),  # a process of this host that exited
+            "legacy": (None, now),  # from before owners were recorded
+            "stale": ("another-host:7:7:x", now - settle.ABANDONED_AFTER_SECONDS - 1),
+        }
+        with transaction(h.db):
+            for name, (owner, at) in owners.items():
+                store.insert_job(
+                    h.db,
+                    replace(
+                        done,
+                        id=f"job-{name}",
+                        status="reserved",
+                        outcome=None,
+                        idem_scope=None,
+                        idem_key=None,
+                        idem_attempt=None,
+                        owner=owner,
+                        updated_at=at,
+                    ),
+                )
+        assert await settle.recover(h.hire) == 3
+        status = {name: store.get_job(h.db, f"job-{name}") for name in owners}
+        assert {n: j.status for n, j in status.items() if j is not None} == {
+            "live": "reserved",
+            "remote": "reserved",
+            "gone": "released",
+            "legacy": "released",
+            "stale": "released",
+        }
+        assert await settle.recover(h.hire) == 0  # nothing of the live ones, ever
+
+    try:
+        run(tmp_path, system, anvil.rpc_url, body)
+    finally:
+        live.kill()
+        live.wait()
+        live.stdout.close()
+        if live.stdin is not None:
+            live.stdin.close()
 
 
 # ---- the subprocess entry point -------------------------------------------------------------------

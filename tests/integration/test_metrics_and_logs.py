@@ -195,10 +195,13 @@ def test_the_indexers_own_counters() -> None:
         value(s, "agentledger_indexer_events_applied_total") == 12 and value(s, "agentledger_indexer_reorgs_total") == 2
     )
     assert value(s, "agentledger_indexer_node_up") == 1 and value(s, "agentledger_indexer_halted") == 0
+    assert value(s, "agentledger_indexer_leader") == 0
     status.events_applied += 5
     status.halted = "reorg below final"
+    status.leader = True
     s = parse(generate_latest(registry).decode())
     assert value(s, "agentledger_indexer_events_applied_total") == 17 and value(s, "agentledger_indexer_halted") == 1
+    assert value(s, "agentledger_indexer_leader") == 1
 
 
 def test_a_metrics_token_is_required_when_configured(tmp_path: Path) -> None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -30,13 +32,14 @@ from api.errors import error_middleware
 from api.http import PUBLIC_URL, WRITER, Hooks
 from api.providers import add_provider_routes
 from api.wallets import add_wallet_routes
+from core import instance
 from core.anvil import Anvil
 from core.checkout import rules
 from core.checkout.context import Checkout
 from core.operator import ContractReverted, Operator, operator_account
 from core.outbox.dispatcher import Dispatcher as WebhookDispatcher
 from core.store import checkout as store
-from core.store import connect
+from core.store import connect, transaction
 from tests.integration.chainkit import USDC, System
 from tests.integration.http_kit import Client, Reply, mount_dispatcher
 from tests.integration.rpc_proxy import RpcProxy
@@ -346,6 +349,69 @@ def test_concurrent_links_of_one_agent_mint_once(system: System, tmp_path: Path)
         replies = await asyncio.gather(*(h.call("POST", "/api/acp/providers", link, key=key) for _ in range(4)))
         assert sorted(r.status for r in replies) == [201, 409, 409, 409], [r.body for r in replies]
         assert h.total_agents() == 1
+
+    run(tmp_path, system, body)
+
+
+def test_concurrent_links_through_two_processes_mint_once(system: System, tmp_path: Path) -> None:
+    """Two API processes on one database (two apps, each its own writer and operator) get links of
+    one agent at once: the pending row's claim lets one mint; every other request, on either, is
+    refused (409) and the operator sends one transaction."""
+
+    async def main() -> None:
+        async with serve(tmp_path, system) as a, serve(tmp_path, system) as b:
+            key, wallet, uuid = await a.register()
+            link = a.link_body(wallet, system.users[0], system.users[1].address)
+            sent = system.w3.eth.get_transaction_count(system.operator.address)
+            replies = await asyncio.gather(
+                *(h.call("POST", "/api/acp/providers", link, key=key) for h in (a, b, a, b, a, b))
+            )
+            assert sorted(r.status for r in replies) == [201] + [409] * 5, [r.body for r in replies]
+            refusals = {r.body["code"] for r in replies if r.status == 409}
+            assert refusals <= {"provider_already_linked", "provider_link_in_progress"}
+            assert system.w3.eth.get_transaction_count(system.operator.address) == sent + 1  # one mint
+            row = store.get_provider(a.db, uuid)
+            assert row is not None and row.token_id == a.total_agents()
+
+    asyncio.run(main())
+
+
+def test_a_pending_link_of_a_live_process_is_refused_and_of_a_gone_one_taken_over(
+    system: System, tmp_path: Path
+) -> None:
+    """A pending row another request is minting (its process runs): 409 provider_link_in_progress
+    with Retry-After, nothing sent. Once that process is gone, a link takes the row over and mints."""
+    self_acct, owner = system.users[0], system.users[1].address
+
+    async def body(h: Harness) -> None:
+        key, wallet, uuid = await h.register()
+        with transaction(h.db):
+            assert store.insert_pending_provider(
+                h.db,
+                agent_uuid=uuid,
+                self_wallet=self_acct.address,
+                owner_address=owner,
+                referrer_token_id=None,
+                now=h.clock.now,
+                link_owner=instance.current(),  # a live process (this one) is minting
+                link_attempt="running",
+            )
+        sent = system.w3.eth.get_transaction_count(system.operator.address)
+        r = await h.call("POST", "/api/acp/providers", h.link_body(wallet, self_acct, owner), key=key)
+        assert_error(r, 409, "provider_link_in_progress")
+        assert r.headers["Retry-After"] == "2"
+        assert system.w3.eth.get_transaction_count(system.operator.address) == sent
+        gone = subprocess.run(
+            [sys.executable, "-c", "from core import instance; print(instance.current())"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        with transaction(h.db):
+            assert store.take_over_link(h.db, uuid, "running", gone, "crashed", h.clock.now)
+        r = await h.call("POST", "/api/acp/providers", h.link_body(wallet, self_acct, owner), key=key)
+        assert r.status == 201, r.body
+        assert system.w3.eth.get_transaction_count(system.operator.address) == sent + 1
 
     run(tmp_path, system, body)
 

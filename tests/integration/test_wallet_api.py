@@ -555,7 +555,7 @@ def test_idempotency_keys_expire_after_24h_and_abandoned_claims_are_taken_over(a
         scope = f"{hash_api_key(key)} POST /api/agents/earn"
         body_bytes = ('{"agentId": "%s", "amount": 10, "source": "test"}' % wallet).encode()  # noqa: UP031
         with transaction(api.db):
-            idem_store.put_in_flight(api.db, scope, "dead", idempotency.body_digest(body_bytes), "gone", api.clock.now)
+            idem_store.claim(api.db, scope, "dead", idempotency.body_digest(body_bytes), "gone", api.clock.now)
         assert_error(await api.earn(key, wallet, 10, idem="dead"), 409, "idempotency_in_flight", "Idempotency-Key")
         assert idempotency.STALE_AFTER_SECONDS == 300  # a complete may wait on the operator lock > 60 s
         api.clock.now += 299  # still presumed running (a slow complete, not a dead process)

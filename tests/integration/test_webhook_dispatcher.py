@@ -22,10 +22,12 @@ from aiohttp.test_utils import TestServer, make_mocked_request
 
 from api.http import DISPATCHER, wake_outbox
 from core import outbox, webhooks
+from core.jobs import JobRunner
 from core.outbox.channel import Attempt
 from core.outbox.dispatcher import Dispatcher as WebhookDispatcher
 from core.store import connect, transaction
 from core.store import outbox as store
+from core.store.committer import GroupCommitter
 from scripts import webhooks as command
 from tests.integration.http_kit import mount_dispatcher
 
@@ -530,5 +532,48 @@ def test_a_second_channel_shares_the_schedule_dead_letters_and_operator_commands
             d.wake()
             await until(lambda: status_of(conn, "evt_" + "7" * 32).status == "delivered")
         assert not channel.started  # closed with the dispatcher
+
+    run(body)
+
+
+def test_a_second_dispatcher_on_the_file_delivers_nothing_while_the_first_holds_the_lease(tmp_path: Path) -> None:
+    """Two processes' runners (two holders) with a dispatcher each on one file: only the holder of the
+    lease "service:outbox" runs its dispatcher, so each row goes out once; when it stops, the other
+    one's dispatcher starts and delivers what comes next."""
+
+    async def body() -> None:
+        path = tmp_path / "w.db"
+        clock, conn = Clock(), connect(path)
+        async with receiver(clock) as rx:
+            parts = []
+            for holder in ("process-a", "process-b"):
+                writer = GroupCommitter(path)
+                d = WebhookDispatcher(path, clock, allow_private=True)
+                runner = JobRunner(services=[d], writer=writer, holder=holder, renew_every=0.05)
+                parts.append((runner, d, writer))
+            (ra, da, wa), (rb, db, wb) = parts
+            await ra.start()
+            await rb.start()
+            try:
+                first = [enqueue(conn, rx.url, clock(), source=f"order:ord_{i}") for i in range(20)]
+                da.wake()
+                db.wake()  # woken (a writer in b's process committed): still sends nothing
+                await until(lambda: da.delivered == 20)
+                await asyncio.sleep(0.3)  # several of b's lease renewals
+                assert (db.attempts, len(rx.hits)) == (0, 20)
+                assert rb.status()["outbox"]["state"] == "standby" and ra.status()["outbox"]["state"] == "running"
+                assert sorted(h.headers["webhook-id"] for h in rx.hits) == sorted(first)
+                await ra.stop()  # a's process stops: its lease is released and b's dispatcher starts
+                await until(lambda: rb.status()["outbox"]["state"] == "running")
+                later = [enqueue(conn, rx.url, clock(), source=f"order:ord_{i}") for i in range(20, 30)]
+                db.wake()
+                await until(lambda: db.delivered == 10)
+                assert da.attempts == 20 and len(rx.hits) == 30
+                assert sorted(h.headers["webhook-id"] for h in rx.hits) == sorted(first + later)
+            finally:
+                await ra.stop()
+                await rb.stop()
+                await wa.close()
+                await wb.close()
 
     run(body)

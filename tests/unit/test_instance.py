@@ -28,3 +28,10 @@ def test_who_is_gone() -> None:
     parent = os.getppid()  # alive, but started at another time than this made-up id says
     assert not instance.is_gone(f"{host}:{parent}:0:x")
     assert instance.is_gone(f"{host}:{parent}:1:x") == (sys.platform == "linux")
+
+
+def test_on_this_host() -> None:
+    host = socket.gethostname()
+    assert instance.on_this_host(instance.current()) and instance.on_this_host(f"{host}:1:0:x")
+    assert not instance.on_this_host("some-other-host:1:0:x")
+    assert not instance.on_this_host(None) and not instance.on_this_host("")

@@ -45,14 +45,6 @@ BACKEND_MODULES = {
     "pg_schema.py": "PostgreSQL DDL of the baseline",
 }
 
-#: Not portable yet: rewritten this session by the other helpers of issue 17 (their files). Remove a
-#: line when its file is clean: test_pending_files_are_still_pending fails until then, so this list
-#: never keeps a clean file out of the scan.
-PENDING_MODULES = {
-    "idempotency.py": "INSERT OR REPLACE as the take-over claim (the idempotency claim is being rewritten)",
-    "outbox.py": "json_each, scalar MAX/MIN, a sum of a boolean (the outbox claims are being rewritten)",
-}
-
 #: rowid is SQLite's hidden column: these public cursors and tie-breaks need an explicit column in the
 #: schema (orders' page position, wallet_agents' insertion order) before they can run on PostgreSQL.
 ROWID_SITES = {("orders.py", "orders_of_provider"), ("dashboard.py", "agents_of_account")}
@@ -314,7 +306,7 @@ def violations(sql: str) -> list[str]:
 
 
 def scanned_files() -> list[Path]:
-    return [p for p in sorted(STORE.glob("*.py")) if p.name not in BACKEND_MODULES and p.name not in PENDING_MODULES]
+    return [p for p in sorted(STORE.glob("*.py")) if p.name not in BACKEND_MODULES]
 
 
 # ---- the scan ---------------------------------------------------------------------------------------
@@ -344,20 +336,12 @@ def test_the_scan_reads_the_store() -> None:
 
 
 def test_allow_lists_name_real_files_and_sites() -> None:
-    for name in (*BACKEND_MODULES, *PENDING_MODULES):
+    for name in BACKEND_MODULES:
         assert (STORE / name).exists(), f"{name} is allow-listed but gone: drop it from the list"
     for file, function in ROWID_SITES:
         assert any(lit.function == function and "rowid" in violations(lit.text) for lit in literals(STORE / file)), (
             f"{file}:{function} no longer uses rowid: drop it from ROWID_SITES"
         )
-
-
-@pytest.mark.parametrize("name", sorted(PENDING_MODULES))
-def test_pending_files_are_still_pending(name: str) -> None:
-    """A pending file that became portable leaves PENDING_MODULES (and the scan covers it again)."""
-    assert any(violations(lit.text) for lit in literals(STORE / name)) or any(driver_calls(STORE / name)), (
-        f"{name} is portable now: remove it from PENDING_MODULES"
-    )
 
 
 # ---- the rules' self-test ---------------------------------------------------------------------------

@@ -410,3 +410,39 @@ def test_reset_all_and_deliveries_for_a_source(tmp_path: Path) -> None:
     assert [d.event_id for d in store.deliveries_for(conn, "order:B")] == [c]
     assert store.deliveries_for(conn, "order:C") == []
     assert all(d.status == "pending" and d.attempts == 0 for d in store.deliveries_for(conn, "order:A"))
+
+
+@pytest.mark.parametrize(
+    ("next_at", "held_since", "until", "max_hold"),
+    [
+        (T0, None, T0 + 30, 600),  # first hold: up to `until`
+        (T0, None, T0 + 900, 600),  # first hold longer than max_hold: capped at now + max_hold
+        (T0 + 50, T0 - 590, T0 + 30, 600),  # a hold near its end: capped at held_since + max_hold
+        (T0 + 20, T0 - 100, T0 + 30, 600),  # held already, due before `until`: moved to `until`
+        (T0 + 5, T0 - 596, T0 + 30, 600),  # the cap lies before `until` but after its due time
+    ],
+)
+def test_a_hold_moves_a_row_to_the_later_of_its_time_and_the_capped_until(
+    tmp_path: Path, next_at: float, held_since: float | None, until: float, max_hold: float
+) -> None:
+    """hold_host's next_attempt_at is max(next_attempt_at, min(until, hold start + max_hold)), written
+    with CASE (portable) where it used SQLite's two-argument max/min."""
+    conn = connect(tmp_path / "w.db")
+    event_id = _enqueue(conn)
+    with transaction(conn):
+        conn.execute(
+            "UPDATE outbox SET next_attempt_at = ?, held_since = ? WHERE event_id = ?", (next_at, held_since, event_id)
+        )
+        store.hold_host(
+            conn,
+            store.host_of("https://example.com/hook"),
+            until=until,
+            now=T0,
+            max_hold=max_hold,
+            error="held",
+            in_flight=[],
+        )
+    start = held_since if held_since is not None else T0
+    expected = max(next_at, min(until, start + max_hold)) if next_at < until else next_at
+    (row,) = conn.execute("SELECT next_attempt_at, held_since FROM outbox WHERE event_id = ?", (event_id,))
+    assert row == (expected, start)
