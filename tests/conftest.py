@@ -38,18 +38,7 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Databas
 
 #: Store tests that do not pass on PostgreSQL yet, and why (xfail; strict unless the failure is a race:
 #: once fixed, the entry must go).
-PENDING_ON_POSTGRES = {
-    "test_the_outbox_view_shows_dead_letters_without_their_url_or_secret_and_resets_them": (
-        "store.outbox.record_attempts joins json_each(?) (SQLite's; the outbox claims are being rewritten, H3)"
-    ),
-    "test_spends_from_threads_on_separate_connections_never_overdraw": (
-        "never overdraws on PostgreSQL, but core.wallets.spend's balance read is stale under READ COMMITTED, so a "
-        "racing spend fails with Overdraft instead of insufficient_balance (H2: get_balance FOR UPDATE)"
-    ),
-    "test_run_records_from_threads_on_separate_connections_lose_nothing": (
-        "core.wallets.record_run reads then writes a memory row: lost updates under READ COMMITTED (H2: a row lock)"
-    ),
-}
+PENDING_ON_POSTGRES: dict[str, str] = {}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -45,15 +45,6 @@ def transaction(conn: apsw.Connection) -> Iterator[apsw.Connection]:
     conn.execute("COMMIT")
 
 
-def tune_for_indexing(conn: apsw.Connection, cache_kib: int) -> None:
-    """Settings of the indexer's connection: on SQLite a page cache of `cache_kib` (a large backfill
-    otherwise reads its index pages back from the file over and over); PostgreSQL's cache is the
-    server's shared buffers, and the indexer's connection already commits asynchronously (durable=False)."""
-    if isinstance(conn, PostgresConnection):
-        return
-    conn.execute(f"PRAGMA cache_size = -{int(cache_kib)}")
-
-
 @contextmanager
 def read_snapshot(conn: apsw.Connection) -> Iterator[apsw.Connection]:
     """Several reads that see one state of the database, whatever commits meanwhile (SQLite: a deferred
@@ -113,7 +104,10 @@ INDEXING_CACHE_KIB = 64 * 1024
 
 def tune_for_indexing(conn: apsw.Connection) -> None:
     """Settings for the indexer's own connection: a page cache of up to 64 MiB, so that the index pages
-    of a large backfill are not read back from the file over and over."""
+    of a large backfill are not read back from the file over and over. PostgreSQL: nothing (its cache is
+    the server's shared buffers; the indexer's connection already commits asynchronously, durable=False)."""
+    if isinstance(conn, PostgresConnection):
+        return
     conn.execute(f"PRAGMA cache_size = -{INDEXING_CACHE_KIB}")
 
 
