@@ -83,6 +83,7 @@ class GroupCommitter:
         self._worker: asyncio.Task[None] | None = None
         self.groups = 0  # commits made, for tests and benchmarks
         self.items = 0
+        self.reruns = 0  # groups run again after a deadlock or serialization failure (PostgreSQL)
         self.observer: CommitObserver | None = None
 
     async def run(self, work: Callable[[apsw.Connection], T], *, savepoint: bool = True) -> T:
@@ -131,6 +132,7 @@ class GroupCommitter:
                 applied = self._apply([item for _, item in live])
             except _Rerun as rerun:
                 reruns += 1
+                self.reruns += 1
                 if reruns > RETRIES:
                     raise rerun.exc from rerun
                 log.warning("a group was rolled back by the database (%s); running it again", rerun.exc.sqlstate)

@@ -303,19 +303,21 @@ def test_a_deadlock_with_another_process_reruns_the_group(database: Database) ->
     setup.close()
     other = db.connect()
     other.execute("SET deadlock_timeout = '20s'")  # the group's connection (1 s) detects it first
-    locked = threading.Event()
+    locked, group_locked = threading.Event(), threading.Event()
 
     def rival() -> None:
         other.execute("BEGIN")
         other.execute("UPDATE acct SET balance = balance - 1 WHERE id = 2")
         locked.set()
-        time.sleep(0.3)
+        group_locked.wait(10)  # the group holds acct 1 now: this update closes the cycle
+        time.sleep(0.1)
         other.execute("UPDATE acct SET balance = balance - 1 WHERE id = 1")
         other.execute("COMMIT")
 
     def both(c: Conn) -> int:
         c.execute("UPDATE acct SET balance = balance - 10 WHERE id = 1")
-        time.sleep(0.5)
+        group_locked.set()
+        time.sleep(0.3)
         c.execute("UPDATE acct SET balance = balance - 10 WHERE id = 2")
         return 1
 
@@ -330,7 +332,7 @@ def test_a_deadlock_with_another_process_reruns_the_group(database: Database) ->
         return gc
 
     gc = asyncio.run(scenario())
-    assert gc.groups == 1
+    assert gc.groups == 1 and gc.reruns == 1  # rolled back once by the deadlock, then committed
     reader = db.connect()
     assert reader.execute("SELECT id, balance FROM acct ORDER BY id").fetchall() == [(1, 39), (2, 39)]
     reader.close()
