@@ -34,16 +34,3 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Databas
     fresh = cluster.fresh()
     yield fresh
     cluster.drop(fresh)  # keeps the cluster small: its teardown removes a few files, not every test's
-
-
-#: Store tests that do not pass on PostgreSQL yet, and why (xfail; strict unless the failure is a race:
-#: once fixed, the entry must go).
-PENDING_ON_POSTGRES: dict[str, str] = {}
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        name = item.name.split("[", 1)[0]
-        if name in PENDING_ON_POSTGRES and "[postgresql" in item.name:
-            racy = "READ COMMITTED" in PENDING_ON_POSTGRES[name]  # a lost update is likely, not certain
-            item.add_marker(pytest.mark.xfail(reason=PENDING_ON_POSTGRES[name], strict=not racy))

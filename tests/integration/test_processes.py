@@ -30,7 +30,9 @@ from core.money import parse_usdc
 from core.store import audit as audit_store
 from core.store import open_database
 from core.store import wallets as wallet_store
+from tests.conftest import BACKENDS
 from tests.integration.proc_kit import wait_serving
+from tests.pg_kit import PgCluster
 
 PROCESSES = 3
 DECISION = {
@@ -42,12 +44,18 @@ DECISION = {
 }
 
 
-@pytest.fixture(scope="module")
-def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[str]]]:
-    """(database location, base URLs) of three API processes on one SQLite file, shared by the tests
-    of this module (each test uses agents of its own)."""
+@pytest.fixture(scope="module", params=BACKENDS)
+def servers(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, list[str]]]:
+    """(database location, base URLs) of three API processes on one database (a SQLite file; a
+    PostgreSQL database), shared by the tests of this module (each test uses agents of its own)."""
     tmp_path = tmp_path_factory.mktemp("processes")
-    location = str(tmp_path / "ledger.db")
+    if request.param == "sqlite":
+        location = str(tmp_path / "ledger.db")
+    else:
+        cluster: PgCluster = request.getfixturevalue("pg_cluster")
+        location = cluster.fresh().location
     procs: list[subprocess.Popen[bytes]] = []
     bases: list[str] = []
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTLEDGER_")}

@@ -152,11 +152,10 @@ def test_sequential_runs_each_commit(database: Database, n: int) -> None:
     assert asyncio.run(scenario()).groups == n
 
 
+@pytest.mark.parametrize("database", ["sqlite"], indirect=True)
 def test_waiting_for_another_writer_does_not_block_the_event_loop(database: Database) -> None:
     """Another process (the indexer) holding the write lock makes the group wait, not the loop.
     SQLite only: PostgreSQL's BEGIN takes no lock (rows are locked by the statements)."""
-    if database.kind != "sqlite":
-        pytest.skip("SQLite's database-wide write lock")
     db = database
     _setup(db)
     other = db.connect()
@@ -288,11 +287,10 @@ def test_a_sql_error_in_an_item_without_savepoint_fails_it_alone(database: Datab
     reader.close()
 
 
+@pytest.mark.parametrize("database", ["postgresql"], indirect=True)
 def test_a_deadlock_with_another_process_reruns_the_group(database: Database) -> None:
     """Another connection locks acct 2 then acct 1 while a group locks 1 then 2: PostgreSQL kills the
     group's transaction (it detects the deadlock first) and the committer runs the group again."""
-    if database.kind != "postgresql":
-        pytest.skip("SQLite's write lock serialises writers: no row-lock deadlock")
     import threading
     import time
 
@@ -339,11 +337,10 @@ def test_a_deadlock_with_another_process_reruns_the_group(database: Database) ->
     other.close()
 
 
+@pytest.mark.parametrize("database", ["postgresql"], indirect=True)
 def test_the_writer_reconnects_after_losing_its_session(database: Database) -> None:
     """PostgreSQL: the writer's session is ended by the server (a restart, a network cut): the group
     in flight fails, the next one runs on a new connection."""
-    if database.kind != "postgresql":
-        pytest.skip("a SQLite file has no server session to lose")
     db = database
     _setup(db)
 
