@@ -1,13 +1,14 @@
 """Earn and decision-log throughput with 1, 2 and 3 API processes on one database, each as a ratio
 to the trivial endpoint served by as many processes in the same run (issue 17's figures).
 
-    python -m benchmarks.processes [--database sqlite|URL] [--processes 1,2,3] [--runs 5] [--seconds 6]
+    python -m benchmarks.processes [--database sqlite|postgresql] [--processes 1,2,3] [--runs 5] [--seconds 6]
 
 Every process is the service as `make run` serves it (benchmarks._kit.API_SERVER) on one port
 (SO_REUSEPORT: the kernel spreads the connections); the trivial baseline runs as many processes
 the same way, so each ratio is our cost per request and not the process count. `--database sqlite`
-(default) gives every run a fresh SQLite file; a postgresql:// URL names a server on which each run
-creates (and afterwards drops) a database of its own (the URL's user needs CREATEDB). The load is
+(default) gives every run a fresh SQLite file (synchronous=FULL); `--database postgresql` starts a
+throwaway PostgreSQL cluster (the tests' tests/pg_kit.py, here with fsync on, as in production) and
+gives every run a fresh database of it (synchronous_commit on). The load is
 the issue 18 workloads: earns to one agent, and decisions rotating over 100 agents, from
 `wrk -t1 -c64`. Prints req/s and p99 per process count (median of --runs) and the paired ratios.
 """
@@ -15,6 +16,7 @@ the issue 18 workloads: earns to one agent, and decisions rotating over 100 agen
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -29,17 +31,22 @@ from benchmarks.decision_log import BODY, LUA, TRIVIAL_LUA
 from benchmarks.earn_throughput import WRK_SCRIPT
 from core.anvil import free_port
 from core.chain import ROOT
+from tests.pg_kit import PgCluster
 
 Row = tuple[float, float, float, int, int]
 
 
 @contextmanager
-def fresh_database(choice: str, tmpdir: Path, name: str) -> Iterator[str]:
-    """The location of an empty database for one run."""
-    if choice == "sqlite":
+def fresh_database(cluster: PgCluster | None, tmpdir: Path, name: str) -> Iterator[str]:
+    """The location of an empty database for one run: on the cluster, else a SQLite file."""
+    if cluster is None:
         yield str(tmpdir / f"{name}.db")
         return
-    raise SystemExit(f"not a database this benchmark can create: {choice}")
+    database = cluster.fresh()
+    try:
+        yield database.location
+    finally:
+        cluster.drop(database)
 
 
 def _workloads(base: str, tmpdir: Path, agents: int) -> dict[str, tuple[str, Path]]:
@@ -59,7 +66,7 @@ def _workloads(base: str, tmpdir: Path, agents: int) -> dict[str, tuple[str, Pat
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--database", default="sqlite", help="sqlite, or a postgresql:// URL of a server")
+    parser.add_argument("--database", default="sqlite", choices=["sqlite", "postgresql"])
     parser.add_argument("--processes", default="1,2,3")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--seconds", type=int, default=6)
@@ -71,20 +78,23 @@ def main() -> int:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     counts = [int(n) for n in args.processes.split(",")]
     found: dict[tuple[int, str], list[Row]] = {}
-    with tempfile.TemporaryDirectory() as tmp:
+    cluster = PgCluster(fsync=True).start() if args.database == "postgresql" else None
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
+        if cluster is not None:
+            stack.callback(cluster.stop)
         tmpdir = Path(tmp)
         trivial_lua = tmpdir / "trivial.lua"
         trivial_lua.write_text(TRIVIAL_LUA.format(body=BODY))
         for run in range(args.runs):
             for n in counts:
-                with fresh_database(args.database, tmpdir, f"bench_{run}_{n}") as location:
+                with fresh_database(cluster, tmpdir, f"bench_{run}_{n}") as location:
                     t_port, a_port = free_port(), free_port()
                     procs = start_servers(TRIVIAL_SERVER, [str(t_port)], n, env)
                     try:
                         procs += start_servers(API_SERVER, [location, str(a_port)], n, env)
                         work = _workloads(f"http://127.0.0.1:{a_port}", tmpdir, args.agents)
-                        trivial = f"http://127.0.0.1:{t_port}/trivial"
-                        measured = {"trivial": run_wrk(trivial, trivial_lua, args.seconds, args.connections)}
+                        trivial_url = f"http://127.0.0.1:{t_port}/trivial"
+                        measured = {"trivial": run_wrk(trivial_url, trivial_lua, args.seconds, args.connections)}
                         for name, (url, script) in work.items():
                             measured[name] = run_wrk(url, script, args.seconds, args.connections)
                     finally:
@@ -93,7 +103,7 @@ def main() -> int:
                     found.setdefault((n, name), []).append(row)
                 figures = ", ".join(f"{name} {row[0]:,.0f}/s ({row[4]:,} non-2xx)" for name, row in measured.items())
                 print(f"  run {run + 1}, {n} process(es): {figures}", flush=True)
-    print(f"database: {args.database.split('@')[-1]}; medians of {args.runs} runs, -c{args.connections}")
+    print(f"database: {args.database}; medians of {args.runs} runs, -c{args.connections}")
     for n in counts:
         trivial = found[(n, "trivial")]
         line = [f"{n} process(es): trivial {statistics.median(r[0] for r in trivial):,.0f}/s"]

@@ -47,7 +47,8 @@ def _free_port() -> int:
 
 
 class PgCluster:
-    def __init__(self) -> None:
+    def __init__(self, *, fsync: bool = False) -> None:
+        """fsync=True: commits are synced to disk as in production (benchmarks); tests need not."""
         initdb, pg_ctl = find_bin("initdb"), find_bin("pg_ctl")
         if initdb is None or pg_ctl is None:
             raise RuntimeError("PostgreSQL is not installed (make install puts it there: apt-get install postgresql)")
@@ -61,6 +62,7 @@ class PgCluster:
             os.chown(self.dir, entry.pw_uid, entry.pw_gid)
         self._names = itertools.count(1)
         self._started = False
+        self.fsync = fsync
 
     def _run(self, *argv: str) -> None:
         cmd = ["runuser", "-u", self._user, "--", *argv] if self._user else list(argv)
@@ -86,8 +88,9 @@ class PgCluster:
         )
         # A test cluster: no fsync (a crash of the machine loses nothing a test needs), minimal WAL
         # (CREATE DATABASE per test is cheaper); synchronous_commit is set by each connection.
+        durability = "" if self.fsync else "-c fsync=off -c full_page_writes=off "
         options = (
-            f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off "
+            f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 {durability}"
             "-c max_connections=200 -c shared_buffers=32MB -c wal_level=minimal -c max_wal_senders=0"
         )
         self._run(self._pg_ctl, "-D", str(data), "-o", options, "-l", str(self.dir / "log"), "-w", "-s", "start")

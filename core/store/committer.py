@@ -128,8 +128,12 @@ class GroupCommitter:
         while True:
             await self._begin()
             live = [(i, item) for i, item in enumerate(group) if i not in failed]
+            items = [item for _, item in live]
             try:
-                applied = self._apply([item for _, item in live])
+                # PostgreSQL locks rows and names as the items run: waiting for one another process holds
+                # until its COMMIT (the audit log's lock, a balance row) must not stop this process's loop,
+                # so the items run in a thread there. SQLite's lock was taken by BEGIN: items never wait.
+                applied = await asyncio.to_thread(self._apply, items) if self._postgres else self._apply(items)
             except _Rerun as rerun:
                 reruns += 1
                 self.reruns += 1

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from core.store import Conn, ConstraintViolation, Database, StoreError
+from core.store import Conn, ConstraintViolation, Database, StoreError, lock
 from core.store.committer import GroupCommitter
 from core.store.pg_ddl import translate
 
@@ -152,17 +152,24 @@ def test_sequential_runs_each_commit(database: Database, n: int) -> None:
     assert asyncio.run(scenario()).groups == n
 
 
-@pytest.mark.parametrize("database", ["sqlite"], indirect=True)
 def test_waiting_for_another_writer_does_not_block_the_event_loop(database: Database) -> None:
-    """Another process (the indexer) holding the write lock makes the group wait, not the loop.
-    SQLite only: PostgreSQL's BEGIN takes no lock (rows are locked by the statements)."""
+    """Another process holding what a group needs makes the group wait, not the loop. SQLite: the
+    file's write lock (the indexer's transaction), taken by BEGIN; PostgreSQL: a lock an item takes
+    (another API process's group holding the audit log's lock until its COMMIT), so the items run in
+    a thread there."""
     db = database
     _setup(db)
     other = db.connect()
 
+    def insert(c: Conn) -> int:
+        lock(c, "t")
+        c.execute("INSERT INTO t (v) VALUES (5)")
+        return 5
+
     async def scenario() -> int:
         gc = GroupCommitter(db)
-        other.execute("BEGIN IMMEDIATE")  # holds the write lock
+        other.execute("BEGIN IMMEDIATE")  # holds SQLite's write lock
+        lock(other, "t")  # and PostgreSQL's lock of "t"
         ticks = 0
 
         async def ticker() -> None:
@@ -172,7 +179,7 @@ def test_waiting_for_another_writer_does_not_block_the_event_loop(database: Data
                 await asyncio.sleep(0.01)
 
         tick_task = asyncio.create_task(ticker())
-        write = asyncio.create_task(gc.run(lambda c: c.execute("INSERT INTO t (v) VALUES (5)") and 5))
+        write = asyncio.create_task(gc.run(insert))
         await asyncio.sleep(0.3)
         assert not write.done()  # still waiting for the lock...
         assert ticks >= 10  # ...while the loop kept running
