@@ -19,12 +19,10 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks._kit import API_SERVER, TRIVIAL_SERVER, post_json, run_wrk, wait_for_port
+from benchmarks._kit import API_SERVER, TRIVIAL_SERVER, post_json, run_wrk, start_servers, stop_servers
 from core.anvil import free_port
 from core.chain import ROOT
 from core.store import audit as audit_store
@@ -84,20 +82,9 @@ def main() -> int:
         for run in range(args.runs):
             t_port, d_port = free_port(), free_port()
             db = tmpdir / f"bench{run}.db"
-            procs = [
-                subprocess.Popen(
-                    [sys.executable, "-c", TRIVIAL_SERVER, str(t_port)], env=env, stdout=subprocess.DEVNULL
-                ),
-                subprocess.Popen(
-                    [sys.executable, "-c", API_SERVER, str(db), str(d_port)],
-                    env=env,
-                    cwd=ROOT,
-                    stdout=subprocess.DEVNULL,
-                ),
-            ]
+            procs = start_servers(TRIVIAL_SERVER, [str(t_port)], 1, env)
             try:
-                wait_for_port(t_port)
-                wait_for_port(d_port)
+                procs += start_servers(API_SERVER, [str(db), str(d_port)], 1, env)
                 base = f"http://127.0.0.1:{d_port}"
                 agents = []
                 for i in range(args.agents):
@@ -122,9 +109,7 @@ def main() -> int:
                 if not 0 <= logged - (row[3] - row[4]) <= args.connections:
                     print(f"  MISMATCH: the log holds {logged:,} entries, wrk counted {row[3] - row[4]:,} 2xx")
             finally:
-                for p in procs:
-                    p.terminate()
-                    p.wait()
+                stop_servers(procs)
     for name, rows in results.items():
         rps, p50, p99 = (statistics.median(r[i] for r in rows) for i in range(3))
         print(f"{name}: {rps:,.0f} req/s, p50 {p50:.1f} ms, p99 {p99:.1f} ms", end="")

@@ -17,13 +17,11 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 import urllib.request
 from pathlib import Path
 
-from benchmarks._kit import API_SERVER, TRIVIAL_SERVER, post_json, run_wrk, wait_for_port
+from benchmarks._kit import API_SERVER, TRIVIAL_SERVER, post_json, run_wrk, start_servers, stop_servers
 from core.anvil import free_port
 from core.chain import ROOT
 
@@ -50,20 +48,9 @@ def main() -> int:
         for run in range(args.runs):
             t_port, w_port = free_port(), free_port()
             db = tmpdir / f"bench{run}.db"
-            procs = [
-                subprocess.Popen(
-                    [sys.executable, "-c", TRIVIAL_SERVER, str(t_port)], env=env, stdout=subprocess.DEVNULL
-                ),
-                subprocess.Popen(
-                    [sys.executable, "-c", API_SERVER, str(db), str(w_port)],
-                    env=env,
-                    cwd=ROOT,
-                    stdout=subprocess.DEVNULL,
-                ),
-            ]
+            procs = start_servers(TRIVIAL_SERVER, [str(t_port)], 1, env)
             try:
-                wait_for_port(t_port)
-                wait_for_port(w_port)
+                procs += start_servers(API_SERVER, [str(db), str(w_port)], 1, env)
                 base = f"http://127.0.0.1:{w_port}/api/agents"
                 reg = post_json(f"{base}/register", {"name": "bench", "specialty": "data_research"})
                 key, wallet = str(reg["api_key"]), str(reg["agent"]["wallet"])  # type: ignore[index]
@@ -84,9 +71,7 @@ def main() -> int:
                     f" ({bal['totalTransactions']:,} earns committed)"
                 )
             finally:
-                for p in procs:
-                    p.terminate()
-                    p.wait()
+                stop_servers(procs)
     summary = {}
     for name, rows in results.items():
         summary[name] = tuple(statistics.median(r[i] for r in rows) for i in range(3))
