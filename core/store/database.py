@@ -24,7 +24,7 @@ Kind = Literal["sqlite", "postgresql"]
 
 
 class UnsupportedDatabase(ValueError):
-    """A database URL this build cannot open."""
+    """A connection of a kind this build does not know."""
 
 
 @dataclass(frozen=True)
@@ -77,16 +77,11 @@ def open_database(target: Database | Path | str) -> Database:
 
 def database_of(conn: Conn) -> Database:
     """The database `conn` is connected to (for opening another connection to the same one)."""
-    from core.store.pg import PostgresConnection
-
-    if isinstance(conn, PostgresConnection):
-        return Database(conn.location)
-    return Database(conn.filename)
+    return Database(conn.filename)  # a PostgreSQL connection's filename is its URL
 
 
 def kind_of(conn: Conn) -> Kind:
-    """The backend `conn` belongs to (core.store.locks picks its SQL by it). The PostgreSQL backend
-    adds its connection class here."""
+    """The backend `conn` belongs to (core.store.locks picks its SQL by it)."""
     from core.store.pg import PostgresConnection
 
     if isinstance(conn, apsw.Connection):
