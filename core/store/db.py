@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,11 +26,31 @@ def connect(path: Path | str, *, durable: bool = True) -> apsw.Connection:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     conn = apsw.Connection(str(path))
     conn.setbusytimeout(BUSY_TIMEOUT_MS)
-    conn.execute("PRAGMA journal_mode=WAL")
+    _use_wal(conn)
     conn.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
     conn.execute("PRAGMA foreign_keys=ON")
     _migrate(conn)
     return conn
+
+
+def _use_wal(conn: apsw.Connection) -> None:
+    """Put the file in WAL mode (a property of the file, kept across connections).
+
+    Switching the mode takes a lock that SQLite may refuse at once, busy timeout or not, while other
+    connections are opening the same file (CI saw "database is locked" from 8 threads connecting at
+    once). So the mode is only set when the file is not in WAL mode yet, and a refusal is retried until
+    the busy timeout has passed."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            (mode,) = conn.execute("PRAGMA journal_mode").fetchone()  # type: ignore[misc]
+            if str(mode).lower() != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except apsw.BusyError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.005)
 
 
 @contextmanager
@@ -112,9 +133,20 @@ def tune_for_indexing(conn: apsw.Connection) -> None:
 
 
 def _migrate(conn: apsw.Connection) -> None:
+    """Bring the file to the latest schema. Checked first with reads only: every connection runs this,
+    and a file already current must not make it queue for the write lock behind busy writers (eight
+    threads of a test writing in a loop starved a ninth's connect past the busy timeout)."""
+    with read_snapshot(conn):
+        current = _user_version(conn) == len(schema.MIGRATIONS) and reorg.triggers_current(conn)
+    if current:
+        return
     with transaction(conn):
-        version = int(conn.execute("PRAGMA user_version").fetchall()[0][0])  # type: ignore[arg-type]
+        version = _user_version(conn)
         for i, script in enumerate(schema.MIGRATIONS[version:], start=version + 1):
             conn.execute(script)
             conn.execute(f"PRAGMA user_version={i}")
         reorg.install_triggers(conn)
+
+
+def _user_version(conn: apsw.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchall()[0][0])  # type: ignore[arg-type]

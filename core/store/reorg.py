@@ -35,9 +35,16 @@ def _columns(conn: apsw.Connection, table: str) -> list[str]:
 
 
 def install_triggers(conn: apsw.Connection) -> None:
-    """(Re)create the journaling triggers of every tracked table (idempotent)."""
+    """(Re)create the journaling triggers of every tracked table whose stored text differs from
+    today's (idempotent; an unchanged trigger is left alone, so no schema change)."""
     for table in TRACKED_TABLES:
         _install(conn, table)
+
+
+def triggers_current(conn: apsw.Connection) -> bool:
+    """Does the file hold today's journaling trigger of every tracked table? (A read: opening a
+    connection needs no write lock when it does.)"""
+    return all(_stored(conn, name) == sql for table in TRACKED_TABLES for name, sql in _triggers(conn, table))
 
 
 def track(conn: apsw.Connection, table: str) -> None:
@@ -52,20 +59,34 @@ def track(conn: apsw.Connection, table: str) -> None:
 
 
 def _install(conn: apsw.Connection, table: str) -> None:
+    for name, sql in _triggers(conn, table):
+        if _stored(conn, name) != sql:
+            conn.execute(f"DROP TRIGGER IF EXISTS {name}")
+            conn.execute(sql)
+
+
+def _triggers(conn: apsw.Connection, table: str) -> list[tuple[str, str]]:
+    """(name, CREATE TRIGGER text) of the insert, update and delete journaling triggers of `table`."""
     cols = _columns(conn, table)
     old = "json_array(" + ", ".join(f"OLD.{c}" for c in cols) + ")"
-    for op, when, row, image in (
-        ("I", "INSERT", "NEW.rowid", "NULL"),
-        ("U", "UPDATE", "OLD.rowid", old),
-        ("D", "DELETE", "OLD.rowid", old),
-    ):
-        name = f"{table}_undo_{op}"
-        conn.execute(f"DROP TRIGGER IF EXISTS {name}")
-        conn.execute(
-            f"CREATE TRIGGER {name} AFTER {when} ON {table} WHEN {_CTX} IS NOT NULL BEGIN "
+    return [
+        (
+            f"{table}_undo_{op}",
+            f"CREATE TRIGGER {table}_undo_{op} AFTER {when} ON {table} WHEN {_CTX} IS NOT NULL BEGIN "
             f"INSERT INTO reorg_undo (block_number, tbl, op, row_id, old) "
-            f"VALUES ({_CTX}, '{table}', '{op}', {row}, {image}); END"
+            f"VALUES ({_CTX}, '{table}', '{op}', {row}, {image}); END",
         )
+        for op, when, row, image in (
+            ("I", "INSERT", "NEW.rowid", "NULL"),
+            ("U", "UPDATE", "OLD.rowid", old),
+            ("D", "DELETE", "OLD.rowid", old),
+        )
+    ]
+
+
+def _stored(conn: apsw.Connection, trigger: str) -> str | None:
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", (trigger,)).fetchone()
+    return None if row is None else str(row[0])
 
 
 def set_block(conn: apsw.Connection, block_number: int | None) -> None:

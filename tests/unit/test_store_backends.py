@@ -243,3 +243,31 @@ def test_racing_spends_on_separate_connections_never_overdraw(database: Database
     assert wallet_store.get_balance(conn, agent.uuid).balance == 0
     assert wallet_store.ledger_totals(conn, agent.uuid) == (0, 0, 0)
     conn.close()
+
+
+def test_opening_a_current_sqlite_file_takes_no_write_lock_and_changes_no_schema(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Every connection checks the schema; a file already current is only read, so a connection opens
+    while another holds the write lock (CI once saw eight writing threads starve a ninth's connect
+    past the busy timeout), and the schema is not rewritten (which would make every other
+    connection re-prepare its statements). A missing journaling trigger is put back."""
+    from core.store.db import connect
+
+    path = tmp_path / "w.db"
+    first = connect(path)
+    assert first.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    (schema_version,) = first.execute("PRAGMA schema_version").fetchone()  # type: ignore[misc]
+    first.execute("BEGIN IMMEDIATE")
+    first.execute("INSERT INTO accounts (id, created_at) VALUES ('a', 0)")
+    second = connect(path)  # while the write transaction is open
+    assert second.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert second.execute("SELECT count(*) FROM accounts").fetchone() == (0,)
+    first.execute("COMMIT")
+    assert second.execute("SELECT count(*) FROM accounts").fetchone() == (1,)
+    assert first.execute("PRAGMA schema_version").fetchone() == (schema_version,)
+    assert reorg.triggers_current(first)
+    first.execute("DROP TRIGGER agents_undo_U")
+    assert not reorg.triggers_current(first)
+    connect(path).close()
+    assert reorg.triggers_current(first)
+    first.close()
+    second.close()
