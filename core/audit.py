@@ -107,6 +107,14 @@ def leaf_hash(audit_id: int, stream: str, chain_hash: str) -> bytes:
     return merkle.leaf_hash(leaf_data(audit_id, stream, chain_hash))
 
 
+def lock_log(conn: Conn) -> None:
+    """Take the log's one lock now (held to the end of the transaction; taking it again is free).
+    A transaction that locks rows before appending takes it first, so every process takes the log's
+    lock before any row lock and two groups cannot each hold what the other waits for (on PostgreSQL
+    a decision's rate-limit row taken before the log's lock deadlocked several processes)."""
+    lock(conn, AUDIT_LOCK)
+
+
 def append(conn: Conn, *, stream: str, kind: str, payload: dict[str, Any], chain: ChainRule, now: float) -> AuditEntry:
     """Append one entry to `stream` and one leaf to the tree, in the caller's transaction: the
     payload in canonical JSON, the stream's chain rule over it, the leaf over (id, stream, hash).
@@ -114,7 +122,7 @@ def append(conn: Conn, *, stream: str, kind: str, payload: dict[str, Any], chain
     First the one lock of the log (core.store.locks): the id, the stream's seq and the Merkle
     siblings are then read after every earlier append committed, so no two writers (processes on
     one PostgreSQL) compute the same id or seq, or hash a sibling that is not there yet."""
-    lock(conn, AUDIT_LOCK)
+    lock_log(conn)
     head = store.stream_head(conn, stream)
     seq, prev = (head[0] + 1, head[1]) if head is not None else (1, GENESIS)
     body = canonical(payload)

@@ -247,6 +247,7 @@ def log_decision(
     append the entry to the agent's stream and the Merkle tree, and queue the webhook (url, secret)
     when one was asked for. `verify_base` is the public base of verification links."""
     agent = agent_for(conn, caller, agent_uuid)
+    audit.lock_log(conn)  # before the rate-limit row: one lock order for every process
     hit = ratelimit.hit(conn, caller.key_hash, now, rate_limit)
     if not hit.allowed:
         raise RateLimited(hit.retry_after(now), rate_limit)

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 
 import pytest
 
-from core.store import ConstraintViolation, Database, StoreError, reorg, transaction
+from core.store import Conn, ConstraintViolation, Database, StoreError, reorg, transaction
 from core.store import ratelimit as rl
 from core.store.pg import translate
 from core.store.projections import apply_events, dump
@@ -271,3 +272,75 @@ def test_opening_a_current_sqlite_file_takes_no_write_lock_and_changes_no_schema
     assert reorg.triggers_current(first)
     first.close()
     second.close()
+
+
+def test_two_writers_logging_decisions_for_two_keys_in_opposite_order_do_not_deadlock(database: Database) -> None:
+    """Two transactions (two processes' groups on PostgreSQL) each log a decision for key 1 and key 2,
+    in opposite orders, the second writer starting while the first is between its two decisions.
+    Before log_decision took the audit log's lock ahead of the key's rate-limit row, the first held
+    key 1's row and the log's lock while waiting for key 2's row, which the second held while waiting
+    for the log's lock: PostgreSQL aborted one with a deadlock. Both commit, and the log is one chain."""
+    from core import decisions, wallets
+    from core.keys import Caller
+
+    conn = database.connect()
+    agents = []
+    for n in (1, 2):
+        with transaction(conn):
+            agents.append(
+                wallets.register(
+                    conn,
+                    account_id=None,
+                    new_key_hash=f"{n:064x}",
+                    name=f"a{n}",
+                    specialty="email",
+                    referral_code=None,
+                    now=0,
+                )
+            )
+    conn.close()
+    callers = [Caller(f"{n:064x}", a.account_id, None) for n, a in zip((1, 2), agents, strict=True)]
+    first_logged_one = threading.Event()
+    errors: list[BaseException] = []
+
+    def log(c: Conn, i: int) -> None:
+        decisions.log_decision(
+            c,
+            callers[i],
+            agents[i].uuid,
+            decisions.Decision(event_type="routine", content_hash="ab" * 32, model_id="m", model_version="1"),
+            webhook=None,
+            verify_base="http://x",
+            rate_limit=1000,
+            now=1_800_000_000.0,
+        )
+
+    def writer(order: tuple[int, int], wait: bool) -> None:
+        c = database.connect()
+        try:
+            if wait:
+                first_logged_one.wait(10)
+            with transaction(c):
+                log(c, order[0])
+                if not wait:
+                    first_logged_one.set()
+                    time.sleep(0.4)  # the other writer reaches its first decision meanwhile
+                log(c, order[1])
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            c.close()
+
+    threads = [
+        threading.Thread(target=writer, args=((0, 1), False)),
+        threading.Thread(target=writer, args=((1, 0), True)),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    conn = database.connect()
+    assert conn.execute("SELECT count(*) FROM audit_log").fetchone() == (4,)
+    assert [r[0] for r in conn.execute("SELECT count FROM rate_windows ORDER BY key_hash")] == [2, 2]
+    conn.close()
