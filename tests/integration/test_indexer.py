@@ -15,6 +15,7 @@ import pytest
 from core.anvil import Anvil
 from core.chain import connect
 from core.money import split
+from core.store import Database, open_database
 from core.store import connect as db_connect
 from core.store.projections import HANDLERS, dump
 from core.store.reorg import track
@@ -101,11 +102,24 @@ def test_backfill_reports_progress_and_everything_below_final_is_not_journaled(s
 
 @pytest.mark.parametrize("depth", [1, 2, 5, 17, 64])
 def test_reorg_rolls_back_to_the_ancestor_and_equals_a_clean_reindex(snap: System, tmp_path: Path, depth: int) -> None:
-    s = snap
+    _reorg_equals_a_clean_reindex(snap, tmp_path, open_database(tmp_path / "live.db"), depth)
+
+
+@pytest.mark.parametrize("database", ["postgresql"], indirect=True)
+@pytest.mark.parametrize("depth", [2, 17])
+def test_on_postgresql_a_reorg_rolls_back_to_what_a_clean_sqlite_index_holds(
+    snap: System, tmp_path: Path, database: Database, depth: int
+) -> None:
+    """The same reorg on PostgreSQL (its undo journal is PL/pgSQL triggers): the rolled-back index
+    equals a clean index of the new fork on SQLite, row by row."""
+    _reorg_equals_a_clean_reindex(snap, tmp_path, database, depth)
+
+
+def _reorg_equals_a_clean_reindex(s: System, tmp_path: Path, database: Database, depth: int) -> None:
     mine(s, 70)  # history deeper than any reorg below
 
     async def scenario() -> None:
-        conn = db_connect(tmp_path / "live.db", durable=False)
+        conn = database.connect(durable=False)
         async with RpcClient(url(s)) as rpc:
             ix = make_indexer(conn, rpc, s)  # anvil: final = head - 64 (its finalized tag)
             # events in the blocks that the reorg will replace: a hire, a release, a price change

@@ -1,7 +1,7 @@
 """Two service processes (API, jobs, outbox dispatcher and indexer, as `make run` starts them) on one
-SQLite file: exactly one leads the indexer and the jobs; kill -9 it and the other takes over within
-seconds, indexes the new blocks, and the index equals a single clean run's (no event applied twice:
-the credits, which add up, included).
+database (the kill -9 test on SQLite and on PostgreSQL): exactly one leads the indexer and the jobs;
+kill -9 it and the other takes over within seconds, indexes the new blocks, and the index equals a
+single clean run's (no event applied twice: the credits, which add up, included).
 
 The service runs in processes of its own (this module's entry point)."""
 
@@ -28,6 +28,7 @@ from core.anvil import Anvil, free_port
 from core.chain import ROOT, connect
 from core.config import Settings
 from core.deployments import Deployment
+from core.store import Database, open_database
 from core.store import connect as db_connect
 from core.store.projections import dump
 from scripts.devchain import USDC, System, deploy_dev_system, run_scenario
@@ -43,12 +44,16 @@ def chain() -> Iterator[tuple[System, str]]:
         yield deploy_dev_system(connect(node.rpc_url)), node.rpc_url
 
 
-def _serve(rpc: str, tmp_path: Path, system: System, name: str) -> tuple[subprocess.Popen[bytes], str]:
+def _serve(
+    rpc: str, tmp_path: Path, system: System, name: str, database: Database | None = None
+) -> tuple[subprocess.Popen[bytes], str]:
+    """A service process on `database` (None: the SQLite file ledger.db in tmp_path)."""
     dep_path = tmp_path / "deployment.json"
     dep_path.write_text(json.dumps(asdict(system.deployment)))
     port = free_port()
+    where = database.location if database is not None else str(tmp_path / "ledger.db")
     cmd = [sys.executable, "-m", "tests.integration.test_leader_failover", "--rpc", rpc, "--deployment", str(dep_path)]
-    cmd += ["--db", str(tmp_path / "ledger.db"), "--port", str(port), "--data-dir", str(tmp_path)]
+    cmd += ["--database", where, "--port", str(port), "--data-dir", str(tmp_path)]
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTLEDGER_")}
     with open(tmp_path / f"{name}.log", "ab") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=out)
@@ -87,11 +92,13 @@ def _pays(s: System, first: int, n: int) -> None:
         s.tx(payer, s.payouts.functions.pay(2, 10 * USDC, bytes([i]) * 32))
 
 
-def test_one_leader_and_a_takeover_within_seconds_after_kill_9(chain: tuple[System, str], tmp_path: Path) -> None:
+def test_one_leader_and_a_takeover_within_seconds_after_kill_9(
+    chain: tuple[System, str], tmp_path: Path, database: Database
+) -> None:
     s, rpc = chain
     run_scenario(s)  # every event type, a credit among them
     s.tx(s.deployer, s.usdc.functions.setBlacklisted(s.users[2].address, True))  # agent 2's owner: credits
-    a, a_url = _serve(rpc, tmp_path, s, "a")
+    a, a_url = _serve(rpc, tmp_path, s, "a", database)
     started: list[tuple[subprocess.Popen[bytes], str]] = []
     try:
 
@@ -100,7 +107,7 @@ def test_one_leader_and_a_takeover_within_seconds_after_kill_9(chain: tuple[Syst
                 await wait_serving(session, a_url + "/healthz")
                 head = s.w3.eth.block_number
                 await _until(session, a_url, _leads_at(head))
-                b, b_url = _serve(rpc, tmp_path, s, "b")
+                b, b_url = _serve(rpc, tmp_path, s, "b", database)
                 started.append((b, b_url))
                 await wait_serving(session, b_url + "/healthz")
                 _pays(s, 0x10, 3)
@@ -109,7 +116,7 @@ def test_one_leader_and_a_takeover_within_seconds_after_kill_9(chain: tuple[Syst
                 # b has been up for a few lease renewals: it still leads nothing
                 await asyncio.sleep(4)
                 ha, hb = await _health(session, a_url), await _health(session, b_url)
-                assert ha["backend"] == hb["backend"] == "sqlite"
+                assert ha["backend"] == hb["backend"] == database.kind
                 assert ha["indexer"]["leader"] and not hb["indexer"]["leader"]
                 assert _pid(ha["indexer"]["holder"]) == _pid(hb["indexer"]["holder"]) == a.pid
                 assert set(ha["jobs"]) >= JOBS and set(ha["jobs"]) == set(hb["jobs"])
@@ -146,10 +153,10 @@ def test_one_leader_and_a_takeover_within_seconds_after_kill_9(chain: tuple[Syst
             if proc.poll() is None:
                 proc.send_signal(signal.SIGKILL)
                 proc.wait()
-    conn = db_connect(tmp_path / "ledger.db", durable=False)
+    conn = database.connect(durable=False)
     rows = dump(conn)
     conn.close()
-    clean = asyncio.run(index_to_head(tmp_path / "clean.db", rpc, s))
+    clean = asyncio.run(index_to_head(tmp_path / "clean.db", rpc, s))  # one process, on SQLite
     assert rows["credits"] and rows["credits"] == clean["credits"]
     assert rows == clean
 
@@ -247,13 +254,16 @@ def _serve_main() -> None:
     from service.runtime import serve
 
     parser = argparse.ArgumentParser()
-    for name in ("--rpc", "--deployment", "--db", "--port", "--data-dir"):
+    for name in ("--rpc", "--deployment", "--database", "--port", "--data-dir"):
         parser.add_argument(name, required=True)
     args = parser.parse_args()
     dep = Deployment(**json.loads(Path(args.deployment).read_text()))
-    settings = Settings(
-        db_path=args.db, api_port=int(args.port), data_dir=Path(args.data_dir), webhook_allow_private="true"
+    where = (
+        {"database_url": args.database}
+        if open_database(args.database).kind == "postgresql"
+        else {"db_path": args.database}
     )
+    settings = Settings(**where, api_port=int(args.port), data_dir=Path(args.data_dir), webhook_allow_private="true")
     asyncio.run(serve(settings, dep, args.rpc))
 
 
