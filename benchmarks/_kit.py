@@ -1,5 +1,5 @@
 """What the benchmark scripts share: a trivial baseline server, waiting for a server, one JSON POST,
-running wrk and reading its figures, percentiles."""
+running wrk and reading its figures, percentiles, a fresh database of either backend for a run."""
 
 from __future__ import annotations
 
@@ -10,9 +10,12 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from core.chain import ROOT
+from tests.pg_kit import PgCluster
 
 #: The baseline every HTTP benchmark compares with: parse a JSON body, answer a small JSON object.
 TRIVIAL_SERVER = """
@@ -133,3 +136,16 @@ def percentile(values: list[float], q: float) -> float:
     """Nearest-rank percentile (q in [0, 1]) of a non-empty list."""
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+@contextmanager
+def fresh_database(cluster: PgCluster | None, tmpdir: Path, name: str) -> Iterator[str]:
+    """The location of an empty database for one run: on the cluster, else a SQLite file."""
+    if cluster is None:
+        yield str(tmpdir / f"{name}.db")
+        return
+    database = cluster.fresh()
+    try:
+        yield database.location
+    finally:
+        cluster.drop(database)

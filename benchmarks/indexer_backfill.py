@@ -1,6 +1,6 @@
 """Indexer speed: backfill throughput against plain eth_getLogs, live lag, peak RSS.
 
-    python -m benchmarks.indexer_backfill [--events 100000] [--runs 5]
+    python -m benchmarks.indexer_backfill [--events 100000] [--runs 5] [--database sqlite|postgresql]
 
 1. Generates a history of at least --events contract events on a fresh anvil (batched
    eth_sendTransaction with explicit nonces, automine off): PriceSet events and hire cycles
@@ -10,11 +10,12 @@
    we have: the indexer's own (indexer.decode.parse_logs, msgspec from the reply bytes into
    structs); nothing else. So the ratio is what decoding, projecting and committing add. Also
    printed: the ratio to the same fetch parsed with json.loads (the baseline until issue 18).
-3. Backfill: a fresh SQLite file, the Indexer from the deploy block to the head (everything
+3. Backfill: a fresh SQLite file (or, with --database postgresql, a fresh database on a throwaway
+   PostgreSQL cluster with fsync on), the Indexer from the deploy block to the head (everything
    final: decode, project, commit). Figures: median of --runs of each, events/s, the ratio
    backfill time / fetch time of each run and of the medians (goal: ratio <= 1.5, issue 18).
 4. Live lag: automine on, one transaction at a time while the indexer follows: from the
-   receipt (mined) to the row being visible in SQLite from another connection; p50 and p99.
+   receipt (mined) to the row being visible from another connection; p50 and p99.
 5. Peak RSS of `python -m indexer --until-head` doing the same backfill in its own process.
 """
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import resource
 import statistics
@@ -33,15 +35,17 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks._kit import fresh_database
 from core import deployments
 from core.anvil import Anvil
 from core.chain import ROOT, connect
-from core.store import connect as db_connect
+from core.store import open_database
 from indexer.decode import Decoder, parse_logs, raw_block_number
 from indexer.rpc import RpcClient
 from indexer.sync import Indexer, RangeSizer
 from scripts.compile import compile_contracts
 from scripts.devchain import USDC, System, deploy_dev_system
+from tests.pg_kit import PgCluster
 
 ANVIL_ACCOUNTS = 10
 
@@ -156,8 +160,8 @@ async def fetch_only(
     return time.perf_counter() - t0, n
 
 
-async def backfill(rpc_url: str, s: System, db: Path) -> tuple[float, int]:
-    conn = db_connect(db, durable=False)
+async def backfill(rpc_url: str, s: System, location: str) -> tuple[float, int]:
+    conn = open_database(location).connect(durable=False)
     dep = s.deployment
     async with RpcClient(rpc_url) as rpc:
         ix = Indexer(
@@ -178,12 +182,12 @@ async def backfill(rpc_url: str, s: System, db: Path) -> tuple[float, int]:
     return elapsed, n
 
 
-def live_lag(rpc_url: str, s: System, db: Path, samples: int) -> list[float]:
+def live_lag(rpc_url: str, s: System, location: str, samples: int) -> list[float]:
     stop = threading.Event()
 
     def follow() -> None:
         async def main() -> None:
-            conn = db_connect(db, durable=False)
+            conn = open_database(location).connect(durable=False)
             dep = s.deployment
             async with RpcClient(rpc_url) as rpc:
                 ix = Indexer(
@@ -206,7 +210,7 @@ def live_lag(rpc_url: str, s: System, db: Path, samples: int) -> list[float]:
 
     thread = threading.Thread(target=follow)
     thread.start()
-    reader = db_connect(db, durable=False)
+    reader = open_database(location).connect(durable=False)
     owner = s.w3.eth.accounts[0]
     token = s.registry.functions.tokenOfWalletId(f"agl_{0xBE00:012x}").call()
     head = s.w3.eth.block_number
@@ -236,13 +240,13 @@ def live_lag(rpc_url: str, s: System, db: Path, samples: int) -> list[float]:
     return lags
 
 
-def peak_rss_backfill(rpc_url: str, s: System, tmp: Path) -> tuple[float, float]:
+def peak_rss_backfill(rpc_url: str, s: System, tmp: Path, location: str) -> tuple[float, float]:
     deployments.save(s.deployment, tmp / "deployments")
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTLEDGER_")}
     env.update(AGENTLEDGER_DEPLOYMENTS_DIR=str(tmp / "deployments"), AGENTLEDGER_CONFIRMATIONS="0")
     t0 = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "indexer", "--rpc", rpc_url, "--db", str(tmp / "rss.db"), "--until-head"],
+        [sys.executable, "-m", "indexer", "--rpc", rpc_url, "--db", location, "--until-head"],
         cwd=ROOT,
         env=env,
         check=True,
@@ -257,10 +261,20 @@ def main() -> int:
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--lag-samples", type=int, default=200)
+    parser.add_argument("--database", choices=["sqlite", "postgresql"], default="sqlite")
     args = parser.parse_args()
     compile_contracts()
-    with tempfile.TemporaryDirectory() as tmpdir, Anvil(extra_args=["--gas-limit", "1000000000"]) as node:
+    with (
+        tempfile.TemporaryDirectory() as tmpdir,
+        Anvil(extra_args=["--gas-limit", "1000000000"]) as node,
+        contextlib.ExitStack() as stack,
+    ):
         tmp = Path(tmpdir)
+        cluster = None
+        if args.database == "postgresql":
+            cluster = PgCluster(fsync=True).start()
+            stack.callback(cluster.stop)
+        print(f"database: {args.database}")
         s = deploy_dev_system(connect(node.rpc_url))
         t0 = time.perf_counter()
         emitted = generate(s, node.rpc_url, args.events)
@@ -275,7 +289,8 @@ def main() -> int:
         for run in range(args.runs):
             ft, n_logs = asyncio.run(fetch_only(node.rpc_url, addresses, s.deployment.deploy_block, head))
             jt, _ = asyncio.run(fetch_only(node.rpc_url, addresses, s.deployment.deploy_block, head, json=True))
-            bt, n_events = asyncio.run(backfill(node.rpc_url, s, tmp / f"bench{run}.db"))
+            with fresh_database(cluster, tmp, f"bench{run}") as location:
+                bt, n_events = asyncio.run(backfill(node.rpc_url, s, location))
             fetch_times.append(ft)
             json_times.append(jt)
             fill_times.append(bt)
@@ -294,12 +309,14 @@ def main() -> int:
         per_run = ", ".join(f"{r:.2f}" for r in ratios)
         print(f"ratio backfill/fetch: {bt / ft:.2f} (goal <= 1.5); per run, sorted: {per_run}")
         print(f"ratio backfill/fetch parsed with json.loads (the baseline until issue 18): {bt / jt:.2f}")
-        rss, elapsed = peak_rss_backfill(node.rpc_url, s, tmp)
+        with fresh_database(cluster, tmp, "rss") as location:
+            rss, elapsed = peak_rss_backfill(node.rpc_url, s, tmp, location)
         print(
             f"peak RSS of `python -m indexer --until-head` over the same history: {rss:,.0f} MiB"
             f" ({elapsed:.1f}s incl. start-up)"
         )
-        lags = sorted(live_lag(node.rpc_url, s, tmp / "live.db", args.lag_samples))
+        with fresh_database(cluster, tmp, "live") as location:
+            lags = sorted(live_lag(node.rpc_url, s, location, args.lag_samples))
         p50 = statistics.median(lags)
         p99 = lags[min(len(lags) - 1, int(len(lags) * 0.99))]
         print(

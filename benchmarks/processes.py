@@ -22,11 +22,17 @@ import os
 import shutil
 import statistics
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-from benchmarks._kit import API_SERVER, TRIVIAL_SERVER, post_json, run_wrk, start_servers, stop_servers
+from benchmarks._kit import (
+    API_SERVER,
+    TRIVIAL_SERVER,
+    fresh_database,
+    post_json,
+    run_wrk,
+    start_servers,
+    stop_servers,
+)
 from benchmarks.decision_log import BODY, LUA, TRIVIAL_LUA
 from benchmarks.earn_throughput import WRK_SCRIPT
 from core.anvil import free_port
@@ -34,19 +40,6 @@ from core.chain import ROOT
 from tests.pg_kit import PgCluster
 
 Row = tuple[float, float, float, int, int]
-
-
-@contextmanager
-def fresh_database(cluster: PgCluster | None, tmpdir: Path, name: str) -> Iterator[str]:
-    """The location of an empty database for one run: on the cluster, else a SQLite file."""
-    if cluster is None:
-        yield str(tmpdir / f"{name}.db")
-        return
-    database = cluster.fresh()
-    try:
-        yield database.location
-    finally:
-        cluster.drop(database)
 
 
 def _workloads(base: str, tmpdir: Path, agents: int) -> dict[str, tuple[str, Path]]:

@@ -3,7 +3,11 @@ port, its unix socket in that directory, torn down at exit. Each test gets a fre
 from a migrated template (CREATE DATABASE ... TEMPLATE: a file copy, no migrations per test).
 
 PostgreSQL refuses to run as root: as root the cluster belongs to the `postgres` system user (the
-Debian package creates it), and its commands run through `runuser`."""
+Debian package creates it), and its commands run through `runuser`.
+
+The server outlives a killed owner (pg_ctl detaches it), so each cluster has a watchdog process of
+its own (this module's entry point): when the owner dies without stopping it (kill -9 of pytest, a
+CI timeout), the watchdog stops the server and removes its directory."""
 
 from __future__ import annotations
 
@@ -14,7 +18,9 @@ import pwd
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 
 from core.store import Database, open_database
@@ -62,6 +68,7 @@ class PgCluster:
             os.chown(self.dir, entry.pw_uid, entry.pw_gid)
         self._names = itertools.count(1)
         self._started = False
+        self._watchdog: subprocess.Popen[bytes] | None = None
         self.fsync = fsync
 
     def _run(self, *argv: str) -> None:
@@ -95,6 +102,14 @@ class PgCluster:
         )
         self._run(self._pg_ctl, "-D", str(data), "-o", options, "-l", str(self.dir / "log"), "-w", "-s", "start")
         self._started = True
+        self._watchdog = subprocess.Popen(
+            [sys.executable, "-m", "tests.pg_kit", str(os.getpid()), str(self.dir), self._pg_ctl, self._user or ""],
+            cwd=Path(__file__).resolve().parent.parent,
+            start_new_session=True,  # a kill of the owner's process group leaves it to clean up
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         admin = self.connect_admin()
         try:
             admin.execute(f"CREATE DATABASE {TEMPLATE}")
@@ -137,3 +152,32 @@ class PgCluster:
             self._run(self._pg_ctl, "-D", str(self.dir / "data"), "-m", "immediate", "-w", "-s", "stop")
             self._started = False
         shutil.rmtree(self.dir, ignore_errors=True)
+        if self._watchdog is not None:  # it would notice the directory gone; no need to wait for that
+            self._watchdog.kill()
+            self._watchdog.wait()
+            self._watchdog = None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _watch(owner: int, directory: Path, pg_ctl: str, user: str) -> None:
+    """Wait for `owner` to die (or the directory to go: a normal stop), then stop the server and
+    remove the directory if they are still there."""
+    while _alive(owner) and directory.exists():
+        time.sleep(0.5)
+    if (directory / "data" / "postmaster.pid").exists():
+        cmd = [pg_ctl, "-D", str(directory / "data"), "-m", "immediate", "-w", "-s", "stop"]
+        subprocess.run(["runuser", "-u", user, "--", *cmd] if user else cmd, capture_output=True, check=False)
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    _watch(int(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[4])
