@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from core import instance
 from core.store import Database, open_database
 from core.store.pg import PostgresConnection
 
@@ -103,7 +104,7 @@ class PgCluster:
         self._run(self._pg_ctl, "-D", str(data), "-o", options, "-l", str(self.dir / "log"), "-w", "-s", "start")
         self._started = True
         self._watchdog = subprocess.Popen(
-            [sys.executable, "-m", "tests.pg_kit", str(os.getpid()), str(self.dir), self._pg_ctl, self._user or ""],
+            [sys.executable, "-m", "tests.pg_kit", instance.current(), str(self.dir), self._pg_ctl, self._user or ""],
             cwd=Path(__file__).resolve().parent.parent,
             start_new_session=True,  # a kill of the owner's process group leaves it to clean up
             stdin=subprocess.DEVNULL,
@@ -158,20 +159,10 @@ class PgCluster:
             self._watchdog = None
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _watch(owner: int, directory: Path, pg_ctl: str, user: str) -> None:
-    """Wait for `owner` to die (or the directory to go: a normal stop), then stop the server and
-    remove the directory if they are still there."""
-    while _alive(owner) and directory.exists():
+def _watch(owner: str, directory: Path, pg_ctl: str, user: str) -> None:
+    """Wait for `owner` (a core.instance id) to be gone (or the directory: a normal stop), then stop
+    the server and remove the directory if they are still there."""
+    while not instance.is_gone(owner) and directory.exists():
         time.sleep(0.5)
     if (directory / "data" / "postmaster.pid").exists():
         cmd = [pg_ctl, "-D", str(directory / "data"), "-m", "immediate", "-w", "-s", "stop"]
@@ -180,4 +171,4 @@ def _watch(owner: int, directory: Path, pg_ctl: str, user: str) -> None:
 
 
 if __name__ == "__main__":
-    _watch(int(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[4])
+    _watch(sys.argv[1], Path(sys.argv[2]), sys.argv[3], sys.argv[4])

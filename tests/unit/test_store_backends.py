@@ -10,12 +10,15 @@ import time
 
 import pytest
 
+from core import decisions
+from core.keys import Caller
 from core.store import Conn, ConstraintViolation, Database, StoreError, reorg, transaction
 from core.store import ratelimit as rl
 from core.store.pg import translate
 from core.store.projections import apply_events, dump
 from core.store.types import PostgresRetryable
 from tests.unit.test_projections import CHAIN, KINDS, TOKENS, _history
+from tests.unit.test_serialization import _agent
 
 
 def _ops(seed: int, n: int, kinds: tuple[str, ...] = (*KINDS, "PaymentCredited")) -> list[tuple[str, int, int]]:
@@ -280,24 +283,8 @@ def test_two_writers_logging_decisions_for_two_keys_in_opposite_order_do_not_dea
     Before log_decision took the audit log's lock ahead of the key's rate-limit row, the first held
     key 1's row and the log's lock while waiting for key 2's row, which the second held while waiting
     for the log's lock: PostgreSQL aborted one with a deadlock. Both commit, and the log is one chain."""
-    from core import decisions, wallets
-    from core.keys import Caller
-
     conn = database.connect()
-    agents = []
-    for n in (1, 2):
-        with transaction(conn):
-            agents.append(
-                wallets.register(
-                    conn,
-                    account_id=None,
-                    new_key_hash=f"{n:064x}",
-                    name=f"a{n}",
-                    specialty="email",
-                    referral_code=None,
-                    now=0,
-                )
-            )
+    agents = [_agent(conn, 1), _agent(conn, 2)]
     conn.close()
     callers = [Caller(f"{n:064x}", a.account_id, None) for n, a in zip((1, 2), agents, strict=True)]
     first_logged_one = threading.Event()
