@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from core.store import Database, open_database
+from tests import pg_redirect
 from tests.pg_kit import PgCluster
 
-BACKENDS = ["sqlite", "postgresql"]
+#: make test-postgresql (tests/pg_redirect.py) runs everything on PostgreSQL, these tests included.
+BACKENDS = ["postgresql"] if pg_redirect.wanted() else ["sqlite", "postgresql"]
 
 
 @pytest.fixture(scope="session")
@@ -34,3 +36,28 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Databas
     fresh = cluster.fresh()
     yield fresh
     cluster.drop(fresh)  # keeps the cluster small: its teardown removes a few files, not every test's
+
+
+@pytest.fixture(scope="session", autouse=pg_redirect.wanted())
+def _sqlite_files_on_postgresql(request: pytest.FixtureRequest) -> Iterator[None]:
+    """make test-postgresql: every SQLite file a test opens is a database on the cluster."""
+    redirect = pg_redirect.Redirect(request.getfixturevalue("pg_cluster"))
+    redirect.install()
+    try:
+        yield
+    finally:
+        redirect.uninstall()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """make test-postgresql: deselect the tests that cannot run through the redirect (each with its
+    reason in tests/pg_redirect.py), reported as deselected, never as passed."""
+    if not pg_redirect.wanted():
+        return
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        (dropped if pg_redirect.sqlite_only(item.nodeid) else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept

@@ -537,7 +537,7 @@ def test_kill_9_while_a_job_runs_is_settled_by_the_restart(system: System, tmp_p
         server = await ProviderServer(gate=asyncio.Event()).start()
         # the published service points at the old (stopped) provider server: point it at this one
         db = connect(tmp_path / "ledger.db")
-        with db:
+        with transaction(db):
             db.execute("UPDATE hire_services SET endpoint = ?", (server.url("ok"),))
         db.close()
         cmd = [sys.executable, "-m", "tests.integration.test_hire", "--serve", "--rpc", anvil.rpc_url]

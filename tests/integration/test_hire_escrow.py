@@ -22,7 +22,7 @@ import pytest
 from core.anvil import Anvil
 from core.hire import rules
 from core.hire.settle import settle_due
-from core.store import connect
+from core.store import connect, transaction
 from core.store import hire as store
 from tests.integration.chainkit import USDC, System
 from tests.integration.hire_kit import Clock, Harness, Provider, ProviderServer, free_port, run
@@ -285,7 +285,7 @@ def test_crash_between_job_and_release_then_restart_releases_once(
     async def crash() -> None:
         server = await ProviderServer().start()
         db = connect(tmp_path / "ledger.db")
-        with db:
+        with transaction(db):
             db.execute("UPDATE hire_services SET endpoint = ?", (server.url("ok"),))
         db.close()
         cmd = [sys.executable, "-m", "tests.integration.test_hire", "--serve", "--rpc", anvil.rpc_url]

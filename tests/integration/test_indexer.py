@@ -197,7 +197,7 @@ def test_subscriber_effects_commit_with_the_event_and_roll_back_with_it(snap: Sy
 
     async def scenario() -> None:
         conn = db_connect(tmp_path / "subs.db", durable=False)
-        conn.execute("CREATE TABLE derived (job_id TEXT NOT NULL, note TEXT NOT NULL)")
+        conn.execute("CREATE TABLE derived (job_id TEXT NOT NULL, note TEXT NOT NULL, PRIMARY KEY (job_id, note))")
         track(conn, "derived")
         calls: list[str] = []
 

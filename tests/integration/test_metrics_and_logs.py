@@ -153,8 +153,11 @@ def test_outbox_jobs_indexer_and_anchor_figures_come_from_the_service(tmp_path: 
                     " updated_at)"
                     " VALUES (31337, 40, '0x', 52, 38, 1.5)"
                 )
-                conn.execute("INSERT INTO audit_log (id, stream, seq, kind, payload, prev_hash, chain_hash, leaf_hash,"
-                             " created_at) VALUES (1, 's', 1, 'k', '{}', 'genesis', 'c', x'00', 0)")  # fmt: skip
+                conn.execute(
+                    "INSERT INTO audit_log (id, stream, seq, kind, payload, prev_hash, chain_hash, leaf_hash,"
+                    " created_at) VALUES (1, 's', 1, 'k', '{}', 'genesis', 'c', ?, 0)",
+                    (b"\x00",),
+                )
                 conn.execute(
                     "INSERT INTO anchors (chain_id, idx, tree_size, root, anchorer, block_number, tx_hash)"
                     " VALUES (31337, 0, 1, '0xr', '0xa', 33, '0xt')"
