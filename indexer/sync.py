@@ -21,6 +21,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from core.followers import Follower
 from core.leases import Lease, LostLease, indexer_lease_name
@@ -286,15 +287,21 @@ class Indexer:
         # First start: the checkpoint is the block before the deployment.
         number = max(self.start_block - 1, 0)
         block = await self.rpc.call("eth_getBlockByNumber", [hex(number), False])
+        # In a thread, as every other write of the indexer: waiting for the write lock on the loop would
+        # stop the writer holding it (the API's committer, whose items run on the same loop) from ever
+        # committing, until the busy timeout failed this step.
+        await asyncio.to_thread(self._store_first_tip, number, block)
+        self.status.seen = number
+        self.finals.start(number)
+        return number, block["hash"]
+
+    def _store_first_tip(self, number: int, block: dict[str, Any]) -> None:
         with transaction(self.conn):
             self.fence(self.conn)
             projections.set_tip(self.conn, self.chain_id, number, block["hash"], number, number, self.clock())
             projections.add_blocks(
                 self.conn, self.chain_id, [(number, block["hash"], block["parentHash"], int(block["timestamp"], 16))]
             )
-        self.status.seen = number
-        self.finals.start(number)
-        return number, block["hash"]
 
     # ---- reorgs --------------------------------------------------------------------------------
 

@@ -374,3 +374,44 @@ def test_a_database_locked_past_the_busy_timeout_fails_a_step_not_the_indexer(sn
         assert prices[2] == 77 * USDC
 
     asyncio.run(scenario())
+
+
+def test_the_first_checkpoint_waits_for_the_write_lock_off_the_event_loop(snap: System, tmp_path: Path) -> None:
+    """The indexer's very first write (the checkpoint before the deploy block) while another writer holds
+    the lock, a writer that needs the event loop to finish (as the API's committer in the same process
+    does): the indexer waits in a thread, the loop runs on, the other writer commits, the step goes
+    through. Waiting on the loop froze both until the busy timeout failed the step (a CI run lost 60 s
+    to that in test_drop)."""
+    path = tmp_path / "first.db"
+    db_connect(path).close()
+    blocker = db_connect(path)
+    loop_ran = threading.Event()
+    released = threading.Thread(target=lambda: (loop_ran.wait(30), blocker.execute("COMMIT")))
+    released.start()
+
+    async def scenario() -> None:
+        conn = db_connect(path, durable=False)
+        async with RpcClient(url(snap)) as rpc:
+            ix = make_indexer(conn, rpc, snap)
+            real_call = rpc.call
+            first = hex(snap.deployment.deploy_block - 1)
+
+            async def call(method: str, params: list[Any], *args: Any, **kw: Any) -> Any:
+                result = await real_call(method, params, *args, **kw)
+                if method == "eth_getBlockByNumber" and params[0] == first:
+                    blocker.execute("BEGIN IMMEDIATE")  # the lock is taken just before the indexer wants it
+                    # runs only once the loop gets control back after this reply: the blocker then commits
+                    asyncio.get_running_loop().call_soon(loop_ran.set)
+                return result
+
+            rpc.call = call  # type: ignore[method-assign]
+            await ix.step()
+            assert ix.status.seen is not None and ix.status.seen >= snap.deployment.deploy_block - 1
+        conn.close()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        loop_ran.set()
+        released.join()
+        blocker.close()
