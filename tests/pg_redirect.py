@@ -51,6 +51,9 @@ SQLITE_ONLY: dict[str, str] = {
     "tests/integration/test_indexer.py::test_a_database_locked_past_the_busy_timeout_fails_a_step_not_the_indexer": (
         "SQLite's busy timeout"
     ),
+    "tests/integration/test_indexer.py::test_the_first_checkpoint_waits_for_the_write_lock_off_the_event_loop": (
+        "holds SQLite's one write lock"
+    ),
     "tests/integration/test_wallet_api.py::test_register_without_key_creates_account_and_shows_key_once": (
         "looks for the key in the SQLite file's bytes"
     ),
