@@ -14,6 +14,7 @@ from core import wallets
 from core.money import split
 from core.store import Conn, Database, open_database, transaction
 from core.store import wallets as store
+from tests.thread_kit import run_threads
 
 USDC = 1_000_000
 
@@ -80,7 +81,7 @@ def test_spends_from_threads_on_separate_connections_never_overdraw(database: Da
     refused: list[str] = []
     lock = threading.Lock()
 
-    def worker() -> None:
+    def worker(_: int) -> None:
         c = connect(db)
         try:
             for _ in range(10):
@@ -95,11 +96,7 @@ def test_spends_from_threads_on_separate_connections_never_overdraw(database: Da
         finally:
             c.close()
 
-    threads = [threading.Thread(target=worker) for _ in range(10)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_threads(10, worker)
     bal = store.get_balance(conn, agent.uuid)
     assert sum(ok) == 49 * USDC and len(refused) == 51 and bal.balance == 0
     assert store.ledger_totals(conn, agent.uuid) == (0, 0, 0)
@@ -216,11 +213,7 @@ def test_run_records_from_threads_on_separate_connections_lose_nothing(database:
         finally:
             c.close()
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_threads(8, worker)
     conn = connect(db)
     row = store.get_memory(conn, agent.uuid, "run:2027-01-15:email")
     assert row is not None and row.value == '{"success":40,"failure":40}'

@@ -9,7 +9,6 @@ backend and are the ones to run on PostgreSQL too."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -34,6 +33,7 @@ from core.store import (
 from core.store import audit as audit_store
 from core.store import checkout as checkout_store
 from core.store import wallets as wallet_store
+from tests.thread_kit import run_threads
 
 USDC = 1_000_000
 
@@ -49,23 +49,6 @@ def _agent(conn: Conn, n: int = 0) -> wallet_store.AgentRow:
             referral_code=None,
             now=0,
         )
-
-
-def _threads(n: int, target: Callable[[int], None]) -> None:
-    errors: list[BaseException] = []
-
-    def run(i: int) -> None:
-        try:
-            target(i)
-        except BaseException as exc:
-            errors.append(exc)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
 
 
 # ---- the primitive -------------------------------------------------------------------------------
@@ -120,7 +103,7 @@ def test_appends_from_several_connections_keep_ids_seqs_and_the_tree(tmp_path: P
                 )
         conn.close()
 
-    _threads(writers, writer)
+    run_threads(writers, writer)
     conn = connect(path)
     n = audit_store.size(conn)
     assert n == per_writer * writers
@@ -182,7 +165,7 @@ def test_holds_from_several_connections_never_pass_the_cap(tmp_path: Path) -> No
                     refused.append(f"r{i}-{j}")
         conn.close()
 
-    _threads(4, worker)
+    run_threads(4, worker)
     conn = connect(path)
     assert len(made) == 10 and len(refused) == 14
     assert spend_caps.used_today(conn, caller.key_hash, 0.0) == 10 * USDC
@@ -250,7 +233,7 @@ def test_spends_and_compounds_from_several_connections_keep_the_split(tmp_path: 
                 assert exc.code == "insufficient_balance"
         c.close()
 
-    _threads(4, worker)
+    run_threads(4, worker)
     bal = wallet_store.get_balance(conn, agent.uuid)
     assert bal.owner_balance >= 0 and bal.self_balance >= 0
     assert wallet_store.ledger_totals(conn, agent.uuid) == (bal.balance, bal.owner_balance, bal.self_balance)

@@ -17,6 +17,7 @@ from core.store import ratelimit as rl
 from core.store.pg import translate
 from core.store.projections import apply_events, dump
 from core.store.types import PostgresRetryable
+from tests.thread_kit import run_threads
 from tests.unit.test_projections import CHAIN, KINDS, TOKENS, _history
 from tests.unit.test_serialization import _agent
 
@@ -72,9 +73,8 @@ def test_the_rate_limit_is_exact_with_writers_on_separate_connections(database: 
     upsert's WHERE is re-checked on the latest row under READ COMMITTED)."""
     allowed: list[int] = []
     lock = threading.Lock()
-    errors: list[BaseException] = []
 
-    def writer() -> None:
+    def writer(_: int) -> None:
         conn = database.connect()
         try:
             for _ in range(40):
@@ -83,17 +83,10 @@ def test_the_rate_limit_is_exact_with_writers_on_separate_connections(database: 
                 if got.allowed:
                     with lock:
                         allowed.append(got.count)
-        except BaseException as exc:
-            errors.append(exc)
         finally:
             conn.close()
 
-    threads = [threading.Thread(target=writer) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    run_threads(8, writer)
     assert sorted(allowed) == list(range(1, 101))
     conn = database.connect()
     assert rl.count(conn, "k" * 64, 1_800_000_000.0) == 100
@@ -147,8 +140,6 @@ def test_a_deadlock_is_retryable() -> None:
 
 def test_a_process_lock_excludes_another_holder_on_either_backend(database: Database) -> None:
     """Two ProcessLocks of one name (as two processes hold them): never inside at once."""
-    import time
-
     from core.store import ProcessLock
 
     inside: list[int] = []
@@ -168,11 +159,7 @@ def test_a_process_lock_excludes_another_holder_on_either_backend(database: Data
         lock.close()
 
     locks = [ProcessLock(database, "operator:0xabc") for _ in range(2)]
-    threads = [threading.Thread(target=hold, args=(lock,)) for lock in locks]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_threads(2, lambda i: hold(locks[i]))
     assert overlaps == []
 
 
@@ -205,48 +192,6 @@ def test_a_read_snapshot_does_not_see_later_commits(database: Database) -> None:
     assert reader.execute("SELECT count(*) FROM accounts").fetchall() == [(2,)]
     reader.close()
     writer.close()
-
-
-def test_racing_spends_on_separate_connections_never_overdraw(database: Database) -> None:
-    """10 writers x 10 spends of 1 USDC against 49: exactly 49 succeed on either backend (on PostgreSQL
-    the guarded balance UPDATE re-checks the row it waited for; how a loser is refused is
-    test_core_wallets' concern)."""
-    from core import wallets
-    from core.store import wallets as wallet_store
-
-    usdc = 1_000_000
-    conn = database.connect()
-    with transaction(conn):
-        agent = wallets.register(
-            conn, account_id=None, new_key_hash="00" * 32, name="a", specialty="email", referral_code=None, now=0
-        )
-        wallets.earn(conn, agent, 50 * usdc, None, 0)  # 49 USDC credited
-    ok: list[int] = []
-    guard = threading.Lock()
-
-    def worker() -> None:
-        c = database.connect()
-        try:
-            for _ in range(10):
-                try:
-                    with transaction(c):
-                        wallets.spend(c, agent, usdc, "x", 0)
-                except (wallets.WalletError, wallet_store.Overdraft, LookupError):
-                    continue
-                with guard:
-                    ok.append(usdc)
-        finally:
-            c.close()
-
-    threads = [threading.Thread(target=worker) for _ in range(10)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert sum(ok) == 49 * usdc
-    assert wallet_store.get_balance(conn, agent.uuid).balance == 0
-    assert wallet_store.ledger_totals(conn, agent.uuid) == (0, 0, 0)
-    conn.close()
 
 
 def test_opening_a_current_sqlite_file_takes_no_write_lock_and_changes_no_schema(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -288,7 +233,6 @@ def test_two_writers_logging_decisions_for_two_keys_in_opposite_order_do_not_dea
     conn.close()
     callers = [Caller(f"{n:064x}", a.account_id, None) for n, a in zip((1, 2), agents, strict=True)]
     first_logged_one = threading.Event()
-    errors: list[BaseException] = []
 
     def log(c: Conn, i: int) -> None:
         decisions.log_decision(
@@ -302,7 +246,8 @@ def test_two_writers_logging_decisions_for_two_keys_in_opposite_order_do_not_dea
             now=1_800_000_000.0,
         )
 
-    def writer(order: tuple[int, int], wait: bool) -> None:
+    def writer(n: int) -> None:
+        order, wait = ((0, 1), False) if n == 0 else ((1, 0), True)
         c = database.connect()
         try:
             if wait:
@@ -313,20 +258,10 @@ def test_two_writers_logging_decisions_for_two_keys_in_opposite_order_do_not_dea
                     first_logged_one.set()
                     time.sleep(0.4)  # the other writer reaches its first decision meanwhile
                 log(c, order[1])
-        except BaseException as exc:
-            errors.append(exc)
         finally:
             c.close()
 
-    threads = [
-        threading.Thread(target=writer, args=((0, 1), False)),
-        threading.Thread(target=writer, args=((1, 0), True)),
-    ]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    run_threads(2, writer)
     conn = database.connect()
     assert conn.execute("SELECT count(*) FROM audit_log").fetchone() == (4,)
     assert [r[0] for r in conn.execute("SELECT count FROM rate_windows ORDER BY key_hash")] == [2, 2]
