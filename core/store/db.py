@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import apsw
@@ -53,29 +53,26 @@ def _use_wal(conn: apsw.Connection) -> None:
             time.sleep(0.005)
 
 
-@contextmanager
-def transaction(conn: apsw.Connection) -> Iterator[apsw.Connection]:
+def transaction(conn: apsw.Connection) -> AbstractContextManager[apsw.Connection]:
     """BEGIN IMMEDIATE ... COMMIT (ROLLBACK on any exception): take the write lock up front so two
     processes sharing the file never deadlock upgrading a read lock."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+    return _between(conn, "BEGIN IMMEDIATE")
 
 
-@contextmanager
-def read_snapshot(conn: apsw.Connection) -> Iterator[apsw.Connection]:
+def read_snapshot(conn: apsw.Connection) -> AbstractContextManager[apsw.Connection]:
     """Several reads that see one state of the database, whatever commits meanwhile (SQLite: a deferred
     BEGIN, whose WAL snapshot is taken at the first read and kept until its COMMIT; it takes no write
     lock). Not inside another transaction. Nothing may be written in it. PostgreSQL: a REPEATABLE READ
     READ ONLY transaction (its BEGIN under READ COMMITTED would give each statement its own snapshot)."""
     if isinstance(conn, PostgresConnection):
-        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-    else:
-        conn.execute("BEGIN")
+        return _between(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+    return _between(conn, "BEGIN")
+
+
+@contextmanager
+def _between(conn: apsw.Connection, begin_sql: str) -> Iterator[apsw.Connection]:
+    """`begin_sql` ... COMMIT, or ROLLBACK when the body raises."""
+    conn.execute(begin_sql)
     try:
         yield conn
     except BaseException:

@@ -13,7 +13,7 @@ from pathlib import Path
 from core.chain import ROOT
 
 OWNER = """
-import sys, time
+import time
 from tests.pg_kit import PgCluster
 cluster = PgCluster().start()
 print(cluster.dir, cluster.port, flush=True)
