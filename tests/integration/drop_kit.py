@@ -138,6 +138,14 @@ class World(Client):
     async def run_job(self, name: str) -> None:
         await self.app[JOBS].run_now(name)
 
+    async def sweep_when_due(self, action: str, chain_listing_id: int) -> None:
+        """Run the settle or expire sweep once the indexer's projection shows the listing due. The sweep
+        reads the projection, not the chain, so running it before the indexer has followed the buy (or
+        the listing) finds nothing to send; in service the job simply runs again at its next interval."""
+        now = self.system.now()
+        await self.until(lambda: chain_listing_id in store.due_on_chain(self.db, action, now))
+        await self.run_job(f"drop-{action}")
+
     async def until(self, check: Callable[[], bool], timeout: float = 60.0) -> None:
         """Wait for the indexer (and its followers) to get there (a bound on waiting, not a speed figure:
         20 s once ran out in a full run on a loaded machine)."""

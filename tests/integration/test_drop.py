@@ -73,7 +73,7 @@ def test_list_buy_sweep_settles_and_hands_over(system: System, tmp_path: Path) -
         await w.run_job("drop-settle")  # inside the notice window: nothing to send
         assert w.listing_state(listing["id"]) == "settling"
         system.advance(7 * DAY + 1)
-        await w.run_job("drop-settle")
+        await w.sweep_when_due("settle", listing["chainListingId"])
         await w.settled_state(listing["id"], "sold")
         assert system.registry.functions.ownerOf(token).call() == buyer.address
         (sent,) = store.sweep_txs(w.db, listing["chainListingId"])
@@ -172,7 +172,7 @@ def test_offer_accept_settle_and_the_offer_book(system: System, tmp_path: Path) 
         states = {x.nonce: x.state for x in store.offers_of(w.db, listing["id"])}
         assert states == {7: "accepted", 8: "cancelled"}
         system.advance(7 * DAY + 1)
-        await w.run_job("drop-settle")
+        await w.sweep_when_due("settle", listing["chainListingId"])
         await w.settled_state(listing["id"], "sold")
         assert system.registry.functions.ownerOf(token).call() == buyer.address
 
@@ -216,7 +216,7 @@ def test_expiry_sweep_returns_the_agent(system: System, tmp_path: Path) -> None:
         await w.run_job("drop-expire")
         assert w.listing_state(listing["id"]) == "active"
         system.advance(DAY + 1)
-        await w.run_job("drop-expire")
+        await w.sweep_when_due("expire", listing["chainListingId"])
         await w.settled_state(listing["id"], "expired")
         assert system.registry.functions.ownerOf(token).call() == seller.address
         assert [t.state for t in store.sweep_txs(w.db, listing["chainListingId"])] == ["mined"]

@@ -161,7 +161,7 @@ async def _notices(w: World, inbox: Inbox) -> None:
     await _wait(w, lambda: len(inbox.to("referrer@example.com")) == 2 and len(inbox.to("buyer@example.com")) == 1)
     assert "committed" in inbox.to("buyer@example.com")[0]
     s.advance(7 * DAY + 1)
-    await w.run_job("drop-settle")
+    await w.sweep_when_due("settle", listing["chainListingId"])
     await _wait(w, lambda: len(inbox.to("seller@example.com")) == 2)
     assert "is sold" in inbox.to("seller@example.com")[1]
     await asyncio.sleep(0.3)
