@@ -82,10 +82,10 @@ def database_of(conn: Conn) -> Database:
 
 def kind_of(conn: Conn) -> Kind:
     """The backend `conn` belongs to (core.store.locks picks its SQL by it)."""
+    if isinstance(conn, apsw.Connection):
+        return "sqlite"  # before the import below: this runs inside every decision's transaction
     from core.store.pg import PostgresConnection
 
-    if isinstance(conn, apsw.Connection):
-        return "sqlite"
     if isinstance(conn, PostgresConnection):
         return "postgresql"
     raise UnsupportedDatabase(f"not a connection of this build: {type(conn).__name__}")
