@@ -496,11 +496,17 @@ def test_buyer_sequence_end_to_end(system: System, tmp_path: Path) -> None:
             await verify(w, shop, "multipart", a)
             b = await buy(w, shop, "json", multipart=False, refusals=False)
             await verify(w, shop, "json", b)
+
+            # The receiver answered every webhook, but the dispatcher commits each outcome after the
+            # answer (its own writer): wait for the rows to say so instead of assuming it is done.
+            async def recorded() -> bool:
+                view = await w.ok("GET", f"/api/acp/orders/{b.order_id}", key=shop.buyer_key)
+                return sorted(d["status"] for d in view["webhook_delivery"]) == ["delivered"] * len(EXPECTED_MOVES)
+
+            await until("json webhook outcomes recorded", recorded)
             await asyncio.sleep(0.2)  # a duplicate delivery would show up here
             ids = [d.event_id for d in w.hooks.got]
             assert len(ids) == 2 * len(EXPECTED_MOVES) and len(set(ids)) == len(ids) and all(ids)
-            view = await w.ok("GET", f"/api/acp/orders/{b.order_id}", key=shop.buyer_key)
-            assert sorted(d["status"] for d in view["webhook_delivery"]) == ["delivered"] * len(EXPECTED_MOVES)
 
     asyncio.run(main())
 
