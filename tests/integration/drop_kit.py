@@ -138,6 +138,12 @@ class World(Client):
     async def run_job(self, name: str) -> None:
         await self.app[JOBS].run_now(name)
 
+    async def until_projected(self, chain_listing_id: int, status: str) -> None:
+        """Until the indexer's projection of the on-chain listing has `status` (listed, committed, ...):
+        a sweep run before that sees nothing, so "the sweep sent nothing" would prove nothing."""
+        sql = "SELECT status FROM listings WHERE listing_id = ?"
+        await self.until(lambda: self.db.execute(sql, (chain_listing_id,)).fetchall() == [(status,)])
+
     async def sweep_when_due(self, action: str, chain_listing_id: int) -> None:
         """Run the settle or expire sweep once the indexer's projection shows the listing due. The sweep
         reads the projection, not the chain, so running it before the indexer has followed the buy (or

@@ -70,6 +70,7 @@ def test_list_buy_sweep_settles_and_hands_over(system: System, tmp_path: Path) -
         r = await w.call("POST", "/api/agents/memory", {"agentId": wallet, "key": "notes", "value": 2}, key=key)
         assert (r.status, r.body["code"]) == (409, "agent_settling")
 
+        await w.until_projected(listing["chainListingId"], "committed")
         await w.run_job("drop-settle")  # inside the notice window: nothing to send
         assert w.listing_state(listing["id"]) == "settling"
         system.advance(7 * DAY + 1)
@@ -213,7 +214,8 @@ def test_expiry_sweep_returns_the_agent(system: System, tmp_path: Path) -> None:
         seller = system.users[0]
         key, wallet, _uuid, token = await _agent(w, 0)
         listing = await w.list(key, wallet, seller, token, 500 * USDC, 30 * USDC, duration=DAY)
-        await w.run_job("drop-expire")
+        await w.until_projected(listing["chainListingId"], "listed")
+        await w.run_job("drop-expire")  # before the expiry: nothing to send
         assert w.listing_state(listing["id"]) == "active"
         system.advance(DAY + 1)
         await w.sweep_when_due("expire", listing["chainListingId"])
