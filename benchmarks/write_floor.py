@@ -34,7 +34,7 @@ from core.anvil import free_port
 from core.chain import ROOT
 
 FLOOR_SERVER = """
-import asyncio, json, sys, time
+import asyncio, sys, time
 from aiohttp import web
 from core import audit, wallets
 from core.decisions import chain_rule
@@ -48,7 +48,6 @@ conn.execute("BEGIN IMMEDIATE")
 agent = wallets.register(conn, account_id=None, new_key_hash="00" * 32, name="floor", specialty="data_research",
                          referral_code=None, now=time.time())
 conn.execute("COMMIT")
-ANSWER = {"success": True}
 KEY = "11" * 32
 
 def touch(c):
@@ -69,7 +68,7 @@ WORK = {"commit": touch, "earn": earn, "decision": decision}[sys.argv[3]]
 async def handler(request):
     body = await request.json()
     await committer.run(WORK, savepoint=False)
-    return web.json_response({**ANSWER, "echo": len(body)})
+    return web.json_response({"success": True, "echo": len(body)})  # the trivial answer
 
 async def main():
     app = web.Application()
