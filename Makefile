@@ -65,8 +65,16 @@ lint: install
 typecheck: install
 	$(PY) -m mypy
 
+# The whole suite on SQLite (the tests taking the `database` fixture on PostgreSQL too), then the
+# integration suite again on PostgreSQL (test-postgresql below). Each on TEST_WORKERS pytest-xdist
+# workers, each worker with its own anvil and cluster: the tests mostly wait (blocks, child processes,
+# loopback servers), so two workers on 2 cores take about 0.7x the time of one.
+TEST_WORKERS ?= 2
+PG_SUITE := AGENTLEDGER_TEST_BACKEND=postgresql $(PY) -m pytest -n $(TEST_WORKERS) tests/integration
+
 pytest: compile $(CHROMIUM) $(MCP_NPM_OK)
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS)
+	$(PG_SUITE)
 
 mcp-tools: $(MCP_NPM_OK)
 
@@ -94,10 +102,9 @@ $(SLITHER_OK): tools/slither/requirements.txt
 test: lint typecheck slither pytest
 
 # The integration suite with every SQLite file a test opens on PostgreSQL instead (tests/pg_redirect.py;
-# the few tests that cannot follow are deselected with their reason). Not part of `make test`, which it
-# would take past 20 minutes: there the tests taking the `database` fixture run on both backends.
+# the few tests of SQLite's own machinery are deselected with their reason); the second half of `make test`.
 test-postgresql: compile $(CHROMIUM) $(MCP_NPM_OK)
-	AGENTLEDGER_TEST_BACKEND=postgresql $(PY) -m pytest tests/integration
+	$(PG_SUITE)
 
 bench: compile
 	$(PY) -m benchmarks.gas_table

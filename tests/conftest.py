@@ -49,6 +49,16 @@ def _sqlite_files_on_postgresql(request: pytest.FixtureRequest) -> Iterator[None
         redirect.uninstall()
 
 
+def pytest_report_header(config: pytest.Config) -> str | None:
+    """Said once at the top (pytest-xdist workers' deselections are not counted in the summary)."""
+    if not pg_redirect.wanted():
+        return None
+    return (
+        "backend: PostgreSQL (every SQLite file on the test cluster); "
+        f"{len(pg_redirect.SQLITE_ONLY)} tests of SQLite's own machinery deselected (tests/pg_redirect.py)"
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """make test-postgresql: deselect the tests that cannot run through the redirect (each with its
     reason in tests/pg_redirect.py), reported as deselected, never as passed."""

@@ -6,10 +6,12 @@ database on the session's throwaway cluster (tests/pg_kit.py), one per file path
 one file reach one database, two files stay two databases. Nothing in the service changes: the
 store's `connect` is replaced, for the session, in every module that bound it.
 
-What cannot follow: a child process (it opens its file itself) and SQL a test writes for SQLite
-(PRAGMAs, `BEGIN IMMEDIATE`, apsw's errors); those tests are listed in SQLITE_ONLY and deselected,
-each with its reason, and the tests that already run on both backends through the `database` fixture
-run there once (on PostgreSQL)."""
+A child process (the crash and restart tests, `make run`, `python -m indexer`) opens what the test
+names for it: `child_location(path)` / `child_env(path)` give it the URL of the database standing for
+the file under the redirect, and the path otherwise. What cannot follow is a test of SQLite's own
+machinery (WAL checkpoints, the busy timeout, its one write lock, query plans, the file's bytes); those
+tests are listed in SQLITE_ONLY and deselected, each with its reason, and the tests that already run
+on both backends through the `database` fixture run there once (on PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -31,19 +33,8 @@ ENV = "AGENTLEDGER_TEST_BACKEND"
 PACKAGES = ("core", "api", "indexer", "service", "scripts", "sdk", "tests", "benchmarks", "merkle")
 
 
-_CHILD = "a child process opens the SQLite file itself"
-
-#: Tests that cannot run through the redirect, each with its reason. They run on SQLite in `make test`;
-#: what they test on several processes is tested on PostgreSQL by the tests taking `database`.
+#: Tests that cannot run through the redirect, each with its reason. They run on SQLite in `make test`.
 SQLITE_ONLY: dict[str, str] = {
-    "tests/integration/test_checkout.py::test_crash_after_funding_heals_exactly_once": _CHILD,
-    "tests/integration/test_checkout_e2e.py::test_with_the_indexer_as_its_own_process_an_order_is_released_and_its_webhook_sent": _CHILD,  # noqa: E501
-    "tests/integration/test_deploy_command.py::test_make_run_serves_healthz_and_ctrl_c_stops_everything": _CHILD,
-    "tests/integration/test_drop_sweep_kill.py::test_kill_during_a_sweep_then_restart_settles_once": _CHILD,
-    "tests/integration/test_hire.py::test_kill_9_while_a_job_runs_is_settled_by_the_restart": _CHILD,
-    "tests/integration/test_hire_escrow.py::test_crash_between_job_and_release_then_restart_releases_once": _CHILD,
-    "tests/integration/test_indexer_kill.py::test_sigkill_at_random_points_then_restart_equals_clean_reindex": _CHILD,
-    "tests/integration/test_restart_claims.py::test_a_restart_frees_the_claims_and_sessions_of_the_crashed_process": _CHILD,  # noqa: E501
     "tests/integration/test_leader_failover.py::test_a_stalled_leader_is_replaced_and_steps_down_when_it_wakes": (
         "SIGSTOPs the leader outside a SQLite write lock (children too)"
     ),
@@ -67,6 +58,28 @@ SQLITE_ONLY: dict[str, str] = {
         "stalls the dispatcher's writes with SQLite's one write lock"
     ),
 }
+
+
+#: The redirect installed for this session, if any (child_location asks it).
+_active: Redirect | None = None
+
+
+def child_location(path: Path | str) -> str:
+    """What a child process is to open for the SQLite file `path` (its `--db`): under the redirect the
+    URL of the database standing for that file, which the test's own connections to `path` reach too;
+    otherwise the path itself."""
+    if _active is None:
+        return str(path)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).touch()  # the file stands for its database, as for the test's own connections
+    return _active.database(path).location
+
+
+def child_env(path: Path | str) -> dict[str, str]:
+    """The environment that points a child configured by Settings (`make run`) at the database standing
+    for the SQLite file `path`: AGENTLEDGER_DATABASE_URL under the redirect, nothing otherwise (the child
+    then opens `path` itself, from its data directory)."""
+    return {"AGENTLEDGER_DATABASE_URL": _active.database(path).location} if _active is not None else {}
 
 
 def sqlite_only(nodeid: str) -> str | None:
@@ -110,6 +123,8 @@ class Redirect:
         return database.connect(durable=durable)
 
     def install(self) -> None:
+        global _active
+        _active = self
         for name, module in list(sys.modules.items()):
             if module is None or not name.startswith(PACKAGES):
                 continue
@@ -119,6 +134,8 @@ class Redirect:
                     self._patched.append((module, attr))
 
     def uninstall(self) -> None:
+        global _active
+        _active = None
         for module, attr in self._patched:
             setattr(module, attr, self.original)
         self._patched.clear()

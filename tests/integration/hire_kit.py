@@ -34,7 +34,7 @@ from core.config import Settings
 from core.hire import Hire, rules
 from core.hire.context import Seams
 from core.operator import Operator
-from core.store import connect
+from core.store import connect, open_database
 from indexer.rpc import RetryPolicy, RpcClient
 from indexer.service import followers
 from indexer.sync import Indexer
@@ -442,9 +442,10 @@ class Provider:
 
 
 def build_app(
-    db_path: Path, system: System, rpc_url: str, clock: Clock, seams: Seams | None = None
+    db_path: Path | str, system: System, rpc_url: str, clock: Clock, seams: Seams | None = None
 ) -> tuple[web.Application, apsw.Connection]:
-    db = connect(db_path, durable=True)
+    """The service on `db_path`: a SQLite file, or a database URL (a child process under the redirect)."""
+    db = open_database(db_path).connect()
     operator = Operator(system.w3, system.operator, system.deployment.contracts, system.deployment.usdc)
     app = create_app(
         system.deployment,

@@ -39,7 +39,7 @@ from core.checkout.sweep import STUCK_AFTER, sweep
 from core.deployments import Deployment
 from core.operator import Operator
 from core.store import checkout as store
-from core.store import connect, transaction
+from core.store import connect, open_database, transaction
 from core.store import orders as order_store
 from core.webhooks import verify_service
 from indexer.rpc import RpcClient
@@ -48,6 +48,7 @@ from tests.integration.indexer_kit import make_indexer
 from tests.integration.proc_kit import wait_serving
 from tests.integration.rpc_proxy import RpcProxy
 from tests.integration.test_providers import Harness, Reply, assert_error, run, serve
+from tests.pg_redirect import child_location
 
 ROOT = Path(__file__).resolve().parents[2]
 STD = 250 * USDC
@@ -874,8 +875,8 @@ def test_crash_after_funding_heals_exactly_once(system: System, tmp_path: Path, 
         "--deployment",
         str(dep_path),
     ]
-    cmd += ["--db", str(tmp_path / "ledger.db"), "--port", str(port), "--operator-key", system.operator.key.hex()]
-    cmd += ["--exit-after-funding"]
+    cmd += ["--db", child_location(tmp_path / "ledger.db"), "--port", str(port)]
+    cmd += ["--operator-key", system.operator.key.hex(), "--exit-after-funding"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
 
@@ -950,7 +951,7 @@ def _serve_main() -> None:
     args = parser.parse_args()
     dep = Deployment(**json.loads(Path(args.deployment).read_text()))
     w3 = connect_chain(args.rpc)
-    db = connect(args.db, durable=True)
+    db = open_database(args.db).connect()  # a SQLite file, or the PostgreSQL database standing for it
     app = web.Application(middlewares=[error_middleware])
 
     async def die(_request: web.Request) -> None:  # a crash with the session complete_in_progress, nothing sent

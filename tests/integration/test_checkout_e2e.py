@@ -51,6 +51,7 @@ from core.store import connect
 from indexer.rpc import RetryPolicy, RpcClient
 from tests.integration.chainkit import USDC, System, test_account
 from tests.integration.indexer_kit import make_indexer
+from tests.pg_redirect import child_location
 
 EXPECTED_MOVES = [
     (None, "created"),
@@ -160,7 +161,7 @@ class World:
 
 @asynccontextmanager
 async def indexer_process(tmp_path: Path, system: System, rpc_url: str, db_path: Path) -> AsyncIterator[None]:
-    """`python -m indexer` in a process of its own on the same SQLite file (the README's mode for
+    """`python -m indexer` in a process of its own on the same database (the README's mode for
     AGENTLEDGER_RUN_INDEXER=false), configured as an operator would: the deployment file and env."""
     deployments.save(system.deployment, tmp_path / "deployments")
     env = {
@@ -168,7 +169,7 @@ async def indexer_process(tmp_path: Path, system: System, rpc_url: str, db_path:
         "AGENTLEDGER_DEPLOYMENTS_DIR": str(tmp_path / "deployments"),
         "AGENTLEDGER_POLL_INTERVAL": "0.02",
     }
-    cmd = [sys.executable, "-m", "indexer", "--rpc", rpc_url, "--db", str(db_path)]
+    cmd = [sys.executable, "-m", "indexer", "--rpc", rpc_url, "--db", child_location(db_path)]
     proc = await asyncio.create_subprocess_exec(
         *cmd, cwd=ROOT, env=env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE
     )

@@ -20,6 +20,7 @@ from core.anvil import Anvil, free_port
 from core.chain import CONTRACT_NAMES, ROOT, connect, send
 from core.networks import ANVIL_DEV_KEY, NETWORKS
 from core.store import connect as store_connect
+from tests.pg_redirect import child_env
 
 DEPLOYER_KEY = "0x" + keccak(text="agentledger-deploy-test").hex()
 
@@ -160,6 +161,8 @@ def test_make_run_serves_healthz_and_ctrl_c_stops_everything(tmp_path: Path) -> 
         AGENTLEDGER_DEPLOYMENTS_DIR=str(tmp_path / "deployments"),
         AGENTLEDGER_DATA_DIR=str(tmp_path / "var"),
     )
+    db_file = tmp_path / "var" / "agentledger.db"
+    env.update(child_env(db_file))  # make test-postgresql: the database standing for that file
     log_path = tmp_path / "run.log"
     with open(log_path, "wb") as log:
         proc = subprocess.Popen([sys.executable, "-m", "scripts.run"], cwd=ROOT, env=env, stdout=log, stderr=log)
@@ -179,6 +182,7 @@ def test_make_run_serves_healthz_and_ctrl_c_stops_everything(tmp_path: Path) -> 
         dep = json.loads((tmp_path / "deployments" / "31337.json").read_text())
         assert body["status"] == "ok", body
         assert body["chainId"] == 31337
+        assert body["backend"] == ("postgresql" if "AGENTLEDGER_DATABASE_URL" in env else "sqlite")
         assert body["contracts"] == dep["contracts"]
         assert set(body["contracts"]) == set(CONTRACT_NAMES)
         assert body["latestBlock"] >= dep["deploy_block"]
@@ -216,7 +220,7 @@ def test_make_run_serves_healthz_and_ctrl_c_stops_everything(tmp_path: Path) -> 
                 break
             time.sleep(0.05)
         assert body["indexer"]["state"] == "synced"
-        db = store_connect(tmp_path / "var" / "agentledger.db")
+        db = store_connect(db_file)
         rows = list(db.execute("SELECT wallet_id, owner FROM agents"))
         db.close()
         assert rows == [("agl_00000000beef", operator.address)]

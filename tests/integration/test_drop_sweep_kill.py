@@ -30,10 +30,11 @@ from core.chain import connect as connect_chain
 from core.config import Settings
 from core.deployments import Deployment
 from core.operator import Operator
-from core.store import connect
+from core.store import connect, open_database
 from core.store import marketplace as store
 from tests.integration.chainkit import System
 from tests.integration.drop_kit import BASE, DAY, USDC, World, running, seller_pair
+from tests.pg_redirect import child_location
 
 SETTLED = 3  # AgentMarketplace.Status.Settled
 
@@ -42,7 +43,7 @@ def _serve(tmp_path: Path, system: System, anvil: Anvil) -> subprocess.Popen[byt
     dep_path = tmp_path / "deployment.json"
     dep_path.write_text(json.dumps(asdict(system.deployment)))
     cmd = [sys.executable, "-m", "tests.integration.test_drop_sweep_kill", "--rpc", anvil.rpc_url]
-    cmd += ["--deployment", str(dep_path), "--db", str(tmp_path / "ledger.db"), "--port", str(free_port())]
+    cmd += ["--deployment", str(dep_path), "--db", child_location(tmp_path / "ledger.db"), "--port", str(free_port())]
     cmd += ["--operator-key", system.operator.key.hex(), "--data-dir", str(tmp_path)]
     return subprocess.Popen(cmd, cwd=ROOT, env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
@@ -123,7 +124,7 @@ def _serve_main() -> None:
     w3 = connect_chain(args.rpc)
     operator = Operator(w3, Account.from_key(args.operator_key), dep.contracts, dep.usdc)
     settings = Settings(webhook_allow_private="true", data_dir=Path(args.data_dir), drop_settle_interval=0.2)
-    app = create_app(dep, args.rpc, connect(args.db), settings=settings, operator=operator)
+    app = create_app(dep, args.rpc, open_database(args.db).connect(), settings=settings, operator=operator)
     web.run_app(app, host="127.0.0.1", port=int(args.port), print=None)
 
 

@@ -50,6 +50,7 @@ from tests.integration.hire_kit import (
 )
 from tests.integration.proc_kit import wait_serving
 from tests.integration.test_providers import assert_error
+from tests.pg_redirect import child_location
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -541,7 +542,7 @@ def test_kill_9_while_a_job_runs_is_settled_by_the_restart(system: System, tmp_p
             db.execute("UPDATE hire_services SET endpoint = ?", (server.url("ok"),))
         db.close()
         cmd = [sys.executable, "-m", "tests.integration.test_hire", "--serve", "--rpc", anvil.rpc_url]
-        cmd += ["--deployment", str(dep_path), "--db", str(tmp_path / "ledger.db"), "--port", str(port)]
+        cmd += ["--deployment", str(dep_path), "--db", child_location(tmp_path / "ledger.db"), "--port", str(port)]
         cmd += ["--operator-key", system.operator.key.hex()]
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
@@ -687,7 +688,7 @@ def _serve_main() -> None:
         after_release=(lambda _job: os._exit(1)) if args.exit_after_release else None,
     )
     fake = _Sys(w3, dep, Account.from_key(args.operator_key))
-    app, _db = build_app(Path(args.db), fake, args.rpc, Clock(), seams)  # type: ignore[arg-type]
+    app, _db = build_app(args.db, fake, args.rpc, Clock(), seams)  # type: ignore[arg-type]
     web.run_app(app, host="127.0.0.1", port=int(args.port), print=None)
 
 

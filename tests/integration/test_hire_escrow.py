@@ -28,6 +28,7 @@ from tests.integration.chainkit import USDC, System
 from tests.integration.hire_kit import Clock, Harness, Provider, ProviderServer, free_port, run
 from tests.integration.proc_kit import wait_serving
 from tests.integration.test_providers import assert_error
+from tests.pg_redirect import child_location
 
 ROOT = Path(__file__).resolve().parents[2]
 PRICE = 2 * USDC
@@ -289,7 +290,7 @@ def test_crash_between_job_and_release_then_restart_releases_once(
             db.execute("UPDATE hire_services SET endpoint = ?", (server.url("ok"),))
         db.close()
         cmd = [sys.executable, "-m", "tests.integration.test_hire", "--serve", "--rpc", anvil.rpc_url]
-        cmd += ["--deployment", str(dep_path), "--db", str(tmp_path / "ledger.db"), "--port", str(port)]
+        cmd += ["--deployment", str(dep_path), "--db", child_location(tmp_path / "ledger.db"), "--port", str(port)]
         cmd += ["--operator-key", system.operator.key.hex(), seam]
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:

@@ -22,6 +22,7 @@ from core.store import connect as db_connect
 from core.store.projections import dump
 from scripts.devchain import USDC, System, deploy_dev_system
 from tests.integration.indexer_kit import index_to_head
+from tests.pg_redirect import child_location
 
 
 @pytest.fixture()
@@ -35,7 +36,7 @@ def start_indexer(rpc: str, db: Path, deploy_dir: Path, log: Path, *extra: str) 
     env["AGENTLEDGER_DEPLOYMENTS_DIR"] = str(deploy_dir)
     with open(log, "ab") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "indexer", "--rpc", rpc, "--db", str(db), *extra],
+            [sys.executable, "-m", "indexer", "--rpc", rpc, "--db", child_location(db), *extra],
             cwd=ROOT,
             env=env,
             stdout=out,

@@ -30,6 +30,7 @@ from tests.integration.chainkit import System
 from tests.integration.proc_kit import wait_serving
 from tests.integration.test_checkout import ROOT, STD, Shop, job
 from tests.integration.test_providers import Harness, run
+from tests.pg_redirect import child_location
 
 
 def test_a_restart_frees_the_claims_and_sessions_of_the_crashed_process(
@@ -49,7 +50,7 @@ def test_a_restart_frees_the_claims_and_sessions_of_the_crashed_process(
     dep_path.write_text(json.dumps(asdict(system.deployment)))
     port = free_port()
     cmd = [sys.executable, "-m", "tests.integration.test_checkout", "--rpc", anvil.rpc_url]
-    cmd += ["--deployment", str(dep_path), "--db", str(db_path), "--port", str(port)]
+    cmd += ["--deployment", str(dep_path), "--db", child_location(db_path), "--port", str(port)]
     cmd += ["--operator-key", system.operator.key.hex(), "--exit-before-funding"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     headers = {"Authorization": f"Bearer {state['key']}", "Idempotency-Key": "complete-once"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,14 +35,17 @@ class FakeTime:
         await asyncio.sleep(0)
 
 
-async def run_until(runner: JobRunner, done: Callable[[], bool], *, limit: int = 10_000) -> None:
+async def run_until(runner: JobRunner, done: Callable[[], bool], *, within: float = 30.0) -> None:
+    """Start `runner` and let the loop turn until `done()`. Bounded by real seconds, not by turns of the
+    loop: the runner's reads and writes go through the committer's thread, which a loaded machine
+    (parallel test workers) may not schedule within any fixed number of turns."""
     await runner.start()
     try:
-        for _ in range(limit):
-            if done():
-                return
+        deadline = time.monotonic() + within
+        while not done():
+            if time.monotonic() > deadline:
+                raise AssertionError("the condition was never met")
             await asyncio.sleep(0)
-        raise AssertionError("the condition was never met")
     finally:
         await runner.stop()
 
