@@ -48,10 +48,10 @@ def test_each_sqlite_path_is_one_postgres_database_until_uninstalled(pg_cluster:
     ("nodeid", "listed"),
     [
         (
-            "tests/integration/test_hire_escrow.py::test_crash_between_job_and_release_then_restart_releases_once[x]",
+            "tests/integration/test_indexer.py::test_backfill_checkpoints_on_a_thread_of_its_own[x]",
             True,
         ),
-        ("tests/integration/test_hire_escrow.py::test_something_else", False),
+        ("tests/integration/test_indexer.py::test_something_else", False),
     ],
 )
 def test_sqlite_only_tests_are_named_with_a_reason_whatever_their_parameters(nodeid: str, listed: bool) -> None:
@@ -64,3 +64,26 @@ def test_every_sqlite_only_test_exists() -> None:
     for nodeid in pg_redirect.SQLITE_ONLY:
         path, name = nodeid.split("::")
         assert f"def {name}(" in (root / path).read_text(), nodeid
+
+
+def test_a_child_process_is_given_the_database_standing_for_its_file(pg_cluster: PgCluster, tmp_path: Path) -> None:
+    """child_location / child_env: the path itself without the redirect; under it, the URL of the database
+    the test's own connections to that path reach (a crash test's child and the test see one database)."""
+    path = tmp_path / "ledger.db"
+    assert pg_redirect.child_location(path) == str(path) and pg_redirect.child_env(path) == {}
+    redirect = pg_redirect.Redirect(pg_cluster)
+    redirect.install()
+    try:
+        url = pg_redirect.child_location(path)
+        assert url.startswith("postgresql://") and path.exists()
+        assert pg_redirect.child_env(path) == {"AGENTLEDGER_DATABASE_URL": url}
+        child = core.store.open_database(url).connect()  # what the child opens
+        child.execute("CREATE TABLE seen_by_both (x BIGINT)")
+        child.execute("INSERT INTO seen_by_both VALUES (7)")
+        parent = core.store.connect(path)  # what the test opens
+        assert parent.execute("SELECT x FROM seen_by_both").fetchall() == [(7,)]
+        for conn in (child, parent):
+            conn.close()
+    finally:
+        redirect.uninstall()
+    assert pg_redirect.child_location(path) == str(path)
