@@ -49,14 +49,13 @@ def _sqlite_files_on_postgresql(request: pytest.FixtureRequest) -> Iterator[None
         redirect.uninstall()
 
 
-def pytest_report_header(config: pytest.Config) -> str | None:
-    """Said once at the top (pytest-xdist workers' deselections are not counted in the summary)."""
-    if not pg_redirect.wanted():
-        return None
-    return (
-        "backend: PostgreSQL (every SQLite file on the test cluster); "
-        f"{len(pg_redirect.SQLITE_ONLY)} tests of SQLite's own machinery deselected (tests/pg_redirect.py)"
-    )
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Said at the end of the PostgreSQL run: its deselections (pytest-xdist workers' are not counted)."""
+    if pg_redirect.wanted():
+        terminalreporter.write_line(
+            "backend: PostgreSQL (every SQLite file on the test cluster); "
+            f"{len(pg_redirect.SQLITE_ONLY)} tests of SQLite's own machinery deselected (tests/pg_redirect.py)"
+        )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
