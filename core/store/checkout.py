@@ -274,8 +274,11 @@ def get_session(conn: apsw.Connection, session_id: str) -> SessionRow | None:
     return _session(rows[0]) if rows else None
 
 
-def session_by_job(conn: apsw.Connection, job_id: str) -> SessionRow | None:
-    rows = _rows(conn, f"SELECT {_SESSION_COLS} FROM checkout_sessions WHERE job_id = ?", (job_id,))  # noqa: S608
+def session_by_job(conn: apsw.Connection, job_id: str, *, for_update: bool = False) -> SessionRow | None:
+    """The session whose gateway job is `job_id`; `for_update`: its row locked until the transaction ends
+    (PostgreSQL: a writer holding it is waited for, then its committed row is read)."""
+    sql = f"SELECT {_SESSION_COLS} FROM checkout_sessions WHERE job_id = ?"  # noqa: S608
+    rows = _rows(conn, sql + (locks.for_update(conn) if for_update else ""), (job_id,))
     return _session(rows[0]) if rows else None
 
 

@@ -6,17 +6,20 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import threading
 
 import apsw
 import pytest
 
 from core import audit
 from core.checkout import orders, views
+from core.checkout.follower import OrderFollower
 from core.store import Database
 from core.store import audit as audit_store
 from core.store import checkout as checkout_store
 from core.store import orders as store
-from core.store.db import transaction
+from core.store.db import begin, commit, transaction
+from core.store.projections import Event
 
 NOW = 1_800_000_000.0
 JOB = "0x" + "ab" * 32
@@ -117,6 +120,56 @@ def test_create_order_is_once_per_session_and_writes_history_audit_and_webhook(c
     sent = json.loads(body)
     assert sent["job_id"] == first.id and sent["status"] == "created"
     assert sent["metadata"] == {"from_state": None, "to_state": "created"}
+
+
+def test_the_followers_funding_event_beside_the_apis_order_settles_that_order(
+    conn: apsw.Connection, database: Database
+) -> None:
+    """The API records the order from its receipt (not final yet) while the indexer applies the job's
+    JobFunded on another connection. On PostgreSQL the two transactions run side by side: the follower
+    must wait for the API's, then settle its order, not create a second one (the unique session_id
+    refused it at the API's commit, the event was skipped and the funding never settled: a CI run)."""
+    _session(conn, "s1", None)
+    begin(conn)  # the API's transaction, open while the follower starts
+    api_order = orders.create_order(
+        conn,
+        session_id="s1",
+        job_id=JOB,
+        provider_uuid="prov",
+        provider_token_id=7,
+        buyer_address="0x3333333333333333333333333333333333333333",
+        amount=250_000_000,
+        deadline=int(NOW) + 48 * 3600,
+        funding_tx="0xf0",
+        now=NOW,
+        funding_block=5,
+        funding_final=False,
+    )
+    event = Event(5, "0xb5", "0xf0", 0, "PaymentGateway", "JobFunded", "", "0x", {
+        "jobId": JOB, "providerTokenId": 7, "buyer": "0x3333333333333333333333333333333333333333",
+        "amount": 250_000_000, "deadline": int(NOW) + 48 * 3600,
+    })  # fmt: skip
+    failed: list[BaseException] = []
+
+    def follow() -> None:
+        indexer = database.connect(durable=False)
+        try:
+            with transaction(indexer):
+                OrderFollower(lambda: NOW).apply(indexer, 31337, event)
+        except BaseException as exc:
+            failed.append(exc)
+        finally:
+            indexer.close()
+
+    follower = threading.Thread(target=follow)
+    follower.start()
+    follower.join(0.3)
+    assert follower.is_alive()  # waiting for the API's transaction (its row lock; SQLite's write lock)
+    commit(conn)
+    follower.join(30)
+    assert not follower.is_alive() and failed == []
+    rows = conn.execute("SELECT id, funding_settled, funding_block FROM orders WHERE session_id = 's1'").fetchall()
+    assert rows == [(api_order.id, 1, 5)]
 
 
 def test_a_move_is_checked_and_chained(conn: apsw.Connection) -> None:
