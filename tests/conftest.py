@@ -49,17 +49,6 @@ def _sqlite_files_on_postgresql(request: pytest.FixtureRequest) -> Iterator[None
         redirect.uninstall()
 
 
-@pytest.fixture(autouse=pg_redirect.wanted())
-def _drop_a_tests_databases(request: pytest.FixtureRequest) -> Iterator[None]:
-    """make test-postgresql: once a test has ended (its other fixtures torn down first: this one is set
-    up before them), drop the databases that stood for the files in its tmp_path."""
-    tmp_path = request.getfixturevalue("tmp_path") if "tmp_path" in request.fixturenames else None
-    yield
-    redirect = pg_redirect.active()
-    if redirect is not None and tmp_path is not None:
-        redirect.drop_under(tmp_path)
-
-
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """Said at the end of the PostgreSQL run: its deselections (pytest-xdist workers' are not counted)."""
     if pg_redirect.wanted():

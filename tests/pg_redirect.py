@@ -64,11 +64,6 @@ SQLITE_ONLY: dict[str, str] = {
 _active: Redirect | None = None
 
 
-def active() -> Redirect | None:
-    """The redirect installed for this session, if any."""
-    return _active
-
-
 def child_location(path: Path | str) -> str:
     """What a child process is to open for the SQLite file `path` (its `--db`): under the redirect the
     URL of the database standing for that file, which the test's own connections to `path` reach too;
@@ -115,18 +110,6 @@ class Redirect:
             if found is None:
                 found = self._databases[key] = self.cluster.fresh()
             return found
-
-    def drop_under(self, directory: Path) -> int:
-        """Drop the databases standing for files under `directory` (a finished test's tmp_path): the
-        cluster keeps only what later tests may still open (module fixtures' files live elsewhere).
-        Left to the end, some 600 databases made the cluster's removal take over 30 s per worker."""
-        prefix = os.path.realpath(directory) + os.sep
-        with self._lock:
-            done = [key for key in self._databases if key.startswith(prefix)]
-            gone = [self._databases.pop(key) for key in done]
-        for database in gone:
-            self.cluster.drop(database)  # WITH (FORCE): connections a test left open are ended
-        return len(gone)
 
     def connect(self, path: Path | str, *, durable: bool = True) -> Conn:
         if str(path) == ":memory:":

@@ -87,26 +87,3 @@ def test_a_child_process_is_given_the_database_standing_for_its_file(pg_cluster:
     finally:
         redirect.uninstall()
     assert pg_redirect.child_location(path) == str(path)
-
-
-def test_a_finished_tests_databases_are_dropped_and_no_others(pg_cluster: PgCluster, tmp_path: Path) -> None:
-    redirect = pg_redirect.Redirect(pg_cluster)
-    redirect.install()
-    try:
-        done, kept = tmp_path / "test_a0", tmp_path / "test_a01"  # one name the prefix of the other
-        names = {
-            path: core.store.connect(path).filename.rsplit("/", 1)[-1]
-            for path in (done / "x.db", done / "sub" / "y.db", kept / "z.db")
-        }
-        assert redirect.drop_under(done) == 2
-        admin = pg_cluster.connect_admin()
-        try:
-            existing = {row[0] for row in admin.execute("SELECT datname FROM pg_database").fetchall()}
-        finally:
-            admin.close()
-        assert names[kept / "z.db"] in existing
-        assert not {names[done / "x.db"], names[done / "sub" / "y.db"]} & existing
-        assert redirect.drop_under(done) == 0
-    finally:
-        redirect.uninstall()
-
