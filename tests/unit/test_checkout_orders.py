@@ -7,6 +7,7 @@ import hashlib
 import itertools
 import json
 import threading
+from typing import Any
 
 import apsw
 import pytest
@@ -67,20 +68,26 @@ def _session(conn: apsw.Connection, sid: str, webhook: str | None) -> None:
         )
 
 
+def _record(conn: apsw.Connection, sid: str = "s1", job: str = JOB, **funding: Any) -> store.OrderRow:
+    """create_order for the fixture's session, inside the caller's transaction."""
+    return orders.create_order(
+        conn,
+        session_id=sid,
+        job_id=job,
+        provider_uuid="prov",
+        provider_token_id=7,
+        buyer_address="0x3333333333333333333333333333333333333333",
+        amount=250_000_000,
+        deadline=int(NOW) + 48 * 3600,
+        funding_tx="0xf0",
+        now=NOW,
+        **funding,
+    )
+
+
 def _create(conn: apsw.Connection, sid: str = "s1", job: str = JOB) -> store.OrderRow:
     with transaction(conn):
-        return orders.create_order(
-            conn,
-            session_id=sid,
-            job_id=job,
-            provider_uuid="prov",
-            provider_token_id=7,
-            buyer_address="0x3333333333333333333333333333333333333333",
-            amount=250_000_000,
-            deadline=int(NOW) + 48 * 3600,
-            funding_tx="0xf0",
-            now=NOW,
-        )
+        return _record(conn, sid, job)
 
 
 def test_transition_table_is_closed_and_released_is_final() -> None:
@@ -131,20 +138,7 @@ def test_the_followers_funding_event_beside_the_apis_order_settles_that_order(
     refused it at the API's commit, the event was skipped and the funding never settled: a CI run)."""
     _session(conn, "s1", None)
     begin(conn)  # the API's transaction, open while the follower starts
-    api_order = orders.create_order(
-        conn,
-        session_id="s1",
-        job_id=JOB,
-        provider_uuid="prov",
-        provider_token_id=7,
-        buyer_address="0x3333333333333333333333333333333333333333",
-        amount=250_000_000,
-        deadline=int(NOW) + 48 * 3600,
-        funding_tx="0xf0",
-        now=NOW,
-        funding_block=5,
-        funding_final=False,
-    )
+    api_order = _record(conn, funding_block=5, funding_final=False)
     event = Event(5, "0xb5", "0xf0", 0, "PaymentGateway", "JobFunded", "", "0x", {
         "jobId": JOB, "providerTokenId": 7, "buyer": "0x3333333333333333333333333333333333333333",
         "amount": 250_000_000, "deadline": int(NOW) + 48 * 3600,
