@@ -25,7 +25,7 @@ from api.decisions import add_decision_routes
 from api.errors import ACCEPTS, ApiRequestHandler, error_middleware
 from api.health import add_health_routes
 from api.hire import add_hire_routes
-from api.http import DELIVERABLES, DEPLOYMENT, DISPATCHER, JOBS, OPERATOR, PUBLIC_URL, RPC_URL, WRITER, Hooks
+from api.http import DELIVERABLES, DEPLOYMENT, DISPATCHER, JOBS, OPERATOR, PUBLIC_URL, READS, RPC_URL, WRITER, Hooks
 from api.ipfs_gateway import add_ipfs_routes
 from api.marketplace import add_marketplace_routes
 from api.mcp import add_mcp_routes
@@ -168,7 +168,7 @@ def create_app(
     app[OPERATOR] = operator
     writer = app[WRITER]
     checkout = Checkout(
-        reader=db,
+        reads=app[READS],
         writer=writer,
         operator=operator,
         chain_id=chain_id,
@@ -176,7 +176,7 @@ def create_app(
         session_ttl=settings.checkout_session_ttl,
         allow_private_webhooks=allow_private,
     )
-    deliverables = Deliverables(db, writer, settings.ipfs_api_url, clock)
+    deliverables = Deliverables(app[READS], writer, settings.ipfs_api_url, clock)
     app[DELIVERABLES] = deliverables
     add_provider_routes(app, checkout)
     add_checkout_routes(app, checkout)
@@ -184,7 +184,7 @@ def create_app(
     metrics.watch(writer)
     add_dashboard_routes(app)
     hire = Hire(
-        reader=db, writer=writer, operator=operator, chain_id=chain_id, clock=clock, allow_private=allow_private
+        reads=app[READS], writer=writer, operator=operator, chain_id=chain_id, clock=clock, allow_private=allow_private
     )
     add_hire_routes(app, hire)
     add_mcp_routes(app, OPERATIONS)  # after every route module: the tools are the table's rows
@@ -227,7 +227,7 @@ def _add_marketplace(
     """The drop's routes and its three jobs (settle, expire, reconcile; none without a marketplace)."""
     notices = replace(notices_for(settings, deployment.chain_id, public_url), allow_private_webhooks=allow_private)
     market = Market(
-        reader=db,
+        reads=app[READS],
         writer=app[WRITER],
         operator=operator,
         chain_id=deployment.chain_id,

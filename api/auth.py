@@ -6,7 +6,7 @@ A key is scoped to an account (every agent of it) or to one agent. An agent the 
 act for answers 404 `agent_not_found`, exactly like a wallet that does not exist, so a key never
 learns whether another account's wallet exists.
 
-Both lookups are on every request's path, so both are cached per connection:
+Both lookups are on every request's path, so both are cached:
 
 - valid keys (never unknown ones, so a new key works at once): at most CACHE_SIZE entries, each
   trusted for KEY_CACHE_TTL seconds;
@@ -26,6 +26,7 @@ commit still reads the old row); a key revoked by another process stops working 
 from __future__ import annotations
 
 import hmac
+import threading
 import time
 import weakref
 
@@ -36,6 +37,7 @@ from api.http import base_url
 from core.keys import KEY_RE, Caller, hash_api_key
 from core.store import Conn
 from core.store import wallets as store
+from core.store.reads import Reads
 from core.store.wallets import AgentRow
 
 __all__ = [
@@ -109,29 +111,35 @@ class _Cache:
         self.epoch: int | None = None  # the auth_epoch the cached agents were read at
 
 
-_caches: weakref.WeakKeyDictionary[Conn, _Cache] = weakref.WeakKeyDictionary()
+#: Keyed by what the rows were read through: the process's Reads (keys) or the committer's
+#: connection (agents, remembered after its commits). Only the loop and the committer's thread
+#: create entries, under the lock.
+_caches: weakref.WeakKeyDictionary[Reads | Conn, _Cache] = weakref.WeakKeyDictionary()
+_caches_lock = threading.Lock()
 
 
-def _cache(db: Conn) -> _Cache:
-    cache = _caches.get(db)
-    if cache is None or cache.generation != store.auth_generation():
-        cache = _caches[db] = _Cache()
-    return cache
+def _cache(owner: Reads | Conn) -> _Cache:
+    with _caches_lock:
+        cache = _caches.get(owner)
+        if cache is None or cache.generation != store.auth_generation():
+            cache = _caches[owner] = _Cache()
+        return cache
 
 
 def clear_auth_caches() -> None:
     """Forget every cached key and agent (call after committing a change to an existing one)."""
-    _caches.clear()
+    with _caches_lock:
+        _caches.clear()
 
 
-def _lookup(db: Conn, digest: str) -> Caller | None:
-    cache = _cache(db).keys
+async def _lookup(reads: Reads, digest: str) -> Caller | None:
+    cache = _cache(reads).keys  # touched on the loop only: the read below is the one thing off it
     now = time.monotonic()
     hit = cache.pop(digest, None)
     if hit is not None and hit[1] > now:
         cache[digest] = hit  # back in, as the newest: the oldest is evicted first
         return hit[0]
-    row = store.get_api_key(db, digest)
+    row = await reads.run(lambda db: store.get_api_key(db, digest))
     if row is None or not hmac.compare_digest(row.key_hash, digest):
         return None
     caller = Caller(
@@ -147,25 +155,25 @@ def _lookup(db: Conn, digest: str) -> Caller | None:
     return caller
 
 
-def authenticate_optional(db: Conn, request: web.Request) -> Caller | None:
+async def authenticate_optional(reads: Reads, request: web.Request) -> Caller | None:
     """The caller of `request`, or None when it sent no Authorization header (a bad key is a 401)."""
     key = _bearer(request)
     if key is None:
         return None
-    caller = lookup_key(db, key)
+    caller = await lookup_key(reads, key)
     if caller is None:
         raise AuthError("invalid_api_key", "the API key is not valid", resource_metadata_url(request))
     return caller
 
 
-def lookup_key(db: Conn, key: str) -> Caller | None:
+async def lookup_key(reads: Reads, key: str) -> Caller | None:
     """The caller of a well-formed key (`aglk_` + 32 hex), None for an unknown one (cached as above)."""
-    return _lookup(db, hash_api_key(key))
+    return await _lookup(reads, hash_api_key(key))
 
 
-def authenticate(db: Conn, request: web.Request) -> Caller:
+async def authenticate(reads: Reads, request: web.Request) -> Caller:
     """The caller of `request`; 401 without a valid key."""
-    caller = authenticate_optional(db, request)
+    caller = await authenticate_optional(reads, request)
     if caller is None:
         raise AuthError(
             "missing_api_key", "this endpoint needs 'Authorization: Bearer <api key>'", resource_metadata_url(request)

@@ -26,6 +26,7 @@ from core.operator import Operator
 from core.outbox.dispatcher import Dispatcher
 from core.store import Conn
 from core.store.committer import GroupCommitter
+from core.store.reads import Reads
 
 __all__ = [
     "ANCHOR_ADDRESS",
@@ -40,6 +41,7 @@ __all__ = [
     "MCP_INFO",
     "OPERATOR",
     "PUBLIC_URL",
+    "READS",
     "READ_DB",
     "RPC_URL",
     "WRITER",
@@ -61,6 +63,8 @@ log = logging.getLogger("agentledger.api")
 
 #: The reading connection (auth lookups, GETs): it sees committed data only.
 READ_DB: web.AppKey[Conn] = web.AppKey("read_db", Conn)
+#: Where reads run (core.store.reads): `await app[READS].run(fn)`, off the loop on PostgreSQL.
+READS: web.AppKey[Reads] = web.AppKey("reads", Reads)
 #: Every write goes through the group committer (its own connection, synchronous=FULL).
 WRITER: web.AppKey[GroupCommitter] = web.AppKey("writer", GroupCommitter)
 #: The clock (seconds since the epoch); tests inject their own.

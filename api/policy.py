@@ -18,7 +18,7 @@ from aiohttp import web
 from api import idempotency
 from api.auth import AuthError, authenticate, authenticate_optional
 from api.errors import ApiError, error_response
-from api.http import CLOCK, READ_DB, WRITER, base_url
+from api.http import CLOCK, READS, WRITER, base_url
 from api.operation import Auth, Call, Operation, Reply, Run
 from core import spend_caps
 from core.errors import ServiceError
@@ -49,8 +49,8 @@ async def http_call(request: web.Request, auth: Auth = "required", *, idempotent
     Idempotency-Key when the operation honours one (400 for a malformed key)."""
     caller: Caller | None = request.get(_CALLER)
     if caller is None and auth != "none":
-        db = request.app[READ_DB]
-        caller = authenticate(db, request) if auth == "required" else authenticate_optional(db, request)
+        reads = request.app[READS]
+        caller = await (authenticate(reads, request) if auth == "required" else authenticate_optional(reads, request))
     body = await request.read() if request.body_exists else b""
     return Call(
         caller,
@@ -170,7 +170,7 @@ async def policy_middleware(
     op = None if resource is None else request.app[POLICY].get((request.method, resource.canonical))
     if op is None or op.auth == "none":
         return await handler(request)
-    caller = authenticate_optional(request.app[READ_DB], request)
+    caller = await authenticate_optional(request.app[READS], request)
     if caller is None:  # the handler refuses (or serves the anonymous view of) a call without a key
         return await handler(request)
     authorize(op, caller)

@@ -21,6 +21,7 @@ from core.errors import ServiceError
 from core.store import Conn
 from core.store import ipfs as store
 from core.store.committer import GroupCommitter
+from core.store.reads import Reads
 
 log = logging.getLogger("agentledger.ipfs")
 
@@ -58,7 +59,12 @@ async def cid_of(content: bytes) -> str:
 
 @dataclass
 class Deliverables:
-    reader: Conn
+    reads: Reads
+
+    @property
+    def reader(self) -> Conn:  # TRANSITIONAL: until every read is in reads.run
+        return self.reads.conn
+
     writer: GroupCommitter
     #: Kubo RPC base URL (e.g. http://127.0.0.1:5001); empty: content is stored here only.
     api_url: str = ""

@@ -27,7 +27,7 @@ from api.auth import (
     require_account_scope,
 )
 from api.errors import JSON_BODY, ApiError, error_middleware
-from api.http import CLOCK, HOOKS, READ_DB, WRITER, Hooks, RawJson, encode, iso, usdc
+from api.http import CLOCK, HOOKS, READ_DB, READS, WRITER, Hooks, RawJson, encode, iso, usdc
 from api.models import parse_body, parse_query
 from api.operation import Call, Quoted, Reply
 from api.policy import serve
@@ -49,6 +49,7 @@ from core.keys import hash_api_key, new_api_key
 from core.money import usdc_text
 from core.store import Conn, database_of
 from core.store import wallets as store
+from core.store.reads import reads_beside
 from core.store.wallets import AgentRow, BalanceRow, get_balance
 
 _STATUS = {
@@ -588,10 +589,12 @@ def add_wallet_routes(
     GroupCommitter on the same file does every write and is closed with the app. `hooks`: test
     seams (api.http.Hooks)."""
     app[READ_DB] = db
+    app[READS] = reads_beside(db)
     app[WRITER] = database_of(db).writer()
 
     async def close_writer(app: web.Application) -> None:
         await app[WRITER].close()
+        app[READS].close()
 
     app.on_cleanup.append(close_writer)
     app[CLOCK] = clock

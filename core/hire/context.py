@@ -14,6 +14,7 @@ from core import webhooks
 from core.operator import Operator
 from core.store import Conn
 from core.store.committer import GroupCommitter
+from core.store.reads import Reads
 
 USER_AGENT = "agentledger-hire/1"
 
@@ -33,8 +34,13 @@ class Seams:
 
 @dataclass
 class Hire:
-    #: Committed reads (lookups, GETs).
-    reader: Conn
+    #: Committed reads (lookups, GETs): `await reads.run(fn)` (core.store.reads).
+    reads: Reads
+
+    @property
+    def reader(self) -> Conn:  # TRANSITIONAL: until every read is in reads.run
+        return self.reads.conn
+
     #: Every write (the group committer: synchronous=FULL).
     writer: GroupCommitter
     #: The oracle of AgentEscrow (release, refund) and the chain reader.

@@ -101,7 +101,8 @@ class _NumericAsNumber(Loader):
         return int(text) if text.lstrip("-").isdigit() else float(text)
 
 
-def _adapted(conn: psycopg.Connection[Any]) -> None:
+def adapt(conn: psycopg.Connection[Any]) -> None:
+    """How the store's values go in and come out of `conn` (every connection of the backend)."""
     conn.adapters.register_dumper(bool, _BoolAsInt)
     conn.adapters.register_dumper(Uint256Hex, _Uint256AsNumeric)
     conn.adapters.register_loader("numeric", _NumericAsNumber)
@@ -148,19 +149,32 @@ class PostgresConnection:
 
     def __init__(self, url: str, *, durable: bool = True, location: str | None = None) -> None:
         try:
-            self._conn: psycopg.Connection[Any] = psycopg.connect(url, autocommit=True)
+            raw: psycopg.Connection[Any] = psycopg.connect(url, autocommit=True)
         except psycopg.Error as exc:
             raise wrap_error(exc) from exc
-        _adapted(self._conn)
-        #: The URL it was opened from (core.store.database.database_of).
-        self.location = location or url
-        self._changes = 0
-        self._total = 0
-        self._lock = threading.Lock()  # a connection is used by one thread at a time (committer hand-offs)
+        adapt(raw)
+        self._attach(raw, location or url, owned=True)
         # Said either way (not left to the server's default): durable commits wait for the WAL flush, as
         # SQLite's synchronous=FULL; the indexer's may return before it (a crash loses the last few
         # commits, never consistency: its checkpoint is in the same transaction as its rows).
         self.execute(f"SET synchronous_commit = {'on' if durable else 'off'}")
+
+    @classmethod
+    def borrowing(cls, raw: psycopg.Connection[Any], location: str) -> PostgresConnection:
+        """The store's surface over a connection someone else owns (a pool's, adapted with `adapt`):
+        dropping it does not close that connection."""
+        conn = cls.__new__(cls)
+        conn._attach(raw, location, owned=False)
+        return conn
+
+    def _attach(self, raw: psycopg.Connection[Any], location: str, *, owned: bool) -> None:
+        self._conn = raw
+        #: The URL it was opened from (core.store.database.database_of).
+        self.location = location
+        self._owned = owned
+        self._changes = 0
+        self._total = 0
+        self._lock = threading.Lock()  # a connection is used by one thread at a time (committer hand-offs)
 
     @property
     def raw(self) -> psycopg.Connection[Any]:
@@ -249,7 +263,7 @@ class PostgresConnection:
         # Dropped without close() (apsw connections may be): close quietly, as apsw does, rather than
         # leave psycopg's ResourceWarning.
         conn = getattr(self, "_conn", None)
-        if conn is not None and not conn.closed:
+        if conn is not None and getattr(self, "_owned", False) and not conn.closed:
             conn.close()
 
     def __repr__(self) -> str:

@@ -27,7 +27,7 @@ from eth_account.signers.local import LocalAccount
 
 from api.checkout import add_checkout_routes
 from api.errors import error_middleware
-from api.http import WRITER, Hooks
+from api.http import READS, WRITER, Hooks
 from api.providers import add_provider_routes
 from api.wallets import add_wallet_routes
 from core.anvil import Anvil, free_port
@@ -963,7 +963,7 @@ def _serve_main() -> None:
     )
     add_wallet_routes(app, db, hooks=seams)
     operator = Operator(w3, Account.from_key(args.operator_key), dep.contracts, dep.usdc)
-    checkout = Checkout(db, app[WRITER], operator, dep.chain_id, allow_private_webhooks=True)
+    checkout = Checkout(app[READS], app[WRITER], operator, dep.chain_id, allow_private_webhooks=True)
     add_provider_routes(app, checkout)
     add_checkout_routes(app, checkout)
     web.run_app(app, host="127.0.0.1", port=int(args.port), print=None)

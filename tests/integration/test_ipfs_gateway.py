@@ -28,7 +28,7 @@ from multiformats import CID
 
 from api import ipfs_gateway as gw
 from api.errors import ACCEPTS, ApiError
-from api.http import DELIVERABLES, WRITER, read_capped
+from api.http import DELIVERABLES, READS, WRITER, read_capped
 from api.wallets import create_wallet_app
 from core import deliverables, ipfs
 from core.store import connect
@@ -74,7 +74,7 @@ async def serve(tmp_path: Path, ipfs_api_url: str = "") -> AsyncIterator[Gateway
     db = connect(tmp_path / "ledger.db", durable=True)
     clock = Clock()
     app = create_wallet_app(db, clock)
-    app[DELIVERABLES] = deliverables.Deliverables(db, app[WRITER], ipfs_api_url, clock)
+    app[DELIVERABLES] = deliverables.Deliverables(app[READS], app[WRITER], ipfs_api_url, clock)
     gw.add_ipfs_routes(app)
     app.router.add_post("/test/upload", upload)
     app[ACCEPTS] = {("POST", "/test/upload"): ("application/json", "multipart/form-data")}  # what the route reads

@@ -143,8 +143,9 @@ def test_one_leader_and_a_takeover_within_seconds_after_kill_9(
                 await _until(
                     session,
                     b_url,
-                    lambda h: all(j.get("leader") for j in h["jobs"].values())
-                    and h["jobs"]["outbox"]["state"] == "running",
+                    lambda h: (
+                        all(j.get("leader") for j in h["jobs"].values()) and h["jobs"]["outbox"]["state"] == "running"
+                    ),
                     15,
                 )
                 return took

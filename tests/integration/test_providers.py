@@ -29,7 +29,7 @@ from web3 import Web3
 
 from api.checkout import add_checkout_routes
 from api.errors import error_middleware
-from api.http import PUBLIC_URL, WRITER, Hooks
+from api.http import PUBLIC_URL, READS, WRITER, Hooks
 from api.providers import add_provider_routes
 from api.wallets import add_wallet_routes
 from core import instance
@@ -153,7 +153,7 @@ async def serve(
     w3 = Web3(Web3.HTTPProvider(rpc_url)) if rpc_url else system.w3
     operator = Operator(w3, system.operator, system.deployment.contracts, system.deployment.usdc)
     checkout = Checkout(
-        reader=db,
+        reads=app[READS],
         writer=app[WRITER],
         operator=operator,
         chain_id=system.deployment.chain_id,
