@@ -22,11 +22,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from api.errors import ApiError
-from api.http import ANCHOR_ADDRESS, CHAIN_ID, READ_DB
+from api.http import ANCHOR_ADDRESS, CHAIN_ID, READS
 from api.models import parse_query
 from api.operation import Call, Operation, Reply
 from api.policy import serve
 from core.networks import network_for
+from core.store import Conn
 from core.store import audit as audit_store
 from core.transparency import checkpoint_json, entry_or_404, hex32, proof_json
 
@@ -97,18 +98,20 @@ def _json(payload: dict[str, Any]) -> Reply:
 
 
 async def run_checkpoints(app: web.Application, call: Call) -> Reply:
-    conn = app[READ_DB]
-    chain_id = app[CHAIN_ID]
-    size = audit_store.size(conn)
-    body = {
-        "chain_id": chain_id,
-        "network": network_for(chain_id).name,
-        "contract": app.get(ANCHOR_ADDRESS),
-        "log_size": size,
-        "log_root": hex32(audit_store.root(conn, size)),
-        "checkpoints": [checkpoint_json(chain_id, a) for a in audit_store.anchors(conn, chain_id)],
-    }
-    return _json(body)
+    def read(conn: Conn) -> Reply:
+        chain_id = app[CHAIN_ID]
+        size = audit_store.size(conn)
+        body = {
+            "chain_id": chain_id,
+            "network": network_for(chain_id).name,
+            "contract": app.get(ANCHOR_ADDRESS),
+            "log_size": size,
+            "log_root": hex32(audit_store.root(conn, size)),
+            "checkpoints": [checkpoint_json(chain_id, a) for a in audit_store.anchors(conn, chain_id)],
+        }
+        return _json(body)
+
+    return await app[READS].run(read)
 
 
 async def checkpoints(request: web.Request) -> web.Response:
@@ -116,10 +119,12 @@ async def checkpoints(request: web.Request) -> web.Response:
 
 
 async def run_proof(app: web.Application, call: Call) -> Reply:
-    conn = app[READ_DB]
-    entry = entry_or_404(conn, call.path["audit_id"])
-    q = parse_query(ProofQuery, dict(call.query))
-    return _json(proof_json(conn, app[CHAIN_ID], entry, q.tree_size or 0))
+    def read(conn: Conn) -> Reply:
+        entry = entry_or_404(conn, call.path["audit_id"])
+        q = parse_query(ProofQuery, dict(call.query))
+        return _json(proof_json(conn, app[CHAIN_ID], entry, q.tree_size or 0))
+
+    return await app[READS].run(read)
 
 
 async def proof(request: web.Request) -> web.Response:
@@ -127,22 +132,24 @@ async def proof(request: web.Request) -> web.Response:
 
 
 async def run_consistency(app: web.Application, call: Call) -> Reply:
-    conn = app[READ_DB]
-    q = parse_query(ConsistencyQuery, dict(call.query))
-    if q.first > q.second:
-        raise ApiError(422, "invalid_tree_size", "first must not be larger than second", param="first")
-    try:
-        nodes = audit_store.consistency_proof(conn, q.first, q.second)
-    except ValueError as exc:
-        raise ApiError(422, "invalid_tree_size", str(exc), param="second") from exc
-    body = {
-        "first": q.first,
-        "second": q.second,
-        "first_root": hex32(audit_store.root(conn, q.first)),
-        "second_root": hex32(audit_store.root(conn, q.second)),
-        "proof": [hex32(p) for p in nodes],
-    }
-    return _json(body)
+    def read(conn: Conn) -> Reply:
+        q = parse_query(ConsistencyQuery, dict(call.query))
+        if q.first > q.second:
+            raise ApiError(422, "invalid_tree_size", "first must not be larger than second", param="first")
+        try:
+            nodes = audit_store.consistency_proof(conn, q.first, q.second)
+        except ValueError as exc:
+            raise ApiError(422, "invalid_tree_size", str(exc), param="second") from exc
+        body = {
+            "first": q.first,
+            "second": q.second,
+            "first_root": hex32(audit_store.root(conn, q.first)),
+            "second_root": hex32(audit_store.root(conn, q.second)),
+            "proof": [hex32(p) for p in nodes],
+        }
+        return _json(body)
+
+    return await app[READS].run(read)
 
 
 async def consistency(request: web.Request) -> web.Response:
@@ -150,7 +157,7 @@ async def consistency(request: web.Request) -> web.Response:
 
 
 def add_audit_routes(app: web.Application, chain_id: int, anchor_address: str | None = None) -> None:
-    """Mount the transparency-log reads on an app with a reading connection (READ_DB).
+    """Mount the transparency-log reads on an app with reads (READS).
     `chain_id`: the chain the anchors are on; `anchor_address`: its AuditAnchor (shown to auditors)."""
     app[CHAIN_ID] = chain_id
     if anchor_address is not None:

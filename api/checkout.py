@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from api import idempotency
 from api.acp import acp_body, add_acp_headers
 from api.errors import ApiError
-from api.http import CHECKOUT, CLOCK, HOOKS, READ_DB, WRITER, Hooks, encode, ok, wake_outbox
+from api.http import CHECKOUT, CLOCK, HOOKS, READS, WRITER, Hooks, encode, ok, wake_outbox
 from api.operation import Call, Operation, Quoted, Reply
 from api.policy import serve
 from core import webhooks
@@ -38,6 +38,7 @@ from core.money import usdc_text
 from core.store import Conn
 from core.store import checkout as store
 from core.store import orders as order_store
+from core.store.checkout import SessionRow
 
 # ---- request models -----------------------------------------------------------------------------
 
@@ -228,14 +229,25 @@ async def create_session(request: web.Request) -> web.Response:
 
 async def run_get_session(app: web.Application, call: Call) -> Reply:
     ctx = app[CHECKOUT]
-    db = app[READ_DB]
     sid = call.path["session_id"]
     now = app[CLOCK]()
-    s = sessions.find_owned(db, _caller(call), sid)
-    if rules.is_expired(s.status, s.expires_at, now):  # persist the expiry (once), then answer it
-        await app[WRITER].run(lambda conn: store.expire_session(conn, sid, now))
-        s = store.get_session(db, sid) or s
-    return Reply(200, encode(views.session_json(ctx, db, s, base=call.base_url)).encode())
+    caller = _caller(call)
+
+    def answer(db: Conn, s: SessionRow) -> Reply:
+        return Reply(200, encode(views.session_json(ctx, db, s, base=call.base_url)).encode())
+
+    def read(db: Conn) -> Reply | SessionRow:
+        s = sessions.find_owned(db, caller, sid)
+        if rules.is_expired(s.status, s.expires_at, now):
+            return s  # its expiry is persisted first
+        return answer(db, s)
+
+    first = await app[READS].run(read)
+    if isinstance(first, Reply):
+        return first
+    # persist the expiry (once), then answer it
+    await app[WRITER].run(lambda conn: store.expire_session(conn, sid, now))
+    return await app[READS].run(lambda db: answer(db, store.get_session(db, sid) or first))
 
 
 async def get_session(request: web.Request) -> web.Response:
@@ -286,17 +298,21 @@ async def quote_complete(app: web.Application, call: Call) -> Quoted:
     """What completing the session would move (nothing is written): its total, from the paying
     address to the gateway escrow for the provider's token; 404 for another key's session; a session
     that can no longer be completed, its refusal."""
-    db = app[READ_DB]
     sid = call.path["session_id"]
     payment = funding.parse_payment(decode_json(call.body))  # first, as the run refuses in this order
-    s = sessions.find_owned(db, _caller(call), sid)
+    caller = _caller(call)
+
+    def read(db: Conn) -> tuple[SessionRow, int | None]:
+        s = sessions.find_owned(db, caller, sid)
+        provider = store.get_provider(db, s.provider_uuid)
+        return s, None if provider is None else provider.token_id
+
+    s, token = await app[READS].run(read)
     refusal = None
     try:
         sessions.require_incomplete(s)
     except ServiceError as exc:
         refusal = exc
-    provider = store.get_provider(db, s.provider_uuid)
-    token = None if provider is None else provider.token_id
     return Quoted(
         s.total,
         payment.payer,
@@ -359,21 +375,24 @@ async def complete_session(request: web.Request) -> web.Response:
 
 
 async def run_get_order(app: web.Application, call: Call) -> Reply:
-    db = app[READ_DB]
     caller = call.caller
     order_id = call.path["order_id"]
-    order = order_store.get_order(db, order_id)
-    if order is None:
-        raise ApiError(404, "order_not_found", f"no order {order_id}", param="order_id")
-    visibility: views.Visibility = "public"
-    if caller is not None:
-        s = store.get_session(db, order.session_id)
-        funder = s is not None and secrets.compare_digest(s.key_hash, caller.key_hash)
-        visibility = "funder" if funder else "authenticated"
-    view = views.order_view(db, order_id, visibility)
-    if view is None:
-        raise ApiError(404, "order_not_found", f"no order {order_id}", param="order_id")
-    return Reply(200, encode(view).encode())
+
+    def read(db: Conn) -> Reply:
+        order = order_store.get_order(db, order_id)
+        if order is None:
+            raise ApiError(404, "order_not_found", f"no order {order_id}", param="order_id")
+        visibility: views.Visibility = "public"
+        if caller is not None:
+            s = store.get_session(db, order.session_id)
+            funder = s is not None and secrets.compare_digest(s.key_hash, caller.key_hash)
+            visibility = "funder" if funder else "authenticated"
+        view = views.order_view(db, order_id, visibility)
+        if view is None:
+            raise ApiError(404, "order_not_found", f"no order {order_id}", param="order_id")
+        return Reply(200, encode(view).encode())
+
+    return await app[READS].run(read)
 
 
 async def get_order(request: web.Request) -> web.Response:
@@ -516,7 +535,7 @@ OPERATIONS: list[Operation] = [
 
 
 def add_checkout_routes(app: web.Application, ctx: Checkout) -> None:
-    """Mount the buyer side (needs READ_DB, WRITER and CLOCK, as api.app sets them). `ctx` is what
+    """Mount the buyer side (needs READS, WRITER and CLOCK, as api.app sets them). `ctx` is what
     the checkout use cases run with (operator, chain, session TTL, webhook rule); its sweep is a job
     (core.checkout.sweep) that api.app schedules."""
     app[CHECKOUT] = ctx

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from api import idempotency
 from api.errors import JSON_BODY
-from api.http import CLOCK, READ_DB, WRITER, encode, wake_outbox
+from api.http import CLOCK, READS, WRITER, encode, wake_outbox
 from api.models import decode_json, validation_error
 from api.operation import Call, Operation, Reply
 from api.policy import serve
@@ -148,7 +148,7 @@ async def run_log_decision(app: web.Application, call: Call) -> Reply:
     if req.webhook_url is not None:
         # Ownership first (404 otherwise): resolving the URL for any caller would let a stranger
         # probe which internal names exist. The transaction checks the agent again.
-        decisions.agent_for(app[READ_DB], caller, agent_uuid)
+        await app[READS].run(lambda db: decisions.agent_for(db, caller, agent_uuid))
         await decisions.check_webhook_url(req.webhook_url, app[ALLOW_PRIVATE])
     now = app[CLOCK]()
     verify_base = call.base_url
@@ -196,7 +196,7 @@ async def log_decision(request: web.Request) -> web.Response:
 def add_decision_routes(
     app: web.Application, *, allow_private_webhooks: bool = False, rate_limit: int = decisions.RATE_LIMIT_PER_HOUR
 ) -> None:
-    """Mount POST /api/agents/{agent_uuid}/log on an app that has the wallet routes (READ_DB,
+    """Mount POST /api/agents/{agent_uuid}/log on an app that has the wallet routes (READS,
     WRITER, CLOCK); webhooks go out through the outbox dispatcher when one is mounted.
     `allow_private_webhooks`: core.webhooks.allow_private_for(Settings.webhook_allow_private, chain)."""
     app[ALLOW_PRIVATE] = allow_private_webhooks

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from api.errors import ApiError
-from api.http import CLOCK, DEPLOYMENT, JOBS, READ_DB, RPC_URL
+from api.http import CLOCK, DEPLOYMENT, JOBS, READS, RPC_URL
 from api.operation import Call, Operation, Reply
 from api.policy import serve
 from core import indexing
@@ -20,7 +20,7 @@ from core.isotime import iso_utc
 from core.jobs import JobRunner
 from core.leases import holders, indexer_lease_name, is_this_process, job_lease_name, service_lease_name
 from core.networks import network_for
-from core.store import Conn, database_of
+from core.store import Conn
 from core.store.projections import get_tip
 
 #: The indexer is "behind" when the node's head is more than this many blocks past what it applied.
@@ -125,15 +125,19 @@ async def run_healthz(app: web.Application, call: Call) -> Reply:
         "contracts": dep.contracts,
     }
     held: dict[str, str] = {}
-    if READ_DB in app:
-        db = app[READ_DB]
-        body["backend"] = database_of(db).kind
-        held = holders(db, app.get(CLOCK, time.time)())
-        body["indexer"] = indexer_view(db, chain_id, latest, held.get(indexer_lease_name(chain_id)))
+    if READS in app:
+        reads, now = app[READS], app.get(CLOCK, time.time)()
+
+        def read(db: Conn) -> tuple[dict[str, str], dict[str, Any]]:
+            found = holders(db, now)
+            return found, indexer_view(db, chain_id, latest, found.get(indexer_lease_name(chain_id)))
+
+        body["backend"] = reads.kind
+        held, body["indexer"] = await reads.run(read)
         if body["indexer"]["state"] != "synced":
             body["status"] = "degraded"
     if JOBS in app:
-        body["jobs"] = jobs_view(app[JOBS], held if READ_DB in app else None)
+        body["jobs"] = jobs_view(app[JOBS], held if READS in app else None)
     return Reply(200, json.dumps(body).encode())
 
 
@@ -182,7 +186,7 @@ async def _http_session(app: web.Application) -> Any:
 
 
 def add_health_routes(app: web.Application) -> None:
-    """GET /healthz (needs DEPLOYMENT and RPC_URL; READ_DB and JOBS add the indexer and the jobs)."""
+    """GET /healthz (needs DEPLOYMENT and RPC_URL; READS and JOBS add the indexer and the jobs)."""
     app.cleanup_ctx.append(_http_session)
     app.router.add_get("/healthz", healthz)
 

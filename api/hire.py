@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 from api import idempotency
 from api.auth import Caller, agent_for
 from api.errors import ApiError
-from api.http import CLOCK, READ_DB, WRITER, encode, ok
+from api.http import CLOCK, READS, WRITER, encode, ok
 from api.models import Amount, Strict, Wallet, parse_body, parse_query
 from api.operation import Call, Operation, Quoted, Reply
 from api.policy import serve
@@ -33,6 +33,7 @@ from core.hire.context import Hire
 from core.hire.settle import recover, settle_due
 from core.idempotency import body_digest
 from core.money import AmountError, parse_usdc, usdc_text
+from core.store import Conn
 from core.store import hire as store
 from core.store import wallets as wallet_store
 from core.store.wallets import AgentRow
@@ -254,10 +255,8 @@ async def _check_webhook(hire: Hire, url: str | None, secret: str | None, *, nee
         raise ApiError(422, "invalid_webhook_url", str(exc), param="webhookUrl") from exc
 
 
-def _provider_agent(app: web.Application, call: Call, agent_id: str | None) -> AgentRow:
+def _provider_agent(db: Conn, caller: Caller, agent_id: str | None) -> AgentRow:
     """The provider agent a provider call acts for: its agent-scoped key's, or `agentId`."""
-    db = app[READ_DB]
-    caller = _caller(call)
     if agent_id is not None:
         return agent_for(db, caller, agent_id, param="agentId")
     if caller.agent_id is None:
@@ -270,7 +269,7 @@ def _provider_agent(app: web.Application, call: Call, agent_id: str | None) -> A
     return agent
 
 
-def _service_json(conn: Any, base: str, s: store.ServiceRow) -> dict[str, Any]:
+def _service_json(conn: Conn, base: str, s: store.ServiceRow) -> dict[str, Any]:
     paused = services.provider_paused(conn, s)
     out = registry.service_json(s, store.chain_agent(conn, s.token_id), base=base, paused=paused)
     out.update(
@@ -289,7 +288,8 @@ def _service_json(conn: Any, base: str, s: store.ServiceRow) -> dict[str, Any]:
 async def run_publish_service(app: web.Application, call: Call) -> Reply:
     hire = app[HIRE]
     req = parse_body(ServicePublishRequest, call.body)
-    agent = _provider_agent(app, call, req.agentId)
+    caller = _caller(call)
+    agent = await app[READS].run(lambda db: _provider_agent(db, caller, req.agentId))
     p = services.Publish(
         service_type=req.serviceType,
         price=req.price,
@@ -306,7 +306,7 @@ async def run_publish_service(app: web.Application, call: Call) -> Reply:
     services.validate(p)
     await services.check_targets(p, hire.allow_private)
     now = app[CLOCK]()
-    existed = store.get_service(app[READ_DB], agent.uuid, req.serviceType) is not None
+    existed = await app[READS].run(lambda db: store.get_service(db, agent.uuid, req.serviceType) is not None)
 
     def work(conn: Any) -> tuple[int, bytes]:
         row, secret = services.publish(conn, agent.uuid, agent.wallet, p, now)
@@ -328,10 +328,14 @@ async def publish_service(request: web.Request) -> web.Response:
 
 async def run_list_services(app: web.Application, call: Call) -> Reply:
     q = parse_query(ServicesQuery, dict(call.query))
-    agent = _provider_agent(app, call, q.agentId)
-    db = app[READ_DB]
-    rows = store.services_of(db, agent.uuid)
-    return _reply({"services": [_service_json(db, call.base_url, s) for s in rows]})
+    caller = _caller(call)
+
+    def read(db: Conn) -> Reply:
+        agent = _provider_agent(db, caller, q.agentId)
+        rows = store.services_of(db, agent.uuid)
+        return _reply({"services": [_service_json(db, call.base_url, s) for s in rows]})
+
+    return await app[READS].run(read)
 
 
 async def list_services(request: web.Request) -> web.Response:
@@ -340,16 +344,20 @@ async def list_services(request: web.Request) -> web.Response:
 
 async def run_withdraw_service(app: web.Application, call: Call) -> Reply:
     q = parse_query(ServicesQuery, dict(call.query))
-    agent = _provider_agent(app, call, q.agentId)
+    caller = _caller(call)
+    agent = await app[READS].run(lambda db: _provider_agent(db, caller, q.agentId))
     service_type = call.path["serviceType"]
     now = app[CLOCK]()
     done = await app[WRITER].run(lambda conn: store.deactivate_service(conn, agent.uuid, service_type, now))
     if not done:
         raise ApiError(404, "service_not_found", f"no active {service_type} service", param="serviceType")
-    db = app[READ_DB]
-    row = store.get_service(db, agent.uuid, service_type)
-    assert row is not None
-    return _reply(_service_json(db, call.base_url, row))
+
+    def read(db: Conn) -> Reply:
+        row = store.get_service(db, agent.uuid, service_type)
+        assert row is not None
+        return _reply(_service_json(db, call.base_url, row))
+
+    return await app[READS].run(read)
 
 
 async def withdraw_service(request: web.Request) -> web.Response:
@@ -374,7 +382,7 @@ async def run_hire(app: web.Application, call: Call) -> Reply:
     hire = app[HIRE]
     caller = _caller(call)
     req = parse_body(HireRequest, call.body)
-    agent = agent_for(app[READ_DB], caller, req.callerWallet, param="callerWallet")
+    agent = await app[READS].run(lambda db: agent_for(db, caller, req.callerWallet, param="callerWallet"))
     await _check_webhook(hire, req.webhookUrl, req.webhookSecret, need_secret=True)
     idem = None
     if call.idempotency_key is not None:
@@ -388,39 +396,43 @@ async def quote_hire(app: web.Application, call: Call) -> Quoted:
     """What a standard hire would charge (nothing is reserved): the provider's price, from the caller's
     balance to the provider (the named one, else the one the automatic choice picks now); refused as
     things stand when the balance is short or the caller is paused (listed for sale)."""
-    db = app[READ_DB]
     req = parse_body(HireRequest, call.body)
-    agent = agent_for(db, _caller(call), req.callerWallet, param="callerWallet")
-    service = standard.choose(db, _hire_request(req, agent))
-    bal = wallet_store.get_balance(db, agent.uuid)
-    refusal: ServiceError | None = None
-    try:
-        standard.check_caller(db, agent)
-    except ServiceError as exc:
-        refusal = exc
-    if refusal is None and service.price > bal.balance:
-        refusal = ApiError(
-            422,
-            "insufficient_balance",
-            f"balance {usdc_text(bal.balance)} USDC cannot cover the hire's {usdc_text(service.price)} USDC",
-            param="callerWallet",
+    caller = _caller(call)
+
+    def read(db: Conn) -> Quoted:
+        agent = agent_for(db, caller, req.callerWallet, param="callerWallet")
+        service = standard.choose(db, _hire_request(req, agent))
+        bal = wallet_store.get_balance(db, agent.uuid)
+        refusal: ServiceError | None = None
+        try:
+            standard.check_caller(db, agent)
+        except ServiceError as exc:
+            refusal = exc
+        if refusal is None and service.price > bal.balance:
+            refusal = ApiError(
+                422,
+                "insufficient_balance",
+                f"balance {usdc_text(bal.balance)} USDC cannot cover the hire's {usdc_text(service.price)} USDC",
+                param="callerWallet",
+            )
+        return Quoted(
+            service.price,
+            agent.wallet,
+            service.wallet,
+            f"hire {service.service_type} from {service.wallet} for {usdc_text(service.price)} USDC, charged to "
+            f"{agent.wallet} only if the job succeeds",
+            {
+                "serviceType": service.service_type,
+                "providerWallet": service.wallet,
+                "chosen": "named" if req.providerWallet is not None else "automatic",
+                "slaSeconds": service.sla_seconds,
+                "balance": usdc_text(bal.balance),
+                "balanceAfter": usdc_text(max(0, bal.balance - service.price)),
+            },
+            refusal=refusal,
         )
-    return Quoted(
-        service.price,
-        agent.wallet,
-        service.wallet,
-        f"hire {service.service_type} from {service.wallet} for {usdc_text(service.price)} USDC, charged to "
-        f"{agent.wallet} only if the job succeeds",
-        {
-            "serviceType": service.service_type,
-            "providerWallet": service.wallet,
-            "chosen": "named" if req.providerWallet is not None else "automatic",
-            "slaSeconds": service.sla_seconds,
-            "balance": usdc_text(bal.balance),
-            "balanceAfter": usdc_text(max(0, bal.balance - service.price)),
-        },
-        refusal=refusal,
-    )
+
+    return await app[READS].run(read)
 
 
 async def hire_handler(request: web.Request) -> web.Response:
@@ -475,7 +487,7 @@ async def quote_escrow(app: web.Application, call: Call) -> Quoted:
     refusal: ServiceError | None = None
     if not locked.locked:
         refusal = ApiError(409, "escrow_not_locked", "the escrow job is not locked on-chain", param="escrowJobId")
-    elif locked.token_id != escrow.provider_token(hire, req.providerWallet):
+    elif locked.token_id != await app[READS].run(lambda db: escrow.provider_token(db, req.providerWallet)):
         refusal = ApiError(
             422,
             "provider_mismatch",
@@ -522,17 +534,21 @@ async def run_registry(app: web.Application, call: Call) -> Reply:
     min_score = None if q.minScore is None else float(q.minScore)
     if min_score is not None and min_score > 100:
         raise ApiError(422, "invalid_field", "minScore must be 0-100", param="minScore")
-    page = registry.page(
-        app[READ_DB],
-        base=call.base_url,
-        service_type=q.serviceType,
-        wallet=q.wallet,
-        max_price=_price(q.maxPrice),
-        min_score=min_score,
-        escrow_only=q.escrow == "true",
-        healthy_only=q.healthy == "true",
-        cursor=q.cursor,
-        limit=int(q.limit) if q.limit else 20,
+    max_price = _price(q.maxPrice)
+    limit = int(q.limit) if q.limit else 20
+    page = await app[READS].run(
+        lambda db: registry.page(
+            db,
+            base=call.base_url,
+            service_type=q.serviceType,
+            wallet=q.wallet,
+            max_price=max_price,
+            min_score=min_score,
+            escrow_only=q.escrow == "true",
+            healthy_only=q.healthy == "true",
+            cursor=q.cursor,
+            limit=limit,
+        )
     )
     hire = app[HIRE]
     if hire.has_escrow():
@@ -551,14 +567,12 @@ async def registry_get(request: web.Request) -> web.Response:
 
 async def run_reputation(app: web.Application, call: Call) -> Reply:
     q = parse_query(ReputationQuery, dict(call.query))
-    return _reply(
-        registry.evidence(
-            app[READ_DB],
-            base=call.base_url,
-            wallet=q.wallet,
-            service_type=q.serviceType,
-            cursor=q.cursor,
-            limit=int(q.limit) if q.limit else 50,
+    limit = int(q.limit) if q.limit else 50
+    return await app[READS].run(
+        lambda db: _reply(
+            registry.evidence(
+                db, base=call.base_url, wallet=q.wallet, service_type=q.serviceType, cursor=q.cursor, limit=limit
+            )
         )
     )
 
@@ -757,7 +771,7 @@ OPERATIONS: list[Operation] = [
 
 
 def add_hire_routes(app: web.Application, hire: Hire) -> None:
-    """Mount /api/a2a (needs READ_DB, WRITER and CLOCK, as api.app sets them). At start-up, before
+    """Mount /api/a2a (needs READS, WRITER and CLOCK, as api.app sets them). At start-up, before
     serving, the recovery settles what a crash left; then escrow settlements due are sent."""
     app[HIRE] = hire
     app[_STARTUP] = []

@@ -24,7 +24,6 @@ from core.jobs import JobRunner
 from core.jsontext import RawJson, encode, usdc
 from core.operator import Operator
 from core.outbox.dispatcher import Dispatcher
-from core.store import Conn
 from core.store.committer import GroupCommitter
 from core.store.reads import Reads
 
@@ -42,7 +41,6 @@ __all__ = [
     "OPERATOR",
     "PUBLIC_URL",
     "READS",
-    "READ_DB",
     "RPC_URL",
     "WRITER",
     "Hooks",
@@ -61,9 +59,8 @@ __all__ = [
 
 log = logging.getLogger("agentledger.api")
 
-#: The reading connection (auth lookups, GETs): it sees committed data only.
-READ_DB: web.AppKey[Conn] = web.AppKey("read_db", Conn)
-#: Where reads run (core.store.reads): `await app[READS].run(fn)`, off the loop on PostgreSQL.
+#: Where reads run (core.store.reads): `await app[READS].run(fn)`, off the loop on PostgreSQL; fn
+#: sees committed data only. A handler never holds a connection of its own.
 READS: web.AppKey[Reads] = web.AppKey("reads", Reads)
 #: Every write goes through the group committer (its own connection, synchronous=FULL).
 WRITER: web.AppKey[GroupCommitter] = web.AppKey("writer", GroupCommitter)

@@ -28,10 +28,11 @@ from aiohttp import web
 from pydantic import RootModel
 
 from api.errors import ApiError
-from api.http import READ_DB
+from api.http import READS
 from api.operation import Call, Operation, Reply
 from api.policy import serve
 from core import ipfs
+from core.store import Conn
 from core.store import ipfs as store
 
 #: Bytes up to which content is examined for JSON (larger content is application/octet-stream).
@@ -78,7 +79,7 @@ def _etag_matches(header: str, etag: str) -> bool:
     return False
 
 
-def _find(db: Any, text: str) -> tuple[str, store.ObjectInfo]:
+def _find(db: Conn, text: str) -> tuple[str, store.ObjectInfo]:
     if not _CID_RE.fullmatch(text):
         raise ApiError(400, "invalid_cid", f"not a CID: {text[:80]!r}", param="cid")
     try:
@@ -105,17 +106,21 @@ def _headers(text: str, cid: str) -> dict[str, str]:
 async def run_ipfs_get(app: web.Application, call: Call) -> Reply:
     """The stored bytes of a CID (provider-produced content: MCP hands it out as a resource link)."""
     text = call.path["cid"]
-    db = app[READ_DB]
-    cid, _meta = _find(db, text)
-    content = store.get(db, cid)
-    if content is None:  # deleted between the two reads
-        raise ApiError(404, "content_not_found", f"{cid} is not stored here", param="cid")
+
+    def read(db: Conn) -> tuple[str, bytes]:
+        cid, _meta = _find(db, text)
+        content = store.get(db, cid)
+        if content is None:  # deleted between the two reads
+            raise ApiError(404, "content_not_found", f"{cid} is not stored here", param="cid")
+        return cid, content
+
+    cid, content = await app[READS].run(read)
     return Reply(200, content, media_type=content_type(content), headers=_headers(text, cid))
 
 
 async def ipfs_get(request: web.Request) -> web.StreamResponse:
     text = request.match_info["cid"]
-    cid, meta = _find(request.app[READ_DB], text)
+    cid, meta = await request.app[READS].run(lambda db: _find(db, text))
     headers = _headers(text, cid)
     if _etag_matches(request.headers.get("If-None-Match", ""), headers["ETag"]):
         return web.Response(status=304, headers=headers)
@@ -126,7 +131,7 @@ async def ipfs_get(request: web.Request) -> web.StreamResponse:
 
 
 def add_ipfs_routes(app: web.Application) -> None:
-    """Mount the gateway on an app that has a reading connection (READ_DB)."""
+    """Mount the gateway on an app that has its reads (READS)."""
     app.router.add_get("/ipfs/{cid}", ipfs_get)  # HEAD too (aiohttp's allow_head)
 
 

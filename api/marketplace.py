@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import secrets
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Annotated, Any
 from urllib.parse import parse_qsl
 
@@ -34,7 +35,8 @@ from core.money import usdc_text
 from core.store import Conn
 from core.store import marketplace as store
 from core.store import wallets as wallet_store
-from core.store.marketplace import ListingRow
+from core.store.marketplace import ListingRow, OfferRow, SaleRow
+from core.store.wallets import AgentRow
 from core.wallets import EMAIL_PATTERN, WalletError, normalise_email
 
 BASE = "/api/a2a/drop"
@@ -247,6 +249,13 @@ async def _post(
     return reply
 
 
+def _agent_or_404(conn: Conn, wallet: str) -> AgentRow:
+    agent = wallet_store.agent_by_wallet(conn, wallet)
+    if agent is None:
+        raise ApiError(404, "agent_not_found", f"no agent {wallet}", param="agentId")
+    return agent
+
+
 def _listing_or_404(conn: Conn, listing_id: str) -> ListingRow:
     row = store.get_listing(conn, listing_id)
     if row is None or row.state == rules.VOID:
@@ -264,7 +273,7 @@ async def run_mint(app: web.Application, call: Call) -> Reply:
 
     async def steps() -> None:
         req = parse_body(MintRequest, call.body)
-        agent = agent_for(m.reader, caller, req.agentId)
+        agent = await m.reads.run(lambda db: agent_for(db, caller, req.agentId))
         token, tx, minted = await usecases.mint(
             m,
             agent,
@@ -285,7 +294,7 @@ async def run_list(app: web.Application, call: Call) -> Reply:
 
     async def steps() -> None:
         req = parse_body(ListRequest, call.body)
-        agent = agent_for(m.reader, caller, req.agentId)
+        agent = await m.reads.run(lambda db: agent_for(db, caller, req.agentId))
         row, created = await usecases.record_listing(
             m,
             agent,
@@ -385,9 +394,7 @@ async def run_claim(app: web.Application, call: Call) -> Reply:
     """Not replayable (its answer is a key shown once): HTTP refuses Idempotency-Key (claim)."""
     m = app[MARKET]
     req = parse_body(ClaimRequest, call.body)
-    agent = wallet_store.agent_by_wallet(m.reader, req.agentId)
-    if agent is None:
-        raise ApiError(404, "agent_not_found", f"no agent {req.agentId}", param="agentId")
+    agent = await m.reads.run(lambda db: _agent_or_404(db, req.agentId))
     key = new_api_key()
     moved, account, account_scoped = await handover.claim(
         m,
@@ -415,9 +422,7 @@ async def run_watch(app: web.Application, call: Call) -> Reply:
     req = parse_body(WatchRequest, call.body)
     if (req.email is None) == (req.webhookUrl is None):
         raise ApiError(400, "invalid_field", "give exactly one of email, webhookUrl", param="email")
-    agent = wallet_store.agent_by_wallet(m.reader, req.agentId)
-    if agent is None:
-        raise ApiError(404, "agent_not_found", f"no agent {req.agentId}", param="agentId")
+    agent = await m.reads.run(lambda db: _agent_or_404(db, req.agentId))
     address = _email(req.email, "email")
     secret = None
     if req.webhookUrl is not None:
@@ -443,9 +448,13 @@ async def run_unwatch(app: web.Application, call: Call) -> Reply:
     m = app[MARKET]
     caller = _caller(call)
     watch_id = call.path["watch_id"]
-    row = store.get_watch(m.reader, watch_id)
-    if row is None or row.account_id != caller.account_id:
-        raise ApiError(404, "watch_not_found", f"no watch {watch_id} of yours", param="watch_id")
+
+    def mine(db: Conn) -> None:
+        row = store.get_watch(db, watch_id)
+        if row is None or row.account_id != caller.account_id:
+            raise ApiError(404, "watch_not_found", f"no watch {watch_id} of yours", param="watch_id")
+
+    await m.reads.run(mine)
     await app[WRITER].run(lambda conn: store.delete_watch(conn, watch_id))
     return _reply({"deleted": watch_id})
 
@@ -453,18 +462,20 @@ async def run_unwatch(app: web.Application, call: Call) -> Reply:
 async def run_assets(app: web.Application, call: Call) -> Reply:
     m = app[MARKET]
     q = parse_query(AgentQuery, dict(call.query))
-    agent = wallet_store.agent_by_wallet(m.reader, q.agentId)
-    if agent is None:
-        raise ApiError(404, "agent_not_found", f"no agent {q.agentId}", param="agentId")
-    rows = store.assets_of(m.reader, agent.uuid)
-    return _reply({"agentId": agent.wallet, "assets": [views.asset_json(a) for a in rows]})
+
+    def read(db: Conn) -> Reply:
+        agent = _agent_or_404(db, q.agentId)
+        rows = store.assets_of(db, agent.uuid)
+        return _reply({"agentId": agent.wallet, "assets": [views.asset_json(a) for a in rows]})
+
+    return await m.reads.run(read)
 
 
 async def run_flag_asset(app: web.Application, call: Call) -> Reply:
     m = app[MARKET]
     caller = _caller(call)
     req = parse_body(AssetFlagRequest, call.body)
-    agent = agent_for(m.reader, caller, req.agentId)
+    agent = await m.reads.run(lambda db: agent_for(db, caller, req.agentId))
     now = app[CLOCK]()
 
     def work(conn: Conn) -> list[store.AssetRow]:
@@ -484,41 +495,63 @@ async def run_flag_asset(app: web.Application, call: Call) -> Reply:
 async def run_browse(app: web.Application, call: Call) -> Reply:
     m = app[MARKET]
     q = parse_query(BrowseQuery, dict(call.query))
-    db = m.reader
     if q.listingId is not None or q.agentId is not None:
-        if q.listingId is not None:
-            row = _listing_or_404(db, q.listingId)
-        else:
-            agent = wallet_store.agent_by_wallet(db, q.agentId or "")
-            found = None if agent is None else store.latest_listing(db, agent.uuid)
-            if found is None:
-                raise ApiError(404, "listing_not_found", f"agent {q.agentId} has no listing", param="agentId")
-            row = found
-        return _reply({"listing": await _full_listing(m, call.caller, row)})
+
+        def one(db: Conn) -> _Shown:
+            if q.listingId is not None:
+                row = _listing_or_404(db, q.listingId)
+            else:
+                agent = wallet_store.agent_by_wallet(db, q.agentId or "")
+                found = None if agent is None else store.latest_listing(db, agent.uuid)
+                if found is None:
+                    raise ApiError(404, "listing_not_found", f"agent {q.agentId} has no listing", param="agentId")
+                row = found
+            return _Shown(
+                row,
+                wallet_store.agent_by_uuid(db, row.agent_uuid) is not None,
+                store.offers_of(db, row.id),
+                store.sales_of(db, row.id),
+            )
+
+        return _reply({"listing": await _full_listing(m, call.caller, await m.reads.run(one))})
     state = q.state or rules.ACTIVE
     per_page = min(int(q.perPage or rules.PAGE_SIZE), rules.MAX_PAGE_SIZE)
     page = int(q.page or 1)
-    total = store.count_listings(db, state)
-    rows = store.page_listings(db, state, per_page, (page - 1) * per_page)
-    pages = max(1, -(-total // per_page))
-    return _reply({"listings": [views.listing_json(r) for r in rows], "total": total, "page": page, "pages": pages})
+
+    def listings(db: Conn) -> Reply:
+        total = store.count_listings(db, state)
+        rows = store.page_listings(db, state, per_page, (page - 1) * per_page)
+        pages = max(1, -(-total // per_page))
+        return _reply({"listings": [views.listing_json(r) for r in rows], "total": total, "page": page, "pages": pages})
+
+    return await m.reads.run(listings)
 
 
-async def _full_listing(m: Market, caller: Caller | None, row: ListingRow) -> dict[str, Any]:
-    agent = wallet_store.agent_by_uuid(m.reader, row.agent_uuid)
+@dataclass(frozen=True)
+class _Shown:
+    """What one listing's page reads from the database (in one read): the listing, whether its agent
+    still exists, its offers and its sales."""
+
+    listing: ListingRow
+    agent_exists: bool
+    offers: list[OfferRow]
+    sales: list[SaleRow]
+
+
+async def _full_listing(m: Market, caller: Caller | None, shown: _Shown) -> dict[str, Any]:
+    row, offers = shown.listing, shown.offers
     seller = (
         caller is not None
-        and agent is not None
+        and shown.agent_exists
         and row.seller_account == caller.account_id
         and caller.may_act_for(row.seller_account, row.agent_uuid)
     )
-    offers = store.offers_of(m.reader, row.id)
     fill = await usecases.fillability(m, row, offers)
     out = views.listing_json(row)
     out["drop_offers"] = [
         views.offer_json(o, fillable=fill[o.id][0], reason=fill[o.id][1], show_signature=seller) for o in offers
     ]
-    out["drop_sales"] = [views.sale_json(s) for s in store.sales_of(m.reader, row.id)]
+    out["drop_sales"] = [views.sale_json(s) for s in shown.sales]
     template = rules.offer_typed_data(
         chain_id=m.chain_id,
         marketplace=m.marketplace,
@@ -893,7 +926,7 @@ OPERATIONS: list[Operation] = [
 
 
 def add_marketplace_routes(app: web.Application, market: Market) -> None:
-    """Mount /api/a2a/drop (needs READ_DB, WRITER and CLOCK, as api.app sets them)."""
+    """Mount /api/a2a/drop (needs READS, WRITER and CLOCK, as api.app sets them)."""
     app[MARKET] = market
     app.router.add_get(BASE, browse)
     app.router.add_post(f"{BASE}/mint", mint)

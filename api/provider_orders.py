@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Annotated, Any
 
 from aiohttp import BodyPartReader, web
@@ -19,13 +19,15 @@ from aiohttp.http_exceptions import HttpProcessingError
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from api.errors import ApiError
-from api.http import CHECKOUT, CLOCK, DELIVERABLES, READ_DB, WRITER, read_capped, wake_outbox
+from api.http import CHECKOUT, CLOCK, DELIVERABLES, READS, WRITER, read_capped, wake_outbox
 from api.operation import Call, Operation, Reply, Run
 from api.policy import respond, serve
 from core import ipfs
 from core.audit import canonical
 from core.checkout import orders, provider
 from core.deliverables import MAX_DELIVERABLE_BYTES, too_large
+from core.store import Conn
+from core.store.orders import OrderRow
 
 SIGNATURE_PATTERN = r"^0x[0-9a-fA-F]{130}$"
 #: An upload's signature travels in headers, so it is checked before the body is read.
@@ -107,15 +109,20 @@ def _action_run(action: str) -> Run:
 
     async def run(app: web.Application, call: Call) -> Reply:
         signed = _parse(model, call.body)
-        db, now = app[READ_DB], app[CLOCK]()
-        order = provider.order_or_404(db, call.path["order_id"])
+        now = app[CLOCK]()
         given = getattr(signed, "reason", None)
-        if given is not None:
-            provider.check_reason(given)
-        message = orders.provider_message(action, order.id, signed.timestamp, given)
-        digest = provider.check_signature(db, order, message, signed.timestamp, signed.signature, now)
-        if action == "recover":
-            provider.check_recoverable(db, order)
+
+        def check(db: Conn) -> tuple[OrderRow, str]:
+            order = provider.order_or_404(db, call.path["order_id"])
+            if given is not None:
+                provider.check_reason(given)
+            message = orders.provider_message(action, order.id, signed.timestamp, given)
+            digest = provider.check_signature(db, order, message, signed.timestamp, signed.signature, now)
+            if action == "recover":
+                provider.check_recoverable(db, order)
+            return order, digest
+
+        order, digest = await app[READS].run(check)
         reason = given or action
         body = await app[WRITER].run(lambda conn: provider.move(conn, order.id, digest, to_state, now, reason=reason))
         wake_outbox(app)
@@ -186,11 +193,11 @@ class UploadSlots:
 UPLOAD_SLOTS: web.AppKey[UploadSlots] = web.AppKey("upload_slots", UploadSlots)
 
 
-def _upload_headers(request: web.Request) -> tuple[int, str, str]:
+def _upload_headers(headers: Mapping[str, str]) -> tuple[int, str, str]:
     """(timestamp, signature, declared SHA-256) from the upload's signature headers (400 otherwise)."""
     values = {}
     for name in (TIMESTAMP_HEADER, SIGNATURE_HEADER, DIGEST_HEADER):
-        value = request.headers.get(name)
+        value = headers.get(name)
         if not value:
             raise ApiError(
                 401,
@@ -221,12 +228,15 @@ async def upload_deliverable(request: web.Request) -> web.StreamResponse:
     then the body is read within the slot and deadline rules of UploadSlots, and must hash to the
     declared SHA-256."""
     app = request.app
-    db = app[READ_DB]
-    provider.order_or_404(db, request.match_info["order_id"])  # an unknown order is a 404 whatever the headers
-    timestamp, signature, declared = _upload_headers(request)
-    order, digest = provider.check_upload(
-        db, request.match_info["order_id"], declared, timestamp, signature, app[CLOCK]()
-    )
+    order_id, headers, now = request.match_info["order_id"], request.headers, app[CLOCK]()
+
+    def check(db: Conn) -> tuple[OrderRow, str, str]:
+        provider.order_or_404(db, order_id)  # an unknown order is a 404 whatever the headers
+        timestamp, signature, declared = _upload_headers(headers)
+        order, digest = provider.check_upload(db, order_id, declared, timestamp, signature, now)
+        return order, digest, declared
+
+    order, digest, declared = await app[READS].run(check)
     if request.content_length is not None and request.content_length > MAX_DELIVERABLE_BYTES + 64 * 1024:
         raise too_large(request.content_length, param=None)
     if request.content_type not in ("multipart/form-data", "application/json"):
@@ -269,19 +279,23 @@ async def run_upload_deliverable(app: web.Application, call: Call) -> Reply:
     the SHA-256 of the content's RFC 8785 bytes, exactly as the headers would carry it. The arguments
     arrive whole (the transport bounds their size), so there is no slow body to guard against; the
     order's slot is still held so that two uploads to one order do not interleave."""
-    provider.order_or_404(app[READ_DB], call.path["order_id"])  # as over HTTP: an unknown order first
-    parsed: DeliverableJson = _parse(DeliverableJson, call.body)
-    if parsed.timestamp is None or parsed.signature is None:
-        raise ApiError(
-            401,
-            "missing_signature",
-            "timestamp and signature (over the content's SHA-256) are required",
-            param="signature",
-        )
-    data = _canonical_content(parsed)
-    order, digest = provider.check_upload(
-        app[READ_DB], call.path["order_id"], _sha256(data), parsed.timestamp, parsed.signature, app[CLOCK]()
-    )
+    order_id, now = call.path["order_id"], app[CLOCK]()
+
+    def check(db: Conn) -> tuple[OrderRow, str, bytes]:
+        provider.order_or_404(db, order_id)  # as over HTTP: an unknown order first
+        parsed: DeliverableJson = _parse(DeliverableJson, call.body)
+        if parsed.timestamp is None or parsed.signature is None:
+            raise ApiError(
+                401,
+                "missing_signature",
+                "timestamp and signature (over the content's SHA-256) are required",
+                param="signature",
+            )
+        data = _canonical_content(parsed)
+        order, digest = provider.check_upload(db, order_id, _sha256(data), parsed.timestamp, parsed.signature, now)
+        return order, digest, data
+
+    order, digest, data = await app[READS].run(check)
     with app[UPLOAD_SLOTS].hold(order.id, order.provider_uuid):
         return await _store(app, order, digest, data)
 
@@ -352,13 +366,17 @@ async def _read_multipart(request: web.Request) -> bytes:
 
 async def run_complete(app: web.Application, call: Call) -> Reply:
     body: CompleteRequest = _parse(CompleteRequest, call.body)
-    db = app[READ_DB]
-    order = provider.order_or_404(db, call.path["order_id"])
-    cid = body.cid
-    if not ipfs.is_cid(cid):
-        raise ApiError(400, "invalid_cid", "cid is not a valid CID", param="cid")
-    message = orders.completion_message(order.job_id, cid, body.timestamp)
-    digest = provider.check_signature(db, order, message, body.timestamp, body.signature, app[CLOCK]())
+    cid, now = body.cid, app[CLOCK]()
+
+    def check(db: Conn) -> tuple[OrderRow, str]:
+        order = provider.order_or_404(db, call.path["order_id"])
+        if not ipfs.is_cid(cid):
+            raise ApiError(400, "invalid_cid", "cid is not a valid CID", param="cid")
+        message = orders.completion_message(order.job_id, cid, body.timestamp)
+        digest = provider.check_signature(db, order, message, body.timestamp, body.signature, now)
+        return order, digest
+
+    order, digest = await app[READS].run(check)
     ctx = app[CHECKOUT]
     if (
         order.status == "completed"

@@ -48,7 +48,7 @@ from api import idempotency
 from api.acp import acp_body, add_acp_headers
 from api.auth import Caller, agent_for
 from api.errors import ApiError
-from api.http import CHECKOUT, CLOCK, READ_DB, WRITER, chain_unavailable, encode, iso, ok, usdc
+from api.http import CHECKOUT, CLOCK, READS, WRITER, chain_unavailable, encode, iso, ok, usdc
 from api.models import Amount, Wallet
 from api.operation import Call, Operation, Reply
 from api.policy import serve
@@ -195,7 +195,7 @@ def item_json(item: ItemRow, provider: ProviderRow | None) -> dict[str, Any]:
 
 
 async def run_link_provider(app: web.Application, call: Call) -> Reply:
-    db = app[READ_DB]
+    reads = app[READS]
     ctx = app[CHECKOUT]
     caller = call.caller
     assert caller is not None
@@ -209,7 +209,7 @@ async def run_link_provider(app: web.Application, call: Call) -> Reply:
 
     async def steps() -> None:
         req = acp_body(ProviderLinkRequest, body)
-        agent = agent_for(db, caller, req.agent_id, param="$.agent_id")
+        agent = await reads.run(lambda db: agent_for(db, caller, req.agent_id, param="$.agent_id"))
         self_wallet = Web3.to_checksum_address(req.self_wallet)
         owner = Web3.to_checksum_address(req.owner_address)
         providers.check_link_signature(
@@ -244,9 +244,10 @@ def _reply(payload: dict[str, Any], status: int = 200) -> Reply:
 
 async def run_get_provider(app: web.Application, call: Call) -> Reply:
     """GET /api/acp/providers/{agent_id}: public (wallet id or UUID)."""
-    db = app[READ_DB]
     key = call.path["agent_id"]
-    p = store.provider_by_wallet(db, key) if key.startswith("agl_") else store.get_provider(db, key)
+    p = await app[READS].run(
+        lambda db: store.provider_by_wallet(db, key) if key.startswith("agl_") else store.get_provider(db, key)
+    )
     if p is None or p.token_id is None:
         raise ApiError(404, "provider_not_found", f"no linked provider {key}", param="agent_id")
     return _reply(provider_json(p))
@@ -269,10 +270,10 @@ async def run_set_provider_webhook(app: web.Application, call: Call) -> Reply:
     """POST /api/acp/providers/{agent_id}/webhook {url}: where the provider hears of its orders
     (`order.created` with what to work on, then `job.state_changed`), signed like every webhook
     with the secret this answer shows once (each call rotates it)."""
-    db = app[READ_DB]
-    assert call.caller is not None
+    caller = call.caller
+    assert caller is not None
     agent_id = call.path["agent_id"]
-    p = _own_provider(db, call.caller, agent_id)
+    p = await app[READS].run(lambda db: _own_provider(db, caller, agent_id))
     req = acp_body(ProviderWebhookRequest, call.body)
     await providers.check_webhook_url(req.url, app[CHECKOUT].allow_private_webhooks)  # DNS: outside the writer
     secret = await app[WRITER].run(lambda conn: providers.set_webhook(conn, p.agent_uuid, req.url))
@@ -284,10 +285,10 @@ async def set_provider_webhook(request: web.Request) -> web.Response:
 
 
 async def run_delete_provider_webhook(app: web.Application, call: Call) -> Reply:
-    db = app[READ_DB]
-    assert call.caller is not None
+    caller = call.caller
+    assert caller is not None
     agent_id = call.path["agent_id"]
-    p = _own_provider(db, call.caller, agent_id)
+    p = await app[READS].run(lambda db: _own_provider(db, caller, agent_id))
     await app[WRITER].run(lambda conn: providers.clear_webhook(conn, p.agent_uuid))
     return _reply({"agent_id": agent_id, "webhook_url": None})
 
@@ -298,13 +299,17 @@ async def delete_provider_webhook(request: web.Request) -> web.Response:
 
 async def run_list_provider_orders(app: web.Application, call: Call) -> Reply:
     """GET /api/acp/providers/{agent_id}/orders?status=&limit=&cursor=: the provider's orders, newest first."""
-    db = app[READ_DB]
-    assert call.caller is not None
-    p = _own_provider(db, call.caller, call.path["agent_id"])
-    q = acp_body(ProviderOrdersQuery, None, query=dict(call.query))
-    limit = max(1, min(int(q.limit), 100)) if q.limit else 50
-    cursor = int(q.cursor) if q.cursor else None
-    return _reply(views.provider_orders_page(db, p.agent_uuid, status=q.status, cursor=cursor, limit=limit))
+    caller = call.caller
+    assert caller is not None
+
+    def read(db: Conn) -> Reply:
+        p = _own_provider(db, caller, call.path["agent_id"])
+        q = acp_body(ProviderOrdersQuery, None, query=dict(call.query))
+        limit = max(1, min(int(q.limit), 100)) if q.limit else 50
+        cursor = int(q.cursor) if q.cursor else None
+        return _reply(views.provider_orders_page(db, p.agent_uuid, status=q.status, cursor=cursor, limit=limit))
+
+    return await app[READS].run(read)
 
 
 async def list_provider_orders(request: web.Request) -> web.Response:
@@ -356,23 +361,26 @@ async def create_item(request: web.Request) -> web.Response:
 
 
 async def run_list_items(app: web.Application, call: Call) -> Reply:
-    db = app[READ_DB]
     q = acp_body(ItemsQuery, None, query=dict(call.query))
     limit = min(int(q.limit), 100) if q.limit else 100
-    provider_uuid = None
-    if q.provider is not None:
-        p = store.provider_by_wallet(db, q.provider)
-        if p is None:
-            return _reply({"data": [], "has_more": False})
-        provider_uuid = p.agent_uuid
-    items = store.list_items(db, provider_uuid=provider_uuid, after=q.after, limit=limit + 1)
-    providers: dict[str, ProviderRow | None] = {}
-    for it in items:
-        if it.provider_uuid not in providers:
-            providers[it.provider_uuid] = store.get_provider(db, it.provider_uuid)
-    page = items[:limit]
-    data = [item_json(it, providers[it.provider_uuid]) for it in page]
-    return _reply({"data": data, "has_more": len(items) > limit})
+
+    def read(db: Conn) -> Reply:
+        provider_uuid = None
+        if q.provider is not None:
+            p = store.provider_by_wallet(db, q.provider)
+            if p is None:
+                return _reply({"data": [], "has_more": False})
+            provider_uuid = p.agent_uuid
+        items = store.list_items(db, provider_uuid=provider_uuid, after=q.after, limit=limit + 1)
+        providers: dict[str, ProviderRow | None] = {}
+        for it in items:
+            if it.provider_uuid not in providers:
+                providers[it.provider_uuid] = store.get_provider(db, it.provider_uuid)
+        page = items[:limit]
+        data = [item_json(it, providers[it.provider_uuid]) for it in page]
+        return _reply({"data": data, "has_more": len(items) > limit})
+
+    return await app[READS].run(read)
 
 
 async def list_items(request: web.Request) -> web.Response:
@@ -380,12 +388,15 @@ async def list_items(request: web.Request) -> web.Response:
 
 
 async def run_get_item(app: web.Application, call: Call) -> Reply:
-    db = app[READ_DB]
     item_id = call.path["item_id"]
-    item = store.get_item(db, item_id) if re.fullmatch(r"[A-Za-z0-9_\-]{1,64}", item_id) else None
-    if item is None:
-        raise ApiError(404, "item_not_found", f"no item {item_id}", param="item_id")
-    return _reply(item_json(item, store.get_provider(db, item.provider_uuid)))
+
+    def read(db: Conn) -> Reply:
+        item = store.get_item(db, item_id) if re.fullmatch(r"[A-Za-z0-9_\-]{1,64}", item_id) else None
+        if item is None:
+            raise ApiError(404, "item_not_found", f"no item {item_id}", param="item_id")
+        return _reply(item_json(item, store.get_provider(db, item.provider_uuid)))
+
+    return await app[READS].run(read)
 
 
 async def get_item(request: web.Request) -> web.Response:
@@ -529,7 +540,7 @@ OPERATIONS: list[Operation] = [
 
 
 def add_provider_routes(app: web.Application, ctx: Checkout) -> None:
-    """Mount provider linking and the catalogue (needs READ_DB, WRITER and CLOCK, as api.app sets them)."""
+    """Mount provider linking and the catalogue (needs READS, WRITER and CLOCK, as api.app sets them)."""
     app[CHECKOUT] = ctx
     add_acp_headers(app)
     app.router.add_post("/api/acp/providers", link_provider)

@@ -20,12 +20,13 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, RootModel
 
 import merkle
-from api.http import ANCHOR_ADDRESS, CHAIN_ID, MCP_INFO, READ_DB, McpInfo, base_url, iso
+from api.http import ANCHOR_ADDRESS, CHAIN_ID, MCP_INFO, READS, McpInfo, base_url, iso
 from api.models import parse_query
 from api.operation import Call, Operation, Reply
 from api.policy import serve
 from core import audit, decisions
 from core.networks import network_for
+from core.store import Conn
 from core.store import audit as audit_store
 from core.transparency import entry_or_404, proof_json
 
@@ -136,8 +137,7 @@ def _previous(conn: Any, entry: audit_store.AuditEntry) -> dict[str, Any] | None
     return {"audit_id": prev.id, "chain_hash": prev.chain_hash, "links": prev.chain_hash == entry.prev_hash}
 
 
-def verification_json(app: web.Application, base: str, entry: audit_store.AuditEntry) -> dict[str, Any]:
-    conn = app[READ_DB]
+def verification_json(conn: Conn, app: web.Application, base: str, entry: audit_store.AuditEntry) -> dict[str, Any]:
     chain_id = app[CHAIN_ID]
     payload_hash = audit.sha256_hex(entry.payload.encode())
     decision = entry.stream.startswith("agent:")
@@ -281,16 +281,23 @@ def verification_html(v: dict[str, Any]) -> str:
 
 async def run_verify(app: web.Application, call: Call) -> Reply:
     parse_query(FormatQuery, dict(call.query))  # the route's query rule (a tool answers JSON whatever it says)
-    entry = entry_or_404(app[READ_DB], call.path["audit_id"])
-    return _json(verification_json(app, call.base_url, entry))
+
+    def read(conn: Conn) -> dict[str, Any]:
+        return verification_json(conn, app, call.base_url, entry_or_404(conn, call.path["audit_id"]))
+
+    return _json(await app[READS].run(read))
 
 
 async def verify_page(request: web.Request) -> web.Response:
     if wants_json(request):
         return await serve(request, run_verify, "none")
-    entry = entry_or_404(request.app[READ_DB], request.match_info["audit_id"])
-    v = verification_json(request.app, base_url(request), entry)
-    return _page(f"Audit entry {entry.id}", verification_html(v))
+    base = base_url(request)
+
+    def read(conn: Conn) -> dict[str, Any]:
+        return verification_json(conn, request.app, base, entry_or_404(conn, request.match_info["audit_id"]))
+
+    v = await request.app[READS].run(read)
+    return _page(f"Audit entry {v['audit_id']}", verification_html(v))
 
 
 def _json(payload: dict[str, Any], headers: dict[str, str] | None = None) -> Reply:
@@ -482,7 +489,7 @@ OPERATIONS: list[Operation] = [
 
 
 def add_verification_routes(app: web.Application) -> None:
-    """Mount the public verification pages (needs CHAIN_ID and READ_DB)."""
+    """Mount the public verification pages (needs CHAIN_ID and READS)."""
     app.router.add_get("/verify/{audit_id}", verify_page)
     app.router.add_get("/methodology", methodology)
     for path in WELL_KNOWN_PATHS:

@@ -1,4 +1,4 @@
-"""Earn and decision-log throughput with 1, 2 and 3 API processes on one database, each as a ratio
+"""Earn, decision-log and balance-read throughput with 1, 2 and 3 API processes on one database, each as a ratio
 to the trivial endpoint served by as many processes in the same run (issue 17's figures).
 
     python -m benchmarks.processes [--database sqlite|postgresql] [--processes 1,2,3] [--runs 5] [--seconds 6]
@@ -9,8 +9,9 @@ the same way, so each ratio is our cost per request and not the process count. `
 (default) gives every run a fresh SQLite file (synchronous=FULL); `--database postgresql` starts a
 throwaway PostgreSQL cluster (the tests' tests/pg_kit.py, here with fsync on, as in production) and
 gives every run a fresh database of it (synchronous_commit on). The load is
-the issue 18 workloads: earns to one agent, and decisions rotating over 100 agents, from
-`wrk -t1 -c64`. Prints req/s and p99 per process count (median of --runs) and the paired ratios.
+the issue 18 workloads: earns to one agent, and decisions rotating over 100 agents, and a read, that
+agent's balance (GET /api/agents/balance), each from `wrk -t1 -c64`. Prints req/s and p99 per
+process count (median of --runs) and the paired ratios.
 """
 
 from __future__ import annotations
@@ -41,6 +42,13 @@ from tests.pg_kit import PgCluster
 
 Row = tuple[float, float, float, int, int]
 
+WORKLOADS = ("earn", "decisions", "balance")
+#: A read: the agent's balance (four reads, core.store.reads: off the loop on PostgreSQL).
+BALANCE_SCRIPT = """
+wrk.method = "GET"
+wrk.headers["Authorization"] = "Bearer {key}"
+"""
+
 
 def _workloads(base: str, tmpdir: Path, agents: int) -> dict[str, tuple[str, Path]]:
     """(url, wrk script) of each measured workload, after registering its agents through `base`."""
@@ -48,13 +56,20 @@ def _workloads(base: str, tmpdir: Path, agents: int) -> dict[str, tuple[str, Pat
     earn = tmpdir / "earn.lua"
     body = json.dumps({"agentId": reg["agent"]["wallet"], "amount": 1.5, "source": "bench"})  # type: ignore[index]
     earn.write_text(WRK_SCRIPT.format(key=reg["api_key"], body=body))
+    balance = tmpdir / "balance.lua"
+    balance.write_text(BALANCE_SCRIPT.format(key=reg["api_key"]))
+    balance_url = f"{base}/api/agents/balance?agentId={reg['agent']['wallet']}"  # type: ignore[index]
     rows = []
     for i in range(agents):
         reg = post_json(f"{base}/api/agents/register", {"name": f"bench{i}", "specialty": "data_research"})
         rows.append(f'{{"/api/agents/{reg["agent"]["id"]}/log", "{reg["api_key"]}"}}')  # type: ignore[index]
     decisions = tmpdir / "decisions.lua"
     decisions.write_text(LUA.format(agents=", ".join(rows), body=BODY))
-    return {"earn": (f"{base}/api/agents/earn", earn), "decisions": (base, decisions)}
+    return {
+        "earn": (f"{base}/api/agents/earn", earn),
+        "decisions": (base, decisions),
+        "balance": (balance_url, balance),
+    }
 
 
 def main() -> int:
@@ -100,7 +115,7 @@ def main() -> int:
     for n in counts:
         trivial = found[(n, "trivial")]
         line = [f"{n} process(es): trivial {statistics.median(r[0] for r in trivial):,.0f}/s"]
-        for name in ("earn", "decisions"):
+        for name in WORKLOADS:
             rows = found[(n, name)]
             ratio = statistics.median(r[0] / t[0] for r, t in zip(rows, trivial, strict=True))
             p99 = statistics.median(r[2] / t[2] for r, t in zip(rows, trivial, strict=True))

@@ -18,7 +18,6 @@ import aiohttp
 
 from core import ipfs
 from core.errors import ServiceError
-from core.store import Conn
 from core.store import ipfs as store
 from core.store.committer import GroupCommitter
 from core.store.reads import Reads
@@ -61,10 +60,6 @@ async def cid_of(content: bytes) -> str:
 class Deliverables:
     reads: Reads
 
-    @property
-    def reader(self) -> Conn:  # TRANSITIONAL: until every read is in reads.run
-        return self.reads.conn
-
     writer: GroupCommitter
     #: Kubo RPC base URL (e.g. http://127.0.0.1:5001); empty: content is stored here only.
     api_url: str = ""
@@ -86,7 +81,7 @@ class Deliverables:
 
     async def pin(self, cid: str, content: bytes) -> None:
         """Add and pin `content` on the configured Kubo node (a no-op when already recorded as pinned)."""
-        meta = store.info(self.reader, cid)
+        meta = await self.reads.run(lambda conn: store.info(conn, cid))
         if meta is not None and meta.pinned:
             return
         got = await kubo_add(self.api_url, content)
@@ -106,8 +101,12 @@ class Deliverables:
         done: list[str] = []
         if not self.api_url:
             return done
-        for cid in store.unpinned(self.reader, limit):
-            content = store.get(self.reader, cid)
+
+        async def content_of(cid: str) -> bytes | None:  # one at a time: up to 32 MiB each
+            return await self.reads.run(lambda conn: store.get(conn, cid))
+
+        for cid in await self.reads.run(lambda conn: store.unpinned(conn, limit)):
+            content = await content_of(cid)
             if content is not None:
                 await self.pin(cid, content)
                 done.append(cid)

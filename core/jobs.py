@@ -128,8 +128,6 @@ class JobRunner:
     clock: Callable[[], float] = time.time
     #: Records each job's runs (job_runs) so that a restart resumes the schedule; None: in memory only.
     writer: GroupCommitter | None = None
-    #: Reads job_runs at start (the writer's own connection when None).
-    reader: Conn | None = None
     sleep: Callable[[float], Awaitable[object]] = asyncio.sleep
     #: Longest single wait: an injected clock, or a machine that slept, is caught up with this often.
     max_wait: float = 60.0
@@ -165,7 +163,7 @@ class JobRunner:
         self._stop = asyncio.Event()
         if self._leases:
             await self._renew(list(self._leases))
-        stored = self._load()
+        stored = await self._load()
         now = self.clock()
         for job in self.jobs:
             self._resume(job, stored.get(job.name), now)
@@ -393,11 +391,11 @@ class JobRunner:
 
     # ---- persistence -------------------------------------------------------------------------------
 
-    def _load(self) -> dict[str, store.JobRunRow]:
-        conn = self.reader or (self.writer.conn if self.writer is not None else None)
-        if conn is None:
+    async def _load(self) -> dict[str, store.JobRunRow]:
+        if self.writer is None:
             return {}
-        return {row.name: row for row in store.job_runs(conn)}
+        rows = await self.writer.run(store.job_runs)  # in the committer's thread, not on the loop
+        return {row.name: row for row in rows}
 
     async def _record(self, name: str, st: _State) -> None:
         if self.writer is None:

@@ -30,16 +30,19 @@ async def live(request: web.Request) -> web.StreamResponse:
     the live part of each panel, with an ETag (304 when nothing changed). 401 JSON when the session
     ended (the page's script goes back to the sign-in page)."""
     try:
-        viewer = current(request)
-        if viewer is None:
-            raise ServiceError(401, "not_signed_in", "the dashboard session ended; sign in again")
         view = request.query.get("view", "overview")
+        # The viewer is read with the panels, in one read; a session that ended answers 401 first.
+        panels: dict[str, str] | None
         if view == "operator":
-            panels = await operator.operator_live(request, viewer)
+            panels = await operator.operator_live(request)
         elif view in ("overview", "agent"):
-            panels = owner.owner_live(request, viewer)
-        else:
+            panels = await owner.owner_live(request)
+        elif await current(request) is not None:
             raise ServiceError(400, "invalid_field", "view must be overview, agent or operator", param="view")
+        else:
+            panels = None
+        if panels is None:
+            raise ServiceError(401, "not_signed_in", "the dashboard session ended; sign in again")
     except ServiceError as exc:
         resp = web.Response(status=exc.status, text=json.dumps(exc.shape()), content_type="application/json")
         return secure(resp)
@@ -78,7 +81,7 @@ ROUTES: frozenset[tuple[str, str]] = frozenset(
 
 
 def add_dashboard_routes(app: web.Application) -> None:
-    """Mount the dashboard (needs READ_DB, WRITER, CLOCK, DEPLOYMENT and RPC_URL, as create_app sets)."""
+    """Mount the dashboard (needs READS, WRITER, CLOCK, DEPLOYMENT and RPC_URL, as create_app sets)."""
     app[ASSET_CACHE] = load_assets()
     r = app.router
     r.add_get("/dashboard", owner.overview)

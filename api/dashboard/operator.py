@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 from aiohttp import web
@@ -29,8 +29,8 @@ from api.dashboard.page import (
     table,
     when,
 )
-from api.dashboard.session import current, posted
-from api.http import CLOCK, DEPLOYMENT, JOBS, READ_DB, RPC_URL, WRITER, wake_outbox
+from api.dashboard.session import posted, viewer_of
+from api.http import CLOCK, DEPLOYMENT, JOBS, READS, RPC_URL, WRITER, wake_outbox
 from core.dashboard import access, operator
 from core.dashboard.access import Viewer
 from core.dashboard.operator import IndexerStatus
@@ -43,15 +43,33 @@ from core.store import Conn
 #: runtime sets it. Without it the view reads the indexer's checkpoint only.
 INDEXER_STATUS: web.AppKey[IndexerStatus] = web.AppKey("indexer_status", object)  # type: ignore[arg-type]
 
+T = TypeVar("T")
+
+
+@dataclass
+class IndexerNow:
+    """The in-process indexer's status as it was when the view was built (a copy: the panels render in
+    a read function, perhaps in another thread, while the indexer moves on)."""
+
+    head: int
+    halted: str
+    last_error: str
+    node_ok: bool
+
 
 @dataclass
 class OperatorView:
+    """What every operator panel renders from. Built and rendered inside one read function
+    (operator_view): `conn` is that function's connection, never kept past it."""
+
     request: web.Request
     conn: Conn
     viewer: Viewer
     now: float
     deployment: Deployment
     balances: tuple[int, dict[str, int]] | None  # (head, USDC per contract address); None: node down
+    indexer_status: IndexerNow | None  # None: the indexer runs in another process
+    jobs: dict[str, dict[str, Any]] | None  # this process's background jobs (JobRunner.status); None: none
     issued: tuple[str, str, str | None] | None = None  # a key just issued: shown once
     done: str = ""
 
@@ -90,7 +108,7 @@ def network_panel(v: OperatorView) -> str:
 
 
 def indexer_panel(v: OperatorView) -> str:
-    status = v.request.app.get(INDEXER_STATUS)
+    status = v.indexer_status
     ix = operator.indexer(v.conn, v.deployment.chain_id, status)
     node_head = v.balances[0] if v.balances is not None else None
     lag = ix.lag
@@ -117,11 +135,10 @@ def indexer_panel(v: OperatorView) -> str:
 
 
 def jobs_panel(v: OperatorView) -> str:
-    runner = v.request.app.get(JOBS)
-    if runner is None:
+    if v.jobs is None:
         return '<p class="empty">No background jobs in this process.</p>'
     rows = []
-    for name, s in sorted(runner.status().items()):
+    for name, s in sorted(v.jobs.items()):
         detail = ", ".join(f"{k} {s[k]}" for k in ("attempts", "delivered", "inFlight") if k in s)
         rows.append(
             [
@@ -348,17 +365,36 @@ OPERATOR_PANELS: list[Panel] = [
 # ---- handlers ------------------------------------------------------------------------------------
 
 
-def _operator_viewer(request: web.Request) -> Viewer | None:
-    viewer = current(request)
-    if viewer is not None:
-        access.require_operator(request.app[READ_DB], viewer.caller)
-    return viewer
+async def _operator_viewer(request: web.Request) -> Viewer | None:
+    """The signed-in viewer (None: not signed in), 403 unless its key is an operator's."""
+    now = request.app[CLOCK]()
+
+    def read(db: Conn) -> Viewer | None:
+        viewer = viewer_of(db, request, now)
+        if viewer is not None:
+            access.require_operator(db, viewer.caller)
+        return viewer
+
+    return await request.app[READS].run(read)
 
 
-async def operator_view(request: web.Request, viewer: Viewer, **extra: Any) -> OperatorView:
+async def _require_operator(request: web.Request, viewer: Viewer) -> None:
+    await request.app[READS].run(lambda db: access.require_operator(db, viewer.caller))
+
+
+async def operator_view(request: web.Request, viewer: Viewer, render: Callable[[OperatorView], T], **extra: Any) -> T:
+    """`render(view)`: the view built and rendered in one read function. What is not in the database
+    (the node's balances, the indexer's and the jobs' status) is taken first, on the loop."""
     dep = request.app[DEPLOYMENT]
     balances = await operator.usdc_balances(request.app[RPC_URL], dep.usdc, sorted(dep.contracts.values()))
-    return OperatorView(request, request.app[READ_DB], viewer, request.app[CLOCK](), dep, balances, **extra)
+    status = request.app.get(INDEXER_STATUS)
+    indexer_now = None if status is None else IndexerNow(status.head, status.halted, status.last_error, status.node_ok)
+    runner = request.app.get(JOBS)
+    jobs = None if runner is None else runner.status()
+    now = request.app[CLOCK]()
+    return await request.app[READS].run(
+        lambda db: render(OperatorView(request, db, viewer, now, dep, balances, indexer_now, jobs, **extra))
+    )
 
 
 _DONE = {
@@ -367,7 +403,7 @@ _DONE = {
 }
 
 
-def _page(v: OperatorView, status: int = 200) -> web.Response:
+def _page(v: OperatorView) -> str:
     body = "".join(
         panel(p.id, p.title, p.render(v), wide=p.wide, fixed=None if p.fixed is None else p.fixed(v))
         for p in OPERATOR_PANELS
@@ -375,7 +411,7 @@ def _page(v: OperatorView, status: int = 200) -> web.Response:
     message = _DONE.get(v.done)
     if message:
         body = f'<p class="notice" role="status">{esc(message)}</p>' + body
-    page = layout(
+    return layout(
         v.request,
         "Operator",
         body,
@@ -383,27 +419,33 @@ def _page(v: OperatorView, status: int = 200) -> web.Response:
         live="/dashboard/live?view=operator",
         interval_ms=3000,
     )
-    return html_response(page, status=status)
+
+
+def _live(v: OperatorView) -> dict[str, str]:
+    return {p.id: p.render(v) for p in OPERATOR_PANELS}
 
 
 @html_errors
 async def operator_page(request: web.Request) -> web.StreamResponse:
-    viewer = _operator_viewer(request)
+    viewer = await _operator_viewer(request)
     if viewer is None:
         return redirect("/dashboard/sign-in")
-    return _page(await operator_view(request, viewer, done=request.query.get("done", "")))
+    return html_response(await operator_view(request, viewer, _page, done=request.query.get("done", "")))
 
 
-async def operator_live(request: web.Request, viewer: Viewer) -> dict[str, str]:
-    access.require_operator(request.app[READ_DB], viewer.caller)
-    v = await operator_view(request, viewer)
-    return {p.id: p.render(v) for p in OPERATOR_PANELS}
+async def operator_live(request: web.Request) -> dict[str, str] | None:
+    """The operator's panels; None when the request has no viewer (its session ended); 403 for a key
+    that is not an operator's."""
+    viewer = await _operator_viewer(request)
+    if viewer is None:
+        return None
+    return await operator_view(request, viewer, _live)
 
 
 @html_errors
 async def reset_dead_letters(request: web.Request) -> web.StreamResponse:
     viewer, form = await posted(request)
-    access.require_operator(request.app[READ_DB], viewer.caller)
+    await _require_operator(request, viewer)
     event_id = None if form.get("all") == "1" else form.get("event_id", "")
     now = request.app[CLOCK]()
     n = await request.app[WRITER].run(lambda conn: operator.reset_dead_letters(conn, event_id, now))
@@ -414,7 +456,7 @@ async def reset_dead_letters(request: web.Request) -> web.StreamResponse:
 @html_errors
 async def issue_key(request: web.Request) -> web.StreamResponse:
     viewer, form = await posted(request)
-    access.require_operator(request.app[READ_DB], viewer.caller)
+    await _require_operator(request, viewer)
     scope, ident = form.get("scope", ""), form.get("id", "").strip().lower()
     if scope not in ("new", "account", "agent"):
         raise ServiceError(400, "invalid_field", "scope must be new, account or agent", param="scope")
@@ -431,13 +473,13 @@ async def issue_key(request: web.Request) -> web.StreamResponse:
         )
 
     issued = await request.app[WRITER].run(work)
-    return _page(await operator_view(request, viewer, issued=issued), status=201)
+    return html_response(await operator_view(request, viewer, _page, issued=issued), status=201)
 
 
 @html_errors
 async def revoke_key(request: web.Request) -> web.StreamResponse:
     viewer, form = await posted(request)
-    access.require_operator(request.app[READ_DB], viewer.caller)
+    await _require_operator(request, viewer)
     ref, now = form.get("key", ""), request.app[CLOCK]()
     await request.app[WRITER].run(lambda conn: operator.revoke_key(conn, ref, now, viewer.caller))
     clear_auth_caches()  # committed: no cached lookup may still admit the key

@@ -8,6 +8,7 @@ of an OwnerView (core.dashboard.owner does the reading); the live endpoint re-re
 from __future__ import annotations
 
 import csv
+import functools
 import io
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,8 +36,8 @@ from api.dashboard.page import (
     table,
     when,
 )
-from api.dashboard.session import current
-from api.http import CLOCK, DEPLOYMENT, READ_DB
+from api.dashboard.session import viewer_of
+from api.http import CLOCK, DEPLOYMENT, READS
 from api.models import WALLET_PATTERN, parse_query
 from core.dashboard import owner
 from core.dashboard.access import Viewer
@@ -76,7 +77,9 @@ class MemoryQuery(BaseModel):
 
 @dataclass
 class OwnerView:
-    """What every owner panel renders from (read once per page or live update)."""
+    """What every owner panel renders from (read once per page or live update). Built and rendered
+    inside one read function (`app[READS].run`): `conn` is that function's connection, never kept
+    past it."""
 
     request: web.Request
     conn: Conn
@@ -539,19 +542,17 @@ def live_panels(panels: list[Panel], v: OwnerView) -> dict[str, str]:
     return {p.id: p.render(v) for p in panels}
 
 
-def overview_view(request: web.Request, viewer: Viewer) -> OwnerView:
+def overview_view(db: Conn, request: web.Request, viewer: Viewer, now: float) -> OwnerView:
+    """The overview's view, on `db` (inside a read function)."""
     q = parse_query(LedgerQuery, dict(request.query))
-    conn = request.app[READ_DB]
-    return OwnerView(
-        request, conn, viewer, owner.visible_agents(conn, viewer.caller), request.app[CLOCK](), ledger=q.filter()
-    )
+    return OwnerView(request, db, viewer, owner.visible_agents(db, viewer.caller), now, ledger=q.filter())
 
 
-def agent_view(request: web.Request, viewer: Viewer, wallet: str) -> OwnerView:
-    conn = request.app[READ_DB]
-    found = owner.agent(conn, viewer.caller, wallet)
+def agent_view(db: Conn, request: web.Request, viewer: Viewer, wallet: str, now: float) -> OwnerView:
+    """One agent's view, on `db` (inside a read function)."""
+    found = owner.agent(db, viewer.caller, wallet)
     memory = parse_query(MemoryQuery, dict(request.query))
-    return OwnerView(request, conn, viewer, [found], request.app[CLOCK](), agent=found, memory=memory)
+    return OwnerView(request, db, viewer, [found], now, agent=found, memory=memory)
 
 
 def _live_url(view: str, query: dict[str, str]) -> str:
@@ -560,43 +561,66 @@ def _live_url(view: str, query: dict[str, str]) -> str:
 
 @html_errors
 async def overview(request: web.Request) -> web.StreamResponse:
-    viewer = current(request)
-    if viewer is None:
+    now = request.app[CLOCK]()
+
+    def read(db: Conn) -> str | None:
+        viewer = viewer_of(db, request, now)
+        if viewer is None:
+            return None
+        v = overview_view(db, request, viewer, now)
+        title = "Your agents" if viewer.caller.agent_id is None else "Your agent"
+        return layout(
+            request,
+            title,
+            render(OVERVIEW_PANELS, v),
+            nav=Nav(viewer.csrf, viewer.operator, "overview"),
+            live=_live_url("overview", dict(request.query)),
+            charts=True,
+        )
+
+    page = await request.app[READS].run(read)
+    if page is None:
         return redirect("/dashboard/sign-in")
-    v = overview_view(request, viewer)
-    title = "Your agents" if viewer.caller.agent_id is None else "Your agent"
-    page = layout(
-        request,
-        title,
-        render(OVERVIEW_PANELS, v),
-        nav=Nav(viewer.csrf, viewer.operator, "overview"),
-        live=_live_url("overview", dict(request.query)),
-        charts=True,
-    )
     return html_response(page)
 
 
 @html_errors
 async def agent_page(request: web.Request) -> web.StreamResponse:
-    viewer = current(request)
-    if viewer is None:
-        return redirect("/dashboard/sign-in")
+    now = request.app[CLOCK]()
     wallet = request.match_info["wallet"]
-    v = agent_view(request, viewer, wallet)
-    assert v.agent is not None
-    live = _live_url("agent", {"wallet": wallet, **dict(request.query)})
-    page = layout(request, v.agent.name, render(AGENT_PANELS, v), nav=Nav(viewer.csrf, viewer.operator), live=live)
+
+    def read(db: Conn) -> str | None:
+        viewer = viewer_of(db, request, now)
+        if viewer is None:
+            return None
+        v = agent_view(db, request, viewer, wallet, now)
+        assert v.agent is not None
+        live = _live_url("agent", {"wallet": wallet, **dict(request.query)})
+        return layout(request, v.agent.name, render(AGENT_PANELS, v), nav=Nav(viewer.csrf, viewer.operator), live=live)
+
+    page = await request.app[READS].run(read)
+    if page is None:
+        return redirect("/dashboard/sign-in")
     return html_response(page)
 
 
 @html_errors
 async def ledger_csv(request: web.Request) -> web.StreamResponse:
     """GET /dashboard/ledger.csv?<the ledger's filters>: every matching row, newest first (streamed)."""
-    viewer = current(request)
-    if viewer is None:
+    now = request.app[CLOCK]()
+
+    def first(db: Conn) -> tuple[list[AgentRow], LedgerFilter, tuple[list[list[str]], int | None]] | None:
+        viewer = viewer_of(db, request, now)
+        if viewer is None:
+            return None
+        v = overview_view(db, request, viewer, now)
+        return v.agents, v.ledger, owner.ledger_csv_page(db, v.agents, v.ledger, None)
+
+    found = await request.app[READS].run(first)  # the first page with the viewer: an error is a page, not a cut stream
+    if found is None:
         return redirect("/dashboard/sign-in")
-    v = overview_view(request, viewer)
-    stamp = datetime.fromtimestamp(v.now, UTC).strftime("%Y%m%d-%H%M%S")
+    agents, ledger, (rows, before) = found
+    stamp = datetime.fromtimestamp(now, UTC).strftime("%Y%m%d-%H%M%S")
     resp = web.StreamResponse(
         headers={
             "Content-Type": "text/csv; charset=utf-8",
@@ -608,19 +632,34 @@ async def ledger_csv(request: web.Request) -> web.StreamResponse:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\r\n")
     writer.writerow(owner.CSV_HEADER)
-    for rows in owner.ledger_csv_pages(v.conn, v.agents, v.ledger):
+    while rows:
         writer.writerows(rows)
         await resp.write(buf.getvalue().encode("utf-8"))
         buf.seek(0)
         buf.truncate()
+        if before is None:
+            break
+        # each page its own read: it is written out before the next one is read
+        rows, before = await request.app[READS].run(
+            functools.partial(owner.ledger_csv_page, agents_=agents, f=ledger, before=before)
+        )
     await resp.write(buf.getvalue().encode("utf-8"))
     await resp.write_eof()
     return resp
 
 
-def owner_live(request: web.Request, viewer: Viewer) -> dict[str, str]:
-    """The panels of /dashboard (view=overview) or of one agent's page (view=agent&wallet=)."""
-    if request.query.get("view") == "agent":
-        v = agent_view(request, viewer, request.query.get("wallet", ""))
-        return live_panels(AGENT_PANELS, v)
-    return live_panels(OVERVIEW_PANELS, overview_view(request, viewer))
+async def owner_live(request: web.Request) -> dict[str, str] | None:
+    """The panels of /dashboard (view=overview) or of one agent's page (view=agent&wallet=), in one
+    read with the viewer's own; None when the request has no viewer (its session ended)."""
+    now = request.app[CLOCK]()
+
+    def read(db: Conn) -> dict[str, str] | None:
+        viewer = viewer_of(db, request, now)
+        if viewer is None:
+            return None
+        if request.query.get("view") == "agent":
+            v = agent_view(db, request, viewer, request.query.get("wallet", ""), now)
+            return live_panels(AGENT_PANELS, v)
+        return live_panels(OVERVIEW_PANELS, overview_view(db, request, viewer, now))
+
+    return await request.app[READS].run(read)

@@ -17,11 +17,12 @@ from aiohttp import web
 from multidict import MultiDict, MultiDictProxy
 
 from api.dashboard.page import Nav, esc, html_errors, html_response, layout, redirect
-from api.http import CLOCK, PUBLIC_URL, READ_DB, WRITER, base_url
+from api.http import CLOCK, PUBLIC_URL, READS, WRITER, base_url
 from core.dashboard import access
 from core.dashboard.access import Viewer
 from core.errors import ServiceError
 from core.jsontext import bad_text, invalid_string
+from core.store import Conn
 
 SESSION_COOKIE = "agl_session"
 SIGNIN_COOKIE = "agl_signin"
@@ -51,14 +52,21 @@ def clear_cookie(request: web.Request, resp: web.StreamResponse, name: str) -> N
     resp.del_cookie(name, path=COOKIE_PATH, httponly=True, samesite="Strict", secure=is_https(request))
 
 
-def current(request: web.Request) -> Viewer | None:
+def viewer_of(db: Conn, request: web.Request, now: float) -> Viewer | None:
+    """The signed-in viewer of this request, if any (revoked keys and expired sessions: None), read on
+    `db`: for a read function that goes on to read what the viewer sees (one read per request)."""
+    return access.viewer(db, request.cookies.get(SESSION_COOKIE), now)
+
+
+async def current(request: web.Request) -> Viewer | None:
     """The signed-in viewer of this request, if any (revoked keys and expired sessions: None)."""
-    return access.viewer(request.app[READ_DB], request.cookies.get(SESSION_COOKIE), request.app[CLOCK]())
+    now = request.app[CLOCK]()
+    return await request.app[READS].run(lambda db: viewer_of(db, request, now))
 
 
-def require(request: web.Request) -> Viewer:
+async def require(request: web.Request) -> Viewer:
     """The viewer, or a 401 refusal (page handlers turn it into a redirect to the sign-in page)."""
-    found = current(request)
+    found = await current(request)
     if found is None:
         raise ServiceError(401, "not_signed_in", "sign in with your API key first")
     return found
@@ -95,7 +103,7 @@ async def read_form(request: web.Request) -> MultiDictProxy[str]:
 
 async def posted(request: web.Request) -> tuple[Viewer, MultiDictProxy[str]]:
     """A signed-in POST: the viewer and its form, whose CSRF token must be the session's (403)."""
-    viewer = require(request)
+    viewer = await require(request)
     form = await read_form(request)
     if not access.csrf_ok(viewer.csrf, form.get("csrf")):
         raise ServiceError(403, "csrf_failed", "this form is stale or was not sent from the dashboard; reload it")
@@ -126,7 +134,7 @@ def _sign_in_page(request: web.Request, token: str, error: str | None, status: i
 
 @html_errors
 async def sign_in_form(request: web.Request) -> web.StreamResponse:
-    if current(request) is not None:
+    if await current(request) is not None:
         return redirect("/dashboard")
     return _sign_in_page(request, secrets.token_urlsafe(24), None, 200)
 

@@ -23,7 +23,7 @@ __all__ = ["MCP_PATH", "OPERATIONS", "PROTOCOL_VERSIONS", "add_mcp_routes"]
 
 def add_mcp_routes(app: web.Application, table: Iterable[Operation]) -> Tools:
     """Serve the tools and resources of `table` at /api/mcp (on an app with the wallet routes'
-    READ_DB, WRITER and CLOCK), the RFC 9728 documents, and name the endpoint for discovery."""
+    READS, WRITER and CLOCK), the RFC 9728 documents, and name the endpoint for discovery."""
     tools = Tools(app, table)
     Bridge(MCP_PATH, lambda: build_server(tools)).mount(app)
     add_discovery_routes(app)

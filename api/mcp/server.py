@@ -32,7 +32,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from api.auth import AuthError
-from api.http import CLOCK, READ_DB, WRITER, iso
+from api.http import CLOCK, READS, WRITER, iso
 from api.mcp.tools import (
     CONTENT_TEMPLATE,
     META,
@@ -334,7 +334,7 @@ class Tools:
         if not isinstance(quote_id, str):
             raise ServiceError(400, "missing_field", "quote_id: a quote_id from the quote tool", param="quote_id")
         now = self.app[CLOCK]()
-        q = quotes.peek(self.app[READ_DB], caller, quote_id, op.operation_id, now)
+        q = await self.app[READS].run(lambda db: quotes.peek(db, caller, quote_id, op.operation_id, now))
         if not q.executed and _elicits(ctx):
             confirmed = await self._confirm(ctx, params, q)
             if isinstance(confirmed, t.InputRequiredResult):
@@ -419,7 +419,8 @@ class Tools:
         caller = caller_of(ctx)
         if kept is not None and caller is not None:
             try:
-                text = quotes.content(self.app[READ_DB], caller, str(kept["quote_id"]), str(kept["field"]))
+                quote_id, field = str(kept["quote_id"]), str(kept["field"])
+                text = await self.app[READS].run(lambda db: quotes.content(db, caller, quote_id, field))
             except ServiceError:
                 pass  # not found below, as for any unknown resource
             else:

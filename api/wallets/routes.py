@@ -27,7 +27,7 @@ from api.auth import (
     require_account_scope,
 )
 from api.errors import JSON_BODY, ApiError, error_middleware
-from api.http import CLOCK, HOOKS, READ_DB, READS, WRITER, Hooks, RawJson, encode, iso, usdc
+from api.http import CLOCK, HOOKS, READS, WRITER, Hooks, RawJson, encode, iso, usdc
 from api.models import parse_body, parse_query
 from api.operation import Call, Quoted, Reply
 from api.policy import serve
@@ -304,26 +304,29 @@ async def quote_spend(app: web.Application, call: Call) -> Quoted:
     """What a spend would move (nothing is written): the amount, from the agent's wallet to the
     destination; 404 for an agent the key may not act for; past the balance, its refusal."""
     req = parse_body(SpendRequest, call.body)
-    db = app[READ_DB]
-    agent = agent_for(db, _caller(call), req.agentId)
-    bal = get_balance(db, agent.uuid)
-    short = req.amount > bal.balance
-    return Quoted(
-        req.amount,
-        agent.wallet,
-        req.destination,
-        f"spend {usdc_text(req.amount)} USDC from {agent.wallet} to {req.destination}",
-        {"balance": usdc_text(bal.balance), "balance_after": usdc_text(max(0, bal.balance - req.amount))},
-        refusal=_wallet_error(
-            wallets.WalletError(
-                "insufficient_balance",
-                f"balance {usdc_text(bal.balance)} USDC cannot cover {usdc_text(req.amount)} USDC",
-                "amount",
+
+    def read(db: Conn) -> Quoted:
+        agent = agent_for(db, _caller(call), req.agentId)
+        bal = get_balance(db, agent.uuid)
+        short = req.amount > bal.balance
+        return Quoted(
+            req.amount,
+            agent.wallet,
+            req.destination,
+            f"spend {usdc_text(req.amount)} USDC from {agent.wallet} to {req.destination}",
+            {"balance": usdc_text(bal.balance), "balance_after": usdc_text(max(0, bal.balance - req.amount))},
+            refusal=_wallet_error(
+                wallets.WalletError(
+                    "insufficient_balance",
+                    f"balance {usdc_text(bal.balance)} USDC cannot cover {usdc_text(req.amount)} USDC",
+                    "amount",
+                )
             )
+            if short
+            else None,
         )
-        if short
-        else None,
-    )
+
+    return await app[READS].run(read)
 
 
 async def run_spend(app: web.Application, call: Call) -> Reply:
@@ -365,11 +368,13 @@ def _balance_json(bal: BalanceRow, memory_entries: int, settled: int) -> dict[st
 
 
 async def run_balance(app: web.Application, call: Call) -> Reply:
-    db = app[READ_DB]
-    q = parse_query(AgentQuery, dict(call.query))
-    agent = agent_for(db, _caller(call), q.agentId)
-    bal = get_balance(db, agent.uuid)
-    return _reply(_balance_json(bal, store.count_memories(db, agent.uuid), store.settled_earnings(db, agent.uuid)))
+    def read(db: Conn) -> Reply:
+        q = parse_query(AgentQuery, dict(call.query))
+        agent = agent_for(db, _caller(call), q.agentId)
+        bal = get_balance(db, agent.uuid)
+        return _reply(_balance_json(bal, store.count_memories(db, agent.uuid), store.settled_earnings(db, agent.uuid)))
+
+    return await app[READS].run(read)
 
 
 async def balance(request: web.Request) -> web.Response:
@@ -377,10 +382,12 @@ async def balance(request: web.Request) -> web.Response:
 
 
 async def run_identity(app: web.Application, call: Call) -> Reply:
-    db = app[READ_DB]
-    q = parse_query(AgentQuery, dict(call.query))
-    agent = agent_for(db, _caller(call), q.agentId)
-    return _reply({"uuid": agent.uuid, "wallet": agent.wallet})
+    def read(db: Conn) -> Reply:
+        q = parse_query(AgentQuery, dict(call.query))
+        agent = agent_for(db, _caller(call), q.agentId)
+        return _reply({"uuid": agent.uuid, "wallet": agent.wallet})
+
+    return await app[READS].run(read)
 
 
 async def identity(request: web.Request) -> web.Response:
@@ -414,13 +421,16 @@ async def run_memory_read(app: web.Application, call: Call) -> Reply:
     """GET /api/agents/memory?agentId=&query=&limit=&cursor=: the agent's entries ordered by key,
     `query` a case-sensitive substring of the key, `limit` 1-200 (default 50); nextCursor is the
     last key returned when more follow, else null."""
-    db = app[READ_DB]
-    q = parse_query(MemoryQuery, dict(call.query))
-    agent = agent_for(db, _caller(call), q.agentId)
-    rows = store.list_memories(db, agent.uuid, q.query, q.cursor, q.limit + 1)
-    more = len(rows) > q.limit
-    rows = rows[: q.limit]
-    return _reply({"memories": [_memory_json(m) for m in rows], "nextCursor": rows[-1].key if more else None})
+
+    def read(db: Conn) -> Reply:
+        q = parse_query(MemoryQuery, dict(call.query))
+        agent = agent_for(db, _caller(call), q.agentId)
+        rows = store.list_memories(db, agent.uuid, q.query, q.cursor, q.limit + 1)
+        more = len(rows) > q.limit
+        rows = rows[: q.limit]
+        return _reply({"memories": [_memory_json(m) for m in rows], "nextCursor": rows[-1].key if more else None})
+
+    return await app[READS].run(read)
 
 
 async def memory_read(request: web.Request) -> web.Response:
@@ -485,10 +495,12 @@ def _brain_payload(brain: wallets.Brain, network: dict[str, store.NicheStats]) -
 
 
 async def run_brain_read(app: web.Application, call: Call) -> Reply:
-    db = app[READ_DB]
-    q = parse_query(AgentQuery, dict(call.query))
-    agent = agent_for(db, _caller(call), q.agentId)
-    return _reply(_brain_payload(wallets.load_brain(db, agent), store.shared_brain(db)))
+    def read(db: Conn) -> Reply:
+        q = parse_query(AgentQuery, dict(call.query))
+        agent = agent_for(db, _caller(call), q.agentId)
+        return _reply(_brain_payload(wallets.load_brain(db, agent), store.shared_brain(db)))
+
+    return await app[READS].run(read)
 
 
 async def brain_read(request: web.Request) -> web.Response:
@@ -536,7 +548,7 @@ async def record_run(request: web.Request) -> web.Response:
 async def run_network(app: web.Application, call: Call) -> Reply:
     """GET /api/agents/network (public): agents registered, total earned and total tolls in USDC
     (reported earnings plus settled on-chain payouts; see core.store.wallets.network_totals)."""
-    agents, earned, tolls = store.network_totals(app[READ_DB])
+    agents, earned, tolls = await app[READS].run(store.network_totals)
     return _reply({"totalAgents": agents, "totalEarned": _usdc(earned), "totalTolls": _usdc(tolls)})
 
 
@@ -585,10 +597,10 @@ async def create_key(request: web.Request) -> web.Response:
 def add_wallet_routes(
     app: web.Application, db: Conn, clock: Callable[[], float] = time.time, hooks: Hooks | None = None
 ) -> None:
-    """Mount the wallet API on `app`: `db` (a file opened with core.store.connect) serves reads; a
+    """Mount the wallet API on `app`: `db` (the process's read connection) serves reads through
+    app[READS] (core.store.reads: on it, or from a pool beside it on PostgreSQL); a
     GroupCommitter on the same file does every write and is closed with the app. `hooks`: test
     seams (api.http.Hooks)."""
-    app[READ_DB] = db
     app[READS] = reads_beside(db)
     app[WRITER] = database_of(db).writer()
 

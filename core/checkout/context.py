@@ -8,7 +8,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from core.operator import Operator
-from core.store import Conn
 from core.store.committer import GroupCommitter
 from core.store.reads import Reads
 
@@ -17,10 +16,6 @@ from core.store.reads import Reads
 class Checkout:
     #: Committed reads (lookups before a transaction, GETs): `await reads.run(fn)` (core.store.reads).
     reads: Reads
-
-    @property
-    def reader(self) -> Conn:  # TRANSITIONAL: until every read is in reads.run
-        return self.reads.conn
 
     #: Every write (the group committer: synchronous=FULL).
     writer: GroupCommitter

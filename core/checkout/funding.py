@@ -128,11 +128,12 @@ def parse_payment(data: dict[str, Any]) -> Payment:
     return Payment(buyer, Web3.to_checksum_address(token), signature)
 
 
-def check_payer(ctx: Checkout, s: SessionRow, payer: str, signature: str) -> None:
+def check_payer(conn: Conn, ctx: Checkout, s: SessionRow, payer: str, signature: str) -> None:
     """401 unless `payer` signed (EIP-712) this session's Funding consent as it stands: job id,
     provider token, total and work deadline. The gateway checks the same signature, so the service
-    can pull no USDC from anyone who approved the gateway without their consent to this job."""
-    provider = store.get_provider(ctx.reader, s.provider_uuid)
+    can pull no USDC from anyone who approved the gateway without their consent to this job.
+    Reads the provider through `conn`; otherwise pure (it may run in a read's or the writer's thread)."""
+    provider = store.get_provider(conn, s.provider_uuid)
     typed = rules.checkout_typed_data(
         chain_id=ctx.chain_id,
         gateway=ctx.operator.contract("PaymentGateway").address,
@@ -228,18 +229,24 @@ class Completion:
         """Steps 0-3. Raises ServiceError (the session back to incomplete when nothing was sent)."""
         ctx = self.ctx
         self.payment = parse_payment(decode_json(self.body))  # a 400 here is stored under the key
-        indexing.require_running(ctx.reader, ctx.chain_id)  # the order would follow a halted index: 503
-        # Step 0, first pass: the signature check (a few ms of ECDSA recovery) runs here, outside the
-        # writer's transaction; step 1 re-checks only if the total it finds differs.
-        pre = store.get_session(ctx.reader, self.session_id)
-        if (
-            pre is not None
-            and secrets.compare_digest(pre.key_hash, self.caller.key_hash)
-            and pre.status == "incomplete"
-            and not rules.is_expired(pre.status, pre.expires_at, self.now)
-        ):
-            check_payer(ctx, pre, self.payment.payer, self.payment.signature)
-            self._signed_total = pre.total
+        session_id, key_hash, now, payment = self.session_id, self.caller.key_hash, self.now, self.payment
+
+        def first_pass(conn: Conn) -> int | None:
+            indexing.require_running(conn, ctx.chain_id)  # the order would follow a halted index: 503
+            # Step 0, first pass: the signature check (a few ms of ECDSA recovery) runs here, outside the
+            # writer's transaction; step 1 re-checks only if the total it finds differs.
+            pre = store.get_session(conn, session_id)
+            if (
+                pre is not None
+                and secrets.compare_digest(pre.key_hash, key_hash)
+                and pre.status == "incomplete"
+                and not rules.is_expired(pre.status, pre.expires_at, now)
+            ):
+                check_payer(conn, ctx, pre, payment.payer, payment.signature)
+                return pre.total
+            return None
+
+        self._signed_total = await ctx.reads.run(first_pass)
         s, provider = await ctx.writer.run(self._begin)  # step 1
         self.session, self.provider = s, provider
         assert s.job_id is not None
@@ -258,7 +265,7 @@ class Completion:
         s = sessions.owned_session(conn, self.caller, self.session_id, self.now)
         sessions.require_incomplete(s)
         if self._signed_total != s.total:  # not checked yet, or the cart changed since: check here
-            check_payer(self.ctx, s, self.payment.payer, self.payment.signature)
+            check_payer(conn, self.ctx, s, self.payment.payer, self.payment.signature)
         buyer = dict(s.buyer)
         buyer.update({k: v for k, v in (self.payment.buyer or {}).items() if v is not None})
         email = buyer.get("email")
@@ -305,7 +312,8 @@ class Completion:
 
     async def _send_fund(self, s: SessionRow, provider: ProviderRow) -> None:
         assert s.job_id is not None and provider.token_id is not None
-        current = store.get_session(self.ctx.reader, self.session_id)  # still ours? (a sweep elsewhere may reset it)
+        session_id = self.session_id  # still ours? (a sweep elsewhere may reset it)
+        current = await self.ctx.reads.run(lambda conn: store.get_session(conn, session_id))
         if current is None or (current.status, current.job_id, current.buyer_address) != (
             "complete_in_progress",
             s.job_id,

@@ -160,7 +160,8 @@ async def release(
     `claimed`: the attestation's replay guard, given back when nothing was sent, so the same
     attestation can be retried."""
     try:
-        indexing.require_running(ctx.reader, ctx.chain_id)  # `released` needs the indexer: 503 while halted
+        chain_id = ctx.chain_id  # `released` needs the indexer: 503 while halted
+        await ctx.reads.run(lambda conn: indexing.require_running(conn, chain_id))
     except ServiceError:
         if claimed is not None:
             await ctx.writer.run(lambda conn: store.forget_signature(conn, claimed))

@@ -199,6 +199,6 @@ def cancel(conn: Conn, caller: Caller, session_id: str, now: float) -> SessionRo
 async def persist_expiry(ctx: Checkout, session_id: str, now: float) -> None:
     """Commit the expiry of a session whose time is up, before a request that may then refuse (its
     refusal rolls its own savepoint back, the expiry stays)."""
-    s = store.get_session(ctx.reader, session_id)
+    s = await ctx.reads.run(lambda conn: store.get_session(conn, session_id))
     if s is not None and rules.is_expired(s.status, s.expires_at, now):
         await ctx.writer.run(lambda conn: store.expire_session(conn, session_id, now))

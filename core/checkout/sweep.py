@@ -27,7 +27,7 @@ async def sweep(ctx: Checkout) -> tuple[int, int]:
     now = ctx.clock()
     expired = await ctx.writer.run(lambda conn: store.expire_due(conn, now))
     recovered = 0
-    for s, owner in store.completions_in_progress(ctx.reader):
+    for s, owner in await ctx.reads.run(store.completions_in_progress):
         if s.job_id is None or s.job_id in ctx.funding:  # this process is still sending its funding
             continue
         if not instance.is_gone(owner) and s.updated_at >= now - STUCK_AFTER:

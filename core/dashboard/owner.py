@@ -12,6 +12,7 @@ agent of its account; an agent-scoped key sees its one agent.
 from __future__ import annotations
 
 import json
+import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -110,37 +111,64 @@ def _contract_names(contracts: dict[str, str]) -> dict[str, str]:
 @dataclass
 class _Reported:
     """An agent's reported earnings folded up to ledger row `last_id`: by source (gross, count) and by
-    UTC day. The ledger is append-only and its ids grow in commit order (one writer at a time), so
-    folding in the rows above `last_id` keeps this exact: a live update reads only what is new."""
+    UTC day. The ledger is append-only, so folding in the rows above `last_id` keeps this exact and a
+    live update reads only what is new; but only rows older than SETTLE_AFTER are folded (see there)."""
 
     last_id: int = 0
     by_source: dict[str, list[int]] = field(default_factory=dict)
     by_day: dict[str, int] = field(default_factory=dict)
 
+    def add(self, r: store.EarningRow) -> None:
+        entry = self.by_source.setdefault(r.source, [0, 0])
+        entry[0] += r.gross
+        entry[1] += 1
+        day = datetime.fromtimestamp(r.created_at, UTC).date().isoformat()
+        self.by_day[day] = self.by_day.get(day, 0) + r.gross
 
-#: Folded earnings per (database file, agent), least recently used first; bounded.
+    def copy(self) -> _Reported:
+        return _Reported(self.last_id, {k: list(v) for k, v in self.by_source.items()}, dict(self.by_day))
+
+
+#: Folded earnings per (database, agent), least recently used first; bounded. Renders run in the
+#: reads' worker threads on PostgreSQL (core.store.reads): one fold at a time, or two would count
+#: the same rows twice.
 _FOLDED: OrderedDict[tuple[str, str], _Reported] = OrderedDict()
+_FOLDED_LOCK = threading.Lock()
 _FOLDED_MAX = 4096
 _FOLD_PAGE = 10_000
+#: Seconds after which a ledger row is folded for good. With several processes on PostgreSQL a row's
+#: id is taken at its INSERT and a smaller id can commit after a larger one was read; folding past
+#: the larger would skip the smaller for ever. A write transaction lasts milliseconds, so rows this
+#: old have all committed: younger rows are added to each answer afresh instead.
+SETTLE_AFTER = 300.0
 
 
-def _reported(conn: Conn, agent_uuid: str) -> _Reported:
+def _reported(conn: Conn, agent_uuid: str, now: float) -> _Reported:
     key = (database_of(conn).location, agent_uuid)
-    folded = _FOLDED.pop(key, None) or _Reported()
-    _FOLDED[key] = folded
-    if len(_FOLDED) > _FOLDED_MAX:
-        _FOLDED.popitem(last=False)
-    while True:
-        rows = store.earnings_after(conn, agent_uuid, folded.last_id, _FOLD_PAGE)
-        for r in rows:
-            entry = folded.by_source.setdefault(r.source, [0, 0])
-            entry[0] += r.gross
-            entry[1] += 1
-            day = datetime.fromtimestamp(r.created_at, UTC).date().isoformat()
-            folded.by_day[day] = folded.by_day.get(day, 0) + r.gross
-            folded.last_id = r.id
-        if len(rows) < _FOLD_PAGE:
-            return folded
+    with _FOLDED_LOCK:
+        folded = _FOLDED.pop(key, None) or _Reported()
+        _FOLDED[key] = folded
+        if len(_FOLDED) > _FOLDED_MAX:
+            _FOLDED.popitem(last=False)
+        recent: list[store.EarningRow] = []
+        after = folded.last_id
+        while True:
+            rows = store.earnings_after(conn, agent_uuid, after, _FOLD_PAGE)
+            for r in rows:
+                if recent or r.created_at > now - SETTLE_AFTER:
+                    recent.append(r)  # and every row after it: the fold stays a prefix of the ids
+                else:
+                    folded.add(r)
+                    folded.last_id = r.id
+            if len(rows) < _FOLD_PAGE:
+                break
+            after = rows[-1].id
+        if not recent:
+            return folded.copy()
+        answer = folded.copy()
+        for r in recent:
+            answer.add(r)
+        return answer
 
 
 def earnings(
@@ -158,7 +186,7 @@ def earnings(
     reported = dict.fromkeys(labels, 0)
     sourced: dict[str, list[int]] = {}
     for uuid in uuids:
-        folded = _reported(conn, uuid)
+        folded = _reported(conn, uuid, now)
         for day in labels:
             reported[day] += folded.by_day.get(day, 0)
         for source, (amount, n) in folded.by_source.items():
@@ -297,15 +325,23 @@ def ledger_csv_pages(
     a page out: other reads on the connection see fresh data meanwhile."""
     before = None
     while True:
-        rows, by_uuid = _ledger_rows(
-            conn, agents_, LedgerFilter(f.wallet, f.kind, f.source, f.since, f.until, before), page
-        )
-        if not rows:
+        rows, before = ledger_csv_page(conn, agents_, f, before, page)
+        if rows:
+            yield rows
+        if before is None:
             return
-        yield [_csv_row(r, by_uuid[r.agent_uuid]) for r in rows]
-        if len(rows) < page:
-            return
-        before = rows[-1].id
+
+
+def ledger_csv_page(
+    conn: Conn, agents_: list[AgentRow], f: LedgerFilter, before: int | None, page: int = 5000
+) -> tuple[list[list[str]], int | None]:
+    """One page of ledger_csv_pages: the CSV rows of up to `page` rows older than row id `before`
+    (None: from the newest), and the `before` of the next page (None: this was the last). Each page
+    may be read on another connection (a caller that writes each page out between two reads)."""
+    rows, by_uuid = _ledger_rows(
+        conn, agents_, LedgerFilter(f.wallet, f.kind, f.source, f.since, f.until, before), page
+    )
+    return [_csv_row(r, by_uuid[r.agent_uuid]) for r in rows], rows[-1].id if len(rows) == page else None
 
 
 def _csv_row(r: store.LedgerRow, a: AgentRow) -> list[str]:

@@ -12,7 +12,6 @@ import aiohttp
 
 from core import webhooks
 from core.operator import Operator
-from core.store import Conn
 from core.store.committer import GroupCommitter
 from core.store.reads import Reads
 
@@ -36,10 +35,6 @@ class Seams:
 class Hire:
     #: Committed reads (lookups, GETs): `await reads.run(fn)` (core.store.reads).
     reads: Reads
-
-    @property
-    def reader(self) -> Conn:  # TRANSITIONAL: until every read is in reads.run
-        return self.reads.conn
 
     #: Every write (the group committer: synchronous=FULL).
     writer: GroupCommitter

@@ -114,7 +114,7 @@ async def escrow_hire(ctx: Hire, req: EscrowRequest) -> dict[str, Any]:
         timestamp=req.timestamp,
     )
     signer = _recover(message, req.signature)
-    known = store.get_job(ctx.reader, req.job_id)
+    known = await ctx.reads.run(lambda conn: store.get_job(conn, req.job_id))
     if known is not None:
         return await _known(ctx, known, signer, message, now)
     caller, token_id = await _verify_receipt(ctx, req)
@@ -122,26 +122,34 @@ async def escrow_hire(ctx: Hire, req: EscrowRequest) -> dict[str, Any]:
         raise ServiceError(
             401, "signature_mismatch", f"the signature is not the job's on-chain caller's ({caller})", param="signature"
         )
-    provider = checkout_store.provider_by_wallet(ctx.reader, req.provider_wallet)
-    if provider is None or provider.token_id != token_id:
-        raise ServiceError(
-            422,
-            "provider_mismatch",
-            f"the escrow job hires token {token_id}, not {req.provider_wallet}",
-            param="providerWallet",
-        )
-    service = store.get_service(ctx.reader, provider.agent_uuid, req.service_type)
-    if service is None or not service.active:
-        raise ServiceError(
-            404, "service_not_found", f"{req.provider_wallet} offers no {req.service_type} service", param="serviceType"
-        )
+
+    def hired(conn: Conn) -> ServiceRow:
+        provider = checkout_store.provider_by_wallet(conn, req.provider_wallet)
+        if provider is None or provider.token_id != token_id:
+            raise ServiceError(
+                422,
+                "provider_mismatch",
+                f"the escrow job hires token {token_id}, not {req.provider_wallet}",
+                param="providerWallet",
+            )
+        service = store.get_service(conn, provider.agent_uuid, req.service_type)
+        if service is None or not service.active:
+            raise ServiceError(
+                404,
+                "service_not_found",
+                f"{req.provider_wallet} offers no {req.service_type} service",
+                param="serviceType",
+            )
+        return service
+
+    service = await ctx.reads.run(hired)
     standard.check_input(service, req.input)
     onchain = await _chain_job(ctx, req.job_id)
     status, expires_at, amount = int(onchain[2]), int(onchain[1]), int(onchain[4])
     if status != LOCKED:
         raise ServiceError(409, "escrow_not_locked", "the escrow job is no longer locked on-chain", param="escrowJobId")
     refusal = await _provider_side(ctx, service, amount, expires_at)
-    agent = store.chain_agent(ctx.reader, token_id)
+    agent = await ctx.reads.run(lambda conn: store.chain_agent(conn, token_id))
     self_dealing = agent is not None and caller in (agent.owner, agent.self_wallet)
     job = JobRow(
         id=req.job_id,
@@ -210,9 +218,13 @@ async def escrow_hire(ctx: Hire, req: EscrowRequest) -> dict[str, Any]:
         await settle(ctx, job.id)
     finally:
         ctx.busy.discard(job.id)
-    final = store.get_job(ctx.reader, job.id)
-    assert final is not None
-    return view(ctx.reader, final, with_output=True)
+
+    def answer(conn: Conn) -> dict[str, Any]:
+        final = store.get_job(conn, job.id)
+        assert final is not None
+        return view(conn, final, with_output=True)
+
+    return await ctx.reads.run(answer)
 
 
 def _in_progress() -> ServiceError:
@@ -234,7 +246,7 @@ async def _known(ctx: Hire, job: JobRow, signer: str, message: str, now: float) 
     await _use_signature(ctx, message, now)
     if job.status == "running":
         raise _in_progress()
-    return {**view(ctx.reader, job, with_output=True), "replayed": True}
+    return {**await ctx.reads.run(lambda conn: view(conn, job, with_output=True)), "replayed": True}
 
 
 async def _run(ctx: Hire, service: ServiceRow, job_id: str, input_bytes: bytes) -> Outcome:
@@ -355,19 +367,26 @@ async def locked_job(ctx: Hire, job_id: str) -> LockedJob:
     )
 
 
-def provider_token(ctx: Hire, provider_wallet: str) -> int | None:
+def provider_token(conn: Conn, provider_wallet: str) -> int | None:
     """The agent NFT of a linked provider (None: not linked)."""
-    provider = checkout_store.provider_by_wallet(ctx.reader, provider_wallet)
+    provider = checkout_store.provider_by_wallet(conn, provider_wallet)
     return None if provider is None else provider.token_id
 
 
 async def _provider_side(ctx: Hire, service: ServiceRow, amount: int, expires_at: int) -> tuple[str, str] | None:
     """Why a verified lock cannot be worked on for reasons of the provider's side (refunded at once)."""
-    agent = store.chain_agent(ctx.reader, service.token_id)
-    if agent is None or agent.hire_price != amount or service.price != amount:
-        return "price_mismatch", "the lock does not equal the provider's on-chain price and the service's price"
-    if agent.paused or services.provider_paused(ctx.reader, service):
-        return "provider_paused", "the provider is paused (listed for sale)"
+
+    def refusal(conn: Conn) -> tuple[str, str] | None:
+        agent = store.chain_agent(conn, service.token_id)
+        if agent is None or agent.hire_price != amount or service.price != amount:
+            return "price_mismatch", "the lock does not equal the provider's on-chain price and the service's price"
+        if agent.paused or services.provider_paused(conn, service):
+            return "provider_paused", "the provider is paused (listed for sale)"
+        return None
+
+    refused = await ctx.reads.run(refusal)
+    if refused is not None:
+        return refused
     try:
         chain_now = await ctx.operator.block_timestamp()
     except ChainUnavailable as exc:
@@ -383,7 +402,7 @@ async def _provider_side(ctx: Hire, service: ServiceRow, amount: int, expires_at
 async def settle(ctx: Hire, job_id: str) -> None:
     """Send what the job's status calls for (release for `releasing`, refund for `refunding`) unless
     the chain shows it done; record what the chain did. Failures are recorded for the settle job."""
-    job = store.get_job(ctx.reader, job_id)
+    job = await ctx.reads.run(lambda conn: store.get_job(conn, job_id))
     if job is None or job.status not in ("releasing", "refunding"):
         return
     op = ctx.operator
@@ -444,23 +463,31 @@ async def _pending(ctx: Hire, job: JobRow, error: str, delay: float | None = Non
 
 async def _closed(ctx: Hire, job: JobRow, to_status: str, tx: str | None) -> None:
     now = ctx.clock()
-
-    def work(conn: Conn) -> None:
-        current = store.get_job(conn, job.id)
-        if current is None or current.status not in ("releasing", "refunding"):
-            return
-        settle_tx = tx or current.settle_tx or store.escrow_closed_tx(conn, job.id)
-        extra: dict[str, Any] = {"amount": str(job.amount), "tx_hash": settle_tx}
-        columns: dict[str, Any] = {"status": to_status, "settle_tx": settle_tx, "settle_error": None, "updated_at": now}
-        if to_status == "refunded" and current.outcome == "success":
-            columns["error_code"] = "release_expired"
-            columns["error_message"] = "the job expired on-chain before its release was mined; the caller was refunded"
-            extra["error_code"] = "release_expired"
-        store.update_job(conn, job.id, ("releasing", "refunding"), **columns)
-        moves.record(conn, current, current.status, to_status, now, extra)
-
-    await ctx.writer.run(work)
+    await ctx.writer.run(lambda conn: record_closed(conn, job.id, to_status, tx, now))
     ctx.wake()
+
+
+def record_closed(conn: Conn, job_id: str, to_status: str, tx: str | None, now: float) -> bool:
+    """Record the release or refund this process saw mined (`to_status` released/refunded): False when
+    the job is no longer being settled (the escrow follower recorded the event first).
+
+    The job is read FOR UPDATE: on PostgreSQL the follower may settle it in a transaction beside this
+    one, and whichever comes second waits and then sees the first's move (without the lock both read
+    `releasing` and the second recorded the move again; core.hire.follower reads it the same way)."""
+    current = store.get_job(conn, job_id, for_update=True)
+    if current is None or current.status not in ("releasing", "refunding"):
+        return False
+    settle_tx = tx or current.settle_tx or store.escrow_closed_tx(conn, job_id)
+    extra: dict[str, Any] = {"amount": str(current.amount), "tx_hash": settle_tx}
+    columns: dict[str, Any] = {"status": to_status, "settle_tx": settle_tx, "settle_error": None, "updated_at": now}
+    if to_status == "refunded" and current.outcome == "success":
+        columns["error_code"] = "release_expired"
+        columns["error_message"] = "the job expired on-chain before its release was mined; the caller was refunded"
+        extra["error_code"] = "release_expired"
+    if not store.update_job(conn, job_id, (current.status,), **columns):
+        return False  # unreachable under the row lock; never a second move
+    moves.record(conn, current, current.status, to_status, now, extra)
+    return True
 
 
 # ---- what the caller sees -------------------------------------------------------------------------
@@ -531,7 +558,7 @@ async def status(ctx: Hire, job_id: str) -> dict[str, Any]:
         "released": bool(released),
         "refunded": bool(refunded),
     }
-    job = store.get_job(ctx.reader, job_id)
+    job = await ctx.reads.run(lambda conn: store.get_job(conn, job_id))
     if job is not None:
         out["service"] = {
             "status": job.status,

@@ -31,7 +31,9 @@ class EscrowFollower:
     def apply(self, conn: Conn, chain_id: int, event: Event) -> None:
         if event.name not in ("JobReleased", "JobRefunded"):
             return
-        job = store.get_job(conn, str(event.args["jobId"]).lower())
+        # Locked: the API may be closing the same job in a transaction of its own (core.hire.escrow's
+        # _closed); this one waits for it and then sees its move instead of recording a second one.
+        job = store.get_job(conn, str(event.args["jobId"]).lower(), for_update=True)
         if job is None or job.kind != rules.ESCROW or job.final:
             return
         now = self.clock()
@@ -47,7 +49,9 @@ class EscrowFollower:
         if to_status == "refunded" and job.outcome == "success":
             columns.update(error_code="release_expired", error_message="refunded on-chain before the release was mined")
             extra["error_code"] = "release_expired"
-        store.update_job(conn, job.id, (job.status,), **columns)
+        if not store.update_job(conn, job.id, (job.status,), **columns):
+            log.warning("hire job %s moved while %s was applied; left as it is", job.id, event.name)
+            return  # nothing recorded twice (the lock above should make this unreachable)
         entry = moves.record(conn, job, job.status, to_status, now, extra)
         if (to_status == "released" and job.outcome == "success") or (
             to_status == "refunded" and job.outcome == "failure" and rules.provider_fault(job.error_code or "")

@@ -101,7 +101,10 @@ async def recover(ctx: Hire) -> int:
 
 async def settle_due(ctx: Hire) -> int:
     """Release or refund every escrow job whose settlement is due (the `hire-settle` job)."""
-    due = store.jobs_in_status(ctx.reader, rules.ESCROW, ("releasing", "refunding"), due_before=ctx.clock(), limit=200)
+    now = ctx.clock()
+    due = await ctx.reads.run(
+        lambda conn: store.jobs_in_status(conn, rules.ESCROW, ("releasing", "refunding"), due_before=now, limit=200)
+    )
     done = 0
     for job in due:
         if job.id in ctx.busy:  # its own request is settling it
@@ -118,7 +121,7 @@ async def settle_due(ctx: Hire) -> int:
 async def probe_due(ctx: Hire) -> int:
     """Probe services no run or probe has checked for PROBE_EVERY seconds (the `hire-health` job)."""
     now = ctx.clock()
-    due = store.services_due_for_probe(ctx.reader, now - PROBE_EVERY, PROBES_PER_STEP)
+    due = await ctx.reads.run(lambda conn: store.services_due_for_probe(conn, now - PROBE_EVERY, PROBES_PER_STEP))
     gate = asyncio.Semaphore(PROBE_CONCURRENCY)
 
     async def one(service: store.ServiceRow) -> tuple[store.ServiceRow, str | None]:
@@ -139,7 +142,7 @@ async def probe_due(ctx: Hire) -> int:
 
 async def refresh_scores(ctx: Hire) -> int:
     """Recompute every sampled service's score (recency decay moves it with time alone)."""
-    keys = store.service_keys(ctx.reader)
+    keys = await ctx.reads.run(store.service_keys)
     now = ctx.clock()
     for start in range(0, len(keys), 500):  # bounded transactions: writers queued behind stay short
         chunk = keys[start : start + 500]

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 
 from core.operator import Operator
 from core.outbox.email import DEFAULT_FROM
-from core.store import Conn
 from core.store.committer import GroupCommitter
 from core.store.reads import Reads
 
@@ -34,10 +33,6 @@ class Notices:
 class Market:
     #: Committed reads (lookups before a transaction, GETs): `await reads.run(fn)` (core.store.reads).
     reads: Reads
-
-    @property
-    def reader(self) -> Conn:  # TRANSITIONAL: until every read is in reads.run
-        return self.reads.conn
 
     #: Every write (the group committer: synchronous=FULL).
     writer: GroupCommitter

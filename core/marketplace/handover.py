@@ -138,22 +138,29 @@ async def claim(
     account-scoped). Refusals: nothing to claim (404), claimed already (409), a stale or foreign
     signature (401), a signer that does not own the NFT (403)."""
     now = m.clock()
-    handover = store.latest_handover(m.reader, agent.uuid)
-    if handover is None:
-        raise ServiceError(404, "nothing_to_claim", f"agent {agent.wallet} was not sold through the drop")
-    if handover.claimed_at is not None:
-        raise ServiceError(409, "already_claimed", f"agent {agent.wallet} was claimed already")
-    if caller is not None and caller.agent_id is not None:
-        raise ServiceError(403, "insufficient_scope", "claim with an account key, or with none", param="Authorization")
-    if not rules.within_window(timestamp, now):
-        raise ServiceError(
-            401,
-            "timestamp_out_of_window",
-            f"timestamp must be within {rules.SIGNATURE_WINDOW} s of the server clock ({int(now)})",
-            param="timestamp",
-        )
-    listing = store.get_listing(m.reader, handover.listing_id)
-    assert listing is not None
+
+    def claimable(db: Conn) -> tuple[HandoverRow, ListingRow]:
+        handover = store.latest_handover(db, agent.uuid)
+        if handover is None:
+            raise ServiceError(404, "nothing_to_claim", f"agent {agent.wallet} was not sold through the drop")
+        if handover.claimed_at is not None:
+            raise ServiceError(409, "already_claimed", f"agent {agent.wallet} was claimed already")
+        if caller is not None and caller.agent_id is not None:
+            raise ServiceError(
+                403, "insufficient_scope", "claim with an account key, or with none", param="Authorization"
+            )
+        if not rules.within_window(timestamp, now):
+            raise ServiceError(
+                401,
+                "timestamp_out_of_window",
+                f"timestamp must be within {rules.SIGNATURE_WINDOW} s of the server clock ({int(now)})",
+                param="timestamp",
+            )
+        listing = store.get_listing(db, handover.listing_id)
+        assert listing is not None
+        return handover, listing
+
+    handover, listing = await m.reads.run(claimable)
     owner = Web3.to_checksum_address(owner)
     message = rules.claim_message(
         chain_id=m.chain_id, wallet=agent.wallet, token_id=listing.token_id, owner=owner, timestamp=timestamp

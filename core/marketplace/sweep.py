@@ -54,12 +54,18 @@ async def expire_sweep(m: Market) -> int:
 async def _sweep(m: Market, action: str) -> int:
     await reconcile_sent(m, action)
     now_chain = await m.operator.block_timestamp()
-    open_rows = {t.chain_listing_id for t in store.open_sweep_txs(m.reader, action)}
+
+    def due(db: Conn) -> list[tuple[int, tuple[int, float] | None]]:
+        """The due listings without an open transaction, each with its back-off (if any)."""
+        open_rows = {t.chain_listing_id for t in store.open_sweep_txs(db, action)}
+        return [
+            (listing_id, store.backoff_of(db, action, listing_id))
+            for listing_id in store.due_on_chain(db, action, now_chain)
+            if listing_id not in open_rows  # its transaction is still in the pool: never a second one
+        ]
+
     done = 0
-    for listing_id in store.due_on_chain(m.reader, action, now_chain):
-        if listing_id in open_rows:
-            continue  # its transaction is still in the pool: never a second one
-        back = store.backoff_of(m.reader, action, listing_id)
+    for listing_id, back in await m.reads.run(due):
         if back is not None and back[1] > m.clock():
             continue
         done += await _send(m, action, listing_id)
@@ -129,7 +135,7 @@ async def _failed(m: Market, action: str, listing_id: int, error: str) -> None:
 
 async def reconcile_sent(m: Market, action: str) -> None:
     """Resolve the `sent` rows of `action` with the chain (after a crash, a restart, an uncertain send)."""
-    for t in store.open_sweep_txs(m.reader, action):
+    for t in await m.reads.run(lambda db: store.open_sweep_txs(db, action)):
         receipt = await m.operator.receipt_of(t.tx_hash)
         now = m.clock()
         if receipt is not None:
@@ -159,11 +165,11 @@ async def reconcile(m: Market) -> int:
     a commit becomes a `reorged` sale (audited) and the listing takes the chain's state again; a
     listing becomes `void`. Returns how many records changed."""
     changed = 0
-    for sale in store.unconfirmed_sales(m.reader):
+    for sale in await m.reads.run(store.unconfirmed_sales):
         try:
             if not await _gone(m, sale.commit_tx):
                 continue
-            listing = store.get_listing(m.reader, sale.listing_id)
+            listing = await m.reads.run(functools.partial(store.get_listing, listing_id=sale.listing_id))
             if listing is None:
                 continue
             onchain = await m.operator.call("AgentMarketplace", "getListing", listing.chain_listing_id)
@@ -172,7 +178,7 @@ async def reconcile(m: Market) -> int:
             return changed
         state = rules.CHAIN_STATUS.get(int(onchain[2]), rules.ACTIVE)
         changed += int(await m.writer.run(functools.partial(_revert, m, sale, state)))
-    for listing in store.unconfirmed_listings(m.reader):
+    for listing in await m.reads.run(store.unconfirmed_listings):
         try:
             if not await _gone(m, listing.list_tx):
                 continue

@@ -118,8 +118,9 @@ async def mint(
                 param="signature",
             )
         referrer = None
-        if agent.referred_by is not None:
-            ref = wallet_store.agent_by_uuid(m.reader, agent.referred_by)
+        referred_by = agent.referred_by
+        if referred_by is not None:
+            ref = await m.reads.run(lambda db: wallet_store.agent_by_uuid(db, referred_by))
             if ref is not None:
                 referrer, _ = await agents_onchain.existing_token(m.operator, ref.wallet)
         token, mint_tx = await agents_onchain.mint(m.operator, agent.wallet, self_wallet, owner, referrer)
@@ -160,7 +161,8 @@ async def record_listing(
             param="askingPriceUsdc",
         )
     floor = int(ev["floorPrice"])
-    lifetime = records.lifetime_earnings(m.reader, agent.uuid, int(ev["earningsAtListing"]))
+    onchain_earnings = int(ev["earningsAtListing"])
+    lifetime = await m.reads.run(lambda db: records.lifetime_earnings(db, agent.uuid, onchain_earnings))
     minimum = rules.minimum_floor(lifetime)
     if floor < minimum:
         raise ServiceError(
@@ -235,7 +237,7 @@ async def record_offer(
     """An offer into the book, checked: the listing takes it (active; at or above the floor; below the
     asking price only with acceptOffers), it is the buyer's own EIP-712 signature of the contract's
     Offer, it has not expired, its nonce is unused, the buyer's USDC balance and allowance cover it."""
-    listing = _open_listing(m.reader, listing_uuid)
+    listing = await m.reads.run(lambda db: _open_listing(db, listing_uuid))
     if listing.state != rules.ACTIVE:
         raise ServiceError(409, "listing_not_active", f"the listing is {listing.state}", param="listingId")
     if price < listing.floor_price:
@@ -379,7 +381,7 @@ async def fillability(
 async def quote_commit(m: Market, *, listing_uuid: str, tx_hash: str) -> tuple[int, str, str]:
     """What the commit `tx_hash` moved, without recording anything: (price in micro-USDC, the buyer,
     the seller); 404/422 as record_commit would refuse it. The MCP accept tool's quote."""
-    listing = _open_listing(m.reader, listing_uuid)
+    listing = await m.reads.run(lambda db: _open_listing(db, listing_uuid))
     receipt = await _receipt(m, tx_hash)
     found = _events(m, receipt, "SaleCommitted", listing.chain_listing_id)
     if len(found) != 1:
@@ -395,7 +397,7 @@ async def record_commit(
 ) -> tuple[SaleRow, bool]:
     """Record the commit `tx_hash` (buy-now by the buyer, or the seller's acceptOffer) with its
     due-diligence bundle; (sale, created). The same transaction again answers the same sale."""
-    listing = _open_listing(m.reader, listing_uuid)
+    listing = await m.reads.run(lambda db: _open_listing(db, listing_uuid))
     receipt = await _receipt(m, tx_hash)
     found = _events(m, receipt, "SaleCommitted", listing.chain_listing_id)
     if len(found) != 1:
@@ -463,10 +465,15 @@ async def record_commit(
 async def record_cancel(m: Market, caller: Caller, *, listing_uuid: str, tx_hash: str) -> ListingRow:
     """The seller's on-chain cancel, recorded. Refused once a buyer committed (409
     notice_window_active: the contract refuses the cancel too) or after the listing ended."""
-    listing = _open_listing(m.reader, listing_uuid)
-    agent = wallet_store.agent_by_uuid(m.reader, listing.agent_uuid)
-    if agent is None or not caller.may_act_for(agent.account_id, agent.uuid):
-        raise ServiceError(404, "listing_not_found", f"no listing {listing_uuid} of yours", param="listingId")
+
+    def yours(db: Conn) -> ListingRow:
+        listing = _open_listing(db, listing_uuid)
+        agent = wallet_store.agent_by_uuid(db, listing.agent_uuid)
+        if agent is None or not caller.may_act_for(agent.account_id, agent.uuid):
+            raise ServiceError(404, "listing_not_found", f"no listing {listing_uuid} of yours", param="listingId")
+        return listing
+
+    listing = await m.reads.run(yours)
     if listing.state == rules.SETTLING:
         raise ServiceError(
             409,

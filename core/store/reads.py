@@ -44,11 +44,6 @@ class Reads:
     def __init__(self, conn: Conn) -> None:
         self._conn = conn
 
-    @property
-    def conn(self) -> Conn:
-        """TRANSITIONAL: the process's own read connection, for reads not yet moved into `run`."""
-        return self._conn
-
     async def run(self, fn: Callable[[Conn], T]) -> T:
         """`fn(conn)`'s result (its exception raised here)."""
         return fn(self._conn)

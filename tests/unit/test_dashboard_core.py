@@ -314,6 +314,37 @@ def test_earnings_are_folded_incrementally_and_equal_a_fresh_fold(conn: apsw.Con
     assert owner.earnings(other, [a], NOW, {}).by_source == []
 
 
+def _earning_with_id(conn: apsw.Connection, like: int, new_id: int, gross: int, at: float) -> None:
+    """A copy of ledger row `like` under id `new_id`: how a row whose id was taken before another's
+    looks once it commits after it (several processes on PostgreSQL take ids at INSERT)."""
+    names = (
+        "agent_uuid, kind, amount, owner_delta, self_delta, balance_after, owner_cut, agent_cut, service_cut,"
+        " referral_cut, source, reinvested_delta"
+    )
+    with transaction(conn):
+        conn.execute(
+            f"INSERT INTO ledger (id, gross, created_at, {names}) SELECT ?, ?, ?, {names} FROM ledger WHERE id = ?",  # noqa: S608
+            (new_id, gross, at, like),
+        )
+
+
+def test_an_earning_whose_smaller_id_commits_after_a_larger_one_is_still_counted(conn: apsw.Connection) -> None:
+    _, _, (a,) = _account(conn, "a")
+    _earn(conn, a, 10 * USDC, "x", NOW - DAY)
+    first = int(conn.execute("SELECT max(id) FROM ledger").fetchall()[0][0])
+    assert owner.earnings(conn, [a], NOW, {}).reported_total == 10 * USDC
+    _earning_with_id(conn, first, first + 10, 2 * USDC, NOW)  # committed first, the larger id
+    assert owner.earnings(conn, [a], NOW, {}).reported_total == 12 * USDC
+    _earning_with_id(conn, first, first + 5, 3 * USDC, NOW)  # committed second, the smaller id
+    # before: the fold had moved past first + 10 and never read first + 5 (12 USDC for ever)
+    assert owner.earnings(conn, [a], NOW, {}).reported_total == 15 * USDC
+    later = NOW + owner.SETTLE_AFTER + 1  # all settled now: folded for good, and still each counted once
+    assert owner.earnings(conn, [a], later, {}).reported_total == 15 * USDC
+    assert owner.earnings(conn, [a], later, {}).reported_total == 15 * USDC
+    owner._FOLDED.clear()
+    assert owner.earnings(conn, [a], later, {}) == owner.earnings(conn, [a], later, {})
+
+
 def _caller_of(conn: apsw.Connection, agent: wallet_store.AgentRow) -> Caller:
     return Caller("kh", agent.account_id, None)
 

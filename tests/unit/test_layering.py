@@ -8,7 +8,9 @@
   composition modules (api.app, api.operations) put route modules together;
 - packages used from outside name their public surface in __all__;
 - only core/store/ imports a database driver (apsw, psycopg): everything else types a connection as
-  core.store.Conn and catches core.store.StoreError, so no module outside the store knows the backend.
+  core.store.Conn and catches core.store.StoreError, so no module outside the store knows the backend;
+- no app key or class field outside core/store holds a connection: reads run in core.store.reads'
+  `run`, writes in the committer's.
 """
 
 from __future__ import annotations
@@ -143,3 +145,37 @@ def test_packages_name_their_public_surface() -> None:
         if path.name == "__init__.py" and name.count(".") >= 1 and "__all__" not in path.read_text()
     ]
     assert missing == []
+
+
+#: Classes outside core/store that hold a connection: the dashboard's views, each built and rendered
+#: inside one read function (core.store.reads) and dropped when it returns.
+CONNECTION_HOLDERS = frozenset({"api.dashboard.operator.OperatorView", "api.dashboard.owner.OwnerView"})
+
+
+def connection_holders(name: str, source: str) -> set[str]:
+    """Classes of module `name` with a field typed with Conn, and app keys of a Conn (`<module>.AppKey`)."""
+    tree = ast.parse(source)
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.AnnAssign) and "Conn" in ast.unparse(item.annotation):
+                    found.add(f"{name}.{node.name}")
+        elif isinstance(node, ast.Call) and ast.unparse(node.func).endswith("AppKey") and "Conn" in ast.unparse(node):
+            found.add(f"{name}.AppKey")
+    return found
+
+
+def test_no_handler_or_feature_keeps_a_connection() -> None:
+    """Reads run in `await reads.run(fn)` (on PostgreSQL in a worker thread, on a pooled connection),
+    writes in the committer's `run`: a connection lives only inside such a function. An app key or a
+    context field holding one would let a handler read on the event loop again, or across an await."""
+    found: set[str] = set()
+    for name, path in MODULES.items():
+        if not _in(name, "core.store"):
+            found |= connection_holders(name, path.read_text())
+    assert found == CONNECTION_HOLDERS
+    # the check sees what it looks for
+    assert connection_holders("m", "class C:\n    reader: Conn\n") == {"m.C"}
+    assert connection_holders("m", 'K = web.AppKey("read_db", Conn)\n') == {"m.AppKey"}
+    assert connection_holders("m", "class C:\n    reads: Reads\n") == set()

@@ -1,0 +1,109 @@
+"""An escrow hire job settled by two writers at once, on both backends: the API process that sent the
+release (core.hire.escrow.record_closed) and the indexer's escrow follower applying the mined
+JobReleased (core.hire.follower). On PostgreSQL their transactions run side by side; whichever comes
+second must wait for the first and see its move: one `releasing -> released` move, the job final."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+from collections.abc import Callable
+
+import pytest
+
+from core.hire import moves
+from core.hire.escrow import record_closed
+from core.hire.follower import EscrowFollower
+from core.store import Conn, Database
+from core.store import audit as audit_store
+from core.store import hire as store
+from core.store.db import begin, commit, transaction
+from core.store.projections import Event
+from tests.unit.test_hire_rules import _job
+
+NOW = 1_800_000_000.0
+JOB = "0x" + "cd" * 32
+TX = "0x" + "ee" * 32
+
+
+@pytest.fixture()
+def conn(database: Database) -> Conn:
+    c = database.connect()
+    with transaction(c):
+        c.execute("INSERT INTO accounts (id, created_at) VALUES ('acc', 0)")
+        c.execute(
+            "INSERT INTO wallet_agents (uuid, wallet, account_id, name, specialty, referral_code, created_at)"
+            " VALUES ('prov', 'agl_000000000001', 'acc', 'p', 'content_seo', 'REFCODE1', 0)"
+        )
+        c.execute(
+            "INSERT INTO providers (agent_uuid, self_wallet, owner_address, token_id, linked_at)"
+            " VALUES ('prov', ?, ?, 7, 0)",
+            ("0x" + "11" * 20, "0x" + "22" * 20),
+        )
+        job = dataclasses.replace(
+            _job(), id=JOB, kind="escrow", status="releasing", provider_uuid="prov", provider_token_id=7, amount=5
+        )
+        assert store.insert_job(c, job)
+    return c
+
+
+def _released() -> Event:
+    return Event(9, "0xb9", TX, 0, "AgentEscrow", "JobReleased", "", "0x", {"jobId": JOB})
+
+
+def _moves(conn: Conn) -> list[tuple[str, str, bool]]:
+    entries = audit_store.stream_entries(conn, moves.stream(JOB))
+    payloads = [json.loads(e.payload) for e in entries]
+    return [(p["from_state"], p["to_state"], bool(p.get("final"))) for p in payloads]
+
+
+def _beside(database: Database, work: Callable[[Conn], object]) -> tuple[threading.Thread, list[BaseException]]:
+    """`work` in a transaction of its own connection, in a thread (the other process)."""
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        other = database.connect(durable=False)
+        try:
+            with transaction(other):
+                work(other)
+        except BaseException as exc:
+            failed.append(exc)
+        finally:
+            other.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, failed
+
+
+def _settle(conn: Conn, thread: threading.Thread, failed: list[BaseException]) -> None:
+    thread.join(0.3)
+    assert thread.is_alive()  # waiting for the open transaction (the job's row lock; SQLite's write lock)
+    commit(conn)
+    thread.join(30)
+    assert not thread.is_alive() and failed == []
+
+
+def test_the_followers_event_beside_the_apis_close_makes_the_job_final_once(conn: Conn, database: Database) -> None:
+    begin(conn)  # the API's transaction, open while the indexer applies the event
+    assert record_closed(conn, JOB, "released", TX, NOW)
+    thread, failed = _beside(database, lambda c: EscrowFollower(lambda: NOW + 1).apply(c, 31337, _released()))
+    _settle(conn, thread, failed)
+    job = store.get_job(conn, JOB)
+    assert job is not None and (job.status, job.final, job.settle_tx) == ("released", True, TX)
+    # the API's move, then the follower's finality (before: the follower's stale read recorded a second
+    # `releasing -> released` and its compare-and-set failed, so the job never became final)
+    assert _moves(conn) == [("releasing", "released", False), ("released", "released", True)]
+
+
+def test_the_apis_close_beside_the_followers_event_records_nothing_more(conn: Conn, database: Database) -> None:
+    begin(conn)  # the indexer's transaction, open while the API records the release it saw mined
+    EscrowFollower(lambda: NOW).apply(conn, 31337, _released())
+    closed: list[bool] = []
+    thread, failed = _beside(database, lambda c: closed.append(record_closed(c, JOB, "released", TX, NOW + 1)))
+    _settle(conn, thread, failed)
+    assert closed == [False]
+    job = store.get_job(conn, JOB)
+    assert job is not None and (job.status, job.final) == ("released", True)
+    assert _moves(conn) == [("releasing", "released", True)]
