@@ -150,7 +150,7 @@ def create_app(
         return app
     chain_id = deployment.chain_id
     allow_private = allow_private_for(settings.webhook_allow_private, chain_id)
-    add_wallet_routes(app, db, clock, hooks)
+    add_wallet_routes(app, db, clock, hooks, read_pool_size=settings.read_pool_size)
     add_decision_routes(app, allow_private_webhooks=allow_private)
     add_audit_routes(app, chain_id, deployment.contracts.get("AuditAnchor"))
     add_verification_routes(app)

@@ -36,6 +36,8 @@ class Settings:
     #: The database as a URL: postgresql://user:password@host:port/name for PostgreSQL; empty: the SQLite
     #: file of db_path.
     database_url: str = ""
+    #: PostgreSQL: connections (and worker threads) each API process reads through (core.store.reads).
+    read_pool_size: int = 8
     #: Blocks behind the head an event becomes final when the node has no `finalized` tag
     #: (-1: the network's default: 0 locally, 12 on Base).
     confirmations: int = -1
@@ -109,4 +111,7 @@ class Settings:
                 coerced[name] = Path(value)
             else:
                 coerced[name] = str(value)
-        return cls(**coerced)
+        settings = cls(**coerced)
+        if settings.read_pool_size < 1:
+            raise ValueError("read_pool_size must be at least 1")
+        return settings

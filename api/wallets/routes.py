@@ -49,7 +49,7 @@ from core.keys import hash_api_key, new_api_key
 from core.money import usdc_text
 from core.store import Conn, database_of
 from core.store import wallets as store
-from core.store.reads import reads_beside
+from core.store.reads import READ_POOL_SIZE, reads_beside
 from core.store.wallets import AgentRow, BalanceRow, get_balance
 
 _STATUS = {
@@ -595,13 +595,18 @@ async def create_key(request: web.Request) -> web.Response:
 
 
 def add_wallet_routes(
-    app: web.Application, db: Conn, clock: Callable[[], float] = time.time, hooks: Hooks | None = None
+    app: web.Application,
+    db: Conn,
+    clock: Callable[[], float] = time.time,
+    hooks: Hooks | None = None,
+    *,
+    read_pool_size: int = READ_POOL_SIZE,
 ) -> None:
     """Mount the wallet API on `app`: `db` (the process's read connection) serves reads through
-    app[READS] (core.store.reads: on it, or from a pool beside it on PostgreSQL); a
+    app[READS] (core.store.reads: on it, or from a pool of `read_pool_size` beside it on PostgreSQL); a
     GroupCommitter on the same file does every write and is closed with the app. `hooks`: test
     seams (api.http.Hooks)."""
-    app[READS] = reads_beside(db)
+    app[READS] = reads_beside(db, size=read_pool_size)
     app[WRITER] = database_of(db).writer()
 
     async def close_writer(app: web.Application) -> None:

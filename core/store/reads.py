@@ -124,11 +124,11 @@ class PooledReads(Reads):
             self._pool = self._executor = None
 
 
-def reads_beside(conn: Conn) -> Reads:
-    """The reads of the process whose read connection is `conn`: on it (SQLite), or from a pool on the
-    same PostgreSQL database."""
+def reads_beside(conn: Conn, *, size: int = READ_POOL_SIZE) -> Reads:
+    """The reads of the process whose read connection is `conn`: on it (SQLite), or from a pool of
+    `size` connections on the same PostgreSQL database."""
     from core.store.database import kind_of
 
     if kind_of(conn) == "postgresql":
-        return PooledReads(conn)
+        return PooledReads(conn, size=size)
     return Reads(conn)
