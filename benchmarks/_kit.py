@@ -40,6 +40,7 @@ API_SERVER = """
 import asyncio, sys
 from aiohttp import web
 from api.app import create_app, make_runner
+from core.config import Settings
 from core.deployments import Deployment
 from core.store import open_database
 from service.runtime import settle_heap
@@ -49,7 +50,7 @@ DEPLOYMENT = Deployment(chain_id=31337, network="anvil", deploy_block=0, deploye
 
 async def main():
     db = open_database(sys.argv[1]).connect(durable=True)
-    app = create_app(DEPLOYMENT, "http://127.0.0.1:9", db, sweep_interval=None)
+    app = create_app(DEPLOYMENT, "http://127.0.0.1:9", db, settings=Settings.load(), sweep_interval=None)
     runner = make_runner(app, access_log=None)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", int(sys.argv[2]), reuse_port=True).start()

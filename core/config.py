@@ -36,7 +36,8 @@ class Settings:
     #: The database as a URL: postgresql://user:password@host:port/name for PostgreSQL; empty: the SQLite
     #: file of db_path.
     database_url: str = ""
-    #: PostgreSQL: connections (and worker threads) each API process reads through (core.store.reads).
+    #: PostgreSQL: connections (and worker threads) each API process reads through (core.store.reads);
+    #: 0: reads on the event loop, on one connection (a server on the same host: see the README).
     read_pool_size: int = 8
     #: Blocks behind the head an event becomes final when the node has no `finalized` tag
     #: (-1: the network's default: 0 locally, 12 on Base).
@@ -112,6 +113,6 @@ class Settings:
             else:
                 coerced[name] = str(value)
         settings = cls(**coerced)
-        if settings.read_pool_size < 1:
-            raise ValueError("read_pool_size must be at least 1")
+        if settings.read_pool_size < 0:
+            raise ValueError("read_pool_size must be 0 or more")
         return settings

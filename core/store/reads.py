@@ -10,7 +10,9 @@ knows the backend:
 - PostgreSQL: `fn` runs in a worker thread on a connection from a pool (psycopg_pool), so a round trip
   to the server (0.5-1 ms across machines) never blocks the loop, and several requests read at once.
   The pool's sessions are read-only (`default_transaction_read_only`): a write through a read is an
-  error on this backend, not a silent write outside the committer.
+  error on this backend, not a silent write outside the committer. A pool of size 0
+  (AGENTLEDGER_READ_POOL_SIZE=0) reads as SQLite does, inline on one connection: for a server on the
+  same host, where the hop to a thread costs more than the round trip (benchmarks/reads.py).
 
 `fn` sees committed rows; each statement has its own snapshot on both backends, as the process's one
 read connection gave before; several reads that must agree take `core.store.read_snapshot(conn)`.
@@ -36,13 +38,14 @@ APPLICATION_NAME = "agentledger-reads"
 
 
 class Reads:
-    """The read side of one process's database (see the module doc)."""
-
-    #: "sqlite" or "postgresql" (core.store.database.Kind).
-    kind: str = "sqlite"
+    """The read side of one process's database (see the module doc): each `fn` inline on `conn`."""
 
     def __init__(self, conn: Conn) -> None:
+        from core.store.database import kind_of
+
         self._conn = conn
+        #: "sqlite" or "postgresql" (core.store.database.Kind).
+        self.kind: str = kind_of(conn)
 
     async def run(self, fn: Callable[[Conn], T]) -> T:
         """`fn(conn)`'s result (its exception raised here)."""
@@ -55,8 +58,6 @@ class Reads:
 class PooledReads(Reads):
     """PostgreSQL: each `fn` on a pooled connection, in a thread of the pool's own executor (as many
     threads as connections, so a thread never waits for a connection)."""
-
-    kind = "postgresql"
 
     def __init__(self, conn: Conn, *, size: int = READ_POOL_SIZE) -> None:
         from core.store.database import database_of
@@ -126,9 +127,11 @@ class PooledReads(Reads):
 
 def reads_beside(conn: Conn, *, size: int = READ_POOL_SIZE) -> Reads:
     """The reads of the process whose read connection is `conn`: on it (SQLite), or from a pool of
-    `size` connections on the same PostgreSQL database."""
+    `size` connections on the same PostgreSQL database. PostgreSQL with size 0: on `conn`, on the loop,
+    as SQLite (a server on the same host, where a round trip costs less than the hop to a thread:
+    benchmarks/reads.py)."""
     from core.store.database import kind_of
 
-    if kind_of(conn) == "postgresql":
+    if kind_of(conn) == "postgresql" and size > 0:
         return PooledReads(conn, size=size)
     return Reads(conn)

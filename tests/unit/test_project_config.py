@@ -58,6 +58,10 @@ def test_settings_from_env_and_toml(tmp_path: Path) -> None:
     cfg.write_text("no_such_key = 1\n")
     with pytest.raises(ValueError, match="no_such_key"):
         Settings.load({"AGENTLEDGER_CONFIG": str(cfg)})
+    assert Settings.load({}).read_pool_size == 8
+    assert Settings.load({"AGENTLEDGER_READ_POOL_SIZE": "0"}).read_pool_size == 0  # reads on the loop
+    with pytest.raises(ValueError, match="read_pool_size"):
+        Settings.load({"AGENTLEDGER_READ_POOL_SIZE": "-1"})
 
 
 def test_demo_reads_the_ports_make_run_is_configured_with(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -136,3 +136,20 @@ def test_reads_go_on_after_the_server_ends_every_pooled_session_and_close_leaves
     while _sessions(own) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert _sessions(own) == 0
+
+
+def test_a_pool_of_size_zero_reads_inline_on_the_loop(pg_cluster: PgCluster) -> None:
+    """AGENTLEDGER_READ_POOL_SIZE=0: PostgreSQL read as SQLite is, on the process's own connection."""
+    database = pg_cluster.fresh()
+    own = database.connect()
+    try:
+        r = reads_beside(own, size=0)
+        assert not isinstance(r, PooledReads) and r.kind == "postgresql"
+
+        async def go() -> None:
+            assert await r.run(lambda c: (c is own, threading.get_ident())) == (True, threading.get_ident())
+
+        asyncio.run(go())
+    finally:
+        own.close()
+        pg_cluster.drop(database)
