@@ -30,17 +30,22 @@ JOB = "0x" + "ab" * 32
 def conn(database: Database) -> apsw.Connection:
     c = database.connect()
     with transaction(c):
-        c.execute("INSERT INTO accounts (id, created_at) VALUES ('acc', 0)")
-        c.execute(
-            "INSERT INTO wallet_agents (uuid, wallet, account_id, name, specialty, referral_code, created_at)"
-            " VALUES ('prov', 'agl_000000000001', 'acc', 'p', 'content_seo', 'REFCODE1', 0)"
-        )
-        c.execute(
-            "INSERT INTO providers (agent_uuid, self_wallet, owner_address, token_id, linked_at)"
-            " VALUES ('prov', ?, ?, 7, 0)",
-            ("0x" + "11" * 20, "0x" + "22" * 20),
-        )
+        add_provider(c)
     return c
+
+
+def add_provider(c: apsw.Connection) -> None:
+    """Provider agent 'prov' (token 7) of account 'acc' (inside the caller's transaction)."""
+    c.execute("INSERT INTO accounts (id, created_at) VALUES ('acc', 0)")
+    c.execute(
+        "INSERT INTO wallet_agents (uuid, wallet, account_id, name, specialty, referral_code, created_at)"
+        " VALUES ('prov', 'agl_000000000001', 'acc', 'p', 'content_seo', 'REFCODE1', 0)"
+    )
+    c.execute(
+        "INSERT INTO providers (agent_uuid, self_wallet, owner_address, token_id, linked_at)"
+        " VALUES ('prov', ?, ?, 7, 0)",
+        ("0x" + "11" * 20, "0x" + "22" * 20),
+    )
 
 
 def _session(conn: apsw.Connection, sid: str, webhook: str | None) -> None:

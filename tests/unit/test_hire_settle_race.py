@@ -20,6 +20,7 @@ from core.store import audit as audit_store
 from core.store import hire as store
 from core.store.db import begin, commit, transaction
 from core.store.projections import Event
+from tests.unit.test_checkout_orders import add_provider
 from tests.unit.test_hire_rules import _job
 
 NOW = 1_800_000_000.0
@@ -31,16 +32,7 @@ TX = "0x" + "ee" * 32
 def conn(database: Database) -> Conn:
     c = database.connect()
     with transaction(c):
-        c.execute("INSERT INTO accounts (id, created_at) VALUES ('acc', 0)")
-        c.execute(
-            "INSERT INTO wallet_agents (uuid, wallet, account_id, name, specialty, referral_code, created_at)"
-            " VALUES ('prov', 'agl_000000000001', 'acc', 'p', 'content_seo', 'REFCODE1', 0)"
-        )
-        c.execute(
-            "INSERT INTO providers (agent_uuid, self_wallet, owner_address, token_id, linked_at)"
-            " VALUES ('prov', ?, ?, 7, 0)",
-            ("0x" + "11" * 20, "0x" + "22" * 20),
-        )
+        add_provider(c)
         job = dataclasses.replace(
             _job(), id=JOB, kind="escrow", status="releasing", provider_uuid="prov", provider_token_id=7, amount=5
         )
