@@ -55,6 +55,7 @@ from core.outbox.webhook import WebhookChannel
 from core.store import Conn, Database, StoreError, open_database
 from core.store import outbox as store
 from core.store.committer import GroupCommitter
+from core.store.reads import Reads, reads_beside
 
 log = logging.getLogger("agentledger.outbox")
 
@@ -152,12 +153,17 @@ class Dispatcher:
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
         self._read: Conn | None = None
+        self._reads: Reads | None = None  # on _read (SQLite), or a 1-connection pool beside it (PostgreSQL)
+        #: Rows whose attempt ended (outcome committed, left _inflight) while a due read was out: that
+        #: read's snapshot may predate the commit, so it may still show them due. None: no read is out.
+        self._ended_during_read: set[int] | None = None
         self._writer: GroupCommitter | None = None
 
     async def start(self) -> None:
         self.breakers.clear()  # a restart forgets the breakers (held rows come due when their hold ends)
         self._answered.clear()
         self._read = self.database.connect(durable=True)
+        self._reads = reads_beside(self._read, size=1)  # the due query off the loop on PostgreSQL
         self._writer = self.database.writer()
         for channel in self.channels.values():
             await channel.start(self.concurrency)
@@ -194,6 +200,9 @@ class Dispatcher:
         if self._writer is not None:
             await self._writer.close()
             self._writer = None
+        if self._reads is not None:
+            self._reads.close()
+            self._reads = None
         if self._read is not None:
             self._read.close()
             self._read = None
@@ -203,7 +212,7 @@ class Dispatcher:
         while not self._stopping:
             self._wakeup.clear()
             try:
-                self._dispatch_due()
+                await self._dispatch_due()
             except StoreError:  # e.g. the file busy beyond the timeout: try again at the next poll
                 log.exception("outbox dispatcher: reading due deliveries failed")
             # Not asyncio.wait_for: on Python 3.11 it can swallow a cancellation that arrives as the
@@ -217,11 +226,31 @@ class Dispatcher:
             finally:
                 timer.cancel()
 
-    def _dispatch_due(self) -> None:
+    def _free(self) -> int:
         # Attempts on the wire up to `concurrency`; with the answered ones whose outcome is not committed
         # yet, up to 2 x `concurrency` (a stalled writer must not let every due row go out unrecorded).
-        free = min(self.concurrency - self._sending, 2 * self.concurrency - len(self._inflight))
-        if free <= 0 or self._read is None:
+        return min(self.concurrency - self._sending, 2 * self.concurrency - len(self._inflight))
+
+    async def _due_rows(
+        self, now: float, limit: int, after: tuple[float, int] | None = None
+    ) -> tuple[list[store.Delivery], tuple[float, int] | None]:
+        """A page of the due query (store.due) through the reads, and where the next page starts (None:
+        this one was not full). Without the rows whose attempt ended while it ran: attempts go on
+        meanwhile, and one whose outcome committed after the query's snapshot was taken has left
+        _inflight, so the filter against _inflight alone would launch it a second time."""
+        assert self._reads is not None
+        ended: set[int] = set()
+        self._ended_during_read = ended
+        try:
+            rows = await self._reads.run(lambda conn: store.due(conn, now, limit, after=after))
+        finally:
+            self._ended_during_read = None
+        more = (rows[-1].next_attempt_at, rows[-1].id) if len(rows) >= limit else None
+        return ([d for d in rows if d.id not in ended] if ended else rows), more
+
+    async def _dispatch_due(self) -> None:
+        free = self._free()
+        if free <= 0 or self._reads is None:
             return
         now = self.clock()
         if not self._refresh and time.monotonic() - self._read_at < self.poll_interval:
@@ -237,17 +266,19 @@ class Dispatcher:
         # While slots stay free and rows were skipped for a host not known healthy (a dead one, in the
         # seconds before its circuit opens), a few more pages: its backlog must not hide other hosts.
         limit = len(self._inflight) + 8 * self.concurrency
-        rows = store.due(self._read, now, limit)
+        rows, more = await self._due_rows(now, limit)
+        free = self._free()  # attempts may have ended during the read
         self._due, self._due_hosts = [], collections.Counter()
         for _page in range(self.extra_pages + 1):
-            self._due_more = len(rows) >= limit
+            self._due_more = more is not None
             page = [d for d in rows if d.id not in self._inflight]
             self._due_hosts.update(d.host or store.host_of(d.url) for d in page)
             kept, free, suspect_skipped = self._launch(page, self._due_hosts, now, free)
             self._due += kept
-            if free <= 0 or not self._due_more or not suspect_skipped:
+            if free <= 0 or more is None or not suspect_skipped:
                 return
-            rows = store.due(self._read, now, limit, after=(rows[-1].next_attempt_at, rows[-1].id))
+            rows, more = await self._due_rows(now, limit, after=more)
+            free = self._free()
 
     def _launch(
         self, rows: list[store.Delivery], hosts: collections.Counter[str], now: float, free: int
@@ -435,6 +466,8 @@ class Dispatcher:
                 self._sent(d.id, host)
             self._inflight.pop(d.id, None)
             self._inflight_hosts.pop(d.id, None)
+            if self._ended_during_read is not None:
+                self._ended_during_read.add(d.id)
             self._wakeup.set()  # a slot is free
 
     def _sent(self, row_id: int, host: str) -> None:

@@ -61,6 +61,7 @@ class Receiver:
     statuses: list[int] = field(default_factory=list)  # answers in turn; 200 once used up
     delay: float = 0.0
     secret: str = SECRET
+    gate: asyncio.Event | None = None  # set: answers wait for it
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()
@@ -77,6 +78,8 @@ class Receiver:
         )
         if self.delay:
             await asyncio.sleep(self.delay)
+        if self.gate is not None:
+            await self.gate.wait()
         if request.path == "/redirect":
             raise web.HTTPTemporaryRedirect("/hook")
         return web.Response(status=self.statuses.pop(0) if self.statuses else 200)
@@ -355,6 +358,48 @@ def test_answered_rows_wait_for_their_commit_owned_and_each_goes_out_once(tmp_pa
             await until(lambda: d.delivered == 30)
             assert sorted(h.headers["webhook-id"] for h in rx.hits) == sorted(ids)
             assert all(status_of(conn, e).status == "delivered" for e in ids)
+
+    run(body)
+
+
+class _AnswerDuringTheRead:
+    """The dispatcher's reads, with the timing PostgreSQL allows (the due query runs in a worker thread,
+    core.store.reads): the query's snapshot is taken while an attempt waits for its answer, and the
+    answer and its committed outcome come in before the rows reach the dispatcher."""
+
+    def __init__(self, d: WebhookDispatcher, rx: Receiver) -> None:
+        assert d._reads is not None and rx.gate is not None
+        self.inner, self.d, self.gate = d._reads, d, rx.gate
+
+    async def run(self, fn: Callable[[Any], Any]) -> Any:
+        rows = await self.inner.run(fn)  # the row is pending in this snapshot, its attempt in flight
+        self.gate.set()
+        await until(lambda: self.d.delivered == 1)  # outcome committed: the row has left _inflight
+        return rows
+
+
+def test_a_row_whose_attempt_ends_during_a_due_read_goes_out_once(tmp_path: Path) -> None:
+    """The due rows are read off the loop on PostgreSQL, so attempts end while a read is out: a row whose
+    outcome committed after the read's snapshot comes back due, with its attempt no longer in flight.
+    It is not sent again (the dispatcher drops rows whose attempt ended during the read)."""
+
+    async def body() -> None:
+        clock, conn = Clock(), connect(tmp_path / "w.db")
+        async with receiver(clock) as rx, running(tmp_path / "w.db", clock, poll_interval=3600) as d:
+            rx.gate = asyncio.Event()
+            event_id = enqueue(conn, rx.url, T0)
+            d.wake()
+            await until(lambda: len(rx.hits) == 1)  # sent; its answer waits for the gate
+            own = d._reads
+            d._reads = _AnswerDuringTheRead(d, rx)  # type: ignore[assignment]
+            try:
+                d.wake()  # a read while the attempt is out
+                await until(lambda: d.delivered == 1)
+                await asyncio.sleep(0.3)  # time for a second attempt to arrive, were one sent
+            finally:
+                d._reads = own
+            assert len(rx.hits) == 1 and d.attempts == 1
+            assert status_of(conn, event_id).status == "delivered"
 
     run(body)
 
