@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import threading
 from typing import Any
 
 import apsw
@@ -19,8 +18,9 @@ from core.store import Database
 from core.store import audit as audit_store
 from core.store import checkout as checkout_store
 from core.store import orders as store
-from core.store.db import begin, commit, transaction
+from core.store.db import begin, transaction
 from core.store.projections import Event
+from tests.thread_kit import waits_for_commit
 
 NOW = 1_800_000_000.0
 JOB = "0x" + "ab" * 32
@@ -148,25 +148,7 @@ def test_the_followers_funding_event_beside_the_apis_order_settles_that_order(
         "jobId": JOB, "providerTokenId": 7, "buyer": "0x3333333333333333333333333333333333333333",
         "amount": 250_000_000, "deadline": int(NOW) + 48 * 3600,
     })  # fmt: skip
-    failed: list[BaseException] = []
-
-    def follow() -> None:
-        indexer = database.connect(durable=False)
-        try:
-            with transaction(indexer):
-                OrderFollower(lambda: NOW).apply(indexer, 31337, event)
-        except BaseException as exc:
-            failed.append(exc)
-        finally:
-            indexer.close()
-
-    follower = threading.Thread(target=follow)
-    follower.start()
-    follower.join(0.3)
-    assert follower.is_alive()  # waiting for the API's transaction (its row lock; SQLite's write lock)
-    commit(conn)
-    follower.join(30)
-    assert not follower.is_alive() and failed == []
+    waits_for_commit(conn, database, lambda indexer: OrderFollower(lambda: NOW).apply(indexer, 31337, event))
     rows = conn.execute("SELECT id, funding_settled, funding_block FROM orders WHERE session_id = 's1'").fetchall()
     assert rows == [(api_order.id, 1, 5)]
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import threading
-from collections.abc import Callable
 
 import pytest
 
@@ -18,8 +16,9 @@ from core.hire.follower import EscrowFollower
 from core.store import Conn, Database
 from core.store import audit as audit_store
 from core.store import hire as store
-from core.store.db import begin, commit, transaction
+from core.store.db import begin, transaction
 from core.store.projections import Event
+from tests.thread_kit import waits_for_commit
 from tests.unit.test_checkout_orders import add_provider
 from tests.unit.test_hire_rules import _job
 
@@ -50,38 +49,10 @@ def _moves(conn: Conn) -> list[tuple[str, str, bool]]:
     return [(p["from_state"], p["to_state"], bool(p.get("final"))) for p in payloads]
 
 
-def _beside(database: Database, work: Callable[[Conn], object]) -> tuple[threading.Thread, list[BaseException]]:
-    """`work` in a transaction of its own connection, in a thread (the other process)."""
-    failed: list[BaseException] = []
-
-    def run() -> None:
-        other = database.connect(durable=False)
-        try:
-            with transaction(other):
-                work(other)
-        except BaseException as exc:
-            failed.append(exc)
-        finally:
-            other.close()
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    return thread, failed
-
-
-def _settle(conn: Conn, thread: threading.Thread, failed: list[BaseException]) -> None:
-    thread.join(0.3)
-    assert thread.is_alive()  # waiting for the open transaction (the job's row lock; SQLite's write lock)
-    commit(conn)
-    thread.join(30)
-    assert not thread.is_alive() and failed == []
-
-
 def test_the_followers_event_beside_the_apis_close_makes_the_job_final_once(conn: Conn, database: Database) -> None:
     begin(conn)  # the API's transaction, open while the indexer applies the event
     assert record_closed(conn, JOB, "released", TX, NOW)
-    thread, failed = _beside(database, lambda c: EscrowFollower(lambda: NOW + 1).apply(c, 31337, _released()))
-    _settle(conn, thread, failed)
+    waits_for_commit(conn, database, lambda c: EscrowFollower(lambda: NOW + 1).apply(c, 31337, _released()))
     job = store.get_job(conn, JOB)
     assert job is not None and (job.status, job.final, job.settle_tx) == ("released", True, TX)
     # the API's move, then the follower's finality (before: the follower's stale read recorded a second
@@ -93,8 +64,7 @@ def test_the_apis_close_beside_the_followers_event_records_nothing_more(conn: Co
     begin(conn)  # the indexer's transaction, open while the API records the release it saw mined
     EscrowFollower(lambda: NOW).apply(conn, 31337, _released())
     closed: list[bool] = []
-    thread, failed = _beside(database, lambda c: closed.append(record_closed(c, JOB, "released", TX, NOW + 1)))
-    _settle(conn, thread, failed)
+    waits_for_commit(conn, database, lambda c: closed.append(record_closed(c, JOB, "released", TX, NOW + 1)))
     assert closed == [False]
     job = store.get_job(conn, JOB)
     assert job is not None and (job.status, job.final) == ("released", True)
