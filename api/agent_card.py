@@ -425,6 +425,7 @@ OPERATIONS: list[Operation] = [
         tags=("service",),
         response_headers=_CARD_HEADERS,
         run=run_legacy_agent_card,
+        uses_database=False,
         # The same card in the pre-1.0 shape at the older path: no MCP tool of its own (a tool
         # client reads the 1.0 card, get_agent_card).
         alias_of="getAgentCard",
@@ -439,5 +440,6 @@ OPERATIONS: list[Operation] = [
         tags=("service",),
         response_headers=_CARD_HEADERS,
         run=run_agent_card,
+        uses_database=False,
     ),
 ]

@@ -25,7 +25,19 @@ from api.decisions import add_decision_routes
 from api.errors import ACCEPTS, ApiRequestHandler, error_middleware
 from api.health import add_health_routes
 from api.hire import add_hire_routes
-from api.http import DELIVERABLES, DEPLOYMENT, DISPATCHER, JOBS, OPERATOR, PUBLIC_URL, READS, RPC_URL, WRITER, Hooks
+from api.http import (
+    DELIVERABLES,
+    DEPLOYMENT,
+    DISPATCHER,
+    JOBS,
+    LIVENESS,
+    OPERATOR,
+    PUBLIC_URL,
+    READS,
+    RPC_URL,
+    WRITER,
+    Hooks,
+)
 from api.ipfs_gateway import add_ipfs_routes
 from api.marketplace import add_marketplace_routes
 from api.mcp import add_mcp_routes
@@ -47,6 +59,7 @@ from core.deployments import Deployment
 from core.hire import Hire
 from core.hire import settle as hire_jobs
 from core.jobs import DailyAt, Every, Job, JobRunner, Service
+from core.liveness import Liveness
 from core.marketplace import Market, notices_for
 from core.marketplace import sweep as drop_sweep
 from core.networks import LOCAL_CHAIN_ID
@@ -210,7 +223,8 @@ def create_app(
     dispatcher = Dispatcher(database_of(db), clock, allow_private=allow_private, channels=[mail])
     hire.wake = dispatcher.wake
     services: list[Service] = [dispatcher]
-    add_jobs(app, JobRunner(jobs, services, clock=clock, writer=writer))
+    runner = add_jobs(app, JobRunner(jobs, services, clock=clock, writer=writer))
+    app[LIVENESS] = Liveness({"writer": writer.health, "outbox": dispatcher.health, "jobs": runner.health})
     return app
 
 

@@ -28,7 +28,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.http_exceptions import BadHttpMethod, HttpProcessingError, LineTooLong
 
-from core.errors import ServiceError
+from core.errors import ServiceError, unexpected
 from core.jsontext import bad_text, decode_json, invalid_string
 
 log = logging.getLogger("agentledger.api")
@@ -147,9 +147,19 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     except HttpProcessingError as exc:  # the body broke the HTTP framing while a handler read it
         log.info("malformed request body on %s %s: %s", request.method, request.path, type(exc).__name__)
         return error_response(parse_error(exc))
-    except Exception:
-        log.exception("unhandled error on %s %s", request.method, request.path)
-        return error_response(ApiError(500, "internal_error", "internal server error", type_="service_error"))
+    except Exception as exc:
+        return error_response(answer_unexpected(exc, f"{request.method} {request.path}"))
+
+
+def answer_unexpected(exc: Exception, where: str) -> ServiceError:
+    """core.errors.unexpected for `exc`, logged: one line when the database is out of reach (every call
+    meets it then), the trace otherwise."""
+    refusal = unexpected(exc)
+    if refusal.status == 503:
+        log.warning("%s: the database is out of reach: %s", where, exc)
+    else:
+        log.error("unhandled error on %s", where, exc_info=exc)
+    return refusal
 
 
 # ---- what the HTTP parser refuses ---------------------------------------------------------------

@@ -1,9 +1,18 @@
-"""`GET /healthz`: liveness, the chain view, the indexer's progress and the background jobs."""
+"""`GET /healthz`: liveness, the chain view, the database, the indexer's progress, the process's long-lived
+parts and the background jobs.
+
+It answers within about a second whatever is down: the node and the database are asked at once, each
+within a bound, and a database that does not answer in time is reported `down` (the process goes on
+answering 503 database_unavailable meanwhile) rather than making the check wait or fail. `status` is
+`ok` only when the database answers, the index is synced and every part of the process works;
+`degraded` otherwise (an alert fires on anything but `ok`: deploy/)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 import aiohttp
@@ -12,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from api.errors import ApiError
-from api.http import CLOCK, DEPLOYMENT, JOBS, READS, RPC_URL
+from api.http import CLOCK, DEPLOYMENT, JOBS, LIVENESS, READS, RPC_URL
 from api.operation import Call, Operation, Reply
 from api.policy import serve
 from core import indexing
@@ -20,11 +29,16 @@ from core.isotime import iso_utc
 from core.jobs import JobRunner
 from core.leases import holders, indexer_lease_name, is_this_process, job_lease_name, service_lease_name
 from core.networks import network_for
-from core.store import Conn
-from core.store.projections import get_tip
+from core.store import Conn, StoreError, unavailable
+from core.store.projections import get_tip, tip_updated_at
 
-#: The indexer is "behind" when the node's head is more than this many blocks past what it applied.
+#: The indexer is "behind" when the node's head is more than this many blocks past what it applied...
 BEHIND_BLOCKS = 5
+#: ...or when it is behind at all and its checkpoint has not moved for this many seconds (a stalled
+#: indexer a few blocks back is not synced: nothing it has not applied is released).
+STALLED_SECONDS = 30.0
+#: Seconds /healthz waits for the database before it reports it down.
+DATABASE_WAIT = 0.8
 #: The HTTP client of health checks (one per app, closed with it).
 HTTP: web.AppKey[aiohttp.ClientSession] = web.AppKey("health_http", aiohttp.ClientSession)
 
@@ -51,6 +65,21 @@ class IndexerView(_Response):
     holder: str | None = Field(description="the process holding the indexer's lease (null: none at the moment)")
 
 
+class DatabaseView(_Response):
+    state: Literal["up", "down"] = Field(description="down: it did not answer within a second (calls answer 503)")
+    error: Annotated[str | SkipJsonSchema[None], Field(json_schema_extra=_no_default)] = None
+
+
+class PartView(_Response):
+    """A long-lived part of the process: the group committer (writer), the indexer, the outbox
+    dispatcher, the job leases."""
+
+    state: Literal["ok", "failing"]
+    recoveries: int = Field(description="times it recovered after failing (a reconnection, a lease taken again)")
+    failingForSeconds: Annotated[float | SkipJsonSchema[None], Field(json_schema_extra=_no_default)] = None
+    lastError: Annotated[str | SkipJsonSchema[None], Field(json_schema_extra=_no_default)] = None
+
+
 class JobView(BaseModel):
     """One background job or service: its state, schedule, last run, next run, last error, counts; with
     a database, `leader` (this process holds its lease and runs it) and `holder` (the process that does)."""
@@ -71,7 +100,12 @@ class HealthResponse(_Response):
     deployBlock: int
     usdc: str
     contracts: dict[str, str]
+    database: Annotated[DatabaseView | SkipJsonSchema[None], Field(json_schema_extra=_no_default)] = None
     indexer: Annotated[IndexerView | SkipJsonSchema[None], Field(json_schema_extra=_no_default)] = None
+    parts: Annotated[
+        dict[str, PartView] | SkipJsonSchema[None],
+        Field(description="this process's long-lived parts by name", json_schema_extra=_no_default),
+    ] = None
     jobs: Annotated[
         dict[str, JobView] | SkipJsonSchema[None],
         Field(
@@ -96,13 +130,17 @@ async def _rpc_batch(session: aiohttp.ClientSession, url: str, calls: list[tuple
 
 
 async def run_healthz(app: web.Application, call: Call) -> Reply:
-    """Liveness plus the chain view: chain id, latest block and every deployed address."""
+    """Liveness plus the chain view: chain id, latest block and every deployed address; the database, the
+    indexer, the process's parts and its jobs (module docstring)."""
     dep = app[DEPLOYMENT]
+    chain = asyncio.ensure_future(_rpc_batch(app[HTTP], app[RPC_URL], [("eth_chainId", []), ("eth_blockNumber", [])]))
+    now = app.get(CLOCK, time.time)()
+    stored = asyncio.ensure_future(_stored_view(app, dep.chain_id, now)) if READS in app else None
     try:
-        chain_id_hex, block_hex = await _rpc_batch(
-            app[HTTP], app[RPC_URL], [("eth_chainId", []), ("eth_blockNumber", [])]
-        )
+        chain_id_hex, block_hex = await chain
     except (TimeoutError, aiohttp.ClientError, RuntimeError, ValueError) as exc:
+        if stored is not None:
+            stored.cancel()
         raise ApiError(
             503, "chain_unavailable", f"the JSON-RPC node does not answer: {type(exc).__name__}", type_="service_error"
         ) from exc
@@ -124,21 +162,42 @@ async def run_healthz(app: web.Application, call: Call) -> Reply:
         "usdc": dep.usdc,
         "contracts": dep.contracts,
     }
-    held: dict[str, str] = {}
-    if READS in app:
-        reads, now = app[READS], app.get(CLOCK, time.time)()
-
-        def read(db: Conn) -> tuple[dict[str, str], dict[str, Any]]:
-            found = holders(db, now)
-            return found, indexer_view(db, chain_id, latest, found.get(indexer_lease_name(chain_id)))
-
-        body["backend"] = reads.kind
-        held, body["indexer"] = await reads.run(read)
-        if body["indexer"]["state"] != "synced":
+    held: dict[str, str] | None = None
+    if stored is not None:
+        body["backend"] = app[READS].kind
+        found = await stored
+        if isinstance(found, str):
+            body["database"] = {"state": "down", "error": found}
+            body["status"] = "degraded"
+        else:
+            body["database"] = {"state": "up"}
+            held, tip = found
+            body["indexer"] = indexer_view(tip, latest, held.get(indexer_lease_name(chain_id)), now)
+            if body["indexer"]["state"] != "synced":
+                body["status"] = "degraded"
+    if LIVENESS in app:
+        body["parts"] = app[LIVENESS].view()
+        if not app[LIVENESS].ok():
             body["status"] = "degraded"
     if JOBS in app:
-        body["jobs"] = jobs_view(app[JOBS], held if READS in app else None)
+        body["jobs"] = jobs_view(app[JOBS], held)
     return Reply(200, json.dumps(body).encode())
+
+
+async def _stored_view(app: web.Application, chain_id: int, now: float) -> tuple[dict[str, str], TipView] | str:
+    """The leases' holders and the indexer's checkpoint, or why the database did not answer in time."""
+
+    def read(db: Conn) -> tuple[dict[str, str], TipView]:
+        return holders(db, now), tip_view(db, chain_id)
+
+    try:
+        return await asyncio.wait_for(app[READS].run(read), DATABASE_WAIT)
+    except TimeoutError:
+        return f"no answer within {DATABASE_WAIT} s"
+    except StoreError as exc:
+        if unavailable(exc):
+            return type(exc).__name__
+        raise
 
 
 def jobs_view(runner: JobRunner, held: dict[str, str] | None) -> dict[str, dict[str, Any]]:
@@ -156,26 +215,42 @@ async def healthz(request: web.Request) -> web.Response:
     return await serve(request, run_healthz, "none")
 
 
-def indexer_view(db: Conn, chain_id: int, latest: int, holder: str | None = None) -> dict[str, Any]:
-    """What the indexer has applied ("seen") and treats as final, and how far behind it is; `halted`
-    (with the reason) when it waits for an operator, whichever process runs it; which process leads
-    it (`holder` of its lease) and whether that is this one (`leader`)."""
-    lead = {"leader": is_this_process(holder), "holder": holder}
+@dataclass(frozen=True)
+class TipView:
+    """What the store says of the indexer: its checkpoint (seen, final, when it last moved) and its halt."""
+
+    seen: int | None
+    final: int | None
+    moved_at: float | None
+    halt: indexing.Halt | None
+
+
+def tip_view(db: Conn, chain_id: int) -> TipView:
     tip = get_tip(db, chain_id)
     if tip is None:
+        return TipView(None, None, None, None)
+    return TipView(tip[0], tip[3], tip_updated_at(db, chain_id), indexing.halt_of(db, chain_id))
+
+
+def indexer_view(tip: TipView, latest: int, holder: str | None, now: float) -> dict[str, Any]:
+    """What the indexer has applied ("seen") and treats as final, and how far behind it is: `behind`
+    past BEHIND_BLOCKS, or when behind at all with a checkpoint that has not moved for STALLED_SECONDS;
+    `halted` (with the reason) when it waits for an operator, whichever process runs it; which process
+    leads it (`holder` of its lease) and whether that is this one (`leader`)."""
+    lead = {"leader": is_this_process(holder), "holder": holder}
+    if tip.seen is None:
         return {"state": "starting", "seen": None, "final": None, "behind": None, **lead}
-    seen, _hash, _head, final = tip
-    behind = max(0, latest - seen)
+    behind = max(0, latest - tip.seen)
+    stalled = behind > 0 and tip.moved_at is not None and now - tip.moved_at > STALLED_SECONDS
     view: dict[str, Any] = {
-        "state": "behind" if behind > BEHIND_BLOCKS else "synced",
-        "seen": seen,
-        "final": final,
+        "state": "behind" if behind > BEHIND_BLOCKS or stalled else "synced",
+        "seen": tip.seen,
+        "final": tip.final,
         "behind": behind,
         **lead,
     }
-    halt = indexing.halt_of(db, chain_id)
-    if halt is not None:
-        view.update(state="halted", reason=halt.reason, haltedAt=iso_utc(halt.since))
+    if tip.halt is not None:
+        view.update(state="halted", reason=tip.halt.reason, haltedAt=iso_utc(tip.halt.since))
     return view
 
 
@@ -203,5 +278,6 @@ OPERATIONS: list[Operation] = [
         tags=("service",),
         run=run_healthz,
         open_world=True,
+        uses_database=False,
     ),
 ]

@@ -22,6 +22,7 @@ from core.deployments import Deployment
 from core.isotime import iso_utc
 from core.jobs import JobRunner
 from core.jsontext import RawJson, encode, usdc
+from core.liveness import Liveness
 from core.operator import Operator
 from core.outbox.dispatcher import Dispatcher
 from core.store.committer import GroupCommitter
@@ -37,6 +38,7 @@ __all__ = [
     "DISPATCHER",
     "HOOKS",
     "JOBS",
+    "LIVENESS",
     "MCP_INFO",
     "OPERATOR",
     "PUBLIC_URL",
@@ -80,6 +82,8 @@ PUBLIC_URL: web.AppKey[str] = web.AppKey("public_url", str)
 DISPATCHER: web.AppKey[Dispatcher] = web.AppKey("dispatcher", Dispatcher)
 #: The background jobs of this process (sweeps, dispatcher, anchorer): their state is in /healthz.
 JOBS: web.AppKey[JobRunner] = web.AppKey("jobs", JobRunner)
+#: The long-lived parts of this process and their health (core.liveness), shown in /healthz.
+LIVENESS: web.AppKey[Liveness] = web.AppKey("liveness", Liveness)
 #: What the checkout use cases run with (core.checkout.context), shared by the /api/acp routes.
 CHECKOUT: web.AppKey[Checkout] = web.AppKey("checkout", Checkout)
 #: Deliverables stored by CID and pinned to a Kubo node when one is configured (core.deliverables).

@@ -69,6 +69,7 @@ OPERATIONS: list[Operation] = [
         auth="none",
         tags=("service",),
         run=lambda app, call: run_schema(app, call),
+        uses_database=False,
     ),
 ]
 
@@ -107,6 +108,7 @@ _IDEM_ERRORS = {
     422: ("idempotency_conflict",),
 }
 _ALWAYS_ERRORS = {500: ("internal_error",)}
+_DATABASE_ERRORS = {503: ("database_unavailable",)}
 
 _STATUS_TEXT = {
     400: "Invalid request",
@@ -144,6 +146,7 @@ def error_codes(op: Operation) -> dict[int, tuple[str, ...]]:
         _PATH_ERRORS if "{" in op.path else {},
         _IDEM_ERRORS if op.idempotent else {},
         op.errors,
+        _DATABASE_ERRORS if op.uses_database else {},
         _ALWAYS_ERRORS,
     )
 

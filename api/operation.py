@@ -118,6 +118,9 @@ class Operation:
     destructive: bool = False
     #: Touches the chain or a provider outside this service (MCP openWorldHint).
     open_world: bool = False
+    #: Reads or writes the store, so it answers 503 database_unavailable while the database is out of
+    #: reach (False: a static document, or /healthz, which reports the outage instead).
+    uses_database: bool = True
     #: An RFC 6570 URI template (agentledger://...) under which MCP clients read this GET as a
     #: resource; its variables are the path's placeholders (no variable: a plain resource).
     resource: str = ""

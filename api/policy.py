@@ -17,12 +17,13 @@ from aiohttp import web
 
 from api import idempotency
 from api.auth import AuthError, authenticate, authenticate_optional
-from api.errors import ApiError, error_response
+from api.errors import ApiError, answer_unexpected, error_response
 from api.http import CLOCK, READS, WRITER, base_url
 from api.operation import Auth, Call, Operation, Reply, Run
 from core import spend_caps
 from core.errors import ServiceError
 from core.keys import Caller
+from core.store import StoreError, unavailable
 
 __all__ = [
     "POLICY",
@@ -81,11 +82,17 @@ async def serve(request: web.Request, run: Run, auth: Auth = "required", *, idem
     try:
         reply = await run(request.app, call)
     except ServiceError as exc:
-        resp = error_response(exc)
-        if call.idempotency_key is not None:
-            resp.headers[idempotency.HEADER] = call.idempotency_key
-        return resp
-    return respond(reply, call.idempotency_key)
+        refusal = exc
+    except StoreError as exc:  # the database out of reach: 503, with the key echoed as any refusal's
+        if not unavailable(exc):
+            raise
+        refusal = answer_unexpected(exc, call.target)
+    else:
+        return respond(reply, call.idempotency_key)
+    resp = error_response(refusal)
+    if call.idempotency_key is not None:
+        resp.headers[idempotency.HEADER] = call.idempotency_key
+    return resp
 
 
 # ---- the limits of a key ------------------------------------------------------------------------

@@ -466,6 +466,7 @@ OPERATIONS: list[Operation] = [
         tags=("decisions",),
         run=run_methodology,
         resource="agentledger://methodology",
+        uses_database=False,
     ),
     *(
         Operation(
@@ -479,6 +480,7 @@ OPERATIONS: list[Operation] = [
             response_headers={"Cache-Control": "public, max-age=3600"},
             run=run_well_known,
             alias_of=alias,
+            uses_database=False,
         )
         for path, op_id, alias in (
             ("/well-known/decisional-logging.json", "decisionLoggingDiscoveryLegacy", "decisionLoggingDiscovery"),

@@ -39,6 +39,10 @@ class Settings:
     #: PostgreSQL: connections (and worker threads) each API process reads through (core.store.reads);
     #: 0: reads on the event loop, on one connection (a server on the same host: see the README).
     read_pool_size: int = 8
+    #: Seconds a long-lived part of a process (writer, indexer, outbox dispatcher, job leases) may keep
+    #: failing while the database answers before the process exits (status 70) for its supervisor to
+    #: restart it; while the database is out of reach the process waits for it instead (core.liveness).
+    unhealthy_exit_seconds: float = 60.0
     #: Blocks behind the head an event becomes final when the node has no `finalized` tag
     #: (-1: the network's default: 0 locally, 12 on Base).
     confirmations: int = -1
@@ -115,4 +119,6 @@ class Settings:
         settings = cls(**coerced)
         if settings.read_pool_size < 0:
             raise ValueError("read_pool_size must be 0 or more")
+        if settings.unhealthy_exit_seconds <= 0:
+            raise ValueError("unhealthy_exit_seconds must be more than 0")
         return settings

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from core.store.types import unavailable
+
 
 class ServiceError(Exception):
     def __init__(
@@ -48,3 +50,27 @@ def chain_unavailable() -> ServiceError:
     """503 with a fixed message: the underlying exception's text can carry the RPC URL (with its API
     key) or internal host names, so callers log it and answer this."""
     return ServiceError(503, "chain_unavailable", "the chain node does not answer; retry later", type_="service_error")
+
+
+#: Seconds a client is told to wait (Retry-After) before retrying a call the database could not take.
+DATABASE_RETRY_AFTER = 2
+
+
+def database_unavailable() -> ServiceError:
+    """503 while the database is out of reach (restarting, failing over, its connections cut or past their
+    time limits): nothing of the call was committed, and the same call may be sent again."""
+    return ServiceError(
+        503,
+        "database_unavailable",
+        "the database is unavailable; nothing was done, retry later",
+        type_="service_error",
+        headers={"Retry-After": str(DATABASE_RETRY_AFTER)},
+    )
+
+
+def unexpected(exc: Exception) -> ServiceError:
+    """The answer to an exception no handler refused: 503 database_unavailable when it is the database out
+    of reach for now, else 500 internal_error (logged by the caller, never shown)."""
+    if unavailable(exc):
+        return database_unavailable()
+    return ServiceError(500, "internal_error", "internal server error", type_="service_error")

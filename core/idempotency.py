@@ -14,6 +14,11 @@ leave money moved without the response a retry will replay. Then:
   is gone (a crash, a restart) the claim may be taken over at once; a claim of a process this one
   cannot judge (another host) after STALE_AFTER_SECONDS. Should the original still finish later,
   its commit is refused because it no longer holds the key.
+- A release that cannot be written (the database out of reach: the call itself answered 503) is
+  written as soon as the database is back (`_release_later`, retried every RELEASE_RETRY seconds),
+  and meanwhile the owner itself takes its dead claim over at once: a claim of this process whose
+  attempt is no longer running here (`_running`) is abandoned. So a retry after an outage runs at
+  once, on whichever process it lands, instead of waiting STALE_AFTER_SECONDS.
 
 This holds with several processes on one database: a key is claimed by one insert that never
 replaces a row, and of the writers that judge one claim abandoned, one takes it over (a
@@ -22,8 +27,10 @@ compare-and-set on the attempt seen; core.store.idempotency).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
+import logging
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -36,6 +43,9 @@ from core.errors import ServiceError
 from core.store import Conn
 from core.store import idempotency as store
 from core.store.committer import GroupCommitter
+from core.store.types import unavailable
+
+log = logging.getLogger("agentledger.idempotency")
 
 HEADER = "Idempotency-Key"
 RETENTION_SECONDS = 24 * 3600
@@ -44,6 +54,15 @@ RETENTION_SECONDS = 24 * 3600
 STALE_AFTER_SECONDS = 300.0
 RETRY_AFTER_SECONDS = 1
 MAX_KEY_LEN = 255
+#: Seconds between two attempts to write a release the database refused.
+RELEASE_RETRY = 0.5
+
+#: Attempts of this process between their claim and their end (finished or released): read in the
+#: writer's transaction (a thread, on PostgreSQL) and changed on the loop, a set's add and discard each
+#: being one step under the GIL.
+_running: set[str] = set()
+#: Releases waiting for the database (kept referenced until they are written).
+_pending_releases: set[asyncio.Task[None]] = set()
 
 #: The transactional part of a request: runs inside the writer's transaction (its own savepoint),
 #: returns (status, body).
@@ -96,22 +115,31 @@ def body_digest(body: bytes) -> str:
         return hashlib.sha256(body).hexdigest()
 
 
-async def _claim(writer: GroupCommitter, scope: str, key: str, digest: str, now: float) -> Claim | Answer:
+def _abandoned(row: store.IdemRow, now: float) -> bool:
+    """Is the in_flight claim `row` dead: too old, its process gone, or this process's and no longer
+    running here (its release was lost with the database)?"""
+    if row.status != "in_flight":
+        return False
+    if row.created_at < now - STALE_AFTER_SECONDS or instance.is_gone(row.owner):
+        return True
+    return row.owner == instance.current() and row.attempt not in _running
+
+
+async def _claim(writer: GroupCommitter, claim: Claim, digest: str, now: float) -> Claim | Answer:
+    scope, key = claim.scope, claim.key
+
     def claim_tx(db: Conn) -> Claim | store.IdemRow:
         store.purge(db, now - RETENTION_SECONDS)
-        claim = Claim(scope, key, secrets.token_hex(16))
         me = instance.current()
         row = store.claim(db, scope, key, digest, claim.attempt, now, me)
         if row is None:
             return claim
-        abandoned = row.status == "in_flight" and (
-            row.created_at < now - STALE_AFTER_SECONDS or instance.is_gone(row.owner)
-        )
+        abandoned = _abandoned(row, now)
         # a compare-and-set on the attempt judged abandoned: of two writers judging it, one takes it
         if abandoned and store.take_over(db, scope, key, row.attempt, digest, claim.attempt, now, me):
             return claim
         if abandoned:  # another attempt took it over first: answer from what it made of the row
-            row = store.get(db, scope, key, for_update=True)
+            row = store.get(db, scope, key)
             if row is None:
                 raise InFlight()
         return row
@@ -137,13 +165,37 @@ def refusal_body(exc: ServiceError) -> bytes:
 
 
 async def _store_error(writer: GroupCommitter, claim: Claim, exc: ServiceError) -> None:
-    def store_tx(db: Conn) -> None:
-        if exc.status >= 500 or isinstance(exc, InFlight) or not exc.replayable:
-            store.release(db, claim.scope, claim.key, claim.attempt)
-        else:
-            store.finish(db, claim.scope, claim.key, claim.attempt, exc.status, refusal_body(exc))
+    if exc.status >= 500 or isinstance(exc, InFlight) or not exc.replayable:
+        await _release(writer, claim)
+        return
+    await writer.run(lambda db: store.finish(db, claim.scope, claim.key, claim.attempt, exc.status, refusal_body(exc)))
 
-    await writer.run(store_tx)
+
+async def _release(writer: GroupCommitter, claim: Claim) -> None:
+    """Forget `claim` so that a retry runs afresh; while the database cannot take it, later (module doc)."""
+    try:
+        await writer.run(lambda db: store.release(db, claim.scope, claim.key, claim.attempt))
+    except Exception as exc:
+        if not unavailable(exc):
+            raise
+        task = asyncio.create_task(_release_later(writer, claim))
+        _pending_releases.add(task)
+        task.add_done_callback(_pending_releases.discard)
+
+
+async def _release_later(writer: GroupCommitter, claim: Claim) -> None:
+    deadline = asyncio.get_running_loop().time() + STALE_AFTER_SECONDS  # past it, any process takes it over
+    while asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(RELEASE_RETRY)
+        try:
+            await writer.run(lambda db: store.release(db, claim.scope, claim.key, claim.attempt))
+        except Exception as exc:
+            if not unavailable(exc):
+                log.error("an Idempotency-Key claim could not be released", exc_info=exc)
+                return
+            continue
+        log.info("an Idempotency-Key claim left by the database outage was released")
+        return
 
 
 async def execute(
@@ -169,8 +221,10 @@ async def execute(
         status, raw = await writer.run(work, savepoint=savepoint)
         return Answer(status, raw)
     claim: Claim | None = None
+    mine = Claim(scope, key, secrets.token_hex(16))
+    _running.add(mine.attempt)  # before its claim can commit: this process's own retry must not take it
     try:
-        got = await _claim(writer, scope, key, body_digest(body), now)
+        got = await _claim(writer, mine, body_digest(body), now)
         if isinstance(got, Answer):
             return got
         claim = got
@@ -181,9 +235,10 @@ async def execute(
         raise
     except BaseException:
         if claim is not None:
-            held = claim
-            await writer.run(lambda db: store.release(db, held.scope, held.key, held.attempt))
+            await _release(writer, claim)
         raise
+    finally:
+        _running.discard(mine.attempt)
 
 
 async def _run(

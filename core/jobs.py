@@ -40,6 +40,7 @@ from core.leases import Lease, job_lease_name, service_lease_name
 from core.store import Conn, StoreError
 from core.store import jobs as store
 from core.store.committer import GroupCommitter
+from core.store.health import PartHealth
 
 log = logging.getLogger("agentledger.jobs")
 
@@ -144,6 +145,8 @@ class JobRunner:
     #: Each job's and service's lease by job/service name (none without a writer).
     _leases: dict[str, Lease] = field(default_factory=dict)
     _renewed_at: dict[str, float] = field(default_factory=dict)
+    #: Whether the last renewal of the leases (or start of a gained service) worked.
+    health: PartHealth = field(default_factory=PartHealth)
 
     def __post_init__(self) -> None:
         names = [j.name for j in self.jobs] + [s.name for s in self.services]
@@ -325,10 +328,12 @@ class JobRunner:
             terms = await self.writer.run(work)
         except StoreError as exc:
             log.warning("job leases could not be renewed: %s", exc)
+            self.health.failed(exc)
             for name, lease in zip(names, leases, strict=True):
                 if lease.held and now - self._renewed_at.get(name, now) >= lease.ttl:
                     lease.lost()
             return all(lease.held for lease in leases)
+        self.health.ok()
         for name, lease, term in zip(names, leases, terms, strict=True):
             lease.term = term
             if term is not None:
@@ -343,7 +348,8 @@ class JobRunner:
             await asyncio.sleep(self.renew_every)
             try:
                 await self._keep_once()
-            except Exception:  # never end the keeper: a service that failed to start is tried again
+            except Exception as exc:  # never end the keeper: a service that failed to start is tried again
+                self.health.failed(exc)
                 log.exception("job leases: a renewal round failed")
 
     async def _keep_once(self) -> None:

@@ -231,7 +231,7 @@ def spend(conn: Conn, agent: AgentRow, amount: int, destination: str, now: float
     """Debit `amount` (self part first, then owner part); refuse more than the balance, and any
     spend of an agent paused for a sale."""
     check_not_paused(conn, agent)
-    cur = store.get_balance(conn, agent.uuid, for_update=True)
+    cur = store.get_balance(conn, agent.uuid)
     if amount > cur.balance:
         raise WalletError(
             "insufficient_balance",
@@ -269,7 +269,7 @@ def compound(conn: Conn, agent: AgentRow, percent: int, now: float) -> CompoundR
     in the bucket (no endpoint takes them out yet). Nothing to move: no row, moved 0."""
     if not 1 <= percent <= 100:
         raise WalletError("invalid_field", "reinvestPercent must be between 1 and 100", "reinvestPercent")
-    cur = store.get_balance(conn, agent.uuid, for_update=True)
+    cur = store.get_balance(conn, agent.uuid)
     from_owner = cur.owner_balance * percent // 100
     from_self = cur.self_balance * percent // 100
     moved = from_owner + from_self

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.store import Conn, StoreError, begin, commit, in_transaction, projections, reorg, rollback
-from core.store.checkpoints import BackgroundCheckpoints
+from core.store.backend import backend_of
 from core.store.projections import Event, Subscriber
 from indexer.decode import Decoder, in_chain_order, parse_logs, raw_block_number
 from indexer.followers import FinalEvents
@@ -182,7 +182,7 @@ class Historical:
         self._progress: Progress | None = None
         self._progress_done = False
         self._commit: _Commit | None = None  # a range's COMMIT still running
-        self._checkpointer = BackgroundCheckpoints(conn)
+        self._checkpointer = backend_of(conn).checkpointer(conn)
 
     async def run(self, number: int, final: int, head: int, max_ranges: int = 64) -> None:
         """Backfill towards `final`, one transaction per range, in chain order. The event loop
@@ -323,11 +323,20 @@ class Historical:
     def abandon(self) -> None:
         """After a failed step: wait out a COMMIT still running (its error is the step's, already
         reported) and roll back a transaction left open, so the next step starts clean."""
-        with contextlib.suppress(Exception):
-            self._wait_commit()
-        if in_transaction(self.conn):
+        self._wait_commit_quietly()
+        if in_transaction(self.conn) and not backend_of(self.conn).broken(self.conn):
             with contextlib.suppress(StoreError):
                 rollback(self.conn)
+
+    def use(self, conn: Conn) -> None:
+        """Write through `conn` from now on (the indexer's session was replaced after it was lost)."""
+        self._wait_commit_quietly()
+        self.conn = conn
+        self._checkpointer = backend_of(conn).checkpointer(conn)
+
+    def _wait_commit_quietly(self) -> None:
+        with contextlib.suppress(Exception):
+            self._wait_commit()
 
     def restart(self) -> None:
         """This process (again) leads: the next backfill is a new one, with its own progress rates."""

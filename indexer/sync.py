@@ -12,6 +12,11 @@ Any number of processes may run an indexer on one database; one leads (the lease
 `follower_poll` seconds. Every write transaction of the indexer is fenced on the lease, so a leader
 that stalled past its lease's expiry (and was replaced) writes nothing when it wakes up. A process
 that gains the lease starts from the stored checkpoint with nothing held in memory.
+
+Nothing ends the loop but `stop`: a node or a database out of reach is waited out (the database's
+session is opened again once it answers: a server restart or failover ends it), a failed step is rolled
+back and tried again, and the lease is contended for again afterwards, so an outage of either never
+leaves an index frozen behind a live process. `health` tells whether the last round worked.
 """
 
 from __future__ import annotations
@@ -25,7 +30,9 @@ from typing import Any
 
 from core.followers import Follower
 from core.leases import Lease, LostLease, indexer_lease_name
-from core.store import Conn, projections, reorg, transaction, tune_for_indexing
+from core.store import Conn, database_of, projections, reorg, transaction, tune_for_indexing, unavailable
+from core.store.backend import backend_of
+from core.store.health import PartHealth
 from core.store.projections import Subscriber
 from indexer.decode import Decoder
 from indexer.followers import FinalEvents
@@ -44,6 +51,9 @@ log = logging.getLogger("agentledger.indexer")
 LEADER_TTL = 5.0
 #: A leader renews at least this often (real seconds) while idle; every fenced write also renews it.
 RENEW_EVERY = 1.0
+#: Seconds between two rounds while the database is out of reach (its outage ends by itself: a quick
+#: retry catches up as soon as it is back, where the backoff of other failures would wait up to a minute).
+UNAVAILABLE_RETRY = 0.5
 
 
 class DeepReorg(RuntimeError):
@@ -92,6 +102,9 @@ class Indexer:
         self.clock = clock
         self.sizer = RangeSizer()
         self.status = Status()
+        #: Whether the last round worked (a failing database or step makes it fail; the node's outages,
+        #: which the status shows, do not).
+        self.health = PartHealth()
         self.finals = FinalEvents(followers, self.decoder, addresses)
         parts = {
             "chain_id": chain_id,
@@ -108,55 +121,66 @@ class Indexer:
     # ---- public ---------------------------------------------------------------------------
 
     async def run(self, stop: asyncio.Event | None = None) -> None:
-        """Follow the chain until `stop` is set. Node outages are waited out, never fatal."""
+        """Follow the chain until `stop` is set. Outages of the node and of the database are waited out,
+        never fatal (module docstring)."""
         stop = stop or asyncio.Event()
-        failures = 0  # consecutive steps that failed for another reason than the node
+        failures = 0  # consecutive rounds that failed for another reason than the node
         while not stop.is_set():
             try:
-                advanced = await self.step()
-                if not self.status.leader:  # another process follows the chain: ask again later
-                    await _sleep_or_stop(stop, self.follower_poll)
-                    continue
-                self.status.last_error = ""
+                delay = await self._round(stop)
                 failures = 0
-            except LostLease as exc:  # stalled past the lease and replaced: the step wrote nothing
-                self._step_down(str(exc))
-                await _sleep_or_stop(stop, self.follower_poll)
-                continue
-            except RpcUnavailable as exc:
-                self.status.node_ok = False
-                self.status.last_error = str(exc)
-                log.warning("node unavailable: %s; waiting", exc)
-                advanced = False
-                await _sleep_or_stop(stop, 1.0)
-            except RpcError as exc:  # e.g. "header not found" from a load-balanced node: retry later
-                self.status.last_error = str(exc)
-                log.warning("node error: %s; retrying", exc)
-                advanced = False
-                await _sleep_or_stop(stop, 1.0)
-            except DeepReorg as exc:
-                # Halted, not ended: the halt is stored (every process sharing the file sees it, and the
-                # API refuses money-moving calls), and we wait here for an operator to lift it
-                # (python -m scripts.indexer_admin resume | reindex), then carry on from the checkpoint.
-                try:
-                    await asyncio.to_thread(self._halt, str(exc))
-                except LostLease as lost:
-                    self._step_down(str(lost))
-                    continue
-                await self._wait_for_operator(stop)
-                continue
-            except Exception as exc:  # e.g. the file locked by another writer past the busy timeout
-                # Never end the task over one failed step (in `make run` the API would go on serving a
-                # frozen index): roll back whatever it left open, back off, try again.
+            except Exception as exc:  # e.g. the database restarting, or the file locked past the busy timeout
+                # Never end the task over one failed round (in `make run` the API would go on serving a
+                # frozen index): roll back whatever it left open, reconnect if the session is gone, back
+                # off, try again.
                 failures += 1
-                self.historical.abandon()
+                self.health.failed(exc)
                 self.status.last_error = f"{type(exc).__name__}: {exc}"
-                delay = min(60.0, 2.0 ** (failures - 1))
-                log.exception("indexer step failed; retrying in %g s", delay)
-                advanced = False
+                await asyncio.to_thread(self._recover)
+                if unavailable(exc):
+                    delay = UNAVAILABLE_RETRY
+                    log.warning("indexer: the database is out of reach (%s); retrying in %g s", exc, delay)
+                else:
+                    delay = min(60.0, 2.0 ** (failures - 1))
+                    log.exception("indexer step failed; retrying in %g s", delay)
+            if delay:
                 await _sleep_or_stop(stop, delay)
-            if not advanced:
-                await _sleep_or_stop(stop, self.poll_interval)
+
+    async def _round(self, stop: asyncio.Event) -> float:
+        """One step and what its outcome asks for; the seconds to wait before the next (0: at once)."""
+        try:
+            advanced = await self.step()
+        except LostLease as exc:  # stalled past the lease and replaced: the step wrote nothing
+            self._step_down(str(exc))
+            return self.follower_poll
+        except RpcUnavailable as exc:
+            self.health.ok()  # the database answered; /healthz shows the node's state
+            self.status.node_ok = False
+            self.status.last_error = str(exc)
+            log.warning("node unavailable: %s; waiting", exc)
+            return 1.0 + self.poll_interval
+        except RpcError as exc:  # e.g. "header not found" from a load-balanced node: retry later
+            self.health.ok()
+            self.status.last_error = str(exc)
+            log.warning("node error: %s; retrying", exc)
+            return 1.0 + self.poll_interval
+        except DeepReorg as exc:
+            # Halted, not ended: the halt is stored (every process sharing the file sees it, and the
+            # API refuses money-moving calls), and we wait here for an operator to lift it
+            # (python -m scripts.indexer_admin resume | reindex), then carry on from the checkpoint.
+            try:
+                await asyncio.to_thread(self._halt, str(exc))
+            except LostLease as lost:
+                self._step_down(str(lost))
+                return 0.0
+            self.health.ok()
+            await self._wait_for_operator(stop)
+            return 0.0
+        self.health.ok()
+        if not self.status.leader:  # another process follows the chain: ask again later
+            return self.follower_poll
+        self.status.last_error = ""
+        return 0.0 if advanced else self.poll_interval
 
     async def run_until(self, block: int, timeout: float = 60.0) -> None:
         """Step until `block` is applied (tests and the backfill command)."""
@@ -175,10 +199,11 @@ class Indexer:
         Raises Halted while the database says this indexer is halted, LostLease when a write found
         the leadership taken over (nothing of the step is written then)."""
         if not await self._lead():
-            applied = projections.get_tip(self.conn, self.chain_id)  # the leader's, for status and run_until
+            # the leader's, for status and run_until
+            applied = await asyncio.to_thread(projections.get_tip, self.conn, self.chain_id)
             self.status.seen = applied[0] if applied is not None else self.status.seen
             return False
-        halt = projections.get_halt(self.conn, self.chain_id)
+        halt = await asyncio.to_thread(projections.get_halt, self.conn, self.chain_id)
         if halt is not None:
             raise Halted(halt[0])
         tip = await self._load_tip()
@@ -247,6 +272,28 @@ class Indexer:
         self.status.leader = held
         return held
 
+    def _recover(self) -> None:
+        """After a failed step (in a thread): roll back what it left open; when the database's session is
+        gone, open a new one (a server that is still down leaves the old one to try again next round).
+        The lease is renewed or contended for again by the next step: while the session was gone it may
+        have expired and passed to another process."""
+        self.historical.abandon()
+        if not backend_of(self.conn).broken(self.conn):
+            return
+        try:
+            conn = database_of(self.conn).connect(durable=False)
+        except Exception as exc:  # still out of reach: the next round tries again
+            log.debug("indexer: reconnecting failed: %s", exc)
+            return
+        old, self.conn = self.conn, conn
+        tune_for_indexing(conn)
+        self.historical.use(conn)
+        self.realtime.conn = conn
+        self._renewed_at = 0.0  # the lease is checked at the next step, whatever its last renewal
+        self.health.recoveries += 1
+        log.warning("indexer: reconnected to the database; following from the checkpoint")
+        old.close()
+
     def _step_down(self, reason: str) -> None:
         """Leadership lost: roll back what a step left open; the next leader starts from the checkpoint."""
         self.historical.abandon()
@@ -270,7 +317,7 @@ class Indexer:
         """Until the halt is lifted (resume: cleared; reindex: the checkpoint itself is gone) or `stop`."""
         while not stop.is_set():
             await _sleep_or_stop(stop, self.halt_poll)
-            if projections.get_halt(self.conn, self.chain_id) is None:
+            if await asyncio.to_thread(projections.get_halt, self.conn, self.chain_id) is None:
                 log.warning("indexer halt lifted by an operator: following the chain again from the checkpoint")
                 self.status.halted = ""
                 self.finals.reset()  # held events may belong to what the operator threw away
@@ -279,7 +326,7 @@ class Indexer:
     # ---- tip ------------------------------------------------------------------------------
 
     async def _load_tip(self) -> tuple[int, str]:
-        tip = projections.get_tip(self.conn, self.chain_id)
+        tip = await asyncio.to_thread(projections.get_tip, self.conn, self.chain_id)
         if tip is not None:
             self.status.seen = tip[0]
             self.finals.start(tip[0])

@@ -19,9 +19,8 @@ import time
 from core.checkout import orders, views
 from core.checkout.orders import InvalidTransition
 from core.config import Settings
-from core.store import open_database
+from core.store import open_database, transaction
 from core.store import orders as store
-from core.store.db import transaction
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -91,14 +91,14 @@ def main() -> int:
             dep = deploy_system(w3, deployer, Roles.from_env(deployer.address))
             path = deployments.save(dep, settings.deployments_dir)
             log.info("deployed %d contracts from block %d: %s", len(dep.contracts), dep.deploy_block, path)
-        asyncio.run(serve(settings, dep, rpc_url))
+        status = asyncio.run(serve(settings, dep, rpc_url))
     except KeyboardInterrupt:
-        pass
+        status = 0
     finally:
         if anvil is not None:
             anvil.stop()
             log.info("anvil stopped")
-    return 0
+    return status
 
 
 if __name__ == "__main__":

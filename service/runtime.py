@@ -11,6 +11,7 @@ the webhooks it queues.
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import logging
 import signal
@@ -21,15 +22,18 @@ from web3 import Web3
 
 from api.app import create_app, make_runner
 from api.dashboard import INDEXER_STATUS
+from api.http import LIVENESS, READS
 from api.metrics import METRICS
 from core.config import Settings
 from core.deployments import Deployment
+from core.liveness import EXIT_UNHEALTHY, answers_within, watch
 from core.operator import Operator, operator_account
-from core.store import ProcessLock
+from core.store import Conn, ProcessLock
 from indexer.metrics import IndexerCollector
 from indexer.progress import ProgressReporter
 from indexer.rpc import RpcClient
 from indexer.service import build_indexer
+from indexer.sync import Indexer
 
 log = logging.getLogger("agentledger.run")
 
@@ -60,8 +64,10 @@ def build_operator(settings: Settings, dep: Deployment, rpc_url: str) -> Operato
     return Operator(w3, account, dep.contracts, dep.usdc, send_lock=nonce.held)
 
 
-async def serve(settings: Settings, dep: Deployment, rpc_url: str, stop: asyncio.Event | None = None) -> None:
-    """Serve until `stop` is set (default: SIGINT or SIGTERM)."""
+async def serve(settings: Settings, dep: Deployment, rpc_url: str, stop: asyncio.Event | None = None) -> int:
+    """Serve until `stop` is set (default: SIGINT or SIGTERM): 0. Or until a long-lived part of the process
+    fails for longer than settings.unhealthy_exit_seconds while the database answers (core.liveness): the
+    process's exit status EXIT_UNHEALTHY, for its supervisor to restart it."""
     api_db = settings.database.connect()
     indexer_db = settings.database.connect(durable=False)
     operator = build_operator(settings, dep, rpc_url)
@@ -88,24 +94,37 @@ async def serve(settings: Settings, dep: Deployment, rpc_url: str, stop: asyncio
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(sig, stop.set)
         task: asyncio.Task[None] | None = None
+        liveness = app[LIVENESS]
         if ix is not None:
+            liveness.add("indexer", ix.health)
             task = asyncio.create_task(ix.run(stop), name="indexer")
-            task.add_done_callback(_report_indexer_end)
+            task.add_done_callback(functools.partial(_report_indexer_end, ix))
             log.info(
                 "indexer following chain %d from block %d into %s",
                 dep.chain_id,
                 dep.deploy_block,
                 settings.database.redacted,
             )
+        reads = app[READS]
+        status = 0
         try:
-            await stop.wait()
+            reason = await watch(
+                liveness,
+                lambda: answers_within(lambda: reads.run(database_answers), 2.0),
+                stop,
+                exit_after=settings.unhealthy_exit_seconds,
+            )
+            if reason is not None:
+                status = EXIT_UNHEALTHY
+                stop.set()
         finally:
             log.info("stopping")
             if task is not None:
                 await asyncio.gather(task, return_exceptions=True)
             await runner.cleanup()
-            indexer_db.close()
+            (ix.conn if ix is not None else indexer_db).close()
             api_db.close()
+        return status
 
 
 def backfill_reporter(settings: Settings) -> ProgressReporter:
@@ -115,8 +134,15 @@ def backfill_reporter(settings: Settings) -> ProgressReporter:
     return ProgressReporter(sys.stderr, tty=False, plain=lambda line: log.info("backfill %s", line))
 
 
-def _report_indexer_end(task: asyncio.Task[None]) -> None:
+def database_answers(conn: Conn) -> None:
+    """The watchdog's probe of the database (through the process's reads)."""
+    conn.execute("SELECT 1").fetchall()
+
+
+def _report_indexer_end(ix: Indexer, task: asyncio.Task[None]) -> None:
     """Say at once why the indexer stopped (nothing should end it: a reorg below finality halts it in
-    place until an operator acts); the API goes on serving, and /healthz shows the index falling behind."""
+    place until an operator acts). Its part fails from now on, so /healthz is degraded and the watchdog
+    ends the process once the grace has passed (a new process follows the chain again)."""
     if not task.cancelled() and task.exception() is not None:
         log.critical("the indexer stopped: %s; the API is serving a frozen index", task.exception())
+        ix.health.failed(f"the indexer's loop ended: {task.exception()}")

@@ -101,8 +101,8 @@ class PgCluster:
             f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 {durability}"
             "-c max_connections=200 -c shared_buffers=32MB -c wal_level=minimal -c max_wal_senders=0"
         )
-        self._run(self._pg_ctl, "-D", str(data), "-o", options, "-l", str(self.dir / "log"), "-w", "-s", "start")
-        self._started = True
+        self._options = options
+        self.start_server()
         self._watchdog = subprocess.Popen(
             [sys.executable, "-m", "tests.pg_kit", instance.current(), str(self.dir), self._pg_ctl, self._user or ""],
             cwd=Path(__file__).resolve().parent.parent,
@@ -119,6 +119,37 @@ class PgCluster:
         migrated = self.database(TEMPLATE).connect()  # migrate once; every test's database copies it
         migrated.close()
         return self
+
+    def start_server(self) -> None:
+        """Start the server (again: after stop_server, as a restarted or failed-over database comes back)."""
+        data = str(self.dir / "data")
+        self._run(self._pg_ctl, "-D", data, "-o", self._options, "-l", str(self.dir / "log"), "-w", "-s", "start")
+        self._started = True
+
+    def stop_server(self, mode: str = "fast") -> None:
+        """Stop the server as an operator would (fast: every session is ended, open transactions rolled
+        back; immediate: as a crash), leaving the cluster to start again."""
+        self._run(self._pg_ctl, "-D", str(self.dir / "data"), "-m", mode, "-w", "-s", "stop")
+        self._started = False
+
+    def restart(self, mode: str = "fast") -> None:
+        """`pg_ctl restart -m mode`: stopped and started again with the same settings."""
+        self.stop_server(mode)
+        self.start_server()
+
+    def terminate_sessions(self, database: Database) -> int:
+        """End every session on `database` from the server side (a failover-like cut: the clients see their
+        connections closed under them); the number ended."""
+        name = database.location.rsplit("/", 1)[-1]
+        admin = self.connect_admin()
+        try:
+            rows = admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ? AND pid <> pg_backend_pid()",
+                (name,),
+            ).fetchall()
+        finally:
+            admin.close()
+        return sum(1 for (ended,) in rows if ended)
 
     def url(self, name: str) -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from core.store import Conn, Database
-from core.store import db as sqlite_db
+from core.store import sqlite as sqlite_db
 from core.store.database import POSTGRES_SCHEMES
 from tests.pg_kit import PgCluster
 

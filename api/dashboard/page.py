@@ -22,6 +22,7 @@ from typing import Any
 
 from aiohttp import web
 
+from api.errors import answer_unexpected
 from core.errors import ServiceError
 from core.money import usdc_text
 
@@ -295,8 +296,7 @@ def html_errors(handler: Handler) -> Handler:
             if exc.status < 400:
                 raise
             return error_page(request, ServiceError(exc.status, "http_error", exc.reason))
-        except Exception:
-            log.exception("dashboard error on %s %s", request.method, request.path)
-            return error_page(request, ServiceError(500, "internal_error", "internal server error"))
+        except Exception as exc:
+            return error_page(request, answer_unexpected(exc, f"dashboard {request.method} {request.path}"))
 
     return wrapped

@@ -76,6 +76,7 @@ OPERATIONS: list[Operation] = [
         tags=("service",),
         response_headers={"Cache-Control": "public, max-age=3600"},
         run=run_api_metadata,
+        uses_database=False,
     ),
     Operation(
         "GET",
@@ -87,5 +88,6 @@ OPERATIONS: list[Operation] = [
         tags=("service",),
         response_headers={"Cache-Control": "public, max-age=3600"},
         run=run_mcp_metadata,
+        uses_database=False,
     ),
 ]

@@ -32,6 +32,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from api.auth import AuthError
+from api.errors import answer_unexpected
 from api.http import CLOCK, READS, WRITER, iso
 from api.mcp.tools import (
     CONTENT_TEMPLATE,
@@ -268,9 +269,8 @@ class Tools:
             return tool_error(exc)
         except MCPError:
             raise
-        except Exception:
-            log.exception("tool %s failed", spec.name)
-            return tool_error(ServiceError(500, "internal_error", "internal server error", type_="service_error"))
+        except Exception as exc:
+            return tool_error(answer_unexpected(exc, f"tool {spec.name}"))
 
     async def _call(
         self, ctx: Ctx, spec: ToolSpec, args: Mapping[str, Any], params: t.CallToolRequestParams

@@ -49,7 +49,9 @@ from core.keys import hash_api_key, new_api_key
 from core.money import usdc_text
 from core.store import Conn, database_of
 from core.store import wallets as store
-from core.store.reads import READ_POOL_SIZE, reads_beside
+from core.store.backend import reads_beside
+from core.store.committer import GroupCommitter
+from core.store.reads import READ_POOL_SIZE
 from core.store.wallets import AgentRow, BalanceRow, get_balance
 
 _STATUS = {
@@ -202,8 +204,9 @@ async def run_earn(app: web.Application, call: Call) -> Reply:
     decoded = call.request.get(JSON_BODY) if call.request is not None else None
     work = functools.partial(_earn_work, fresh=fresh, decoded=decoded)
     reply = await _authenticated_write(app, call, work, savepoint=False)
-    if fresh and reply.status == 200:  # committed: from now on the agent can come from the cache
-        remember_agents(app[WRITER].conn, fresh)
+    writing = app[WRITER].conn
+    if fresh and reply.status == 200 and writing is not None:  # committed: the agent can come from the cache
+        remember_agents(writing, fresh)
     return reply
 
 
@@ -607,7 +610,7 @@ def add_wallet_routes(
     GroupCommitter on the same file does every write and is closed with the app. `hooks`: test
     seams (api.http.Hooks)."""
     app[READS] = reads_beside(db, size=read_pool_size)
-    app[WRITER] = database_of(db).writer()
+    app[WRITER] = GroupCommitter(database_of(db))
 
     async def close_writer(app: web.Application) -> None:
         await app[WRITER].close()

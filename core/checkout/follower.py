@@ -107,7 +107,7 @@ class OrderFollower:
         # Locked: the API may be recording this order from its receipt right now (on PostgreSQL its
         # transaction runs beside ours). We then wait for it and settle its order, instead of creating a
         # second one that its commit would refuse (and the event would be skipped, the funding never settled).
-        session = checkout_store.session_by_job(conn, job_id, for_update=True)
+        session = checkout_store.session_by_job(conn, job_id)
         if session is None:
             return  # not a checkout job
         if session.order_id:  # the API recorded the order from the receipt: now it is final

@@ -474,7 +474,7 @@ def record_closed(conn: Conn, job_id: str, to_status: str, tx: str | None, now: 
     The job is read FOR UPDATE: on PostgreSQL the follower may settle it in a transaction beside this
     one, and whichever comes second waits and then sees the first's move (without the lock both read
     `releasing` and the second recorded the move again; core.hire.follower reads it the same way)."""
-    current = store.get_job(conn, job_id, for_update=True)
+    current = store.get_job(conn, job_id)
     if current is None or current.status not in ("releasing", "refunding"):
         return False
     settle_tx = tx or current.settle_tx or store.escrow_closed_tx(conn, job_id)

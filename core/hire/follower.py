@@ -33,7 +33,7 @@ class EscrowFollower:
             return
         # Locked: the API may be closing the same job in a transaction of its own (core.hire.escrow's
         # _closed); this one waits for it and then sees its move instead of recording a second one.
-        job = store.get_job(conn, str(event.args["jobId"]).lower(), for_update=True)
+        job = store.get_job(conn, str(event.args["jobId"]).lower())
         if job is None or job.kind != rules.ESCROW or job.final:
             return
         now = self.clock()

@@ -230,7 +230,7 @@ def _reserve_tx(ctx: Hire, req: HireRequest, idem: IdemKey | None, now: float) -
 
 def _hold(conn: Conn, caller: AgentRow, amount: int, job_id: str, now: float) -> tuple[int, int]:
     """Reserve `amount` on the caller's balance (self part first); 422 insufficient_balance."""
-    bal = wallet_store.get_balance(conn, caller.uuid, for_update=True)
+    bal = wallet_store.get_balance(conn, caller.uuid)
     if amount > bal.balance:
         raise ServiceError(
             422,

@@ -45,7 +45,7 @@ def hand_over(conn: Conn, listing: ListingRow, sale: SaleRow, settle_tx: str, no
     agent = wallet_store.agent_by_uuid(conn, listing.agent_uuid)
     if agent is None:
         return None
-    balance = wallet_store.get_balance(conn, agent.uuid, for_update=True)
+    balance = wallet_store.get_balance(conn, agent.uuid)
     holding = str(uuid.uuid4())
     wallet_store.insert_account(conn, holding, now)
     estate: AgentRow | None = None

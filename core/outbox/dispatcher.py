@@ -54,8 +54,10 @@ from core.outbox.channel import Attempt, Channel
 from core.outbox.webhook import WebhookChannel
 from core.store import Conn, Database, StoreError, open_database
 from core.store import outbox as store
+from core.store.backend import reads_beside
 from core.store.committer import GroupCommitter
-from core.store.reads import Reads, reads_beside
+from core.store.health import PartHealth
+from core.store.reads import Reads
 
 log = logging.getLogger("agentledger.outbox")
 
@@ -158,13 +160,16 @@ class Dispatcher:
         #: read's snapshot may predate the commit, so it may still show them due. None: no read is out.
         self._ended_during_read: set[int] | None = None
         self._writer: GroupCommitter | None = None
+        #: Whether the last read of due deliveries worked (a database out of reach makes it fail).
+        self.health = PartHealth()
 
     async def start(self) -> None:
         self.breakers.clear()  # a restart forgets the breakers (held rows come due when their hold ends)
         self._answered.clear()
-        self._read = self.database.connect(durable=True)
+        # off the loop: after an outage the lease comes back before the database may answer quickly
+        self._read = await asyncio.to_thread(self.database.connect, durable=True)
         self._reads = reads_beside(self._read, size=1)  # the due query off the loop on PostgreSQL
-        self._writer = self.database.writer()
+        self._writer = await asyncio.to_thread(GroupCommitter, self.database)
         for channel in self.channels.values():
             await channel.start(self.concurrency)
         self._stopping = False
@@ -213,8 +218,10 @@ class Dispatcher:
             self._wakeup.clear()
             try:
                 await self._dispatch_due()
-            except StoreError:  # e.g. the file busy beyond the timeout: try again at the next poll
-                log.exception("outbox dispatcher: reading due deliveries failed")
+                self.health.ok()
+            except StoreError as exc:  # e.g. the database restarting: try again at the next poll
+                self.health.failed(exc)
+                log.warning("outbox dispatcher: reading due deliveries failed: %s", exc)
             # Not asyncio.wait_for: on Python 3.11 it can swallow a cancellation that arrives as the
             # event is set (gh-86296), and stop() would then wait forever.
             # The poll is due `poll_interval` after the last read (not after the last freed slot, which

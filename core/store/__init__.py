@@ -1,11 +1,15 @@
-"""The store (SQLite through apsw, WAL). All SQL lives in this package, so another backend can be
-added behind the same functions without touching the indexer or the API handlers."""
+"""The store: all SQL lives in this package, written once for both databases (SQLite through apsw,
+PostgreSQL through psycopg); what differs between them is core.store.backend's protocol, chosen once
+where the database is opened, so the indexer and the API never know which one runs underneath."""
 
 from core.store.database import Database, UnsupportedDatabase, database_of, kind_of, open_database
-from core.store.db import (
+from core.store.leases import LostLease
+from core.store.locks import lock
+from core.store.mutex import ProcessLock
+from core.store.sqlite import connect
+from core.store.transactions import (
     begin,
     commit,
-    connect,
     in_transaction,
     read_snapshot,
     rollback,
@@ -13,15 +17,13 @@ from core.store.db import (
     transaction,
     tune_for_indexing,
 )
-from core.store.leases import LostLease
-from core.store.locks import for_update, lock
-from core.store.mutex import ProcessLock
-from core.store.types import Conn, ConstraintViolation, StoreError
+from core.store.types import Conn, ConstraintViolation, DatabaseUnavailable, StoreError, unavailable
 
 __all__ = [
     "Conn",
     "ConstraintViolation",
     "Database",
+    "DatabaseUnavailable",
     "LostLease",
     "ProcessLock",
     "StoreError",
@@ -30,7 +32,6 @@ __all__ = [
     "commit",
     "connect",
     "database_of",
-    "for_update",
     "in_transaction",
     "kind_of",
     "lock",
@@ -40,4 +41,5 @@ __all__ = [
     "savepoint",
     "transaction",
     "tune_for_indexing",
+    "unavailable",
 ]

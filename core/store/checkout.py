@@ -9,8 +9,6 @@ from typing import Any
 
 import apsw
 
-from core.store import locks
-
 
 @dataclass(frozen=True)
 class ProviderRow:
@@ -125,11 +123,10 @@ class LinkClaim:
 
 
 def link_claim(conn: apsw.Connection, agent_uuid: str) -> LinkClaim | None:
-    """The claim on the agent's pending provider row, read FOR UPDATE; None without a pending row."""
+    """The claim on the agent's pending provider row; None without a pending row."""
     rows = _rows(
         conn,
-        "SELECT link_owner, link_attempt, link_started FROM providers WHERE agent_uuid = ? AND token_id IS NULL"  # noqa: S608 (a fixed suffix)
-        + locks.for_update(conn),
+        "SELECT link_owner, link_attempt, link_started FROM providers WHERE agent_uuid = ? AND token_id IS NULL",
         (agent_uuid,),
     )
     return LinkClaim(*rows[0]) if rows else None
@@ -274,11 +271,10 @@ def get_session(conn: apsw.Connection, session_id: str) -> SessionRow | None:
     return _session(rows[0]) if rows else None
 
 
-def session_by_job(conn: apsw.Connection, job_id: str, *, for_update: bool = False) -> SessionRow | None:
-    """The session whose gateway job is `job_id`; `for_update`: its row locked until the transaction ends
-    (PostgreSQL: a writer holding it is waited for, then its committed row is read)."""
+def session_by_job(conn: apsw.Connection, job_id: str) -> SessionRow | None:
+    """The session whose gateway job is `job_id`."""
     sql = f"SELECT {_SESSION_COLS} FROM checkout_sessions WHERE job_id = ?"  # noqa: S608
-    rows = _rows(conn, sql + (locks.for_update(conn) if for_update else ""), (job_id,))
+    rows = _rows(conn, sql, (job_id,))
     return _session(rows[0]) if rows else None
 
 

@@ -5,8 +5,9 @@ connection (synchronous=FULL). Work items submitted while a commit is in progres
 the next one; each group runs in ONE transaction, each item inside its own SAVEPOINT (an item
 that raises rolls back alone, the others still commit), and only after COMMIT returns do the
 callers get their results: an acknowledged write is on disk, and throughput comes from sharing
-the fsync, not from weaker settings. Items run one after another on one connection, so
-check-then-write logic inside an item (a balance check before a debit) is race-free.
+the fsync, not from weaker settings. Items run one after another on one connection, and the
+transaction holds the database's write lock (core.store.backend), so check-then-write logic inside
+an item (a balance check before a debit) is race-free with any number of processes.
 
 An item submitted with savepoint=False promises to write nothing when it raises (every check
 comes before its first write): it skips the SAVEPOINT/RELEASE pair, the largest fixed cost of a
@@ -14,13 +15,16 @@ small item. The promise is checked (the connection's change count): should an it
 writing, the group's transaction is rolled back and the group run again without it (it fails with
 its own exception, its writes undone), so no request can fail another's; the others are run again
 from the start of a fresh transaction, which is why every item must be a function of the
-connection alone (items are: they read what they need inside the transaction).
+connection alone (items are: they read what they need inside the transaction). On PostgreSQL a
+failed statement aborts the whole transaction: a savepoint=False item that raises after a SQL error
+has broken its promise even if it wrote nothing, and takes the same path.
 
-On PostgreSQL (core.store.pg) the same group runs in one READ COMMITTED transaction. BEGIN takes no
-lock there (rows are locked by the statements that write them), and a failed statement aborts the
-whole transaction: a savepoint=False item that raises after a SQL error has broken its promise even
-if it wrote nothing, and takes the same path. A deadlock or serialization failure (another process's
-group locked the same rows in the other order) rolls the group back and runs it again, whole.
+Losing the database: a session lost before COMMIT (a terminated backend, a failover, a restart) left
+nothing committed, so the group runs again at once on a new connection when one can be made; while
+none can, groups fail at once with DatabaseUnavailable (the API's 503) and a new connection is tried
+after a backoff that grows to RECONNECT_BACKOFF_MAX. A session lost during COMMIT is asked about on a
+new one (core.store.pg: the transaction's id), so a group that committed is answered as committed.
+`health` says whether the last group could run, and since when it could not.
 """
 
 from __future__ import annotations
@@ -31,18 +35,15 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import apsw
-
 from core.store.database import Database, open_database
-from core.store.db import BUSY_TIMEOUT_MS
-from core.store.pg import PostgresConnection
-from core.store.types import PostgresRetryable
+from core.store.health import PartHealth
+from core.store.types import CommitOutcomeUnknown, Conn, DatabaseUnavailable, PostgresRetryable, unavailable
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 T = TypeVar("T")
-Work = Callable[[apsw.Connection], Any]
+Work = Callable[[Conn], Any]
 #: Told after each durable commit: (items in the group, seconds its oldest item waited from submission
 #: to the end of the commit, seconds the COMMIT itself took). For metrics; must not raise.
 CommitObserver = Callable[[int, float, float], None]
@@ -52,8 +53,13 @@ Item = tuple[Work, bool, "asyncio.Future[Any]", float]
 
 log = logging.getLogger("agentledger.store")
 
-#: How many times a group is run again after a deadlock or serialization failure before its items fail.
+#: How many times a group is run again after a deadlock, a serialization failure or a lost session
+#: before its items fail.
 RETRIES = 8
+#: Seconds between two attempts to reconnect while the database cannot be reached: the first at once,
+#: then doubling from RECONNECT_BACKOFF_MIN up to RECONNECT_BACKOFF_MAX.
+RECONNECT_BACKOFF_MIN = 0.05
+RECONNECT_BACKOFF_MAX = 1.0
 
 
 class _BrokenPromise(Exception):
@@ -66,9 +72,10 @@ class _BrokenPromise(Exception):
 
 
 class _Rerun(Exception):
-    """PostgreSQL rolled the group's transaction back (deadlock, serialization): run it again whole."""
+    """The database rolled the group's transaction back (a deadlock, a serialization failure, the session
+    lost before COMMIT): run it again whole, on a new connection if the session is gone."""
 
-    def __init__(self, exc: PostgresRetryable) -> None:
+    def __init__(self, exc: BaseException) -> None:
         super().__init__(str(exc))
         self.exc = exc
 
@@ -76,17 +83,22 @@ class _Rerun(Exception):
 class GroupCommitter:
     def __init__(self, database: Database | Path | str, *, max_group: int = 512) -> None:
         self.database = open_database(database)
-        self.conn = self.database.connect(durable=True)
-        self._postgres = isinstance(self.conn, PostgresConnection)
+        self.backend = self.database.backend
+        self.conn: Conn | None = self.database.connect(durable=True)
         self.max_group = max_group
         self._pending: list[Item] = []
         self._worker: asyncio.Task[None] | None = None
         self.groups = 0  # commits made, for tests and benchmarks
         self.items = 0
-        self.reruns = 0  # groups run again after a deadlock or serialization failure (PostgreSQL)
+        self.reruns = 0  # groups run again after a deadlock, serialization failure or lost session
+        self.reconnects = 0
         self.observer: CommitObserver | None = None
+        #: Whether the last group could run (a database out of reach makes it fail).
+        self.health = PartHealth()
+        self._next_connect = 0.0  # time.monotonic() before which no reconnection is tried
+        self._backoff = 0.0
 
-    async def run(self, work: Callable[[apsw.Connection], T], *, savepoint: bool = True) -> T:
+    async def run(self, work: Callable[[Conn], T], *, savepoint: bool = True) -> T:
         """Run `work(conn)` in the next group; return its result once the group is committed.
         An exception from `work` is raised here (its writes rolled back, the group's others kept).
         savepoint=False: `work` writes nothing when it raises (see the module docstring)."""
@@ -100,15 +112,16 @@ class GroupCommitter:
         while self._pending:
             group, self._pending = self._pending[: self.max_group], self._pending[self.max_group :]
             try:
-                outcomes = await self._apply_isolated(group)
-                started = time.perf_counter()
-                await asyncio.to_thread(self._commit)  # the fsync, off the loop (apsw releases the GIL)
+                outcomes, started = await self._apply_isolated(group)
                 self.items += len(group)
             except BaseException as exc:  # BEGIN or COMMIT failed: nothing of the group is durable
+                if unavailable(exc) and self.conn is None:  # the session is gone, not only a lock's wait
+                    self.health.failed(exc)
                 for _, _, future, _ in group:
                     if not future.done():
                         future.set_exception(exc)
                 continue
+            self.health.ok()
             if self.observer is not None:
                 done = time.perf_counter()
                 self.observer(len(group), done - group[0][3], done - started)
@@ -120,26 +133,43 @@ class GroupCommitter:
                 else:
                     future.set_exception(value)
 
-    async def _apply_isolated(self, group: list[Item]) -> list[tuple[bool, Any]]:
-        """BEGIN, then every item of `group`; an item that broke its savepoint=False promise is taken
-        out (it fails with its own exception) and the rest run again in a new transaction."""
+    async def _apply_isolated(self, group: list[Item]) -> tuple[list[tuple[bool, Any]], float]:
+        """BEGIN, every item of `group`, COMMIT; an item that broke its savepoint=False promise is taken
+        out (it fails with its own exception) and the rest run again in a new transaction. Returns the
+        outcomes and when the COMMIT started."""
         failed: dict[int, BaseException] = {}
         reruns = 0
         while True:
-            await self._begin()
+            conn = await self._connection()
             live = [(i, item) for i, item in enumerate(group) if i not in failed]
             items = [item for _, item in live]
             try:
-                # PostgreSQL locks rows and names as the items run: waiting for one another process holds
-                # until its COMMIT (the audit log's lock, a balance row) must not stop this process's loop,
-                # so the items run in a thread there. SQLite's lock was taken by BEGIN: items never wait.
-                applied = await asyncio.to_thread(self._apply, items) if self._postgres else self._apply(items)
+                if self.backend.waits_off_loop:
+                    # Every statement is a round trip, and BEGIN may wait for another process's writer: the
+                    # whole transaction in a thread, never on the loop.
+                    applied = await asyncio.to_thread(self._begin_and_apply, conn, items)
+                else:
+                    # SQLite: BEGIN IMMEDIATE took the file's write lock; the items never wait, so they run on
+                    # the loop (a hop to a thread per group would cost more). Only BEGIN may wait, in a thread.
+                    if not self.backend.begin_write(conn, wait=False):
+                        await asyncio.to_thread(self.backend.begin_write, conn)
+                    applied = self._apply(conn, items)
+                started = time.perf_counter()
+                try:
+                    await asyncio.to_thread(self.backend.commit, conn)  # the fsync, off the loop
+                except DatabaseUnavailable as lost:
+                    # Lost with its session and known not to have committed: nothing of it is kept, so it
+                    # runs again whole. CommitOutcomeUnknown: it may have committed, it must not run twice.
+                    if not self.backend.broken(conn) or isinstance(lost, CommitOutcomeUnknown):
+                        raise
+                    self._lost(conn)
+                    raise _Rerun(lost) from lost
             except _Rerun as rerun:
                 reruns += 1
                 self.reruns += 1
                 if reruns > RETRIES:
                     raise rerun.exc from rerun
-                log.warning("a group was rolled back by the database (%s); running it again", rerun.exc.sqlstate)
+                log.warning("a group was rolled back by the database (%s); running it again", rerun.exc)
                 await asyncio.sleep(0.001 * reruns)
                 continue
             except _BrokenPromise as broken:
@@ -147,36 +177,57 @@ class GroupCommitter:
                 log.error("a write item failed after writing; its group runs again without it", exc_info=exc)
                 failed[index] = exc
                 continue
+            except BaseException as exc:
+                if self.backend.broken(conn) and unavailable(exc):
+                    self._lost(conn)
+                raise
+            self.groups += 1
             by_index = dict(zip((i for i, _ in live), applied, strict=True))
-            return [(False, failed[i]) if i in failed else by_index[i] for i in range(len(group))]
+            return [(False, failed[i]) if i in failed else by_index[i] for i in range(len(group))], started
 
-    async def _begin(self) -> None:
-        """BEGIN IMMEDIATE: at once on the loop when the write lock is free; when another process
-        (the indexer) holds it, wait for it in a thread, never on the loop. PostgreSQL: BEGIN locks nothing."""
-        if self._postgres:
-            if isinstance(self.conn, PostgresConnection) and self.conn.broken:
-                # the server restarted or the network cut the session: the failed group's callers got the
-                # error; the next group runs on a new connection instead of failing forever
-                log.warning("the database connection was lost; the writer reconnects")
-                self.conn.close()
-                self.conn = await asyncio.to_thread(self.database.connect, durable=True)
-            self.conn.execute("BEGIN")
-            return
-        self.conn.setbusytimeout(0)
+    async def _connection(self) -> Conn:
+        """The writing connection; after it was lost, a new one (DatabaseUnavailable at once while the last
+        attempt failed less than the backoff ago)."""
+        if self.conn is not None:
+            return self.conn
+        if time.monotonic() < self._next_connect:
+            raise DatabaseUnavailable("the database is out of reach; the writer tries to reconnect shortly")
         try:
-            self.conn.execute("BEGIN IMMEDIATE")
-            return
-        except apsw.BusyError:
-            pass
-        finally:
-            self.conn.setbusytimeout(BUSY_TIMEOUT_MS)
-        await asyncio.to_thread(self.conn.execute, "BEGIN IMMEDIATE")
+            conn = await asyncio.to_thread(self.database.connect, durable=True)
+        except BaseException:
+            self._backoff = min(RECONNECT_BACKOFF_MAX, max(RECONNECT_BACKOFF_MIN, self._backoff * 2))
+            self._next_connect = time.monotonic() + self._backoff
+            raise
+        self._backoff = 0.0
+        self.reconnects += 1
+        log.warning("the writer reconnected to the database")
+        self.conn = conn
+        return conn
 
-    def _apply(self, group: list[Item]) -> list[tuple[bool, Any]]:
-        """Run every item of the open transaction (committed by _commit), each in its own savepoint
+    def _lost(self, conn: Conn) -> None:
+        """The session is gone: the next group opens a new one (the first attempt at once)."""
+        if self.conn is conn:
+            log.warning("the writer's database session was lost")
+            self.conn = None
+            self._next_connect = 0.0
+            conn.close()
+
+    def _begin_and_apply(self, conn: Conn, group: list[Item]) -> list[tuple[bool, Any]]:
+        try:
+            self.backend.begin_write(conn)
+        except DatabaseUnavailable as exc:
+            if not self.backend.broken(conn):  # the write lock not had within its timeout
+                raise
+            self._lost(conn)  # an idle session the server dropped (a restart): again on a new one
+            raise _Rerun(exc) from exc
+        return self._apply(conn, group)
+
+    def _apply(self, conn: Conn, group: list[Item]) -> list[tuple[bool, Any]]:
+        """Run every item of the open transaction (committed by the caller), each in its own savepoint
         unless it was submitted with savepoint=False; on any failure of the group as a whole the
-        transaction is rolled back and the failure raised (_BrokenPromise: which item broke it)."""
-        conn = self.conn
+        transaction is rolled back and the failure raised (_BrokenPromise: which item broke it; _Rerun:
+        the database rolled it back, or the session was lost, and nothing of it was committed)."""
+        backend = self.backend
         outcomes: list[tuple[bool, Any]] = []
         try:
             for index, (work, savepoint, _, _) in enumerate(group):
@@ -187,6 +238,8 @@ class GroupCommitter:
                     except PostgresRetryable as exc:
                         raise _Rerun(exc) from exc
                     except BaseException as exc:
+                        if backend.broken(conn):
+                            raise _Rerun(exc) from exc
                         conn.execute("ROLLBACK TO item")
                         conn.execute("RELEASE item")
                         outcomes.append((False, exc))
@@ -200,28 +253,27 @@ class GroupCommitter:
                 except PostgresRetryable as exc:
                     raise _Rerun(exc) from exc
                 except BaseException as exc:
+                    if backend.broken(conn):
+                        raise _Rerun(exc) from exc
                     # it broke its promise (its writes cannot be undone alone), or on PostgreSQL a failed
                     # statement aborted the whole transaction
-                    if conn.total_changes() != changes or (isinstance(conn, PostgresConnection) and conn.failed):
+                    if conn.total_changes() != changes or backend.aborted(conn):
                         raise _BrokenPromise(index, exc) from exc
                     outcomes.append((False, exc))
                 else:
                     outcomes.append((True, value))
-        except BaseException:
+        except BaseException as exc:
+            if backend.broken(conn):
+                self._lost(conn)
+                if not isinstance(exc, _Rerun):
+                    raise _Rerun(exc) from exc
+                raise
             conn.execute("ROLLBACK")
             raise
         return outcomes
 
-    def _commit(self) -> None:
-        try:
-            self.conn.execute("COMMIT")
-        except BaseException:
-            if self.conn.in_transaction:
-                self.conn.execute("ROLLBACK")
-            raise
-        self.groups += 1
-
     async def close(self) -> None:
         if self._worker is not None:
             await self._worker
-        self.conn.close()
+        if self.conn is not None:
+            self.conn.close()

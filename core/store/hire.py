@@ -9,8 +9,6 @@ from typing import Any
 
 import apsw
 
-from core.store import locks
-
 #: A service is unhealthy (never chosen automatically) after this many failed runs or probes in a row.
 UNHEALTHY_AFTER = 3
 
@@ -385,11 +383,10 @@ def insert_job(conn: apsw.Connection, j: JobRow) -> bool:
     return bool(conn.changes())
 
 
-def get_job(conn: apsw.Connection, job_id: str, *, for_update: bool = False) -> JobRow | None:
-    """The job; `for_update`: its row locked until the transaction ends (PostgreSQL; SQLite's writer
-    holds the whole database), so two writers that both settle it take turns and the second sees the
-    first's move."""
-    sql = f"SELECT {_JOB_COLS} FROM hire_jobs WHERE id = ?" + (locks.for_update(conn) if for_update else "")  # noqa: S608
+def get_job(conn: apsw.Connection, job_id: str) -> JobRow | None:
+    """The job (two writers that both settle it take turns under the write lock, and the second sees the
+    first's move: core.store.locks)."""
+    sql = f"SELECT {_JOB_COLS} FROM hire_jobs WHERE id = ?"  # noqa: S608
     rows = _rows(conn, sql, (job_id,))
     return _job(rows[0]) if rows else None
 

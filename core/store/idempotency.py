@@ -13,8 +13,6 @@ from typing import Any
 
 import apsw
 
-from core.store import locks
-
 
 @dataclass(frozen=True)
 class IdemRow:
@@ -50,14 +48,9 @@ def _row(values: tuple[Any, ...]) -> IdemRow:
     )
 
 
-def get(conn: apsw.Connection, scope: str, key: str, *, for_update: bool = False) -> IdemRow | None:
-    """The key's row; for_update=True keeps it as read until the transaction ends (core.store.locks)."""
-    rows = _rows(
-        conn,
-        f"SELECT {_COLUMNS} FROM idempotency_keys WHERE scope = ? AND idem_key = ?"  # noqa: S608
-        + (locks.for_update(conn) if for_update else ""),
-        (scope, key),
-    )
+def get(conn: apsw.Connection, scope: str, key: str) -> IdemRow | None:
+    """The key's row."""
+    rows = _rows(conn, f"SELECT {_COLUMNS} FROM idempotency_keys WHERE scope = ? AND idem_key = ?", (scope, key))  # noqa: S608
     return _row(rows[0]) if rows else None
 
 
@@ -76,7 +69,7 @@ def claim(
         )
         if made:
             return None
-        row = get(conn, scope, key, for_update=True)
+        row = get(conn, scope, key)
         if row is not None:
             return row
         # the row that refused the insert was deleted (purged, released) before it could be read: again

@@ -2,23 +2,18 @@
 processes and is no database write: the operator key's nonce (estimate -> sign -> send), which two
 API processes sharing the key would otherwise both take.
 
-SQLite: an flock on a file beside the database (every process of a SQLite database runs on its
-machine). PostgreSQL: a session advisory lock on a connection kept for the lock. Either is released
-by the operating system or the server when the holding process dies, so a kill -9 never leaves it
-held."""
+Each backend keeps it its own way (core.store.backend.process_lock): SQLite, an flock on a file beside
+the database (every process of a SQLite database runs on its machine); PostgreSQL, a session advisory
+lock on a connection kept for the lock. Either is released by the operating system or the server when
+the holding process dies, so a kill -9 never leaves it held."""
 
 from __future__ import annotations
 
-import fcntl
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 from core.store.database import Database
-from core.store.types import Conn
-
-IN_MEMORY = ("", ":memory:")
 
 
 class ProcessLock:
@@ -29,38 +24,12 @@ class ProcessLock:
         self.database = database
         self.name = name
         self._local = threading.Lock()  # one holder per process at a time; the cross-process lock below
-        self._conn: Conn | None = None
+        self._lock = database.backend.process_lock(database.location, name)
 
     @contextmanager
     def held(self) -> Iterator[None]:
-        with self._local:
-            if self.database.kind == "postgresql":
-                with self._advisory():
-                    yield
-            elif self.database.location in IN_MEMORY:  # a private database: no other process can open it
-                yield
-            else:
-                with self._flock():
-                    yield
-
-    @contextmanager
-    def _flock(self) -> Iterator[None]:
-        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in self.name)
-        with Path(f"{self.database.location}.{safe}.lock").open("a") as file:  # closing it releases the lock
-            fcntl.flock(file, fcntl.LOCK_EX)
+        with self._local, self._lock.held():
             yield
-
-    @contextmanager
-    def _advisory(self) -> Iterator[None]:
-        if self._conn is None:
-            self._conn = self.database.connect()
-        self._conn.execute("SELECT pg_advisory_lock(hashtext(?))", (self.name,))
-        try:
-            yield
-        finally:
-            self._conn.execute("SELECT pg_advisory_unlock(hashtext(?))", (self.name,))
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        self._lock.close()

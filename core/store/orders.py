@@ -11,8 +11,6 @@ from typing import Any
 
 import apsw
 
-from core.store import locks
-
 
 @dataclass(frozen=True)
 class OrderRow:
@@ -125,11 +123,10 @@ def insert_history(conn: apsw.Connection, order_id: str, h: HistoryRow) -> None:
 
 
 def session_order_id(conn: apsw.Connection, session_id: str) -> str | None:
-    """The order of a session (None when it has none yet), its row locked until the transaction ends:
-    whoever records the order next (the API from the receipt, the follower from the chain) waits and then
-    reads it. LookupError for an unknown session."""
-    sql = "SELECT order_id FROM checkout_sessions WHERE id = ?" + locks.for_update(conn)  # noqa: S608 (a fixed suffix)
-    rows = _rows(conn, sql, (session_id,))
+    """The order of a session (None when it has none yet): whoever records the order next (the API from
+    the receipt, the follower from the chain) does so under the write lock, after the other's commit.
+    LookupError for an unknown session."""
+    rows = _rows(conn, "SELECT order_id FROM checkout_sessions WHERE id = ?", (session_id,))
     if not rows:
         raise LookupError(f"no checkout session {session_id}")
     return str(rows[0][0]) if rows[0][0] else None

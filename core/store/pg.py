@@ -1,11 +1,14 @@
-"""The PostgreSQL backend's connection: psycopg 3 (sync) behind the subset of apsw's Connection API
-the store and its callers use, so one store function runs on either backend.
+"""The PostgreSQL backend (core.store.backend): its connection, psycopg 3 (sync) behind the subset of
+apsw's Connection API the store and its callers use, so one store function runs on either backend.
 
 - SQL keeps SQLite's placeholders: `?`, `?N` and `:name` become `%s` / `%(pN)s` / `%(name)s`, once per
   SQL string (cached); a literal `%` is doubled. String literals, quoted names and comments are left alone.
 - Autocommit mode, like apsw: the store's own `BEGIN` / `COMMIT` / `SAVEPOINT` statements delimit
-  transactions. `BEGIN IMMEDIATE` (SQLite's "take the write lock now") becomes `BEGIN` (READ COMMITTED:
-  a statement that waits for a row lock then sees the latest committed row).
+  transactions. A write transaction (`begin_write`) takes the database's one write lock right after its
+  BEGIN, in the same round trip (module docstring of core.store.backend): PostgreSQL's form of SQLite's
+  BEGIN IMMEDIATE. READ COMMITTED: each statement after it sees every commit of the writers before it.
+- Every session bounds its waits (connect, lock, statement, idle in a transaction; TCP keepalives and a
+  user timeout for a cut network), so a lost server shows as an error within seconds, never as a hang.
 - `changes()` / `total_changes()` count the rows of INSERT/UPDATE/DELETE statements (their row counts,
   RETURNING included), as apsw does.
 - Values: a Python bool is bound as an integer (the schema has no boolean columns); a NUMERIC result
@@ -14,27 +17,77 @@ the store and its callers use, so one store function runs on either backend.
 - Errors: every psycopg error is raised as a PostgresError, a subclass of apsw.Error, so the project's
   `except StoreError` (core.store.types) covers both backends; integrity violations (class 23) are
   PostgresConstraintViolation, also an apsw.ConstraintError (= core.store.ConstraintViolation);
-  deadlocks and serialization failures are PostgresRetryable (the committer reruns its group).
+  deadlocks and serialization failures are PostgresRetryable (the committer reruns its group); a lost or
+  refused connection, a server shutting down and a wait past its limit are PostgresUnavailable
+  (core.store.types.DatabaseUnavailable: the API's 503).
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal, TypeVar, cast
 
 import psycopg
 from psycopg import pq
 from psycopg.adapt import Dumper, Loader
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from core.store.types import PostgresConstraintViolation, PostgresError, PostgresRetryable, Uint256Hex
+from core.store import pg_reorg, pg_schema
+from core.store.reads import APPLICATION_NAME, POOL_WAIT, READ_POOL_SIZE, RECONNECT_GIVE_UP, Reads
+from core.store.types import (
+    CommitOutcomeUnknown,
+    Conn,
+    PostgresConstraintViolation,
+    PostgresError,
+    PostgresRetryable,
+    PostgresUnavailable,
+    StoreError,
+    Uint256Hex,
+)
 
 Params = Sequence[Any] | Mapping[str, Any] | None
+T = TypeVar("T")
 
 #: SQLSTATEs after which running the same transaction again may succeed.
 RETRYABLE = frozenset({"40P01", "40001"})
+#: SQLSTATEs of a server out of reach for now (besides class 08, connection exceptions, and class 57P,
+#: the server shutting down or starting): too many connections, a lock or statement past its time limit,
+#: a session ended for idling in a transaction.
+UNAVAILABLE = frozenset({"53300", "55P03", "57014", "25P03"})
+
+log = logging.getLogger("agentledger.store")
+
+#: Seconds a writer whose session was lost during COMMIT keeps asking a new session whether it committed.
+COMMIT_OUTCOME_WAIT = 10.0
+#: Seconds to wait for the server to accept a connection (libpq's least is 2).
+CONNECT_TIMEOUT = 3
+#: A writer waits at most this long (ms) for the write lock, i.e. for the writer before it to commit.
+LOCK_TIMEOUT_MS = 10_000
+#: A statement runs at most this long (ms): a bug shows as an error, never as a hang.
+STATEMENT_TIMEOUT_MS = 60_000
+#: The server ends a session idle in an open transaction this long (ms): a stalled process (a stop signal,
+#: a debugger) cannot keep the write lock from every other writer.
+IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000
+#: A cut network (no reset, no reply) is noticed within seconds instead of the kernel's 15 minutes: TCP
+#: keepalives on an idle session, and a limit on how long sent data may stay unacknowledged.
+TCP_SETTINGS = {
+    "keepalives": 1,
+    "keepalives_idle": 5,
+    "keepalives_interval": 2,
+    "keepalives_count": 3,
+    "tcp_user_timeout": 10_000,
+}
+#: The advisory lock every write transaction takes right after BEGIN (the two-int form: its key space is
+#: apart from the one-bigint keys of pg_schema.MIGRATION_LOCK and the process locks' hashtext names).
+WRITE_LOCK = (0x61676C00, 1)  # "agl", 1
 
 _TOKEN = re.compile(
     r"""
@@ -47,6 +100,12 @@ _TOKEN = re.compile(
     re.VERBOSE | re.DOTALL,
 )
 
+#: Statements that end a transaction (the write lock and its transaction id with it).
+_ENDS = frozenset({"COMMIT", "ROLLBACK"})
+#: BEGIN of a write transaction: the write lock and the transaction's id in the same round trip (no
+#: parameters: one simple query of two statements).
+WRITE_BEGIN = f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK[0]}, {WRITE_LOCK[1]}), txid_current()"
+_TRY_WRITE_BEGIN = f"BEGIN; SELECT pg_try_advisory_xact_lock({WRITE_LOCK[0]}, {WRITE_LOCK[1]}), txid_current()"
 _BEGIN = re.compile(r"\s*BEGIN\s+(IMMEDIATE|DEFERRED|EXCLUSIVE)\s*;?\s*$", re.IGNORECASE)
 _WRITES = ("INSERT", "UPDATE", "DELETE", "MERGE")
 
@@ -55,8 +114,9 @@ _WRITES = ("INSERT", "UPDATE", "DELETE", "MERGE")
 def translate(sql: str) -> tuple[str, bool]:
     """SQLite placeholders -> psycopg ones. Returns (sql, numbered): numbered when the statement uses
     `?N` (its positional parameters are then passed by name, p1, p2, ...)."""
-    if _BEGIN.match(sql):
-        return "BEGIN", False
+    begin = _BEGIN.match(sql)
+    if begin:  # SQLite's BEGIN IMMEDIATE / EXCLUSIVE take the write lock; so does their form here
+        return ("BEGIN" if begin.group(1).upper() == "DEFERRED" else WRITE_BEGIN), False
     numbered = False
 
     def sub(m: re.Match[str]) -> str:
@@ -108,15 +168,39 @@ def adapt(conn: psycopg.Connection[Any]) -> None:
     conn.adapters.register_loader("numeric", _NumericAsNumber)
 
 
-def wrap_error(exc: psycopg.Error) -> PostgresError:
-    """The store's class for a psycopg error (the original is its __cause__)."""
+def wrap_error(exc: psycopg.Error, *, lost: bool = False) -> PostgresError:
+    """The store's class for a psycopg error (the original is its __cause__). `lost`: the connection it
+    came from is broken (a server restart, a terminated backend, a cut network)."""
     state = exc.sqlstate or ""
     message = str(exc).strip() or type(exc).__name__
     if state.startswith("23"):
         return PostgresConstraintViolation(message, sqlstate=state)
     if state in RETRYABLE:
         return PostgresRetryable(message, sqlstate=state)
+    if lost or state.startswith(("08", "57P")) or state in UNAVAILABLE or _unreachable(exc):
+        return PostgresUnavailable(message, sqlstate=state)
     return PostgresError(message, sqlstate=state)
+
+
+def _unreachable(exc: psycopg.Error) -> bool:
+    """An error raised before any server answered: no connection could be made, or it is closed, or the
+    pool had none to lend in time (psycopg_pool.PoolTimeout is an OperationalError too)."""
+    return isinstance(exc, psycopg.OperationalError) and exc.sqlstate is None
+
+
+def connect_options(url: str) -> str:
+    """The conninfo of a session of the store: `url` with the time limits and TCP settings above. A value the
+    URL gives itself wins (its `options` are applied after these, so its `-c lock_timeout=...` holds)."""
+    given = conninfo_to_dict(url)
+    limits = (
+        f"-c lock_timeout={LOCK_TIMEOUT_MS} -c statement_timeout={STATEMENT_TIMEOUT_MS}"
+        f" -c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_TIMEOUT_MS}"
+    )
+    params: dict[str, Any] = {k: v for k, v in TCP_SETTINGS.items() if k not in given}
+    if "connect_timeout" not in given:
+        params["connect_timeout"] = CONNECT_TIMEOUT
+    params["options"] = f"{limits} {given['options']}" if given.get("options") else limits
+    return make_conninfo(url, **params)
 
 
 class Cursor:
@@ -133,6 +217,14 @@ class Cursor:
     def fetchall(self) -> list[tuple[Any, ...]]:
         return self._cur.fetchall() if self._rows() else []
 
+    def last_row(self) -> tuple[Any, ...]:
+        """The first row of the last statement's result (a query of several statements)."""
+        while self._cur.nextset():
+            pass
+        row: tuple[Any, ...] | None = self._cur.fetchone()
+        assert row is not None
+        return row
+
     def fetchone(self) -> tuple[Any, ...] | None:
         return self._cur.fetchone() if self._rows() else None
 
@@ -147,11 +239,14 @@ class Cursor:
 class PostgresConnection:
     """One psycopg connection with the apsw-like surface of core.store.Conn (see the module docstring)."""
 
+    #: The store's backend of this connection (core.store.backend.backend_of).
+    backend: PostgresBackend
+
     def __init__(self, url: str, *, durable: bool = True, location: str | None = None) -> None:
         try:
-            raw: psycopg.Connection[Any] = psycopg.connect(url, autocommit=True)
+            raw: psycopg.Connection[Any] = psycopg.connect(connect_options(url), autocommit=True)
         except psycopg.Error as exc:
-            raise wrap_error(exc) from exc
+            raise wrap_error(exc, lost=True) from exc
         adapt(raw)
         self._attach(raw, location or url, owned=True)
         # Said either way (not left to the server's default): durable commits wait for the WAL flush, as
@@ -175,6 +270,9 @@ class PostgresConnection:
         self._changes = 0
         self._total = 0
         self._lock = threading.Lock()  # a connection is used by one thread at a time (committer hand-offs)
+        #: The transaction id of the write transaction begun by `begin_write` and not ended yet (its commit's
+        #: outcome can be asked for after the session is lost: PostgresBackend.committed).
+        self.write_txid: int | None = None
 
     @property
     def raw(self) -> psycopg.Connection[Any]:
@@ -194,16 +292,24 @@ class PostgresConnection:
             self._changes = n
             self._total += n
 
+    def _failed(self, exc: psycopg.Error) -> PostgresError:
+        return wrap_error(exc, lost=self._conn.broken or self._conn.closed)
+
     def execute(self, sql: str, params: Params = None) -> Cursor:
         text, bound = self._params(sql, params)
-        cur = self._conn.cursor()
+        if text in _ENDS:
+            self.write_txid = None
         try:
+            cur = self._conn.cursor()
             if bound is None or (not isinstance(bound, Mapping) and len(bound) == 0 and "%s" not in text):
                 cur.execute(text.replace("%%", "%") if "%%" in text else text, prepare=False)  # type: ignore[arg-type]
             else:
                 cur.execute(text, bound)  # type: ignore[arg-type]
         except psycopg.Error as exc:
-            raise wrap_error(exc) from exc
+            raise self._failed(exc) from exc
+        if text is WRITE_BEGIN:
+            self.write_txid = int(Cursor(cur).last_row()[1])
+            return Cursor(cur)
         self._count(cur)
         return Cursor(cur)
 
@@ -212,11 +318,11 @@ class PostgresConnection:
         rows: Iterable[Any] = seq
         if numbered:
             rows = ({f"p{i}": v for i, v in enumerate(r, start=1)} if not isinstance(r, Mapping) else r for r in seq)  # type: ignore[arg-type]
-        cur = self._conn.cursor()
         try:
+            cur = self._conn.cursor()
             cur.executemany(text, rows)  # type: ignore[arg-type]
         except psycopg.Error as exc:
-            raise wrap_error(exc) from exc
+            raise self._failed(exc) from exc
         n = max(cur.rowcount, 0)
         self._changes = n
         self._total += n
@@ -268,3 +374,234 @@ class PostgresConnection:
 
     def __repr__(self) -> str:
         return f"<PostgresConnection {self.location.split('@')[-1]}>"
+
+
+# ---- the backend -----------------------------------------------------------------------------------
+
+
+def _pg(conn: Conn) -> PostgresConnection:
+    """`conn` as what it is on this backend (Conn is typed as SQLite's connection)."""
+    return cast(PostgresConnection, conn)
+
+
+class _NoCheckpoints:
+    """PostgreSQL checkpoints on its own."""
+
+    def attach(self) -> None:
+        pass
+
+    def detach(self) -> None:
+        pass
+
+
+class PostgresBackend:
+    kind: Literal["postgresql"] = "postgresql"
+    #: Statements are round trips to a server and the write lock may be another process's: off the loop.
+    waits_off_loop = True
+
+    def owns(self, conn: object) -> bool:
+        return isinstance(conn, PostgresConnection)
+
+    def connect(self, location: str, *, durable: bool) -> Conn:
+        # durable=False: `SET synchronous_commit = off` (a crash may lose the last commits, never corrupt).
+        conn = PostgresConnection(location, durable=durable)
+        try:
+            pg_schema.migrate(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn  # type: ignore[return-value]
+
+    def begin_write(self, conn: Conn, *, wait: bool = True) -> bool:
+        if wait:
+            conn.execute("BEGIN IMMEDIATE")  # translated to WRITE_BEGIN: it records write_txid
+            return True
+        got, txid = _pg(conn).execute(_TRY_WRITE_BEGIN).last_row()
+        if not got:
+            conn.execute("ROLLBACK")
+            return False
+        _pg(conn).write_txid = int(txid)
+        return True
+
+    def commit(self, conn: Conn) -> None:
+        """COMMIT. When the session is lost before the answer came, the outcome is asked for on a new one
+        (`committed`): returns if the transaction committed after all, raises DatabaseUnavailable if it
+        did not, CommitOutcomeUnknown if the server could not tell within COMMIT_OUTCOME_WAIT seconds."""
+        txid = _pg(conn).write_txid
+        try:
+            conn.execute("COMMIT")
+        except PostgresUnavailable:
+            if txid is None or not _pg(conn).broken:
+                raise
+            deadline = time.monotonic() + COMMIT_OUTCOME_WAIT
+            while True:
+                try:
+                    outcome = self.committed(_pg(conn).location, txid)
+                except PostgresUnavailable:
+                    outcome = None
+                if outcome is not None:
+                    if outcome:
+                        log.warning("a COMMIT's answer was lost with its session; the transaction committed")
+                        return
+                    raise
+                if time.monotonic() >= deadline:
+                    raise CommitOutcomeUnknown(
+                        f"the session was lost during COMMIT and transaction {txid}'s outcome is unknown"
+                    ) from None
+                time.sleep(0.2)
+
+    def begin_snapshot(self, conn: Conn) -> None:
+        # its BEGIN under READ COMMITTED would give each statement its own snapshot
+        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+
+    def holds_write_lock(self, conn: Conn) -> bool:
+        return _pg(conn).write_txid is not None and bool(_pg(conn).in_transaction)
+
+    def aborted(self, conn: Conn) -> bool:
+        return bool(_pg(conn).failed)
+
+    def broken(self, conn: Conn) -> bool:
+        return bool(_pg(conn).broken)
+
+    def track(self, conn: Conn, table: str) -> None:
+        pg_reorg.track(_pg(conn), table)
+
+    def undo(self, conn: Conn, ancestor: int) -> int:
+        return pg_reorg.undo(_pg(conn), ancestor)
+
+    def checkpointer(self, conn: Conn) -> _NoCheckpoints:
+        return _NoCheckpoints()
+
+    def tune_for_indexing(self, conn: Conn) -> None:
+        """Nothing: the cache is the server's shared buffers, and the indexer's connection already commits
+        asynchronously (durable=False)."""
+
+    def process_lock(self, location: str, name: str) -> AdvisoryLock:
+        return AdvisoryLock(location, name)
+
+    def reads(self, conn: Conn, size: int) -> Reads:
+        return PooledReads(_pg(conn).location, size=size) if size > 0 else Reads(conn, self)
+
+    def committed(self, location: str, txid: int) -> bool | None:
+        """Did the write transaction `txid` commit? Asked on a new session after the one that sent its COMMIT
+        was lost before the answer came: True or False once the server knows, None while it is in progress
+        (raises PostgresUnavailable while the server cannot be reached)."""
+        conn = PostgresConnection(location)
+        try:
+            (status,) = conn.execute("SELECT txid_status(?)", (txid,)).fetchall()[0]
+        finally:
+            conn.close()
+        if status == "committed":
+            return True
+        if status == "in progress":
+            return None
+        return False  # aborted (a transaction in progress at a crash or restart is aborted), or forgotten
+
+    def __repr__(self) -> str:
+        return "<PostgreSQL backend>"
+
+
+class PooledReads(Reads):
+    """PostgreSQL: each `fn` on a pooled connection, in a thread of the pool's own executor (as many
+    threads as connections, so a thread never waits for a connection)."""
+
+    def __init__(self, url: str, *, size: int = READ_POOL_SIZE) -> None:
+        # No connection of its own, and the pool is not opened here: an app that is built and never served
+        # (schema, tests) opens nothing.
+        self.kind = "postgresql"
+        self._url = url
+        self._size = size
+        self._pool: Any = None
+        self._executor: ThreadPoolExecutor | None = None
+        self._opening = threading.Lock()
+
+    def _open(self) -> tuple[Any, ThreadPoolExecutor]:
+        with self._opening:
+            if self._pool is None:
+                from psycopg_pool import ConnectionPool
+
+                def configure(raw: Any) -> None:
+                    adapt(raw)
+                    raw.execute("SET default_transaction_read_only = on")
+
+                self._pool = ConnectionPool(
+                    connect_options(self._url),
+                    min_size=1,
+                    max_size=self._size,
+                    kwargs={"autocommit": True, "application_name": APPLICATION_NAME},
+                    configure=configure,
+                    num_workers=1,
+                    name="agentledger-reads",
+                    timeout=POOL_WAIT,
+                    reconnect_timeout=RECONNECT_GIVE_UP,
+                    open=True,
+                )
+                self._executor = ThreadPoolExecutor(self._size, thread_name_prefix="agentledger-read")
+            assert self._executor is not None
+            return self._pool, self._executor
+
+    def _call(self, pool: Any, fn: Callable[[Conn], T]) -> T:
+        attempts = self._size + 1  # every pooled session may have died at once (a server restart)
+        for attempt in range(1, attempts + 1):
+            try:
+                raw = pool.getconn()
+            except psycopg.Error as exc:  # none to lend within POOL_WAIT (psycopg_pool.PoolTimeout)
+                raise wrap_error(exc, lost=True) from exc
+            try:
+                return fn(PostgresConnection.borrowing(raw, self._url))  # type: ignore[arg-type]
+            except StoreError:
+                # The server closed the session (a restart, an idle timeout, a terminated backend):
+                # again on another. A read-only session wrote nothing, so nothing is done twice.
+                if attempt == attempts or not raw.broken:
+                    raise
+            finally:
+                pool.putconn(raw)  # the pool discards a broken connection when it comes back
+        raise AssertionError("unreachable")
+
+    async def run(self, fn: Callable[[Conn], T]) -> T:
+        pool, executor = self._pool, self._executor
+        if pool is None or executor is None:
+            pool, executor = self._open()
+        return await asyncio.get_running_loop().run_in_executor(executor, self._call, pool, fn)
+
+    def close(self) -> None:
+        with self._opening:
+            if self._executor is not None:
+                self._executor.shutdown(wait=True)
+            if self._pool is not None:
+                self._pool.close()
+            self._pool = self._executor = None
+
+
+class AdvisoryLock:
+    """A session advisory lock on a connection kept for it (core.store.mutex.ProcessLock on PostgreSQL); a
+    connection lost while not held is replaced at the next use. The server releases the lock when the
+    session ends, so a holder killed (or its session cut) never leaves it held."""
+
+    def __init__(self, location: str, name: str) -> None:
+        self.location = location
+        self.name = name
+        self._conn: PostgresConnection | None = None
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        if self._conn is None or self._conn.broken:
+            if self._conn is not None:
+                self._conn.close()
+            self._conn = PostgresConnection(self.location)
+        conn = self._conn
+        conn.execute("SELECT pg_advisory_lock(hashtext(?))", (self.name,))
+        try:
+            yield
+        finally:
+            if not conn.broken:  # a lost session released it already
+                conn.execute("SELECT pg_advisory_unlock(hashtext(?))", (self.name,))
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+POSTGRESQL = PostgresBackend()
+PostgresConnection.backend = POSTGRESQL

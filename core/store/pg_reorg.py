@@ -9,9 +9,13 @@ deleted by its new key and its old image inserted again, a deleted row is insert
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.store.pg import PostgresConnection
+from core.store.schema import TRACKED_TABLES
+
+if TYPE_CHECKING:
+    from core.store.pg import PostgresConnection
+
 
 FUNCTION = """
 CREATE OR REPLACE FUNCTION agentledger_reorg_undo() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -60,8 +64,6 @@ def key_columns(conn: PostgresConnection, table: str) -> list[str]:
 
 def install_triggers(conn: PostgresConnection) -> None:
     """(Re)create the journaling trigger of every tracked table (idempotent)."""
-    from core.store.reorg import TRACKED_TABLES
-
     conn.execute(FUNCTION)
     for table in TRACKED_TABLES:
         track(conn, table)

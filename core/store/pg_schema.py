@@ -22,8 +22,12 @@ tests/unit/test_pg_schema.py compares the tables and columns with SQLite's final
 
 from __future__ import annotations
 
-from core.store import pg_ddl, schema
-from core.store.pg import PostgresConnection
+from typing import TYPE_CHECKING
+
+from core.store import pg_ddl, pg_reorg, schema
+
+if TYPE_CHECKING:
+    from core.store.pg import PostgresConnection
 
 #: The SQLite schema version the baseline equals.
 BASELINE_VERSION = 20
@@ -689,8 +693,6 @@ def _version(conn: PostgresConnection) -> int:
 def migrate(conn: PostgresConnection) -> None:
     """Bring the database to the current schema (idempotent; safe with several processes starting at
     once: the first migrates under the advisory lock, the others wait and then find nothing to do)."""
-    from core.store import pg_reorg
-
     if _version(conn) >= current_version():
         return
     conn.execute("SELECT pg_advisory_lock(?)", (MIGRATION_LOCK,))

@@ -456,6 +456,12 @@ def get_tip(conn: apsw.Connection, chain_id: int) -> tuple[int, str, int, int] |
     return None if row is None else (row[0], row[1], row[2], row[3])
 
 
+def tip_updated_at(conn: apsw.Connection, chain_id: int) -> float | None:
+    """When the checkpoint last moved (the indexer's clock), or None before the first."""
+    row = conn.execute("SELECT updated_at FROM sync_state WHERE chain_id = ?", (chain_id,)).fetchone()
+    return None if row is None else float(row[0])
+
+
 def set_tip(
     conn: apsw.Connection, chain_id: int, number: int, block_hash: str, head: int, finalized: int, now: float
 ) -> None:

@@ -17,17 +17,22 @@ knows the backend:
 `fn` sees committed rows; each statement has its own snapshot on both backends, as the process's one
 read connection gave before; several reads that must agree take `core.store.read_snapshot(conn)`.
 `fn` may run in another thread than its caller: it touches only its connection and its arguments.
+
+While the server is out of reach a read fails within a bounded time with DatabaseUnavailable (the API's
+503): a pooled connection is waited for at most POOL_WAIT seconds, and the pool gives up reconnecting a
+slot after RECONNECT_GIVE_UP seconds, so the next read that finds the pool empty tries at once instead of
+waiting out the pool's backoff (an outage of 8 s was served again 6-7 s after the server was back).
 """
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from core.store.types import Conn, StoreError
+
+if TYPE_CHECKING:
+    from core.store.backend import Backend
 
 T = TypeVar("T")
 
@@ -35,103 +40,39 @@ T = TypeVar("T")
 READ_POOL_SIZE = 8
 #: The pool's sessions in pg_stat_activity.
 APPLICATION_NAME = "agentledger-reads"
+#: Seconds a read waits for a pooled connection before it fails (DatabaseUnavailable).
+POOL_WAIT = 2.0
+#: Seconds the pool keeps retrying a lost slot in the background before leaving it to the next read.
+RECONNECT_GIVE_UP = 2.0
 
 
 class Reads:
-    """The read side of one process's database (see the module doc): each `fn` inline on `conn`."""
+    """The read side of one process's database (see the module doc): each `fn` inline on `conn`. A
+    PostgreSQL session lost under it (a server restart) is replaced at the next read, on the loop."""
 
-    def __init__(self, conn: Conn) -> None:
-        from core.store.database import kind_of
-
+    def __init__(self, conn: Conn, backend: Backend) -> None:
         self._conn = conn
-        #: "sqlite" or "postgresql" (core.store.database.Kind).
-        self.kind: str = kind_of(conn)
+        self._backend = backend
+        self._replaced: Conn | None = None  # a connection opened here after `conn` was lost (ours to close)
+        #: "sqlite" or "postgresql".
+        self.kind: str = backend.kind
 
     async def run(self, fn: Callable[[Conn], T]) -> T:
         """`fn(conn)`'s result (its exception raised here)."""
-        return fn(self._conn)
+        try:
+            return fn(self._conn)
+        except StoreError:
+            if not self._backend.broken(self._conn):
+                raise
+            # raises DatabaseUnavailable while it is still down
+            fresh = self._backend.connect(self._conn.filename, durable=True)
+            if self._replaced is not None:
+                self._replaced.close()
+            self._conn = self._replaced = fresh
+            return fn(fresh)  # a read wrote nothing: running it again does nothing twice
 
     def close(self) -> None:
-        """Nothing to release: the read connection belongs to whoever opened it."""
-
-
-class PooledReads(Reads):
-    """PostgreSQL: each `fn` on a pooled connection, in a thread of the pool's own executor (as many
-    threads as connections, so a thread never waits for a connection)."""
-
-    def __init__(self, conn: Conn, *, size: int = READ_POOL_SIZE) -> None:
-        from core.store.database import database_of
-
-        super().__init__(conn)
-        # Not opened here: an app that is built and never served (schema, tests) opens nothing.
-        self._url = database_of(conn).location
-        self._size = size
-        self._pool: Any = None
-        self._executor: ThreadPoolExecutor | None = None
-        self._opening = threading.Lock()
-
-    def _open(self) -> tuple[Any, ThreadPoolExecutor]:
-        with self._opening:
-            if self._pool is None:
-                from psycopg_pool import ConnectionPool
-
-                from core.store.pg import adapt
-
-                def configure(raw: Any) -> None:
-                    adapt(raw)
-                    raw.execute("SET default_transaction_read_only = on")
-
-                self._pool = ConnectionPool(
-                    self._url,
-                    min_size=1,
-                    max_size=self._size,
-                    kwargs={"autocommit": True, "application_name": APPLICATION_NAME},
-                    configure=configure,
-                    num_workers=1,
-                    name="agentledger-reads",
-                    open=True,
-                )
-                self._executor = ThreadPoolExecutor(self._size, thread_name_prefix="agentledger-read")
-            assert self._executor is not None
-            return self._pool, self._executor
-
-    def _call(self, pool: Any, fn: Callable[[Conn], T]) -> T:
-        from core.store.pg import PostgresConnection
-
-        attempts = self._size + 1  # every pooled session may have died at once (a server restart)
-        for attempt in range(1, attempts + 1):
-            with pool.connection() as raw:  # the pool discards a broken connection when it comes back
-                try:
-                    return fn(PostgresConnection.borrowing(raw, self._url))  # type: ignore[arg-type]
-                except StoreError:
-                    # The server closed the session (a restart, an idle timeout, a terminated backend):
-                    # again on another. A read-only session wrote nothing, so nothing is done twice.
-                    if attempt == attempts or not raw.broken:
-                        raise
-        raise AssertionError("unreachable")
-
-    async def run(self, fn: Callable[[Conn], T]) -> T:
-        pool, executor = self._pool, self._executor
-        if pool is None or executor is None:
-            pool, executor = self._open()
-        return await asyncio.get_running_loop().run_in_executor(executor, self._call, pool, fn)
-
-    def close(self) -> None:
-        with self._opening:
-            if self._executor is not None:
-                self._executor.shutdown(wait=True)
-            if self._pool is not None:
-                self._pool.close()
-            self._pool = self._executor = None
-
-
-def reads_beside(conn: Conn, *, size: int = READ_POOL_SIZE) -> Reads:
-    """The reads of the process whose read connection is `conn`: on it (SQLite), or from a pool of
-    `size` connections on the same PostgreSQL database. PostgreSQL with size 0: on `conn`, on the loop,
-    as SQLite (a server on the same host, where a round trip costs less than the hop to a thread:
-    benchmarks/reads.py)."""
-    from core.store.database import kind_of
-
-    if kind_of(conn) == "postgresql" and size > 0:
-        return PooledReads(conn, size=size)
-    return Reads(conn)
+        """The read connection belongs to whoever opened it; one opened here after it was lost is closed."""
+        if self._replaced is not None:
+            self._replaced.close()
+            self._replaced = None

@@ -3,10 +3,22 @@
 Conventions: amounts are INTEGER micro-USDC (a user-chosen uint256 beyond int64, e.g. an absurd
 listing price, is stored as 0x-hex TEXT: SQLite would turn a too-large decimal into a lossy
 REAL); addresses are EIP-55 checksummed TEXT; hashes and ids are 0x-prefixed lowercase hex TEXT.
-Projection tables carry `chain_id` and are journaled for reorg rollback (see reorg.TRACKED_TABLES).
+Projection tables carry `chain_id` and are journaled for reorg rollback (TRACKED_TABLES, core.store.reorg).
 """
 
 from __future__ import annotations
+
+#: Tables whose writes in unfinalized blocks are journaled for reorg rollback (core.store.reorg; each
+#: backend keeps the journal its own way). Later features add their derived tables here.
+TRACKED_TABLES: list[str] = [
+    "agents",
+    "payouts",
+    "gateway_jobs",
+    "escrow_jobs",
+    "listings",
+    "credits",
+    "anchors",
+]
 
 MIGRATIONS: list[str] = [
     # 1: chain following and projections

@@ -77,8 +77,7 @@ def _rows(conn: apsw.Connection, sql: str, params: Sequence[Any] | Mapping[str, 
 
 
 def _require_tx(conn: apsw.Connection) -> None:
-    if not conn.in_transaction:
-        raise NotInTransaction("ledger writes must run inside a transaction")
+    locks.lock(conn, "ledger")  # a ledger write decides by the balance it reads: inside a write transaction
 
 
 # ---- accounts and keys ---------------------------------------------------------------------
@@ -222,13 +221,12 @@ def count_agents(conn: apsw.Connection) -> int:
 # ---- ledger and balances -------------------------------------------------------------------
 
 
-def get_balance(conn: apsw.Connection, agent_uuid: str, *, for_update: bool = False) -> BalanceRow:
-    """The agent's balance. for_update=True inside a write that decides a debit by it (the split of a
-    spend, a hold, a handover): the row stays as read until the transaction ends (core.store.locks)."""
+def get_balance(conn: apsw.Connection, agent_uuid: str) -> BalanceRow:
+    """The agent's balance (inside a write that decides a debit by it, the write lock keeps it as read
+    until the transaction ends: core.store.locks)."""
     rows = _rows(
         conn,
-        "SELECT owner_balance, self_balance, total_earned, tx_count, reinvested FROM balances WHERE agent_uuid = ?"  # noqa: S608 (a fixed suffix)
-        + (locks.for_update(conn) if for_update else ""),
+        "SELECT owner_balance, self_balance, total_earned, tx_count, reinvested FROM balances WHERE agent_uuid = ?",
         (agent_uuid,),
     )
     if not rows:
@@ -280,10 +278,9 @@ def append_ledger(conn: apsw.Connection, e: LedgerEntry, now: float) -> tuple[in
     zero, TotalLimit when total_earned would pass MAX_TOTAL_UNITS, LookupError without a balances
     row. Two statements: the balance update (returning the new balance), then the ledger row.
 
-    Keep this order: the guarded UPDATE locks the agent's balances row (PostgreSQL; SQLite's write
-    lock covers it) before the ledger row takes its id, so one agent's ledger ids are allocated in
-    the commit order of its rows. The dashboard's `id > last_id` fold of an agent's ledger
-    (core.dashboard.owner) relies on that: ids of different agents may commit out of order."""
+    The ledger row takes its id under the database's write lock (core.store.locks), so ledger ids are
+    allocated in the commit order of their rows, which the dashboard's `id > last_id` fold of an agent's
+    ledger (core.dashboard.owner) relies on."""
     _require_tx(conn)
     rows = _rows(
         conn,

@@ -19,8 +19,8 @@ from core.checkout.follower import OrderFollower
 from core.checkout.rules import job_id_for
 from core.store import audit as audit_store
 from core.store import checkout as checkout_store
+from core.store import connect, transaction
 from core.store import orders as store
-from core.store.db import connect, transaction
 from indexer.rpc import RetryPolicy, RpcClient
 from scripts.devchain import System, dev_account
 from tests.integration.indexer_kit import make_indexer

@@ -13,6 +13,7 @@ import asyncio
 import itertools
 import json
 import os
+import random
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -194,6 +195,80 @@ def test_decisions_over_three_processes_keep_the_limit_the_sequences_and_the_tre
             prev = e.chain_hash
     assert audit_store.root(conn, size) == merkle.root_from_leaf_hashes([e.leaf_hash for e in entries if e])
     conn.close()
+
+
+def test_earns_and_decisions_on_shared_agents_from_every_process_never_deadlock(
+    servers: tuple[str, list[str]],
+) -> None:
+    """Every process earns for, and logs decisions of, the same 16 agents at once (half of them referred by
+    the others, so one earn credits two agents' balances), in random order: each process's groups then hold
+    row locks of several agents and the audit log together. On PostgreSQL every write transaction holds the
+    database's one write lock from its BEGIN, so no two groups wait for each other in a cycle: the server
+    counts no deadlock (before, PostgreSQL broke one about every second). Every earn answered 200 is in the
+    ledger, with its referral credit."""
+    location, bases = servers
+    rng = random.Random(7)
+
+    async def main() -> tuple[list[tuple[str, str, str]], dict[str, int]]:
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=96)) as session:
+            agents = []
+            for i in range(16):
+                code = None if i < 8 else codes[i - 8]
+                body = {"name": f"a{i}", "specialty": "data_research", **({"referralCode": code} if code else {})}
+                async with session.post(bases[i % len(bases)] + "/api/agents/register", json=body) as r:
+                    assert r.status == 201, await r.text()
+                    reg = await r.json()
+                if i < 8:
+                    codes.append(reg["agent"]["referral_code"])
+                agents.append((reg["api_key"], reg["agent"]["wallet"], reg["agent"]["id"]))
+            calls, earns = [], []
+            for n in range(1200):
+                key, wallet, agent_id = rng.choice(agents)
+                base = bases[n % len(bases)]
+                if n % 3 == 0:
+                    calls.append(_post(session, f"{base}/api/agents/{agent_id}/log", DECISION, key))
+                else:
+                    earn = {"agentId": wallet, "amount": 3, "source": "s"}
+                    calls.append(_post(session, base + "/api/agents/earn", earn, key))
+                earns.append(None if n % 3 == 0 else wallet)
+            replies = await asyncio.gather(*calls)
+        statuses = {status for status, _ in replies}
+        assert statuses <= {200, 201}, statuses
+        earned: dict[str, int] = {}
+        for wallet, (status, _) in zip(earns, replies, strict=True):
+            if wallet is not None and status == 200:
+                earned[wallet] = earned.get(wallet, 0) + 1
+        return agents, earned
+
+    codes: list[str] = []
+    before = _deadlocks(location)
+    agents, earned = asyncio.run(main())
+    assert _deadlocks(location) == before, "the server broke a deadlock between two processes' groups"
+    conn = open_database(location).connect()
+    for _, wallet, _ in agents:
+        agent = wallet_store.agent_by_wallet(conn, wallet)
+        assert agent is not None
+        bal = wallet_store.get_balance(conn, agent.uuid)
+        assert wallet_store.ledger_totals(conn, agent.uuid) == (bal.balance, bal.owner_balance, bal.self_balance)
+        assert bal.tx_count >= earned.get(wallet, 0)
+    assert sum(earned.values()) == 800
+    conn.close()
+
+
+def _deadlocks(location: str) -> int:
+    """Deadlocks the PostgreSQL server has broken in this database so far (SQLite: none can happen)."""
+    database = open_database(location)
+    if database.kind != "postgresql":
+        return 0
+    conn = database.connect()
+    try:
+        conn.execute("SELECT pg_stat_clear_snapshot()")
+        ((count,),) = conn.execute(
+            "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()"
+        ).fetchall()
+        return int(count)
+    finally:
+        conn.close()
 
 
 def _serve_main() -> None:

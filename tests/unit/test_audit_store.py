@@ -12,9 +12,8 @@ from hypothesis import strategies as st
 
 import merkle
 from core import audit
-from core.store import Database
+from core.store import Database, transaction
 from core.store import audit as store
-from core.store.db import transaction
 
 
 @pytest.fixture()

@@ -14,11 +14,10 @@ import pytest
 from core import audit
 from core.checkout import orders, views
 from core.checkout.follower import OrderFollower
-from core.store import Database
+from core.store import Database, begin, transaction
 from core.store import audit as audit_store
 from core.store import checkout as checkout_store
 from core.store import orders as store
-from core.store.db import begin, transaction
 from core.store.projections import Event
 from tests.thread_kit import waits_for_commit
 

@@ -8,6 +8,7 @@ import pytest
 
 from core.config import Settings
 from core.store import Database, StoreError, database_of, open_database
+from core.store.committer import GroupCommitter
 from tests.pg_kit import PgCluster
 
 
@@ -24,7 +25,7 @@ def test_a_path_is_a_sqlite_file_and_connections_reach_the_same_one(tmp_path: Pa
 
 def test_the_committer_opens_its_connection_from_the_database(tmp_path: Path) -> None:
     database = open_database(str(tmp_path / "b.db"))
-    writer = database.writer()
+    writer = GroupCommitter(database)
     assert database_of(writer.conn) == database
     writer.conn.close()
 
@@ -59,7 +60,7 @@ def test_a_postgres_database_opens_migrated_and_names_itself(pg_cluster: PgClust
     assert database_of(conn) == database
     assert conn.execute("SHOW synchronous_commit").fetchall() == [("off",)]
     assert database.connect().execute("SHOW synchronous_commit").fetchall() == [("on",)]
-    writer = database.writer()
+    writer = GroupCommitter(database)
     assert database_of(writer.conn) == database
     writer.conn.close()
     conn.close()

@@ -13,10 +13,9 @@ import pytest
 from core.hire import moves
 from core.hire.escrow import record_closed
 from core.hire.follower import EscrowFollower
-from core.store import Conn, Database
+from core.store import Conn, Database, begin, transaction
 from core.store import audit as audit_store
 from core.store import hire as store
-from core.store.db import begin, transaction
 from core.store.projections import Event
 from tests.thread_kit import waits_for_commit
 from tests.unit.test_checkout_orders import add_provider

@@ -132,10 +132,67 @@ def test_the_rules_catch_what_they_should(name: str, imported: set[str], broken:
     assert bool(violations(name, imported)) is broken
 
 
+#: The backends' own modules (core.store.backend's protocol, implemented once each).
+BACKEND_MODULES = frozenset(
+    {"core.store.sqlite", "core.store.pg", "core.store.pg_schema", "core.store.pg_reorg", "core.store.pg_ddl"}
+)
+#: Who may import a backend module besides the backends: the module that picks one for a location or a
+#: connection, and the package's re-export of the SQLite file opener (scripts and tests open files).
+BACKEND_CHOOSERS = {"core.store.backend": BACKEND_MODULES, "core.store": frozenset({"core.store.sqlite"})}
+
+
+def runtime_imports_of(path: Path) -> set[str]:
+    """imports_of without the imports under `if TYPE_CHECKING:` (annotations only: no import at run time)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            node.body = [ast.Pass()]
+    copy = path.with_name(f".{path.name}.runtime")  # imports_of reads a file: give it the pruned tree
+    try:
+        copy.write_text(ast.unparse(tree))
+        return imports_of(copy)
+    finally:
+        copy.unlink()
+
+
+def test_the_backend_is_chosen_in_one_place() -> None:
+    """What differs between SQLite and PostgreSQL is core.store.backend's protocol: no module outside the
+    backends imports one of them (but the one that picks it), and none tells them apart by the class of
+    its connection."""
+    found = []
+    for name, path in MODULES.items():
+        if name in BACKEND_MODULES:
+            continue
+        reached = imports_of(path) & BACKEND_MODULES
+        if reached - BACKEND_CHOOSERS.get(name, frozenset()):
+            found.append(f"{name} imports {sorted(reached)}")
+        if "PostgresConnection" in path.read_text():
+            found.append(f"{name} names PostgresConnection")
+    assert found == []
+
+
+def test_the_store_has_no_import_cycle() -> None:
+    """No two modules of core.store import each other, directly or around a circle (imports inside
+    functions count: a lazy import only hides a circle)."""
+    store = {name: path for name, path in MODULES.items() if _in(name, "core.store") and name != "core.store"}
+    graph = {name: runtime_imports_of(path) & set(store) for name, path in store.items()}
+    cycles = []
+    for start in graph:
+        stack = [(start, [start])]
+        while stack:
+            node, trail = stack.pop()
+            for nxt in graph[node]:
+                if nxt == start:
+                    cycles.append(" -> ".join([*trail, nxt]))
+                elif nxt not in trail and len(trail) < len(graph):
+                    stack.append((nxt, [*trail, nxt]))
+    assert cycles == []
+
+
 def test_only_the_store_imports_a_database_driver() -> None:
     found = {name: drivers_of(path) for name, path in MODULES.items() if not _in(name, "core.store")}
     assert {name: drivers for name, drivers in found.items() if drivers} == {}
-    assert drivers_of(ROOT / "core" / "store" / "db.py") == {"apsw"}  # the check sees an import when there is one
+    assert drivers_of(ROOT / "core" / "store" / "sqlite.py") == {"apsw"}  # the check sees an import when there is one
 
 
 def test_packages_name_their_public_surface() -> None:

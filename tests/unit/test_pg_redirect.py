@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 import core.store
-from core.store import database as database_module
-from core.store import db as sqlite_db
+from core.store import sqlite as sqlite_db
 from core.store.pg import PostgresConnection
 from tests import pg_redirect
 from tests.integration import indexer_kit
@@ -23,7 +22,7 @@ def test_each_sqlite_path_is_one_postgres_database_until_uninstalled(pg_cluster:
     redirect.install()
     try:
         # bound under another name, in a package module, in a test kit
-        assert core.store.connect is database_module.connect is indexer_kit.connect is redirect.replacement
+        assert core.store.connect is sqlite_db.connect is indexer_kit.connect is redirect.replacement
         a = core.store.connect(tmp_path / "a.db")
         assert isinstance(a, PostgresConnection) and (tmp_path / "a.db").exists()
         a.execute("CREATE TABLE t (x BIGINT)")

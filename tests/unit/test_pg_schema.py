@@ -78,7 +78,7 @@ def test_indexes_checks_and_reorg_triggers_exist(pg_cluster: PgCluster) -> None:
     checks = conn.execute("SELECT count(*) FROM pg_constraint WHERE contype = 'c'").fetchone()
     assert checks is not None and checks[0] >= 25
     triggers = {str(r[0]) for r in conn.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")}
-    from core.store.reorg import TRACKED_TABLES
+    from core.store.schema import TRACKED_TABLES
 
     assert triggers == {f"{t}_undo" for t in TRACKED_TABLES}
     conn.close()

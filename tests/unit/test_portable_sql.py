@@ -30,11 +30,9 @@ STORE = Path(__file__).resolve().parents[2] / "core" / "store"
 BACKEND_MODULES = {
     "__init__.py": "re-exports only",
     "types.py": "the driver's names",
+    "backend.py": "the protocol of what differs between the backends",
     "database.py": "picks the backend",
-    "db.py": "SQLite connections, PRAGMAs, BEGIN IMMEDIATE",
-    "committer.py": "the SQLite group committer (BEGIN IMMEDIATE, busy handling)",
-    "checkpoints.py": "SQLite WAL checkpoints",
-    "reorg.py": "the undo journal as SQLite triggers (rowid, json_array, PRAGMA table_info)",
+    "sqlite.py": "the SQLite backend: connections, PRAGMAs, BEGIN IMMEDIATE, WAL checkpoints, the journal's triggers",
     # The migrations written so far are SQLite DDL (WITHOUT ROWID, table rebuilds); the PostgreSQL
     # schema is their translation, kept by the PostgreSQL backend. New migrations stay plain.
     "schema.py": "SQLite DDL of the migrations so far",

@@ -11,8 +11,7 @@ import apsw
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.store import reorg, schema
-from core.store.db import connect, transaction
+from core.store import connect, reorg, schema, transaction
 from core.store.projections import Event, _Pending, apply_events, dump
 
 CHAIN = 31337

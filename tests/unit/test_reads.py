@@ -13,7 +13,9 @@ from contextlib import contextmanager
 import pytest
 
 from core.store import Conn, Database, StoreError
-from core.store.reads import APPLICATION_NAME, PooledReads, Reads, reads_beside
+from core.store.backend import reads_beside
+from core.store.pg import PooledReads
+from core.store.reads import APPLICATION_NAME, Reads
 from tests.pg_kit import PgCluster
 
 

@@ -1,33 +1,27 @@
-"""The explicit serialization points of check-then-write (core.store.locks), on SQLite.
-
-On SQLite the write transaction already serialises every writer of the file, so the named lock
-takes nothing and FOR UPDATE is empty; what these tests can show here is that each point is taken
-(inside a transaction, before the reads it protects, by every caller that decides a write by its
-read). The tests with threads on separate connections (as separate processes would) hold on any
-backend and are the ones to run on PostgreSQL too."""
+"""Check-then-write under the database's one write lock (core.store.locks, core.store.backend), on both
+backends: a serialization point refuses to run outside a write transaction, a second writer waits for the
+first's COMMIT and then reads what it wrote, and writers on separate connections (as separate processes
+would be) keep every invariant that a read decides."""
 
 from __future__ import annotations
 
 import threading
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
 
 import pytest
 
 import merkle
 from core import audit, spend_caps, wallets
-from core.hire import standard
 from core.keys import Caller
-from core.marketplace import handover
 from core.store import (
     Conn,
+    Database,
     UnsupportedDatabase,
     connect,
-    for_update,
     kind_of,
     lock,
     locks,
+    read_snapshot,
     transaction,
 )
 from core.store import audit as audit_store
@@ -54,48 +48,62 @@ def _agent(conn: Conn, n: int = 0) -> wallet_store.AgentRow:
 # ---- the primitive -------------------------------------------------------------------------------
 
 
-def test_sqlite_needs_no_lock_and_no_for_update_but_a_transaction(tmp_path: Path) -> None:
-    conn = connect(tmp_path / "l.db")
-    assert kind_of(conn) == "sqlite" and for_update(conn) == ""
+def test_a_serialization_point_needs_a_write_transaction(database: Database) -> None:
+    conn = database.connect()
     with pytest.raises(locks.NotInTransaction):
-        lock(conn, "audit")  # outside a transaction a lock would protect nothing
+        lock(conn, "audit")  # outside a transaction it would protect nothing
+    with read_snapshot(conn), pytest.raises(locks.NotInTransaction):
+        lock(conn, "audit")  # nor in a read-only one
     with transaction(conn):
         lock(conn, "audit")
-        lock(conn, "audit")  # taken twice in one transaction: fine (PostgreSQL's xact locks nest too)
+        lock(conn, "audit")  # reached twice in one transaction: fine
+    with pytest.raises(locks.NotInTransaction):
+        lock(conn, "audit")  # the transaction ended with its lock
+    with pytest.raises(locks.NotInTransaction):  # nothing is appended outside a write transaction
+        audit.append(conn, stream="s", kind="k", payload={}, chain=audit.order_rule, now=0.0)
+    assert audit_store.size(conn) == 0
     assert wallet_store.NotInTransaction is locks.NotInTransaction
     with pytest.raises(UnsupportedDatabase):
         kind_of(object())  # type: ignore[arg-type]
+    conn.close()
 
 
-# ---- the audit log: one lock, taken first -----------------------------------------------------------
+def test_a_second_writer_waits_for_the_first_commit_and_reads_what_it_wrote(database: Database) -> None:
+    """Two write transactions on separate connections never overlap: the second's BEGIN returns only after
+    the first's COMMIT, so the balance it reads is the one the first left (on PostgreSQL its BEGIN takes the
+    advisory write lock; READ COMMITTED gives its next statement a snapshot taken after that COMMIT)."""
+    first, second = database.connect(), database.connect()
+    agent = _agent(first)
+    with transaction(first):
+        wallets.earn(first, agent, 10 * USDC, None, 0)
+    begun = threading.Event()
+    seen: list[int] = []
+
+    def other() -> None:
+        with transaction(second):
+            begun.set()
+            seen.append(wallet_store.get_balance(second, agent.uuid).owner_balance)
+
+    with transaction(first):
+        wallets.spend(first, agent, USDC, "x", 0)
+        thread = threading.Thread(target=other)
+        thread.start()
+        assert not begun.wait(0.3)  # it waits for this transaction's lock
+        after = wallet_store.get_balance(first, agent.uuid).owner_balance
+    thread.join(10)
+    assert begun.is_set() and seen == [after]
+    first.close()
+    second.close()
 
 
-def test_audit_append_takes_the_audit_lock_before_reading_the_head(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    conn = connect(tmp_path / "a.db")
-    with pytest.raises(locks.NotInTransaction):  # the lock refuses: nothing is appended outside a transaction
-        audit.append(conn, stream="s", kind="k", payload={}, chain=audit.order_rule, now=0.0)
-    assert audit_store.size(conn) == 0
-    seen: list[str] = []
-    real_lock, real_head = audit.lock, audit_store.stream_head
-    monkeypatch.setattr(audit, "lock", lambda c, name: (seen.append(f"lock {name}"), real_lock(c, name))[1])
-    monkeypatch.setattr(audit_store, "stream_head", lambda c, s: (seen.append("head"), real_head(c, s))[1])
-    with transaction(conn):
-        audit.append(conn, stream="s", kind="k", payload={}, chain=audit.order_rule, now=0.0)
-    assert seen == ["lock audit", "head"]
-
-
-def test_appends_from_several_connections_keep_ids_seqs_and_the_tree(tmp_path: Path) -> None:
+def test_appends_from_several_connections_keep_ids_seqs_and_the_tree(database: Database) -> None:
     """Four writers (as four processes would) append to shared streams at once: ids 1..n, every
     stream's seqs 1..k in id order, each entry chained to its predecessor, and the stored tree equal
     to the tree recomputed from the entries' leaves."""
-    path = tmp_path / "a.db"
-    connect(path).close()
     per_writer, writers = 25, 4
 
     def writer(i: int) -> None:
-        conn = connect(path)
+        conn = database.connect()
         for j in range(per_writer):
             with transaction(conn):
                 audit.append(
@@ -104,7 +112,7 @@ def test_appends_from_several_connections_keep_ids_seqs_and_the_tree(tmp_path: P
         conn.close()
 
     run_threads(writers, writer)
-    conn = connect(path)
+    conn = database.connect()
     n = audit_store.size(conn)
     assert n == per_writer * writers
     entries = [audit_store.get(conn, i) for i in range(1, n + 1)]
@@ -129,30 +137,23 @@ def _capped(cap: int) -> Caller:
     return Caller(key_hash="ab" * 32, account_id="acct", agent_id=None, daily_cap=cap)
 
 
-def test_a_cap_hold_locks_the_key_before_summing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    conn = connect(tmp_path / "c.db")
+def test_a_cap_hold_needs_a_write_transaction(database: Database) -> None:
+    conn = database.connect()
     caller = _capped(10 * USDC)
     with pytest.raises(locks.NotInTransaction):
         spend_caps.hold(conn, caller, "r0", USDC, 0.0)
     assert spend_caps.used_today(conn, caller.key_hash, 0.0) == 0
-    seen: list[str] = []
-    real_lock = spend_caps.lock
-    monkeypatch.setattr(spend_caps, "lock", lambda c, name: (seen.append(name), real_lock(c, name))[1])
-    with transaction(conn):
-        assert spend_caps.hold(conn, caller, "r1", USDC, 0.0) is not None
-    assert seen == [spend_caps.cap_lock(caller.key_hash)] == ["cap:" + "ab" * 32]
+    conn.close()
 
 
-def test_holds_from_several_connections_never_pass_the_cap(tmp_path: Path) -> None:
-    path = tmp_path / "c.db"
-    connect(path).close()
+def test_holds_from_several_connections_never_pass_the_cap(database: Database) -> None:
     caller = _capped(10 * USDC)
     made: list[str] = []
     refused: list[str] = []
     guard = threading.Lock()
 
     def worker(i: int) -> None:
-        conn = connect(path)
+        conn = database.connect()
         for j in range(6):
             try:
                 with transaction(conn):
@@ -166,62 +167,25 @@ def test_holds_from_several_connections_never_pass_the_cap(tmp_path: Path) -> No
         conn.close()
 
     run_threads(4, worker)
-    conn = connect(path)
+    conn = database.connect()
     assert len(made) == 10 and len(refused) == 14
     assert spend_caps.used_today(conn, caller.key_hash, 0.0) == 10 * USDC
 
 
-# ---- balances: read FOR UPDATE by every debit decided on them ---------------------------------------
+# ---- balances ---------------------------------------------------------------------------------------
 
 
-class _Stop(Exception):
-    pass
-
-
-def test_every_debit_reads_its_balance_for_update(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """spend, compound, the hire's hold and the marketplace handover decide a debit by the balance
-    they read: each reads it with for_update=True (on PostgreSQL: locked until the commit)."""
-    conn = connect(tmp_path / "b.db")
-    agent = _agent(conn)
-    with transaction(conn):
-        wallets.earn(conn, agent, 10 * USDC, None, 0)
-    calls: list[bool] = []
-    real = wallet_store.get_balance
-
-    def spy(c: Conn, uuid: str, *, for_update: bool = False) -> wallet_store.BalanceRow:
-        calls.append(for_update)
-        return real(c, uuid, for_update=for_update)
-
-    monkeypatch.setattr(wallet_store, "get_balance", spy)
-    with transaction(conn):
-        wallets.spend(conn, agent, USDC, "x", 0)
-        wallets.compound(conn, agent, 10, 0)
-        standard._hold(conn, agent, USDC, "job-1", 0)
-    assert calls == [True, True, True]
-
-    def stop(c: Conn, uuid: str, *, for_update: bool = False) -> wallet_store.BalanceRow:
-        calls.append(for_update)
-        raise _Stop
-
-    monkeypatch.setattr(wallet_store, "get_balance", stop)
-    listing: Any = SimpleNamespace(id="listing-1", agent_uuid=agent.uuid)
-    with pytest.raises(_Stop), transaction(conn):
-        handover.hand_over(conn, listing, SimpleNamespace(buyer_address="0x0"), "0xtx", 0)  # type: ignore[arg-type]
-    assert calls == [True, True, True, True]
-
-
-def test_spends_and_compounds_from_several_connections_keep_the_split(tmp_path: Path) -> None:
+def test_spends_and_compounds_from_several_connections_keep_the_split(database: Database) -> None:
     """Spends and compounds of one agent from four writers at once: every refusal is the friendly
     insufficient_balance (never a store Overdraft: the balance read is current), the balance never
     goes below zero and the ledger sums to it."""
-    path = tmp_path / "b.db"
-    conn = connect(path)
+    conn = database.connect()
     agent = _agent(conn)
     with transaction(conn):
         wallets.earn(conn, agent, 40 * USDC, None, 0)
 
     def worker(i: int) -> None:
-        c = connect(path)
+        c = database.connect()
         for j in range(12):
             try:
                 with transaction(c):

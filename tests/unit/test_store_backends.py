@@ -12,9 +12,9 @@ import pytest
 
 from core import decisions
 from core.keys import Caller
-from core.store import Conn, ConstraintViolation, Database, StoreError, reorg, transaction
+from core.store import Conn, ConstraintViolation, Database, StoreError, reorg, sqlite, transaction
 from core.store import ratelimit as rl
-from core.store.pg import translate
+from core.store.pg import WRITE_BEGIN, translate
 from core.store.projections import apply_events, dump
 from core.store.types import PostgresRetryable
 from tests.thread_kit import run_threads
@@ -130,7 +130,8 @@ def test_placeholders_are_translated_outside_literals() -> None:
     assert translate("SELECT ? FROM t WHERE a = :name AND b = '?:x%' AND c::text = ?2 -- ?\n")[0] == (
         "SELECT %s FROM t WHERE a = %(name)s AND b = '?:x%%' AND c::text = %(p2)s -- ?\n"
     )
-    assert translate("BEGIN IMMEDIATE") == ("BEGIN", False)
+    assert translate("BEGIN IMMEDIATE") == (WRITE_BEGIN, False)  # SQLite's "take the write lock now"
+    assert translate("BEGIN DEFERRED") == ("BEGIN", False)
     assert translate("SELECT ?1, ?1")[1] is True
 
 
@@ -199,7 +200,7 @@ def test_opening_a_current_sqlite_file_takes_no_write_lock_and_changes_no_schema
     while another holds the write lock (CI once saw eight writing threads starve a ninth's connect
     past the busy timeout), and the schema is not rewritten (which would make every other
     connection re-prepare its statements). A missing journaling trigger is put back."""
-    from core.store.db import connect
+    from core.store import connect
 
     path = tmp_path / "w.db"
     first = connect(path)
@@ -213,11 +214,11 @@ def test_opening_a_current_sqlite_file_takes_no_write_lock_and_changes_no_schema
     first.execute("COMMIT")
     assert second.execute("SELECT count(*) FROM accounts").fetchone() == (1,)
     assert first.execute("PRAGMA schema_version").fetchone() == (schema_version,)
-    assert reorg.triggers_current(first)
+    assert sqlite.triggers_current(first)
     first.execute("DROP TRIGGER agents_undo_U")
-    assert not reorg.triggers_current(first)
+    assert not sqlite.triggers_current(first)
     connect(path).close()
-    assert reorg.triggers_current(first)
+    assert sqlite.triggers_current(first)
     first.close()
     second.close()
 
