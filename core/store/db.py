@@ -9,7 +9,7 @@ from pathlib import Path
 
 import apsw
 
-from core.store import reorg, schema
+from core.store import reorg, schema, sums
 from core.store.pg import PostgresConnection
 
 BUSY_TIMEOUT_MS = 10_000
@@ -29,6 +29,7 @@ def connect(path: Path | str, *, durable: bool = True) -> apsw.Connection:
     _use_wal(conn)
     conn.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
     conn.execute("PRAGMA foreign_keys=ON")
+    sums.install(conn)
     _migrate(conn)
     return conn
 

@@ -10,7 +10,7 @@ from typing import Any, cast
 
 import apsw
 
-from core.store import locks
+from core.store import locks, sums
 from core.store.locks import NotInTransaction as NotInTransaction  # ledger writes outside a transaction
 
 
@@ -241,9 +241,9 @@ def settled_earnings(conn: apsw.Connection, agent_uuid: str) -> int:
     """Gross on-chain payouts (escrow releases) to the agent's NFT once it is a linked provider:
     the USDC already went to its owner and self wallet, so it is never in the off-chain balance.
     One database follows one chain, so payouts are not filtered by chain."""
-    rows = _rows(
+    rows = sums.rows(
         conn,
-        "SELECT coalesce(sum(p.amount), 0) FROM payouts p JOIN providers pr ON p.token_id = pr.token_id"
+        "SELECT coalesce(exact_sum(p.amount), 0) FROM payouts p JOIN providers pr ON p.token_id = pr.token_id"
         " WHERE pr.agent_uuid = ?",
         (agent_uuid,),
     )
@@ -336,10 +336,10 @@ def _refusal(conn: apsw.Connection, e: LedgerEntry) -> Exception:
 
 def ledger_totals(conn: apsw.Connection, agent_uuid: str) -> tuple[int, int, int]:
     """(sum of amounts, sum of owner deltas, sum of self deltas) of an agent's ledger."""
-    row = _rows(
+    row = sums.rows(
         conn,
-        "SELECT COALESCE(SUM(amount), 0), COALESCE(SUM(owner_delta), 0), COALESCE(SUM(self_delta), 0)"
-        " FROM ledger WHERE agent_uuid = ?",
+        "SELECT COALESCE(exact_sum(amount), 0), COALESCE(exact_sum(owner_delta), 0),"
+        " COALESCE(exact_sum(self_delta), 0) FROM ledger WHERE agent_uuid = ?",
         (agent_uuid,),
     )[0]
     return int(row[0]), int(row[1]), int(row[2])
@@ -368,11 +368,13 @@ def network_totals(conn: apsw.Connection) -> tuple[int, int, int]:
     of those grosses and are not added again) plus every settled on-chain payout the indexer
     recorded. Tolls: the service cut (dust included) of both."""
     agents = count_agents(conn)
-    earned, tolls = _rows(
+    earned, tolls = sums.rows(
         conn,
-        "SELECT COALESCE(SUM(gross), 0), COALESCE(SUM(service_cut), 0) FROM ledger WHERE kind = 'earn'",
+        "SELECT COALESCE(exact_sum(gross), 0), COALESCE(exact_sum(service_cut), 0) FROM ledger WHERE kind = 'earn'",
     )[0]
-    p_earned, p_tolls = _rows(conn, "SELECT COALESCE(SUM(amount), 0), COALESCE(SUM(service_cut), 0) FROM payouts")[0]
+    p_earned, p_tolls = sums.rows(
+        conn, "SELECT COALESCE(exact_sum(amount), 0), COALESCE(exact_sum(service_cut), 0) FROM payouts"
+    )[0]
     return agents, int(earned) + int(p_earned), int(tolls) + int(p_tolls)
 
 
