@@ -923,4 +923,14 @@ MIGRATIONS: list[str] = [
         expires_at REAL NOT NULL
     );
     """,
+    # An agent's running totals stay within int64 (core.store.wallets.MAX_TOTAL_UNITS): transferred_in
+    # counts what transfers brought in (a sold agent's pre-sale balance, into its seller's estate wallet);
+    # total_earned + transferred_in bounds all the agent holds, and is kept within int64.
+    """
+    ALTER TABLE balances ADD COLUMN transferred_in INTEGER NOT NULL DEFAULT 0;
+    UPDATE balances SET transferred_in = (
+        SELECT COALESCE(SUM(amount + reinvested_delta), 0) FROM ledger
+        WHERE ledger.agent_uuid = balances.agent_uuid AND kind = 'transfer' AND amount + reinvested_delta > 0
+    );
+    """,
 ]

@@ -1,10 +1,15 @@
-"""The largest amounts the service accepts, summed through the real store on both backends: every total
-over many rows (the service's, an account's, the operator's) stays exact past int64 (core.store.sums)."""
+"""The largest amounts the service accepts, accumulated and summed through the real store on both
+backends: an agent's running totals stop at int64 micro-USDC (core.store.wallets.MAX_TOTAL_UNITS: 422
+balance_limit, nothing written), and every total over many rows (the service's, an account's, the
+operator's) stays exact past int64 (core.store.sums)."""
 
 from __future__ import annotations
 
+import itertools
 import re
+from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import apsw
 import pytest
@@ -13,9 +18,12 @@ from core import wallets
 from core.checkout import orders
 from core.dashboard import operator
 from core.keys import hash_api_key, new_api_key
-from core.money import MAX_AMOUNT_UNITS
+from core.marketplace import handover, records
+from core.marketplace import rules as market_rules
+from core.money import MAX_AMOUNT_UNITS, split
 from core.store import Database, transaction
 from core.store import checkout as checkout_store
+from core.store import dashboard as dashboard_store
 from core.store import hire as hire_store
 from core.store import wallets as store
 from core.store.types import Uint256Hex
@@ -23,6 +31,8 @@ from core.store.types import Uint256Hex
 INT64_MAX = 2**63 - 1
 CHAIN = 31337
 NOW = 1_800_000_000.0
+#: Token ids, block numbers and listing ids never repeat within a test.
+_serial = itertools.count(1)
 
 
 @pytest.fixture()
@@ -41,6 +51,127 @@ def _register(conn: apsw.Connection, referrer: store.AgentRow | None = None) -> 
             referral_code=None if referrer is None else referrer.referral_code,
             now=NOW,
         )
+
+
+@dataclass
+class Wallet:
+    """What the store must hold for one agent: Python integers, exact at any size."""
+
+    agent: store.AgentRow
+    referrer: Wallet | None = None
+    owner: int = 0
+    self_: int = 0
+    reinvested: int = 0
+    earned: int = 0
+    transferred_in: int = 0
+    settled: int = 0  # on-chain payouts to its NFT
+    brain_revenue: int = 0  # its brain's revenue in the niche "email"
+    token: int | None = None
+
+    @property
+    def balance(self) -> int:
+        return self.owner + self.self_
+
+    def has_room(self, credit: int) -> bool:
+        return self.earned + self.transferred_in + credit <= INT64_MAX
+
+
+@dataclass
+class Network:
+    """What this example adds to the service's totals."""
+
+    earned: int = 0
+    tolls: int = 0
+    brain_sold: int = 0
+    brain_revenue: int = 0
+
+
+def _earn(conn: apsw.Connection, w: Wallet, amount: int, net: Network) -> None:
+    s = split(amount, w.referrer is not None)
+    fits = w.has_room(amount) and (w.referrer is None or w.referrer.has_room(s.referral_cut))
+    try:
+        with transaction(conn):
+            wallets.earn(conn, w.agent, amount, "prop", NOW)
+    except wallets.WalletError as exc:
+        assert (exc.code, fits) == ("balance_limit", False)
+        return
+    assert fits, f"credited past the ceiling: {w.earned} + {amount}"
+    w.owner, w.self_, w.earned = w.owner + s.owner_cut, w.self_ + s.agent_cut, w.earned + amount
+    if w.referrer is not None:
+        w.referrer.owner += s.referral_cut
+        w.referrer.earned += s.referral_cut
+    net.earned += amount
+    net.tolls += s.service_cut
+
+
+def _sell(conn: apsw.Connection, w: Wallet) -> Wallet:
+    """The agent sold in the drop: its pre-sale balance moves to a new estate wallet of the seller
+    (core.marketplace.handover), which takes its place; returns that estate."""
+    n = next(_serial)
+    with transaction(conn):
+        listing = records.insert_listing(
+            conn,
+            chain_listing_id=n,
+            agent=w.agent,
+            token_id=n,
+            seller="0x" + "55" * 20,
+            asking=1,
+            floor=1,
+            earnings=0,
+            accept_offers=False,
+            seller_email=None,
+            state=market_rules.ACTIVE,
+            expires_at=int(NOW) + 86_400,
+            list_tx=f"0x{n:064x}",
+            list_block=n,
+            confirmed=True,
+            now=NOW,
+        )
+        moved = handover.hand_over(
+            conn, listing, SimpleNamespace(id=f"sale-{n}", buyer_address="0x" + "66" * 20), "0xs", NOW
+        )  # type: ignore[arg-type]
+    assert moved is not None
+    if moved.estate_agent_uuid is None:  # nothing to move: a fresh agent takes the place
+        assert (w.balance, w.reinvested) == (0, 0)
+        return Wallet(_register(conn))
+    estate = store.agent_by_uuid(conn, moved.estate_agent_uuid)
+    assert estate is not None
+    held = w.balance + w.reinvested
+    taken = Wallet(estate, owner=w.owner, self_=w.self_, reinvested=w.reinvested, transferred_in=held)
+    w.owner = w.self_ = w.reinvested = 0
+    return taken
+
+
+def _check(conn: apsw.Connection, w: Wallet) -> None:
+    uuid = w.agent.uuid
+    bal = store.get_balance(conn, uuid)
+    got = (bal.owner_balance, bal.self_balance, bal.reinvested, bal.total_earned, bal.transferred_in)
+    assert got == (w.owner, w.self_, w.reinvested, w.earned, w.transferred_in)
+    assert max(bal.balance + bal.reinvested, bal.total_earned + bal.transferred_in) <= INT64_MAX
+    assert store.ledger_totals(conn, uuid) == (w.balance, w.owner, w.self_)
+    last = dashboard_store.ledger_rows(conn, [uuid], limit=1)
+    assert [r.balance_after for r in last] == ([w.balance] if last else [])
+    assert store.settled_earnings(conn, uuid) == w.settled
+
+
+def test_an_estate_wallet_is_credited_only_up_to_the_ceiling(conn: apsw.Connection) -> None:
+    """A sold agent's pre-sale balance moves to a new estate wallet whose total_earned is 0: what it
+    holds counts against the ceiling as transferred_in, so its balance never passes int64 (it did:
+    SQLite kept a rounded REAL, PostgreSQL failed the earning with bigint out of range)."""
+    w = Wallet(_register(conn))
+    net = Network()
+    for _ in range(9):
+        _earn(conn, w, MAX_AMOUNT_UNITS, net)
+    estate = _sell(conn, w)
+    assert estate.balance == 9 * split(MAX_AMOUNT_UNITS, False).net
+    with pytest.raises(wallets.WalletError) as refused, transaction(conn):
+        wallets.earn(conn, estate.agent, MAX_AMOUNT_UNITS, "late", NOW)
+    assert refused.value.code == "balance_limit"
+    room = INT64_MAX - estate.transferred_in
+    _earn(conn, estate, room, net)
+    for v in (w, estate):
+        _check(conn, v)
+    assert store.get_balance(conn, estate.agent.uuid).transferred_in + room == INT64_MAX
 
 
 def test_the_operators_figures_sum_past_int64(conn: apsw.Connection) -> None:
