@@ -933,4 +933,13 @@ MIGRATIONS: list[str] = [
         WHERE ledger.agent_uuid = balances.agent_uuid AND kind = 'transfer' AND amount + reinvested_delta > 0
     );
     """,
+    # The shared brain's network-wide money totals have no bound (any number of agents adds to them): each
+    # is kept as carry * 2^62 + the column, the column below 2^62 (core.store.wallets.CARRY_UNIT).
+    """
+    ALTER TABLE shared_brain ADD COLUMN revenue_carry INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE shared_brain ADD COLUMN sold_price_carry INTEGER NOT NULL DEFAULT 0;
+    UPDATE shared_brain SET revenue_carry = revenue / 4611686018427387904, revenue = revenue % 4611686018427387904,
+        sold_price_carry = sold_price_total / 4611686018427387904,
+        sold_price_total = sold_price_total % 4611686018427387904;
+    """,
 ]

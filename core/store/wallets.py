@@ -479,18 +479,48 @@ class NicheStats:
     sold_price_total: int = 0  # micro-USDC
 
 
+#: The network's money totals of a niche grow with every agent's sales, without bound: each is kept in two
+#: int64 columns, carry * CARRY_UNIT + low with 0 <= low < CARRY_UNIT. Adding a delta below CARRY_UNIT
+#: to low stays below 2^63 (no overflow), and the carry grows by at most one a write.
+CARRY_UNIT = 2**62
+
+
 def add_shared_brain(conn: apsw.Connection, niche: str, delta: NicheStats, now: float) -> None:
     _require_tx(conn)
+    revenue_carry, revenue = divmod(delta.revenue, CARRY_UNIT)
+    price_carry, price = divmod(delta.sold_price_total, CARRY_UNIT)
     conn.execute(
-        "INSERT INTO shared_brain (niche, listed, sold, revenue, sold_price_total, updated_at)"
-        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (niche) DO UPDATE SET listed = shared_brain.listed + excluded.listed,"
-        " sold = shared_brain.sold + excluded.sold, revenue = shared_brain.revenue + excluded.revenue,"
-        " sold_price_total = shared_brain.sold_price_total + excluded.sold_price_total,"
+        "INSERT INTO shared_brain (niche, listed, sold, revenue, revenue_carry, sold_price_total, sold_price_carry,"
+        " updated_at) VALUES (:niche, :listed, :sold, :revenue, :revenue_carry, :price, :price_carry, :now)"
+        " ON CONFLICT (niche) DO UPDATE SET listed = shared_brain.listed + excluded.listed,"
+        " sold = shared_brain.sold + excluded.sold,"
+        " revenue = (shared_brain.revenue + excluded.revenue) % :unit,"
+        " revenue_carry = shared_brain.revenue_carry + excluded.revenue_carry"
+        " + (shared_brain.revenue + excluded.revenue) / :unit,"
+        " sold_price_total = (shared_brain.sold_price_total + excluded.sold_price_total) % :unit,"
+        " sold_price_carry = shared_brain.sold_price_carry + excluded.sold_price_carry"
+        " + (shared_brain.sold_price_total + excluded.sold_price_total) / :unit,"
         " updated_at = excluded.updated_at",
-        (niche, delta.listed, delta.sold, delta.revenue, delta.sold_price_total, now),
+        {
+            "niche": niche,
+            "listed": delta.listed,
+            "sold": delta.sold,
+            "revenue": revenue,
+            "revenue_carry": revenue_carry,
+            "price": price,
+            "price_carry": price_carry,
+            "now": now,
+            "unit": CARRY_UNIT,
+        },
     )
 
 
 def shared_brain(conn: apsw.Connection) -> dict[str, NicheStats]:
-    rows = _rows(conn, "SELECT niche, listed, sold, revenue, sold_price_total FROM shared_brain")
-    return {str(n): NicheStats(int(a), int(b), int(c), int(d)) for n, a, b, c, d in rows}
+    rows = _rows(
+        conn,
+        "SELECT niche, listed, sold, revenue_carry, revenue, sold_price_carry, sold_price_total FROM shared_brain",
+    )
+    return {
+        str(n): NicheStats(int(a), int(b), int(rc) * CARRY_UNIT + int(r), int(pc) * CARRY_UNIT + int(p))
+        for n, a, b, rc, r, pc, p in rows
+    }
