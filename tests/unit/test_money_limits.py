@@ -20,12 +20,16 @@ from core.dashboard import operator
 from core.keys import hash_api_key, new_api_key
 from core.marketplace import handover, records
 from core.marketplace import rules as market_rules
+from core.marketplace.context import Notices
+from core.marketplace.follower import MarketFollower
 from core.money import MAX_AMOUNT_UNITS, split
 from core.store import Database, transaction
 from core.store import checkout as checkout_store
 from core.store import dashboard as dashboard_store
 from core.store import hire as hire_store
+from core.store import marketplace as market_store
 from core.store import wallets as store
+from core.store.projections import Event
 from core.store.types import Uint256Hex
 
 INT64_MAX = 2**63 - 1
@@ -250,6 +254,37 @@ def _hire(job_id: str, provider_uuid: str, amount: int) -> hire_store.JobRow:
         settle_error=None, next_settle_at=None, final=True, caller_webhook_url=None, caller_webhook_secret=None,
         created_at=NOW, updated_at=NOW,
     )  # fmt: skip
+
+
+def test_a_listing_whose_lifetime_earnings_pass_int64_is_not_recorded(conn: apsw.Connection) -> None:
+    """Reported earnings up to the ceiling plus the registry's on-chain lifetime earnings pass int64:
+    the listing the chain reports is left unrecorded, as one priced past int64 is, and the indexer goes
+    on (the insert raised on both backends, failing the indexer's step for ever)."""
+    w = Wallet(_register(conn))
+    net = Network()
+    for _ in range(9):
+        _earn(conn, w, MAX_AMOUNT_UNITS, net)
+    _earn(conn, w, INT64_MAX - w.earned, net)
+    assert w.earned == INT64_MAX
+    with transaction(conn):
+        conn.execute(
+            "INSERT INTO agents (chain_id, token_id, wallet_id, owner, self_wallet, registered_block, updated_block)"
+            " VALUES (?, 7, ?, '0xo', '0xs', 1, 1)",
+            (CHAIN, w.agent.wallet),
+        )
+    args = {
+        "listingId": 7,
+        "tokenId": 7,
+        "seller": "0x" + "55" * 20,
+        "askingPrice": 10**6,
+        "floorPrice": 10**6,
+        "earningsAtListing": 1,
+        "expiresAt": int(NOW) + 86_400,
+    }
+    listed = Event(1, "0x" + "bb" * 32, "0x" + "01" * 32, 0, "AgentMarketplace", "Listed", "0x01", "0x", args)
+    with transaction(conn):
+        MarketFollower(lambda: NOW, Notices("http://127.0.0.1")).apply(conn, CHAIN, listed)
+    assert market_store.listing_by_chain_id(conn, 7) is None
 
 
 def test_the_stores_sums_of_money_are_exact_sums() -> None:
