@@ -1,7 +1,7 @@
 """The largest amounts the service accepts, accumulated and summed through the real store on both
 backends: an agent's running totals stop at int64 micro-USDC (core.store.wallets.MAX_TOTAL_UNITS: 422
-balance_limit, nothing written), and every total over many rows (the service's, an account's, the
-operator's) stays exact past int64 (core.store.sums)."""
+balance_limit, nothing written), and every total over many rows (the service's, an account's, the shared
+brain's, the operator's) stays exact past int64 (core.store.sums; the shared brain's carry)."""
 
 from __future__ import annotations
 
@@ -13,29 +13,32 @@ from types import SimpleNamespace
 
 import apsw
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from core import wallets
 from core.checkout import orders
-from core.dashboard import operator
+from core.dashboard import operator, owner
 from core.keys import hash_api_key, new_api_key
 from core.marketplace import handover, records
 from core.marketplace import rules as market_rules
 from core.marketplace.context import Notices
 from core.marketplace.follower import MarketFollower
 from core.money import MAX_AMOUNT_UNITS, split
-from core.store import Database, transaction
+from core.store import Database, kind_of, schema, transaction
 from core.store import checkout as checkout_store
 from core.store import dashboard as dashboard_store
 from core.store import hire as hire_store
 from core.store import marketplace as market_store
 from core.store import wallets as store
-from core.store.projections import Event
+from core.store.projections import Event, apply_events
 from core.store.types import Uint256Hex
 
 INT64_MAX = 2**63 - 1
 CHAIN = 31337
 NOW = 1_800_000_000.0
-#: Token ids, block numbers and listing ids never repeat within a test.
+ZERO_ADDRESS = "0x" + "00" * 20
+#: Token ids, block numbers and listing ids never repeat within a test (hypothesis' examples share its database).
 _serial = itertools.count(1)
 
 
@@ -108,6 +111,80 @@ def _earn(conn: apsw.Connection, w: Wallet, amount: int, net: Network) -> None:
     net.tolls += s.service_cut
 
 
+def _fill(conn: apsw.Connection, w: Wallet, net: Network) -> None:
+    """Earn up to exactly the ceiling (or until the referrer's refuses), then 1 micro-USDC more."""
+    while w.has_room(1):
+        before = w.earned
+        _earn(conn, w, min(MAX_AMOUNT_UNITS, INT64_MAX - w.earned - w.transferred_in), net)
+        if w.earned == before:
+            break
+    _earn(conn, w, 1, net)
+
+
+def _spend(conn: apsw.Connection, w: Wallet, amount: int) -> None:
+    try:
+        with transaction(conn):
+            wallets.spend(conn, w.agent, amount, "0xabc", NOW)
+    except wallets.WalletError as exc:
+        assert (exc.code, amount > w.balance) == ("insufficient_balance", True)
+        return
+    from_self = min(amount, w.self_)
+    w.self_ -= from_self
+    w.owner -= amount - from_self
+
+
+def _compound(conn: apsw.Connection, w: Wallet, percent: int) -> None:
+    with transaction(conn):
+        wallets.compound(conn, w.agent, percent, NOW)
+    from_owner, from_self = w.owner * percent // 100, w.self_ * percent // 100
+    w.owner, w.self_, w.reinvested = w.owner - from_owner, w.self_ - from_self, w.reinvested + from_owner + from_self
+
+
+def _payout(conn: apsw.Connection, w: Wallet, amount: int, net: Network) -> None:
+    """An on-chain payout to the agent's NFT as the indexer records it (the real projection)."""
+    n = next(_serial)
+    s = split(amount, False)
+    with transaction(conn):
+        if w.token is None:
+            w.token = n
+            conn.execute(
+                "INSERT INTO providers (agent_uuid, self_wallet, owner_address, token_id, linked_at)"
+                " VALUES (?, ?, ?, ?, 0)",
+                (w.agent.uuid, f"0x{n:040x}", "0x" + "22" * 20, n),
+            )
+        args = {
+            "ref": f"0x{n:064x}",
+            "tokenId": w.token,
+            "payer": "0x" + "6a" * 20,
+            "amount": amount,
+            "ownerCut": s.owner_cut,
+            "agentCut": s.agent_cut,
+            "serviceCut": s.service_cut,
+            "referralCut": 0,
+            "owner": "0x" + "22" * 20,
+            "selfWallet": f"0x{n:040x}",
+            "referrer": ZERO_ADDRESS,
+        }
+        event = Event(n, "0x" + "bb" * 32, f"0x{n:064x}", 0, "AgentPayouts", "Payout", "0x01", "0x", args)
+        apply_events(conn, CHAIN, [event])
+    w.settled += amount
+    net.earned += amount
+    net.tolls += s.service_cut
+
+
+def _sale(conn: apsw.Connection, w: Wallet, revenue: int, net: Network) -> None:
+    """A sale recorded in the agent's brain and the network's shared brain."""
+    try:
+        with transaction(conn):
+            wallets.update_brain(conn, w.agent, "sold", "email", revenue, None, NOW)
+    except wallets.WalletError as exc:
+        assert (exc.code, w.brain_revenue + revenue > INT64_MAX) == ("balance_limit", True)
+        return
+    w.brain_revenue += revenue
+    net.brain_sold += 1
+    net.brain_revenue += revenue
+
+
 def _sell(conn: apsw.Connection, w: Wallet) -> Wallet:
     """The agent sold in the drop: its pre-sale balance moves to a new estate wallet of the seller
     (core.marketplace.handover), which takes its place; returns that estate."""
@@ -158,6 +235,69 @@ def _check(conn: apsw.Connection, w: Wallet) -> None:
     assert store.settled_earnings(conn, uuid) == w.settled
 
 
+LARGE = st.one_of(
+    st.just(MAX_AMOUNT_UNITS), st.integers(MAX_AMOUNT_UNITS - 10**6, MAX_AMOUNT_UNITS), st.integers(1, MAX_AMOUNT_UNITS)
+)
+SLOTS = 3  # the agents an example acts on; the second is referred by the first
+OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("earn"), st.integers(0, SLOTS - 1), LARGE, st.integers(1, 10)),  # (.., amount, times)
+        st.tuples(st.just("spend"), st.integers(0, SLOTS - 1), LARGE, st.just(1)),
+        st.tuples(st.just("compound"), st.integers(0, SLOTS - 1), st.integers(1, 100), st.just(1)),
+        # a payout as large as its column holds (real USDC's whole supply is ~1% of int64)
+        st.tuples(st.just("payout"), st.integers(0, SLOTS - 1), st.sampled_from([INT64_MAX, 10**18]), st.just(1)),
+        st.tuples(st.just("sale"), st.integers(0, SLOTS - 1), LARGE, st.integers(1, 10)),
+        st.tuples(st.just("sell"), st.integers(0, SLOTS - 1), st.just(0), st.just(1)),
+        st.tuples(st.just("fill"), st.integers(0, SLOTS - 1), st.just(0), st.just(1)),
+    ),
+    min_size=1,
+    max_size=25,
+)
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=OPS)
+def test_the_largest_amounts_keep_every_total_exact_and_within_its_column(
+    conn: apsw.Connection, ops: list[tuple[str, int, int, int]]
+) -> None:
+    """Every example adds to the same database, so the service's totals pass int64 within a few
+    examples; each checks the store against its model, exactly, and every refusal against the ceiling."""
+    _, earned_before, tolls_before = store.network_totals(conn)
+    brain_before = store.shared_brain(conn).get("email", store.NicheStats())
+    first = Wallet(_register(conn))
+    slots = [first, Wallet(_register(conn, first.agent), referrer=first), Wallet(_register(conn))]
+    every = list(slots)
+    net = Network()
+    for op, i, value, times in ops:
+        w = slots[i]
+        for _ in range(times):
+            if op == "earn":
+                _earn(conn, w, value, net)
+            elif op == "spend":
+                _spend(conn, w, value)
+            elif op == "compound":
+                _compound(conn, w, value)
+            elif op == "payout":
+                _payout(conn, w, value, net)
+            elif op == "sale":
+                _sale(conn, w, value, net)
+            elif op == "fill":
+                _fill(conn, w, net)
+            else:
+                slots[i] = _sell(conn, w)
+                every.append(slots[i])
+    _, earned, tolls = store.network_totals(conn)
+    assert (earned - earned_before, tolls - tolls_before) == (net.earned, net.tolls)
+    assert operator.network(conn).earned == earned
+    brain = store.shared_brain(conn)["email"] if net.brain_sold else brain_before
+    assert (brain.sold - brain_before.sold, brain.revenue - brain_before.revenue) == (net.brain_sold, net.brain_revenue)
+    assert brain.sold_price_total - brain_before.sold_price_total == net.brain_revenue
+    seen = owner.earnings(conn, [w.agent for w in every], NOW, {})
+    assert (seen.reported_total, seen.settled_total) == (sum(w.earned for w in every), sum(w.settled for w in every))
+    for w in every:
+        _check(conn, w)
+
+
 def test_an_estate_wallet_is_credited_only_up_to_the_ceiling(conn: apsw.Connection) -> None:
     """A sold agent's pre-sale balance moves to a new estate wallet whose total_earned is 0: what it
     holds counts against the ceiling as transferred_in, so its balance never passes int64 (it did:
@@ -176,6 +316,39 @@ def test_an_estate_wallet_is_credited_only_up_to_the_ceiling(conn: apsw.Connecti
     for v in (w, estate):
         _check(conn, v)
     assert store.get_balance(conn, estate.agent.uuid).transferred_in + room == INT64_MAX
+
+
+def test_the_migration_counts_what_estates_received_and_carries_large_shared_figures(database: Database) -> None:
+    """A database from before the bounds: an estate's transfer in is counted from its ledger, and a shared
+    brain figure past 2^62 is split into its carry, the same number either way."""
+    conn = database.connect()
+    sold = Wallet(_register(conn))
+    net = Network()
+    for _ in range(2):
+        _earn(conn, sold, MAX_AMOUNT_UNITS, net)
+    _compound(conn, sold, 10)
+    estate = _sell(conn, sold)
+    with transaction(conn):  # back to the schema (and figures) of the version before
+        conn.execute("ALTER TABLE balances DROP COLUMN transferred_in")
+        conn.execute("ALTER TABLE shared_brain DROP COLUMN revenue_carry")
+        conn.execute("ALTER TABLE shared_brain DROP COLUMN sold_price_carry")
+        conn.execute(
+            "INSERT INTO shared_brain (niche, listed, sold, revenue, sold_price_total, updated_at)"
+            " VALUES ('migrated', 3, 2, ?, ?, 0)",
+            (2**62 + 5, INT64_MAX),
+        )
+        previous = len(schema.MIGRATIONS) - 2  # before the two migrations of the bounds
+        if kind_of(conn) == "sqlite":
+            conn.execute(f"PRAGMA user_version = {previous}")
+        else:
+            conn.execute("UPDATE schema_version SET version = ?", (previous,))
+    conn.close()
+    conn = database.connect()
+    assert store.get_balance(conn, estate.agent.uuid).transferred_in == estate.transferred_in > 0
+    assert store.get_balance(conn, sold.agent.uuid).transferred_in == 0
+    assert store.shared_brain(conn)["migrated"] == store.NicheStats(3, 2, 2**62 + 5, INT64_MAX)
+    carried = "SELECT revenue_carry, revenue, sold_price_carry, sold_price_total FROM shared_brain WHERE niche = ?"
+    assert conn.execute(carried, ("migrated",)).fetchall() == [(1, 5, 1, 2**62 - 1)]
 
 
 def test_the_operators_figures_sum_past_int64(conn: apsw.Connection) -> None:
