@@ -191,7 +191,10 @@ def earn(conn: Conn, agent: AgentRow, amount: int, source: str | None, now: floa
             source=agent.wallet,
             earned=s.referral_cut,
         )
-        store.append_ledger(conn, credit, now)
+        try:
+            store.append_ledger(conn, credit, now)
+        except store.TotalLimit as exc:  # another process credited the referrer since _check_room read it
+            raise _limit_error() from exc
     return EarnResult(ledger_id, amount, s.owner_cut, s.agent_cut, s.service_cut, s.referral_cut, bal)
 
 

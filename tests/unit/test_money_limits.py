@@ -25,7 +25,7 @@ from core.marketplace import rules as market_rules
 from core.marketplace.context import Notices
 from core.marketplace.follower import MarketFollower
 from core.money import MAX_AMOUNT_UNITS, split
-from core.store import Database, kind_of, schema, transaction
+from core.store import Conn, Database, begin, kind_of, savepoint, schema, transaction
 from core.store import checkout as checkout_store
 from core.store import dashboard as dashboard_store
 from core.store import hire as hire_store
@@ -33,6 +33,7 @@ from core.store import marketplace as market_store
 from core.store import wallets as store
 from core.store.projections import Event, apply_events
 from core.store.types import Uint256Hex
+from tests.thread_kit import waits_for_commit
 
 INT64_MAX = 2**63 - 1
 CHAIN = 31337
@@ -316,6 +317,41 @@ def test_an_estate_wallet_is_credited_only_up_to_the_ceiling(conn: apsw.Connecti
     for v in (w, estate):
         _check(conn, v)
     assert store.get_balance(conn, estate.agent.uuid).transferred_in + room == INT64_MAX
+
+
+def test_a_referrer_credited_by_another_writer_meanwhile_refuses_with_balance_limit(database: Database) -> None:
+    """The referrer's room is read before the first write, without a lock: another process may fill it
+    before the referral credit's guarded update runs (PostgreSQL; SQLite's writer holds the whole file).
+    The earning is then refused with 422 balance_limit, nothing kept (it was a 500: TotalLimit escaped)."""
+    conn = database.connect()
+    referrer = Wallet(_register(conn))
+    referred = Wallet(_register(conn, referrer.agent), referrer=referrer)
+    cut = split(MAX_AMOUNT_UNITS, True).referral_cut
+    net = Network()
+    while referrer.has_room(cut + 1):  # leaves room for exactly one maximal earning's referral cut
+        _earn(conn, referrer, min(MAX_AMOUNT_UNITS, INT64_MAX - referrer.earned - cut), net)
+    assert referrer.earned == INT64_MAX - cut
+    refused: list[str] = []
+
+    def earn_meanwhile(other: Conn) -> None:
+        try:
+            with savepoint(other, "earn"):
+                wallets.earn(other, referred.agent, MAX_AMOUNT_UNITS, "race", NOW)
+        except wallets.WalletError as exc:
+            refused.append(exc.code)
+
+    begin(conn)
+    wallets.earn(conn, referrer.agent, 1, "first", NOW)  # the referrer's row stays locked until the commit
+    waits_for_commit(conn, database, earn_meanwhile)
+    assert refused == ["balance_limit"]
+    one = split(1, False)  # the referrer's own earning, committed
+    referrer.owner, referrer.self_, referrer.earned = (
+        referrer.owner + one.owner_cut,
+        referrer.self_ + one.agent_cut,
+        referrer.earned + 1,
+    )
+    for w in (referrer, referred):
+        _check(conn, w)
 
 
 def test_the_migration_counts_what_estates_received_and_carries_large_shared_figures(database: Database) -> None:
