@@ -56,7 +56,8 @@ SPECIALTIES: tuple[str, ...] = (
 REFERRAL_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 REFERRAL_CODE_LEN = 8
 _MAX_TRIES = 16
-#: Ceiling of any running total (SQLite INTEGER is int64); an earning that would pass it is refused.
+#: Ceiling of an agent's lifetime credits (core.store.wallets.MAX_TOTAL_UNITS: int64); an earning that
+#: would pass it is refused.
 MAX_TOTAL_UNITS = store.MAX_TOTAL_UNITS
 
 
@@ -190,7 +191,10 @@ def earn(conn: Conn, agent: AgentRow, amount: int, source: str | None, now: floa
             source=agent.wallet,
             earned=s.referral_cut,
         )
-        store.append_ledger(conn, credit, now)
+        try:
+            store.append_ledger(conn, credit, now)
+        except store.TotalLimit as exc:  # another process credited the referrer since _check_room read it
+            raise _limit_error() from exc
     return EarnResult(ledger_id, amount, s.owner_cut, s.agent_cut, s.service_cut, s.referral_cut, bal)
 
 
@@ -199,7 +203,7 @@ def _limit_error() -> WalletError:
 
 
 def _check_room(conn: Conn, agent_uuid: str, amount: int) -> None:
-    if store.get_balance(conn, agent_uuid).total_earned + amount > MAX_TOTAL_UNITS:
+    if not store.has_room(store.get_balance(conn, agent_uuid), amount):
         raise _limit_error()
 
 

@@ -185,7 +185,7 @@ OPERATIONS: list[Operation] = [
         BrainUpdateResponse,
         request=BrainUpdateRequest,
         idempotent=True,
-        errors={**_AGENT_ERRORS, 400: ("invalid_action", "invalid_niche")},
+        errors={**_AGENT_ERRORS, 400: ("invalid_action", "invalid_niche"), 422: ("balance_limit",)},
         tags=("brain",),
         run=routes.run_brain_write,
         scope="log",

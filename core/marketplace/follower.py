@@ -75,8 +75,9 @@ class MarketFollower:
             agent = None if token is None else wallet_store.agent_by_wallet(conn, token.wallet_id)
             if agent is None:
                 return  # an agent this service does not know
-            if max(int(a["askingPrice"]), int(a["floorPrice"]), int(a["earningsAtListing"])) > INT64_MAX:
-                log.error("listing %d: prices beyond int64; not recorded", listing_id)
+            lifetime = records.lifetime_earnings(conn, agent.uuid, int(a["earningsAtListing"]))
+            if max(int(a["askingPrice"]), int(a["floorPrice"]), lifetime) > INT64_MAX:
+                log.error("listing %d: prices or lifetime earnings beyond int64; not recorded", listing_id)
                 return
             listing = records.insert_listing(
                 conn,
@@ -86,7 +87,7 @@ class MarketFollower:
                 seller=str(a["seller"]),
                 asking=int(a["askingPrice"]),
                 floor=int(a["floorPrice"]),
-                earnings=records.lifetime_earnings(conn, agent.uuid, int(a["earningsAtListing"])),
+                earnings=lifetime,
                 accept_offers=False,
                 seller_email=None,
                 state=rules.ACTIVE,

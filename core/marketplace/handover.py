@@ -82,6 +82,7 @@ def hand_over(conn: Conn, listing: ListingRow, sale: SaleRow, settle_tx: str, no
                     self_delta=balance.self_balance,
                     source=f"from {agent.wallet}: {why}",
                     reinvested_delta=balance.reinvested,
+                    transferred_in=balance.balance + balance.reinvested,
                 ),
                 now,
             )

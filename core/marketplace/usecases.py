@@ -172,8 +172,10 @@ async def record_listing(
             " cancel the listing on-chain and list again with a floor of at least that",
             param="txHash",
         )
-    if max(asking, floor) > 2**63 - 1:
-        raise ServiceError(422, "amount_too_large", "prices beyond int64 are not recorded", param="txHash")
+    if max(asking, floor, lifetime) > 2**63 - 1:
+        raise ServiceError(
+            422, "amount_too_large", "prices or lifetime earnings beyond int64 are not recorded", param="txHash"
+        )
     onchain = await _call(m, "AgentMarketplace", "getListing", chain_listing_id)
     state = rules.CHAIN_STATUS.get(int(onchain[2]), rules.ACTIVE)
     now, block = m.clock(), int(receipt["blockNumber"])

@@ -16,8 +16,9 @@ of core.store.transactions, and `unavailable(exc)` for "the database is out of r
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from core.store.reads import READ_POOL_SIZE
 from core.store.types import Conn, UnsupportedDatabase
@@ -90,6 +91,11 @@ class Backend(Protocol):
 
     def undo(self, conn: Conn, ancestor: int) -> int:
         """Replay the reorg journal above `ancestor`, newest first; the number of writes undone."""
+        ...
+
+    def exact_rows(self, conn: Conn, sql: str, params: Sequence[Any] | Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        """The rows of `sql` whose sums of money are written exact_sum(x), each exact at any size
+        (core.store.sums)."""
         ...
 
     def checkpointer(self, conn: Conn) -> Checkpointer:

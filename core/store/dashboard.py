@@ -14,6 +14,7 @@ from typing import Any, cast
 
 import apsw
 
+from core.store import sums
 from core.store.audit import Anchor
 
 
@@ -254,9 +255,9 @@ def settled_by_payer(conn: apsw.Connection, agent_uuids: list[str]) -> list[tupl
     """(payer address, gross, count) of the on-chain payouts to the agents (indexed), all time."""
     if not agent_uuids:
         return []
-    rows = _rows(
+    rows = sums.rows(
         conn,
-        f"SELECT p.payer, SUM(p.amount), COUNT(*) {_SETTLED_FROM} WHERE pr.agent_uuid IN ({_marks(agent_uuids)})"
+        f"SELECT p.payer, exact_sum(p.amount), COUNT(*) {_SETTLED_FROM} WHERE pr.agent_uuid IN ({_marks(agent_uuids)})"
         " GROUP BY p.payer",
         tuple(agent_uuids),
     )
@@ -276,9 +277,9 @@ def settled_by_day(conn: apsw.Connection, agent_uuids: list[str], since: float) 
     that release (the payouts table keeps block numbers, not times)."""
     if not agent_uuids:
         return []
-    rows = _rows(
+    rows = sums.rows(
         conn,
-        f"SELECT {_UTC_DAY}, SUM(p.amount) {_SETTLED_FROM}{_RELEASED}"
+        f"SELECT {_UTC_DAY}, exact_sum(p.amount) {_SETTLED_FROM}{_RELEASED}"
         f" WHERE pr.agent_uuid IN ({_marks(agent_uuids)}) AND h.at >= ? GROUP BY 1 ORDER BY 1",
         (*agent_uuids, since),
     )
@@ -289,9 +290,10 @@ def settled_dated_total(conn: apsw.Connection, agent_uuids: list[str]) -> int:
     """Gross of the payouts that have a release time (see settled_by_day), all time."""
     if not agent_uuids:
         return 0
-    rows = _rows(
+    rows = sums.rows(
         conn,
-        f"SELECT COALESCE(SUM(p.amount), 0) {_SETTLED_FROM}{_RELEASED} WHERE pr.agent_uuid IN ({_marks(agent_uuids)})",
+        f"SELECT COALESCE(exact_sum(p.amount), 0) {_SETTLED_FROM}{_RELEASED}"
+        f" WHERE pr.agent_uuid IN ({_marks(agent_uuids)})",
         tuple(agent_uuids),
     )
     return int(rows[0][0])
@@ -402,7 +404,7 @@ def decisions_of(conn: apsw.Connection, streams: list[str], limit: int) -> list[
 
 def orders_by_status(conn: apsw.Connection) -> dict[str, tuple[int, int]]:
     """status -> (orders, amount)."""
-    rows = _rows(conn, "SELECT status, COUNT(*), COALESCE(SUM(amount), 0) FROM orders GROUP BY status")
+    rows = sums.rows(conn, "SELECT status, COUNT(*), COALESCE(exact_sum(amount), 0) FROM orders GROUP BY status")
     return {str(s): (int(n), int(a)) for s, n, a in rows}
 
 
@@ -499,16 +501,23 @@ class Obligations:
 
 
 def obligations(conn: apsw.Connection, chain_id: int) -> Obligations:
-    gateway = _rows(
+    (gateway,) = sums.rows(
         conn,
-        "SELECT COALESCE(SUM(amount), 0) FROM gateway_jobs WHERE chain_id = ? AND status IN ('funded', 'disputed')",
+        "SELECT COALESCE(exact_sum(amount), 0) FROM gateway_jobs"
+        " WHERE chain_id = ? AND status IN ('funded', 'disputed')",
         (chain_id,),
-    )[0][0]
-    escrow = _rows(
-        conn, "SELECT COALESCE(SUM(amount), 0) FROM escrow_jobs WHERE chain_id = ? AND status = 'locked'", (chain_id,)
-    )[0][0]
-    market = _rows(
-        conn, "SELECT COALESCE(SUM(price), 0) FROM listings WHERE chain_id = ? AND status = 'committed'", (chain_id,)
-    )[0][0]
-    credits = _rows(conn, "SELECT contract, SUM(amount) FROM credits WHERE chain_id = ? GROUP BY contract", (chain_id,))
+    )[0]
+    (escrow,) = sums.rows(
+        conn,
+        "SELECT COALESCE(exact_sum(amount), 0) FROM escrow_jobs WHERE chain_id = ? AND status = 'locked'",
+        (chain_id,),
+    )[0]
+    (market,) = sums.rows(
+        conn,
+        "SELECT COALESCE(exact_sum(price), 0) FROM listings WHERE chain_id = ? AND status = 'committed'",
+        (chain_id,),
+    )[0]
+    credits = sums.rows(
+        conn, "SELECT contract, exact_sum(amount) FROM credits WHERE chain_id = ? GROUP BY contract", (chain_id,)
+    )
     return Obligations(int(gateway), int(escrow), int(market), {str(c): int(a) for c, a in credits})

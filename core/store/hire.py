@@ -9,6 +9,8 @@ from typing import Any
 
 import apsw
 
+from core.store import sums
+
 #: A service is unhealthy (never chosen automatically) after this many failed runs or probes in a row.
 UNHEALTHY_AFTER = 3
 
@@ -639,5 +641,7 @@ IN_FLIGHT = ("reserved", "running", "releasing", "refunding")
 
 def hire_counts(conn: apsw.Connection) -> dict[tuple[str, str], tuple[int, int]]:
     """(kind, status) -> (hires, amount), over every hire (the operator's network figures)."""
-    rows = _rows(conn, "SELECT kind, status, COUNT(*), COALESCE(SUM(amount), 0) FROM hire_jobs GROUP BY kind, status")
+    rows = sums.rows(
+        conn, "SELECT kind, status, COUNT(*), COALESCE(exact_sum(amount), 0) FROM hire_jobs GROUP BY kind, status"
+    )
     return {(str(k), str(s)): (int(n), int(a)) for k, s, n, a in rows}

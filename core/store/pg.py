@@ -40,7 +40,7 @@ from psycopg import pq
 from psycopg.adapt import Dumper, Loader
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from core.store import pg_reorg, pg_schema
+from core.store import exact, pg_reorg, pg_schema
 from core.store.reads import APPLICATION_NAME, POOL_WAIT, READ_POOL_SIZE, RECONNECT_GIVE_UP, Reads
 from core.store.types import (
     CommitOutcomeUnknown,
@@ -468,6 +468,10 @@ class PostgresBackend:
 
     def undo(self, conn: Conn, ancestor: int) -> int:
         return pg_reorg.undo(_pg(conn), ancestor)
+
+    def exact_rows(self, conn: Conn, sql: str, params: Sequence[Any] | Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        """PostgreSQL's own SUM is exact at any size (a NUMERIC): the query runs with it."""
+        return list(conn.execute(exact.native(sql), params).fetchall())
 
     def checkpointer(self, conn: Conn) -> _NoCheckpoints:
         return _NoCheckpoints()

@@ -935,4 +935,23 @@ MIGRATIONS: list[str] = [
         expires_at REAL NOT NULL
     );
     """,
+    # An agent's running totals stay within int64 (core.store.wallets.MAX_TOTAL_UNITS): transferred_in
+    # counts what transfers brought in (a sold agent's pre-sale balance, into its seller's estate wallet);
+    # total_earned + transferred_in bounds all the agent holds, and is kept within int64.
+    """
+    ALTER TABLE balances ADD COLUMN transferred_in INTEGER NOT NULL DEFAULT 0;
+    UPDATE balances SET transferred_in = (
+        SELECT COALESCE(SUM(amount + reinvested_delta), 0) FROM ledger
+        WHERE ledger.agent_uuid = balances.agent_uuid AND kind = 'transfer' AND amount + reinvested_delta > 0
+    );
+    """,
+    # The shared brain's network-wide money totals have no bound (any number of agents adds to them): each
+    # is kept as carry * 2^62 + the column, the column below 2^62 (core.store.wallets.CARRY_UNIT).
+    """
+    ALTER TABLE shared_brain ADD COLUMN revenue_carry INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE shared_brain ADD COLUMN sold_price_carry INTEGER NOT NULL DEFAULT 0;
+    UPDATE shared_brain SET revenue_carry = revenue / 4611686018427387904, revenue = revenue % 4611686018427387904,
+        sold_price_carry = sold_price_total / 4611686018427387904,
+        sold_price_total = sold_price_total % 4611686018427387904;
+    """,
 ]

@@ -7,14 +7,16 @@ from typing import Any, cast
 
 import apsw
 
+from core.store import sums
+
 
 def _rows(conn: apsw.Connection, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
     return cast(list[tuple[Any, ...]], conn.execute(sql, params).fetchall())
 
 
 def used(conn: apsw.Connection, key_hash: str, day: str) -> int:
-    rows = _rows(
-        conn, "SELECT coalesce(sum(amount), 0) FROM spend_holds WHERE key_hash = ? AND day = ?", (key_hash, day)
+    rows = sums.rows(
+        conn, "SELECT coalesce(exact_sum(amount), 0) FROM spend_holds WHERE key_hash = ? AND day = ?", (key_hash, day)
     )
     return int(rows[0][0])
 

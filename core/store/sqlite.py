@@ -13,14 +13,14 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import apsw
 
-from core.store import schema
+from core.store import exact, schema
 from core.store.types import Conn
 
 if TYPE_CHECKING:
@@ -49,6 +49,7 @@ def connect(path: Path | str, *, durable: bool = True) -> apsw.Connection:
     _use_wal(conn)
     conn.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
     conn.execute("PRAGMA foreign_keys=ON")
+    conn.create_aggregate_function("exact_sum", exact.ExactSum, 1, flags=apsw.SQLITE_DETERMINISTIC)
     _migrate(conn)
     return conn
 
@@ -319,6 +320,18 @@ class SqliteBackend:
 
     def undo(self, conn: Conn, ancestor: int) -> int:
         return _undo(conn, ancestor)
+
+    def exact_rows(self, conn: Conn, sql: str, params: Sequence[Any] | Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        """The native SUM first; the exact aggregate when it overflowed or answered a REAL (core.store.sums)."""
+        try:
+            fast: list[tuple[Any, ...]] = conn.execute(exact.native(sql), params).fetchall()
+        except apsw.SQLError as exc:
+            if "integer overflow" not in str(exc):
+                raise
+        else:
+            if not any(type(v) is float for row in fast for v in row):
+                return fast
+        return list(conn.execute(sql, params).fetchall())
 
     def checkpointer(self, conn: Conn) -> BackgroundCheckpoints:
         return BackgroundCheckpoints(conn)

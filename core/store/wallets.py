@@ -10,7 +10,7 @@ from typing import Any, cast
 
 import apsw
 
-from core.store import locks
+from core.store import locks, sums
 from core.store.locks import NotInTransaction as NotInTransaction  # ledger writes outside a transaction
 
 
@@ -46,6 +46,7 @@ class BalanceRow:
     total_earned: int
     tx_count: int
     reinvested: int = 0  # the reinvested bucket (compound); not part of the spendable balance
+    transferred_in: int = 0  # what transfers brought in (a sold agent's pre-sale balance, into an estate)
 
     @property
     def balance(self) -> int:
@@ -66,9 +67,11 @@ class LedgerEntry:
     referral_cut: int | None = None
     earned: int = 0  # what this row adds to total_earned
     reinvested_delta: int = 0  # compound: what this row moves into the reinvested bucket
+    transferred_in: int = 0  # a transfer in: what this row adds to transferred_in
 
 
 _ZERO = BalanceRow(0, 0, 0, 0)
+_BALANCE_COLS = "owner_balance, self_balance, total_earned, tx_count, reinvested, transferred_in"  # BalanceRow's
 _AGENT_COLS = "uuid, wallet, account_id, name, specialty, referral_code, referred_by, created_at"
 
 
@@ -226,22 +229,21 @@ def get_balance(conn: apsw.Connection, agent_uuid: str) -> BalanceRow:
     until the transaction ends: core.store.locks)."""
     rows = _rows(
         conn,
-        "SELECT owner_balance, self_balance, total_earned, tx_count, reinvested FROM balances WHERE agent_uuid = ?",
+        f"SELECT {_BALANCE_COLS} FROM balances WHERE agent_uuid = ?",  # noqa: S608 (fixed names)
         (agent_uuid,),
     )
     if not rows:
         return _ZERO
-    o, s, t, n, r = rows[0]
-    return BalanceRow(int(o), int(s), int(t), int(n), int(r))
+    return BalanceRow(*(int(v) for v in rows[0]))
 
 
 def settled_earnings(conn: apsw.Connection, agent_uuid: str) -> int:
     """Gross on-chain payouts (escrow releases) to the agent's NFT once it is a linked provider:
     the USDC already went to its owner and self wallet, so it is never in the off-chain balance.
     One database follows one chain, so payouts are not filtered by chain."""
-    rows = _rows(
+    rows = sums.rows(
         conn,
-        "SELECT coalesce(sum(p.amount), 0) FROM payouts p JOIN providers pr ON p.token_id = pr.token_id"
+        "SELECT coalesce(exact_sum(p.amount), 0) FROM payouts p JOIN providers pr ON p.token_id = pr.token_id"
         " WHERE pr.agent_uuid = ?",
         (agent_uuid,),
     )
@@ -249,20 +251,28 @@ def settled_earnings(conn: apsw.Connection, agent_uuid: str) -> int:
 
 
 class TotalLimit(ValueError):
-    """A ledger row would take a running total past MAX_TOTAL_UNITS."""
+    """A ledger row would take an agent's total_earned + transferred_in past MAX_TOTAL_UNITS."""
 
 
-#: Ceiling of any running total (SQLite INTEGER is int64: past it, SQLite's + silently turns REAL).
+#: Ceiling of an agent's total_earned + transferred_in: int64 (SQLite's INTEGER; past it SQLite's +
+#: silently turns REAL, PostgreSQL's BIGINT raises). Every credit of a balance (an earning's net, a
+#: referral cut, a transfer in; a hire's released reservation only gives back what a debit took) adds at
+#: least as much to that sum, so it also bounds owner_balance + self_balance (balance_after) + reinvested
+#: + the agent's open hire reservations: none of the running totals can overflow.
 MAX_TOTAL_UNITS = 2**63 - 1
 
-# One statement applies the deltas and returns the new balance. The WHERE refuses an overdraft
-# or a total past the int64 ceiling without writing (no row comes back); _refusal says which.
+# One statement applies the deltas and returns the new balance. The WHERE refuses an overdraft or a
+# total past MAX_TOTAL_UNITS without writing (no row comes back); _refusal says which. Its bounds are
+# computed in Python (a column compared with a parameter; `:ceiling - transferred_in` lies within
+# [-MAX, MAX]): no arithmetic of the guard can overflow, and the SET's sums only run on a row it let
+# through, whose new values the ceiling keeps within int64 (PostgreSQL would raise, SQLite turn REAL).
 _APPLY_DELTAS = (
-    "UPDATE balances SET owner_balance = owner_balance + :owner, self_balance = self_balance + :self,"
-    " total_earned = total_earned + :earned, tx_count = tx_count + 1, reinvested = reinvested + :reinvested,"
-    " updated_at = :now WHERE agent_uuid = :agent AND owner_balance + :owner >= 0 AND self_balance + :self >= 0"
-    " AND reinvested + :reinvested >= 0 AND total_earned <= :earned_ceiling"
-    " RETURNING owner_balance, self_balance, total_earned, tx_count, reinvested"
+    "UPDATE balances SET owner_balance = owner_balance + :owner,"  # noqa: S608 (fixed names)
+    " self_balance = self_balance + :self, total_earned = total_earned + :earned, tx_count = tx_count + 1,"
+    " reinvested = reinvested + :reinvested, transferred_in = transferred_in + :transferred_in, updated_at = :now"
+    " WHERE agent_uuid = :agent AND total_earned <= :ceiling - transferred_in AND owner_balance >= :owner_floor"
+    " AND self_balance >= :self_floor AND reinvested >= :reinvested_floor"
+    f" RETURNING {_BALANCE_COLS}"
 )
 _INSERT_LEDGER = (
     "INSERT INTO ledger (agent_uuid, kind, amount, owner_delta, self_delta, balance_after, gross, owner_cut,"
@@ -275,8 +285,8 @@ def append_ledger(conn: apsw.Connection, e: LedgerEntry, now: float) -> tuple[in
     """Write one ledger row and the balance it produces, in the caller's transaction.
 
     Raises (writing nothing) Overdraft when a balance part or the reinvested bucket would go below
-    zero, TotalLimit when total_earned would pass MAX_TOTAL_UNITS, LookupError without a balances
-    row. Two statements: the balance update (returning the new balance), then the ledger row.
+    zero, TotalLimit when total_earned + transferred_in would pass MAX_TOTAL_UNITS, LookupError
+    without a balances row. Two statements: the balance update (returning the new balance), then the ledger row.
 
     The ledger row takes its id under the database's write lock (core.store.locks), so ledger ids are
     allocated in the commit order of their rows, which the dashboard's `id > last_id` fold of an agent's
@@ -290,9 +300,13 @@ def append_ledger(conn: apsw.Connection, e: LedgerEntry, now: float) -> tuple[in
             "self": e.self_delta,
             "earned": e.earned,
             "reinvested": e.reinvested_delta,
+            "transferred_in": e.transferred_in,
             "now": now,
             "agent": e.agent_uuid,
-            "earned_ceiling": MAX_TOTAL_UNITS - e.earned,
+            "ceiling": MAX_TOTAL_UNITS - e.earned - e.transferred_in,
+            "owner_floor": -e.owner_delta,
+            "self_floor": -e.self_delta,
+            "reinvested_floor": -e.reinvested_delta,
         },
     )
     if not rows:
@@ -326,17 +340,25 @@ def _refusal(conn: apsw.Connection, e: LedgerEntry) -> Exception:
     if not _rows(conn, "SELECT 1 FROM balances WHERE agent_uuid = ?", (e.agent_uuid,)):
         return LookupError(f"no balances row for agent {e.agent_uuid}")
     cur = get_balance(conn, e.agent_uuid)
-    if cur.total_earned > MAX_TOTAL_UNITS - e.earned:
-        return TotalLimit(f"total earned {cur.total_earned} cannot grow by {e.earned}")
+    if not has_room(cur, e.earned + e.transferred_in):
+        return TotalLimit(
+            f"total earned {cur.total_earned} and transferred in {cur.transferred_in}"
+            f" cannot grow by {e.earned + e.transferred_in}"
+        )
     return Overdraft(f"balance {cur.balance} cannot cover {-(e.owner_delta + e.self_delta)}")
+
+
+def has_room(bal: BalanceRow, credit: int) -> bool:
+    """May an agent whose balance is `bal` be credited `credit` more (earned or transferred in)?"""
+    return bal.total_earned + bal.transferred_in + credit <= MAX_TOTAL_UNITS
 
 
 def ledger_totals(conn: apsw.Connection, agent_uuid: str) -> tuple[int, int, int]:
     """(sum of amounts, sum of owner deltas, sum of self deltas) of an agent's ledger."""
-    row = _rows(
+    row = sums.rows(
         conn,
-        "SELECT COALESCE(SUM(amount), 0), COALESCE(SUM(owner_delta), 0), COALESCE(SUM(self_delta), 0)"
-        " FROM ledger WHERE agent_uuid = ?",
+        "SELECT COALESCE(exact_sum(amount), 0), COALESCE(exact_sum(owner_delta), 0),"
+        " COALESCE(exact_sum(self_delta), 0) FROM ledger WHERE agent_uuid = ?",
         (agent_uuid,),
     )[0]
     return int(row[0]), int(row[1]), int(row[2])
@@ -365,11 +387,13 @@ def network_totals(conn: apsw.Connection) -> tuple[int, int, int]:
     of those grosses and are not added again) plus every settled on-chain payout the indexer
     recorded. Tolls: the service cut (dust included) of both."""
     agents = count_agents(conn)
-    earned, tolls = _rows(
+    earned, tolls = sums.rows(
         conn,
-        "SELECT COALESCE(SUM(gross), 0), COALESCE(SUM(service_cut), 0) FROM ledger WHERE kind = 'earn'",
+        "SELECT COALESCE(exact_sum(gross), 0), COALESCE(exact_sum(service_cut), 0) FROM ledger WHERE kind = 'earn'",
     )[0]
-    p_earned, p_tolls = _rows(conn, "SELECT COALESCE(SUM(amount), 0), COALESCE(SUM(service_cut), 0) FROM payouts")[0]
+    p_earned, p_tolls = sums.rows(
+        conn, "SELECT COALESCE(exact_sum(amount), 0), COALESCE(exact_sum(service_cut), 0) FROM payouts"
+    )[0]
     return agents, int(earned) + int(p_earned), int(tolls) + int(p_tolls)
 
 
@@ -452,18 +476,48 @@ class NicheStats:
     sold_price_total: int = 0  # micro-USDC
 
 
+#: The network's money totals of a niche grow with every agent's sales, without bound: each is kept in two
+#: int64 columns, carry * CARRY_UNIT + low with 0 <= low < CARRY_UNIT. Adding a delta below CARRY_UNIT
+#: to low stays below 2^63 (no overflow), and the carry grows by at most one a write.
+CARRY_UNIT = 2**62
+
+
 def add_shared_brain(conn: apsw.Connection, niche: str, delta: NicheStats, now: float) -> None:
     _require_tx(conn)
+    revenue_carry, revenue = divmod(delta.revenue, CARRY_UNIT)
+    price_carry, price = divmod(delta.sold_price_total, CARRY_UNIT)
     conn.execute(
-        "INSERT INTO shared_brain (niche, listed, sold, revenue, sold_price_total, updated_at)"
-        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (niche) DO UPDATE SET listed = shared_brain.listed + excluded.listed,"
-        " sold = shared_brain.sold + excluded.sold, revenue = shared_brain.revenue + excluded.revenue,"
-        " sold_price_total = shared_brain.sold_price_total + excluded.sold_price_total,"
+        "INSERT INTO shared_brain (niche, listed, sold, revenue, revenue_carry, sold_price_total, sold_price_carry,"
+        " updated_at) VALUES (:niche, :listed, :sold, :revenue, :revenue_carry, :price, :price_carry, :now)"
+        " ON CONFLICT (niche) DO UPDATE SET listed = shared_brain.listed + excluded.listed,"
+        " sold = shared_brain.sold + excluded.sold,"
+        " revenue = (shared_brain.revenue + excluded.revenue) % :unit,"
+        " revenue_carry = shared_brain.revenue_carry + excluded.revenue_carry"
+        " + (shared_brain.revenue + excluded.revenue) / :unit,"
+        " sold_price_total = (shared_brain.sold_price_total + excluded.sold_price_total) % :unit,"
+        " sold_price_carry = shared_brain.sold_price_carry + excluded.sold_price_carry"
+        " + (shared_brain.sold_price_total + excluded.sold_price_total) / :unit,"
         " updated_at = excluded.updated_at",
-        (niche, delta.listed, delta.sold, delta.revenue, delta.sold_price_total, now),
+        {
+            "niche": niche,
+            "listed": delta.listed,
+            "sold": delta.sold,
+            "revenue": revenue,
+            "revenue_carry": revenue_carry,
+            "price": price,
+            "price_carry": price_carry,
+            "now": now,
+            "unit": CARRY_UNIT,
+        },
     )
 
 
 def shared_brain(conn: apsw.Connection) -> dict[str, NicheStats]:
-    rows = _rows(conn, "SELECT niche, listed, sold, revenue, sold_price_total FROM shared_brain")
-    return {str(n): NicheStats(int(a), int(b), int(c), int(d)) for n, a, b, c, d in rows}
+    rows = _rows(
+        conn,
+        "SELECT niche, listed, sold, revenue_carry, revenue, sold_price_carry, sold_price_total FROM shared_brain",
+    )
+    return {
+        str(n): NicheStats(int(a), int(b), int(rc) * CARRY_UNIT + int(r), int(pc) * CARRY_UNIT + int(p))
+        for n, a, b, rc, r, pc, p in rows
+    }

@@ -364,6 +364,24 @@ def test_earn_refuses_to_pass_the_int64_total(api_run: Any) -> None:
     api_run(body)
 
 
+def test_ten_maximal_earns_from_one_free_key_keep_the_network_totals_exact(api_run: Any) -> None:
+    """The service-wide totals pass int64 micro-USDC (9.2e12 USDC) and the public network read still
+    answers them exactly (it answered 500 for everyone: SQLite's sum() raised integer overflow)."""
+
+    async def body(api: Api) -> None:
+        key, first, _ = await api.new_agent()
+        _, second, _ = await api.new_agent(key)
+        big = format_usdc(MAX_AMOUNT_UNITS)
+        for wallet in [first] * 5 + [second] * 5:
+            assert (await api.earn(key, wallet, big)).status == 200
+        r = await api.call("GET", "/api/agents/network")
+        assert r.status == 200, r.body
+        toll = split(MAX_AMOUNT_UNITS, False).service_cut
+        assert r.body == {"totalAgents": 2, "totalEarned": usdc(10 * MAX_AMOUNT_UNITS), "totalTolls": usdc(10 * toll)}
+
+    api_run(body)
+
+
 # ---- balance, identity ---------------------------------------------------------------------
 
 

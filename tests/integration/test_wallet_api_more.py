@@ -267,6 +267,24 @@ def test_brain_updates_agent_and_shared_brain(api_run: Any) -> None:
     api_run(body)
 
 
+def test_maximal_sales_of_many_agents_keep_the_network_brain_exact(api_run: Any) -> None:
+    """The network's revenue of a niche passes int64 micro-USDC: every sale is still recorded and the
+    shared brain holds the exact totals (PostgreSQL answered 500, bigint out of range; SQLite kept a
+    rounded REAL)."""
+
+    async def body(api: Api) -> None:
+        key, first, _ = await api.new_agent()
+        _, second, _ = await api.new_agent(key)
+        big = Decimal("999999999999.999999")  # USDC: near the largest amount an API call takes (10^12)
+        for wallet in [first] * 5 + [second] * 5:
+            r = await brain_post(api, key, wallet, action="sold", niche="email", price=big, revenue=big)
+            assert r.status == 200, r.body
+        units = 10 * (10**18 - 1)  # no double holds it: a rounded total would show
+        assert store.shared_brain(api.db)["email"] == store.NicheStats(0, 10, units, units)
+
+    api_run(body)
+
+
 def test_brain_top_products_are_named_products_by_sales(api_run: Any) -> None:
     """topProducts holds {name, niche, price, sold} of the products named in updates, most sold first;
     a product is its name within its niche and shows its latest price (issue 12, item 20)."""
