@@ -86,7 +86,7 @@ class MarketFollower:
                 seller=str(a["seller"]),
                 asking=int(a["askingPrice"]),
                 floor=int(a["floorPrice"]),
-                earnings=records.lifetime_earnings(conn, agent.uuid, int(a["earningsAtListing"])),
+                earnings=int(a["earningsAtListing"]),
                 accept_offers=False,
                 seller_email=None,
                 state=rules.ACTIVE,
