@@ -273,7 +273,8 @@ def test_a_floor_under_the_reported_earnings_is_refused_by_the_chain(system: Sys
     async def body(w: World) -> None:
         seller, stranger = system.users[0], system.users[2]
         key, wallet, _uuid, token = await _agent(w, 0, earned=1000)
-        got = await w.ok("POST", f"{BASE}/statement", {"agentId": wallet, "sellerAddress": seller.address}, key=key)
+        async with AsyncAgentLedger(w.base, key) as sdk:
+            got = await sdk.drop_statement(wallet, seller.address)
         assert (got["reportedEarningsUsdc"], got["onchainEarningsUsdc"], got["minimumFloorUsdc"]) == (1000, 0, 250)
         assert got["statement"]["tokenId"] == token and got["statement"]["seller"] == seller.address
         statement, signature = await w.statement(key, wallet, seller)
