@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.store.database import kind_of
 from core.store.projections import CHAIN_DERIVED
 from core.store.types import Conn
 
@@ -87,17 +86,3 @@ def reset_for_fresh_chain(conn: Conn) -> dict[str, int]:
         conn.execute(f"DELETE FROM {table}{where}")  # noqa: S608 (declared names)
         dropped[table] = int(count)  # type: ignore[arg-type]
     return dropped
-
-
-def live_tables(conn: Conn) -> dict[str, list[str]]:
-    """Every table of the connected database and its columns (either backend)."""
-    if kind_of(conn) == "sqlite":
-        names = [str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        return {n: [str(c[1]) for c in conn.execute(f"PRAGMA table_info({n})")] for n in names}
-    out: dict[str, list[str]] = {}
-    for table, column in conn.execute(
-        "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema()"
-        " ORDER BY table_name, ordinal_position"
-    ):
-        out.setdefault(str(table), []).append(str(column))
-    return out

@@ -16,9 +16,9 @@ from typing import Any
 
 from core.anvil import Anvil
 from core.chain import connect
-from core.store import Database, transaction
+from core.store import Conn, Database, kind_of, transaction
 from core.store import connect as store_connect
-from core.store.chain_bound import CHAIN_BOUND, SURVIVES, live_tables, reset_for_fresh_chain
+from core.store.chain_bound import CHAIN_BOUND, SURVIVES, reset_for_fresh_chain
 from tests.integration.chainkit import System, deploy_dev_system
 from tests.integration.drop_kit import BASE, DAY, USDC, World, running, seller_pair
 
@@ -29,6 +29,20 @@ NAMES_THE_CHAIN = re.compile(r"^(chain_id|.*token_id|.*listing_id|job_id|tx_hash
 LOOKS_BOUND_BUT_IS_NOT = {"reorg_context"}
 #: The PostgreSQL backend's own table (SQLite counts migrations in PRAGMA user_version).
 POSTGRESQL_ONLY = {"schema_version"}
+
+
+def live_tables(conn: Conn) -> dict[str, list[str]]:
+    """Every table of the connected database and its columns, from the backend's catalog."""
+    if kind_of(conn) == "sqlite":
+        names = [str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return {n: [str(c[1]) for c in conn.execute(f"PRAGMA table_info({n})")] for n in names}
+    out: dict[str, list[str]] = {}
+    for table, column in conn.execute(
+        "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema()"
+        " ORDER BY table_name, ordinal_position"
+    ):
+        out.setdefault(str(table), []).append(str(column))
+    return out
 
 
 def test_every_table_is_declared_and_every_chain_naming_one_is_dropped(database: Database) -> None:
