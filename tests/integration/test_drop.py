@@ -4,7 +4,8 @@ followers, the settle and expiry sweeps through the Operator, chain time moved b
 Flows: list -> buy -> notice window -> the sweep settles -> handover (the seller's key refused, the
 pre-sale balance in the seller's own wallet, the buyer's claim and its key); list -> offer -> accept
 -> settle; cancel before a commit; cancel after a commit refused; the expiry sweep; an offer below
-the floor; an offer of the wrong signer; a replayed txHash; a reorg of a commit."""
+the floor; an offer of the wrong signer; a replayed txHash; a floor under the reported earnings,
+refused by the chain (the operator's earnings statement); a reorg of a commit."""
 
 from __future__ import annotations
 
