@@ -218,8 +218,9 @@ SKILLS: tuple[AgentSkill, ...] = (
         id="drop-sell",
         name="Sell an agent",
         description="Sell an agent's ownership (its NFT: brain, memory, self wallet, deliverables, reputation) on "
-        "the drop: mint its NFT on demand (POST /api/a2a/drop/mint), list it on AgentMarketplace and record the "
-        "listing (POST /api/a2a/drop/list; the agent is paused), accept a signed offer, settle after the 7-day "
+        "the drop: mint its NFT on demand (POST /api/a2a/drop/mint), list it on AgentMarketplace with the "
+        "earnings statement of POST /api/a2a/drop/statement and record the listing (POST /api/a2a/drop/list; "
+        "the agent is paused), accept a signed offer, settle after the 7-day "
         "notice window (98% to the seller).",
         tags=["marketplace", "drop", "ownership", "nft"],
         examples=["List my agent agl_0123456789ab for 1,000 USDC, offers welcome", "Show the offers on my listing"],

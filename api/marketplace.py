@@ -65,6 +65,11 @@ class MintRequest(Strict):
     signature: Signature
 
 
+class StatementRequest(Strict):
+    agentId: Wallet
+    sellerAddress: Address
+
+
 class ListRequest(Strict):
     agentId: Wallet
     txHash: TxHash
@@ -161,6 +166,15 @@ class ListingPage(_Open):
     total: int
     page: int
     pages: int
+
+
+class StatementResponse(_Open):
+    agentId: str
+    statement: dict[str, Any]
+    signature: str
+    reportedEarningsUsdc: Any
+    onchainEarningsUsdc: Any
+    minimumFloorUsdc: Any
 
 
 class SaleResponse(_Open):
@@ -285,6 +299,14 @@ async def run_mint(app: web.Application, call: Call) -> Reply:
         out.update(agentId=agent.wallet, tokenId=token, mintTx=tx, minted=minted)
 
     return await _post(app, call, steps, lambda _c: ok(out, 201 if out["minted"] else 200))
+
+
+async def run_statement(app: web.Application, call: Call) -> Reply:
+    m = app[MARKET]
+    req = parse_body(StatementRequest, call.body)
+    agent = await m.reads.run(lambda db: agent_for(db, _caller(call), req.agentId))
+    st = await usecases.earnings_statement(m, agent, seller=req.sellerAddress)
+    return _reply(views.statement_json(agent.wallet, st))
 
 
 async def run_list(app: web.Application, call: Call) -> Reply:
@@ -576,6 +598,10 @@ async def mint(request: web.Request) -> web.Response:
     return await serve(request, run_mint, idempotent=True)
 
 
+async def statement(request: web.Request) -> web.Response:
+    return await serve(request, run_statement)
+
+
 async def list_agent(request: web.Request) -> web.Response:
     return await serve(request, run_list, idempotent=True)
 
@@ -712,6 +738,24 @@ OPERATIONS: list[Operation] = [
     ),
     Operation(
         "POST",
+        f"{BASE}/statement",
+        "dropStatement",
+        "The operator-signed earnings statement AgentMarketplace.list needs (good for one listing, 10 min)",
+        StatementResponse,
+        request=StatementRequest,
+        errors={403: ("not_nft_owner",), 404: ("agent_not_found", "agent_not_minted"), **_CHAIN},
+        tags=_TAGS,
+        description="The agent's reported earnings, signed by the operator (EIP-712 EarningsStatement, domain "
+        "'agentledger Marketplace'), for the NFT owner sellerAddress to pass with its signature to "
+        "list(tokenId, askingPrice, floorPrice, duration, statement, signature): the contract adds the "
+        "registry's on-chain earnings and refuses a floor under 25% of the sum (FloorTooLow). uint256 "
+        "fields are decimal strings of raw units (micro-USDC).",
+        run=run_statement,
+        scope="admin",
+        open_world=True,
+    ),
+    Operation(
+        "POST",
         f"{BASE}/list",
         "dropList",
         "Record the agent's on-chain listing (AgentMarketplace.list); the agent is paused",
@@ -729,15 +773,14 @@ OPERATIONS: list[Operation] = [
                 "listed_event_missing",
                 "wrong_agent",
                 "asking_price_mismatch",
-                "floor_too_low",
                 "amount_too_large",
             ),
             **_CHAIN,
         },
         tags=_TAGS,
         description="A paused agent still earns (its balance stays the seller's), spends nothing and cannot be "
-        "hired. The floor (the listing's on-chain floorPrice) must be at least 25% of the agent's lifetime "
-        "earnings as the service knows them (reported + on-chain), frozen at listing.",
+        "hired. The floor (the listing's on-chain floorPrice, frozen) is at least 25% of the agent's lifetime "
+        "earnings (reported + on-chain): the contract checks it against the statement of POST /statement.",
         run=run_list,
         scope="admin",
         open_world=True,
@@ -931,6 +974,7 @@ def add_marketplace_routes(app: web.Application, market: Market) -> None:
     app[MARKET] = market
     app.router.add_get(BASE, browse)
     app.router.add_post(f"{BASE}/mint", mint)
+    app.router.add_post(f"{BASE}/statement", statement)
     app.router.add_post(f"{BASE}/list", list_agent)
     app.router.add_post(f"{BASE}/offer", offer)
     app.router.add_post(f"{BASE}/accept", accept)

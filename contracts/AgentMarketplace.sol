@@ -12,7 +12,9 @@ import {CreditFallback} from "./CreditFallback.sol";
 
 /// @notice The agent-ownership marketplace ("drop"). A seller lists an agent NFT (escrowed
 /// here, agent paused) with an asking price and a floor of at least 25% of the agent's
-/// lifetime earnings as recorded on-chain at listing. Buy-now, or the seller accepts a buyer's
+/// lifetime earnings at listing: the registry's on-chain earnings plus the earnings reported to
+/// the service off-chain, which the seller brings as an EarningsStatement signed by a holder of
+/// STATEMENT_SIGNER_ROLE (the service's operator), good once and until its deadline. Buy-now, or the seller accepts a buyer's
 /// EIP-712 offer at or above the floor; either starts a 7-day notice window during which the
 /// sale cannot be cancelled; after it anyone settles: NFT to the buyer, 98% to the seller and
 /// 2% (plus rounding dust) to the treasury.
@@ -22,6 +24,11 @@ contract AgentMarketplace is AccessControl, Pausable, EIP712, CreditFallback {
     bytes32 public constant PAUSER_ROLE = keccak256("PAUSER_ROLE");
     bytes32 public constant OFFER_TYPEHASH =
         keccak256("Offer(uint256 listingId,address buyer,uint256 price,uint256 nonce,uint256 deadline)");
+    /// @notice Signs the earnings statements a listing needs (the service's operator).
+    bytes32 public constant STATEMENT_SIGNER_ROLE = keccak256("STATEMENT_SIGNER_ROLE");
+    bytes32 public constant EARNINGS_TYPEHASH = keccak256(
+        "EarningsStatement(uint256 tokenId,address seller,uint256 reportedEarnings,uint256 nonce,uint256 deadline)"
+    );
 
     uint64 public constant DEFAULT_DURATION = 30 days;
     uint64 public constant MAX_DURATION = 365 days;
@@ -52,6 +59,16 @@ contract AgentMarketplace is AccessControl, Pausable, EIP712, CreditFallback {
         uint256 price; // committed price
     }
 
+    /// @notice What the service states an agent earned off-chain (reported earnings, micro-USDC), for
+    /// one listing of `tokenId` by `seller` before `deadline`; `nonce` makes it good once.
+    struct EarningsStatement {
+        uint256 tokenId;
+        address seller;
+        uint256 reportedEarnings;
+        uint256 nonce;
+        uint256 deadline;
+    }
+
     struct Offer {
         uint256 listingId;
         address buyer;
@@ -65,6 +82,7 @@ contract AgentMarketplace is AccessControl, Pausable, EIP712, CreditFallback {
     uint256 public listingCount;
     mapping(uint256 => Listing) private _listings;
     mapping(address => mapping(uint256 => bool)) public offerNonceUsed;
+    mapping(uint256 => bool) public statementNonceUsed;
     /// @notice USDC held for committed, unsettled sales.
     uint256 public totalCommitted;
 
@@ -105,6 +123,10 @@ contract AgentMarketplace is AccessControl, Pausable, EIP712, CreditFallback {
     error OfferBelowFloor(uint256 price, uint256 floorPrice);
     error OfferNonceUsed(address buyer, uint256 nonce);
     error BadOfferSignature(address signer, address buyer);
+    error StatementForOther(uint256 tokenId, address seller);
+    error StatementExpired(uint256 deadline);
+    error StatementNonceUsed(uint256 nonce);
+    error BadStatementSigner(address signer);
 
     constructor(IERC20 usdc_, AgentRegistry registry_, address treasury_, address admin)
         EIP712("agentledger Marketplace", "1")
@@ -118,17 +140,20 @@ contract AgentMarketplace is AccessControl, Pausable, EIP712, CreditFallback {
 
     // ---- listing --------------------------------------------------------------------------
 
-    /// @notice List `tokenId` (approve this contract first). `duration` 0 means 30 days.
-    function list(uint256 tokenId, uint256 askingPrice, uint256 floorPrice, uint64 duration)
-        external
-        whenNotPaused
-        nonReentrant
-        returns (uint256 listingId)
-    {
+    /// @notice List `tokenId` (approve this contract first). `duration` 0 means 30 days. `statement`
+    /// and `signature`: the service's EarningsStatement for this token and seller.
+    function list(
+        uint256 tokenId,
+        uint256 askingPrice,
+        uint256 floorPrice,
+        uint64 duration,
+        EarningsStatement calldata statement,
+        bytes calldata signature
+    ) external whenNotPaused nonReentrant returns (uint256 listingId) {
         if (registry.ownerOf(tokenId) != msg.sender) revert NotTokenOwner(tokenId, msg.sender);
         if (askingPrice == 0 || floorPrice == 0) revert ZeroPrice();
         if (floorPrice > askingPrice) revert FloorAboveAsking(floorPrice, askingPrice);
-        uint256 earnings = registry.lifetimeEarningsOf(tokenId);
+        uint256 earnings = _useStatement(tokenId, statement, signature) + registry.lifetimeEarningsOf(tokenId);
         uint256 minimum = _ceilDiv(earnings * MIN_FLOOR_BPS, BPS);
         if (floorPrice < minimum) revert FloorTooLow(floorPrice, minimum);
         if (duration == 0) duration = DEFAULT_DURATION;
@@ -249,6 +274,19 @@ contract AgentMarketplace is AccessControl, Pausable, EIP712, CreditFallback {
         return _listings[listingId];
     }
 
+    function hashEarningsStatement(EarningsStatement calldata statement) public pure returns (bytes32) {
+        return keccak256(
+            abi.encode(
+                EARNINGS_TYPEHASH,
+                statement.tokenId,
+                statement.seller,
+                statement.reportedEarnings,
+                statement.nonce,
+                statement.deadline
+            )
+        );
+    }
+
     function hashOffer(Offer calldata offer) public pure returns (bytes32) {
         return keccak256(abi.encode(OFFER_TYPEHASH, offer.listingId, offer.buyer, offer.price, offer.nonce, offer.deadline));
     }
@@ -258,6 +296,22 @@ contract AgentMarketplace is AccessControl, Pausable, EIP712, CreditFallback {
     }
 
     // ---- internals --------------------------------------------------------------------------
+
+    /// @dev The reported earnings of a valid statement for this listing, which is then used up.
+    function _useStatement(uint256 tokenId, EarningsStatement calldata statement, bytes calldata signature)
+        private
+        returns (uint256)
+    {
+        if (statement.tokenId != tokenId || statement.seller != msg.sender) {
+            revert StatementForOther(statement.tokenId, statement.seller);
+        }
+        if (block.timestamp > statement.deadline) revert StatementExpired(statement.deadline);
+        if (statementNonceUsed[statement.nonce]) revert StatementNonceUsed(statement.nonce);
+        address signer = ECDSA.recover(_hashTypedDataV4(hashEarningsStatement(statement)), signature);
+        if (!hasRole(STATEMENT_SIGNER_ROLE, signer)) revert BadStatementSigner(signer);
+        statementNonceUsed[statement.nonce] = true;
+        return statement.reportedEarnings;
+    }
 
     function _get(uint256 listingId) private view returns (Listing storage l) {
         l = _listings[listingId];

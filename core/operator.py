@@ -320,6 +320,11 @@ class Operator:
             return False
         return True
 
+    def sign_typed_data(self, typed: dict[str, Any]) -> str:
+        """The operator key's EIP-712 signature (0x hex) of `typed` (a statement a contract checks
+        against the key's role, e.g. AgentMarketplace's EarningsStatement)."""
+        return str(self.account.sign_typed_data(full_message=typed).signature.to_0x_hex())
+
     def events(self, receipt: Mapping[str, Any], contract_name: str, event_name: str) -> list[Any]:
         """The decoded `event_name` logs of `contract_name` in a receipt."""
         event = getattr(self.contract(contract_name).events, event_name)()

@@ -120,6 +120,7 @@ def deploy_system(w3: Web3, deployer: LocalAccount, roles: Roles, *, usdc: str |
     grant(gateway, "OPERATOR_ROLE", roles.operator)
     grant(gateway, "ARBITER_ROLE", roles.arbiter)
     grant(escrow, "ORACLE_ROLE", roles.operator)
+    grant(market, "STATEMENT_SIGNER_ROLE", roles.operator)
     grant(anchor, "ANCHORER_ROLE", roles.anchorer)
     for c in (registry, payouts, gateway, escrow, market, anchor):
         grant(c, "PAUSER_ROLE", roles.admin)

@@ -4,6 +4,7 @@ benchmark and the demo scripts (not by the service itself)."""
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,7 @@ from web3.types import TxReceipt
 from core.chain import CONTRACT_NAMES, contract_at, send
 from core.checkout.rules import funding_typed_data
 from core.deployments import Deployment
+from core.marketplace.rules import STATEMENT_SECONDS, earnings_statement_typed_data
 from scripts.deploy import Roles, deploy_system
 
 USDC = 10**6
@@ -140,6 +142,43 @@ class System:
         deadline = self.now() + 3600
         proof = self.self_wallet_proof(wallet, token_id, owner, deadline)
         return self.registry.functions.setSelfWallet(token_id, wallet.address, deadline, proof)
+
+    def earnings_statement(
+        self,
+        seller: str,
+        token_id: int,
+        reported: int = 0,
+        *,
+        nonce: int | None = None,
+        deadline: int | None = None,
+        signer: LocalAccount | None = None,
+    ) -> tuple[tuple[int, str, int, int, int], bytes]:
+        """An EarningsStatement for AgentMarketplace.list, signed by the operator (or `signer`): the
+        struct as the contract takes it, and the signature. A fresh random nonce unless given."""
+        statement = (
+            token_id,
+            seller,
+            reported,
+            int.from_bytes(os.urandom(32), "big") if nonce is None else nonce,
+            self.now() + STATEMENT_SECONDS if deadline is None else deadline,
+        )
+        typed = earnings_statement_typed_data(
+            chain_id=self.deployment.chain_id,
+            marketplace=self.market.address,
+            token_id=statement[0],
+            seller=statement[1],
+            reported=statement[2],
+            nonce=statement[3],
+            deadline=statement[4],
+        )
+        return statement, bytes((signer or self.operator).sign_typed_data(full_message=typed).signature)
+
+    def list_fn(
+        self, seller: str, token_id: int, asking: int, floor: int, duration: int = 0, reported: int = 0
+    ) -> ContractFunction:
+        """AgentMarketplace.list for `seller` to send, with the operator's statement of `reported` earnings."""
+        statement, sig = self.earnings_statement(seller, token_id, reported)
+        return self.market.functions.list(token_id, asking, floor, duration, statement, sig)
 
     def register_agent(self, owner: str, self_wallet: str, wallet_id: str, referrer: int = 0) -> int:
         receipt = self.tx(
@@ -292,14 +331,14 @@ def run_scenario(s: System) -> dict[str, int]:
     tx("AgentEscrow.reclaim", buyer, s.escrow.functions.reclaim(hires[2]))
 
     s.tx(owner, s.registry.functions.setApprovalForAll(s.market.address, True))
-    tx("AgentMarketplace.list", owner, s.market.functions.list(1, 1000 * USDC, 200 * USDC, 0))
+    tx("AgentMarketplace.list", owner, s.list_fn(owner.address, 1, 1000 * USDC, 200 * USDC))
     tx("AgentMarketplace.buy", buyer, s.market.functions.buy(1))
     s.advance(7 * DAY)
     tx("AgentMarketplace.settle", s.users[9], s.market.functions.settle(1))
     assert s.registry.functions.selfWalletOf(1).call() == "0x" + "00" * 20  # reset on the change of hands
     tx("AgentRegistry.setSelfWallet (after a sale)", buyer, s.set_self_wallet_fn(buyer.address, 1, self_a))
     s.tx(buyer, s.registry.functions.setApprovalForAll(s.market.address, True))
-    s.tx(buyer, s.market.functions.list(1, 1000 * USDC, 200 * USDC, 0))
+    s.tx(buyer, s.list_fn(buyer.address, 1, 1000 * USDC, 200 * USDC))
     offer = (2, buyer2.address, 300 * USDC, 1, s.now() + DAY)
     domain = {
         "name": "agentledger Marketplace",
@@ -323,9 +362,9 @@ def run_scenario(s: System) -> dict[str, int]:
     osig = buyer2.sign_typed_data(domain, types, msg).signature
     tx("AgentMarketplace.acceptOffer", buyer, s.market.functions.acceptOffer(2, offer, osig))
     s.tx(owner_b, s.registry.functions.setApprovalForAll(s.market.address, True))
-    s.tx(owner_b, s.market.functions.list(2, 1000 * USDC, 500 * USDC, 0))
+    s.tx(owner_b, s.list_fn(owner_b.address, 2, 1000 * USDC, 500 * USDC))
     tx("AgentMarketplace.cancel", owner_b, s.market.functions.cancel(3))
-    s.tx(owner_b, s.market.functions.list(2, 1000 * USDC, 500 * USDC, DAY))
+    s.tx(owner_b, s.list_fn(owner_b.address, 2, 1000 * USDC, 500 * USDC, DAY))
     s.advance(DAY + 1)
     tx("AgentMarketplace.expire", s.users[9], s.market.functions.expire(4))
 

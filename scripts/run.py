@@ -25,9 +25,7 @@ from core.chain import connect
 from core.config import Settings
 from core.networks import ANVIL_DEV_KEY
 from core.store import transaction
-from core.store.hire import reset_chain_bound_hires
-from core.store.orders import reset_chain_bound_orders
-from core.store.projections import reset_chain_data
+from core.store.chain_bound import reset_for_fresh_chain
 from scripts.compile import compile_contracts
 from scripts.deploy import Roles, deploy_system
 from service.runtime import serve
@@ -80,14 +78,13 @@ def main() -> int:
             log.info("anvil on %s (log: %s)", rpc_url, settings.data_dir / "anvil.log")
             w3 = connect(rpc_url)
             deployer = Account.from_key(ANVIL_DEV_KEY)
-            # A fresh chain: forget the old chain's indexed data and what points at its tokens and jobs
-            # (providers, catalogue, sessions, orders); accounts, keys, ledgers and the audit log stay.
+            # A fresh chain: drop what names the old one (core.store.chain_bound); accounts, keys,
+            # balances and the audit log stay.
             db = settings.database.connect()
             with transaction(db):
-                reset_chain_data(db)
-                reset_chain_bound_hires(db)
-                reset_chain_bound_orders(db)
+                dropped = reset_for_fresh_chain(db)
             db.close()
+            log.info("a fresh chain: dropped %d rows naming the old one", sum(dropped.values()))
             dep = deploy_system(w3, deployer, Roles.from_env(deployer.address))
             path = deployments.save(dep, settings.deployments_dir)
             log.info("deployed %d contracts from block %d: %s", len(dep.contracts), dep.deploy_block, path)

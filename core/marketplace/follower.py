@@ -75,7 +75,7 @@ class MarketFollower:
             agent = None if token is None else wallet_store.agent_by_wallet(conn, token.wallet_id)
             if agent is None:
                 return  # an agent this service does not know
-            lifetime = records.lifetime_earnings(conn, agent.uuid, int(a["earningsAtListing"]))
+            lifetime = int(a["earningsAtListing"])  # the contract's: the statement's reported + the registry's
             if max(int(a["askingPrice"]), int(a["floorPrice"]), lifetime) > INT64_MAX:
                 log.error("listing %d: prices or lifetime earnings beyond int64; not recorded", listing_id)
                 return

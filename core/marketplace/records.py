@@ -39,12 +39,6 @@ def append_audit(conn: Conn, listing_uuid: str, kind: str, payload: dict[str, An
     return entry.id
 
 
-def lifetime_earnings(conn: Conn, agent_uuid: str, onchain: int) -> int:
-    """The agent's lifetime earnings as the service knows them: reported (off-chain ledger, referral
-    credits included) plus the registry's on-chain lifetime earnings."""
-    return wallet_store.get_balance(conn, agent_uuid).total_earned + onchain
-
-
 def insert_listing(
     conn: Conn,
     *,

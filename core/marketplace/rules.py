@@ -29,6 +29,8 @@ NOTICE_SECONDS = 7 * 24 * 3600
 
 #: Signed messages (mint consent, claim) are accepted within this many seconds of the server clock.
 SIGNATURE_WINDOW = 300
+#: An earnings statement is good for this many seconds of chain time (and for one listing).
+STATEMENT_SECONDS = 600
 
 #: Listing pages: the default and the largest page size.
 PAGE_SIZE = 20
@@ -47,6 +49,13 @@ OFFER_TYPES = [
     {"name": "nonce", "type": "uint256"},
     {"name": "deadline", "type": "uint256"},
 ]
+EARNINGS_STATEMENT_TYPES = [
+    {"name": "tokenId", "type": "uint256"},
+    {"name": "seller", "type": "address"},
+    {"name": "reportedEarnings", "type": "uint256"},
+    {"name": "nonce", "type": "uint256"},
+    {"name": "deadline", "type": "uint256"},
+]
 DOMAIN_TYPES = [
     {"name": "name", "type": "string"},
     {"name": "version", "type": "string"},
@@ -56,7 +65,7 @@ DOMAIN_TYPES = [
 
 
 def minimum_floor(lifetime_earnings: int) -> int:
-    """25% of the lifetime earnings, rounded up (the contract's rule, over the service's earnings)."""
+    """25% of the lifetime earnings, rounded up (AgentMarketplace.list's rule)."""
     return -(-lifetime_earnings * MIN_FLOOR_BPS // BPS)
 
 
@@ -66,20 +75,38 @@ def sale_split(price: int) -> tuple[int, int]:
     return seller, price - seller
 
 
+def _domain(chain_id: int, marketplace: str) -> dict[str, Any]:
+    return {"name": "agentledger Marketplace", "version": "1", "chainId": chain_id, "verifyingContract": marketplace}
+
+
 def offer_typed_data(
     *, chain_id: int, marketplace: str, listing_id: int, buyer: str, price: int, nonce: int, deadline: int
 ) -> dict[str, Any]:
     """The EIP-712 Offer a buyer signs; the seller submits it with acceptOffer."""
     return {
-        "domain": {
-            "name": "agentledger Marketplace",
-            "version": "1",
-            "chainId": chain_id,
-            "verifyingContract": marketplace,
-        },
+        "domain": _domain(chain_id, marketplace),
         "types": {"EIP712Domain": DOMAIN_TYPES, "Offer": OFFER_TYPES},
         "primaryType": "Offer",
         "message": {"listingId": listing_id, "buyer": buyer, "price": price, "nonce": nonce, "deadline": deadline},
+    }
+
+
+def earnings_statement_typed_data(
+    *, chain_id: int, marketplace: str, token_id: int, seller: str, reported: int, nonce: int, deadline: int
+) -> dict[str, Any]:
+    """The EIP-712 EarningsStatement the operator signs and the seller passes to `list`: the agent's
+    reported (off-chain) earnings, which the contract adds to the registry's for the floor's minimum."""
+    return {
+        "domain": _domain(chain_id, marketplace),
+        "types": {"EIP712Domain": DOMAIN_TYPES, "EarningsStatement": EARNINGS_STATEMENT_TYPES},
+        "primaryType": "EarningsStatement",
+        "message": {
+            "tokenId": token_id,
+            "seller": seller,
+            "reportedEarnings": reported,
+            "nonce": nonce,
+            "deadline": deadline,
+        },
     }
 
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from web3 import Web3
@@ -130,13 +132,74 @@ async def mint(
 # ---- listing -------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Statement:
+    """An operator-signed EarningsStatement (the contract's struct and its signature) and the figures
+    beside it: micro-USDC the registry records on-chain, the floor's minimum if listed now."""
+
+    token_id: int
+    seller: str
+    reported: int
+    nonce: int
+    deadline: int
+    signature: str
+    onchain: int
+    minimum_floor: int
+
+
+async def earnings_statement(m: Market, agent: AgentRow, *, seller: str) -> Statement:
+    """The operator-signed EarningsStatement `seller` passes to AgentMarketplace.list for `agent`'s NFT:
+    the agent's reported earnings (the contract adds the registry's own to check the floor), good for
+    one listing within rules.STATEMENT_SECONDS of chain time. Refused: an agent without an NFT (404
+    agent_not_minted), a seller that does not own it (403 not_nft_owner)."""
+    seller = Web3.to_checksum_address(seller)
+    token, _ = await agents_onchain.existing_token(m.operator, agent.wallet)
+    if token is None:
+        raise ServiceError(
+            404, "agent_not_minted", f"agent {agent.wallet} has no NFT: mint it first (POST /mint)", param="agentId"
+        )
+    owner, onchain, now_chain = await asyncio.gather(
+        _call(m, "AgentRegistry", "ownerOf", token),
+        _call(m, "AgentRegistry", "lifetimeEarningsOf", token),
+        chain_now(m),
+    )
+    if Web3.to_checksum_address(owner) != seller:
+        raise ServiceError(
+            403,
+            "not_nft_owner",
+            f"{seller} does not own agent token #{token} (its owner is {owner})",
+            param="sellerAddress",
+        )
+    reported = await m.reads.run(lambda db: wallet_store.get_balance(db, agent.uuid).total_earned)
+    nonce, deadline = int.from_bytes(secrets.token_bytes(32), "big"), now_chain + rules.STATEMENT_SECONDS
+    typed = rules.earnings_statement_typed_data(
+        chain_id=m.chain_id,
+        marketplace=m.marketplace,
+        token_id=token,
+        seller=seller,
+        reported=reported,
+        nonce=nonce,
+        deadline=deadline,
+    )
+    return Statement(
+        token_id=token,
+        seller=seller,
+        reported=reported,
+        nonce=nonce,
+        deadline=deadline,
+        signature=m.operator.sign_typed_data(typed),
+        onchain=int(onchain),
+        minimum_floor=rules.minimum_floor(reported + int(onchain)),
+    )
+
+
 async def record_listing(
     m: Market, agent: AgentRow, *, tx_hash: str, asking: int, accept_offers: bool, seller_email: str | None
 ) -> tuple[ListingRow, bool]:
     """Record the on-chain listing `tx_hash` of `agent`; (listing, created). Refused: a transaction
     without the agent's Listed event (422 listed_event_missing / wrong_agent), another asking price
-    (422 asking_price_mismatch), a floor under 25% of the lifetime earnings the service knows
-    (422 floor_too_low: cancel it on-chain and list again)."""
+    (422 asking_price_mismatch). The floor needs no check here: the contract refused any floor under
+    25% of the lifetime earnings the operator's EarningsStatement and the registry gave it."""
     receipt = await _receipt(m, tx_hash)
     found = _events(m, receipt, "Listed")
     if len(found) != 1:
@@ -160,18 +223,7 @@ async def record_listing(
             f"the listing asks {int(ev['askingPrice'])} micro-USDC on-chain, not {asking}",
             param="askingPriceUsdc",
         )
-    floor = int(ev["floorPrice"])
-    onchain_earnings = int(ev["earningsAtListing"])
-    lifetime = await m.reads.run(lambda db: records.lifetime_earnings(db, agent.uuid, onchain_earnings))
-    minimum = rules.minimum_floor(lifetime)
-    if floor < minimum:
-        raise ServiceError(
-            422,
-            "floor_too_low",
-            f"the floor {floor} micro-USDC is under 25% of the agent's lifetime earnings ({minimum} micro-USDC):"
-            " cancel the listing on-chain and list again with a floor of at least that",
-            param="txHash",
-        )
+    floor, lifetime = int(ev["floorPrice"]), int(ev["earningsAtListing"])
     if max(asking, floor, lifetime) > 2**63 - 1:
         raise ServiceError(
             422, "amount_too_large", "prices or lifetime earnings beyond int64 are not recorded", param="txHash"

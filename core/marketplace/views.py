@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.isotime import iso_utc
 from core.jsontext import usdc
 from core.marketplace import rules
 from core.store.marketplace import AssetRow, ListingRow, OfferRow, SaleRow
+
+if TYPE_CHECKING:
+    from core.marketplace.usecases import Statement
 
 
 def listing_json(row: ListingRow) -> dict[str, Any]:
@@ -31,6 +34,25 @@ def listing_json(row: ListingRow) -> dict[str, Any]:
         "endTx": row.end_tx,
         "createdAt": iso_utc(row.created_at),
         "updatedAt": iso_utc(row.updated_at),
+    }
+
+
+def statement_json(wallet: str, st: Statement) -> dict[str, Any]:
+    """The statement as `list` takes it (uint256 figures as decimal strings of the raw units), then the
+    figures in USDC."""
+    return {
+        "agentId": wallet,
+        "statement": {
+            "tokenId": st.token_id,
+            "seller": st.seller,
+            "reportedEarnings": str(st.reported),
+            "nonce": str(st.nonce),
+            "deadline": st.deadline,
+        },
+        "signature": st.signature,
+        "reportedEarningsUsdc": usdc(st.reported),
+        "onchainEarningsUsdc": usdc(st.onchain),
+        "minimumFloorUsdc": usdc(st.minimum_floor),
     }
 
 

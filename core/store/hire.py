@@ -557,17 +557,6 @@ def samples(
     ]
 
 
-# ---- make run's fresh chain ---------------------------------------------------------------------
-
-
-def reset_chain_bound_hires(conn: apsw.Connection) -> None:
-    """Forget services (they name tokens of one chain), samples and settled jobs; a standard hire
-    still holding a reservation is kept for the start-up recovery to give back."""
-    conn.execute("DELETE FROM hire_samples")
-    conn.execute("DELETE FROM hire_jobs WHERE NOT (kind = 'standard' AND status = 'reserved')")
-    conn.execute("DELETE FROM hire_services")
-
-
 # ---- what an owner and the operator see (core.dashboard) -----------------------------------------
 
 

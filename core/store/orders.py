@@ -291,13 +291,6 @@ def last_move(conn: apsw.Connection, order_id: str) -> HistoryRow | None:
     return HistoryRow(*rows[0]) if rows else None
 
 
-def reset_chain_bound_orders(conn: apsw.Connection) -> None:
-    """Forget providers, catalogue, sessions and orders (they name tokens and jobs of one chain):
-    for `make run`, which starts a fresh local chain. The audit log is append-only and stays."""
-    for table in ("order_history", "orders", "checkout_sessions", "catalogue_items", "providers", "used_signatures"):
-        conn.execute(f"DELETE FROM {table}")  # noqa: S608 (constant table names)
-
-
 def session_contents(conn: apsw.Connection, session_id: str) -> tuple[list[Any], int, dict[str, Any]] | None:
     """(line items, total, buyer) of a checkout session, as stored."""
     rows = _rows(conn, "SELECT line_items, total, buyer FROM checkout_sessions WHERE id = ?", (session_id,))

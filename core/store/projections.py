@@ -531,10 +531,14 @@ def lowest_stored_block(conn: apsw.Connection, chain_id: int) -> int | None:
 PROJECTION_TABLES = ("agents", "payouts", "gateway_jobs", "escrow_jobs", "listings", "credits", "anchors", "events")
 
 
+#: Everything the indexer derives from the chain it follows: its projections and its own progress.
+CHAIN_DERIVED = (*PROJECTION_TABLES, "sync_state", "blocks", "reorg_undo", "event_cursors")
+
+
 def reset_chain_data(conn: apsw.Connection) -> None:
-    """Forget everything derived from the chain (a new local chain replaces the old one); the
-    off-chain tables (accounts, keys, ledger, memory) stay. Call inside a transaction."""
-    for table in (*PROJECTION_TABLES, "sync_state", "blocks", "reorg_undo", "event_cursors"):
+    """Forget everything derived from the chain, for re-indexing the same chain from its deploy block
+    (a fresh chain drops more: core.store.chain_bound). Call inside a transaction."""
+    for table in CHAIN_DERIVED:
         conn.execute(f"DELETE FROM {table}")  # noqa: S608 (constant table names)
 
 

@@ -333,6 +333,10 @@ class _Base:
             return _Call("POST", f"{DROP}/{path}", Result.parse, dumps(clean), unsafe=True)
         return _Call("POST", f"{DROP}/{path}", Result.parse, dumps(clean), idempotency_key=_key(idem))
 
+    def _drop_statement(self, agent_id: str, seller_address: str) -> _Call:
+        body = {"agentId": agent_id, "sellerAddress": seller_address}  # signs, stores nothing: safe to retry
+        return _Call("POST", f"{DROP}/statement", Result.parse, dumps(body))
+
     def _drop_claim(self, agent_id: str, owner_address: str, timestamp: int, signature: str) -> _Call:
         body = {"agentId": agent_id, "ownerAddress": owner_address, "timestamp": timestamp, "signature": signature}
         return _Call("POST", f"{DROP}/claim", Result.parse, dumps(body), unsafe=True)
@@ -722,6 +726,11 @@ class AgentLedger(_Base):
         }
         return self._send(self._drop_post("mint", body, idempotency_key))  # type: ignore[no-any-return]
 
+    def drop_statement(self, agent_id: str, seller_address: str) -> Result:
+        """The operator-signed EarningsStatement ``seller_address`` passes to AgentMarketplace.list
+        (``statement`` fields, ``signature``; good for one listing, 10 minutes)."""
+        return self._send(self._drop_statement(agent_id, seller_address))  # type: ignore[no-any-return]
+
     def drop_list(
         self,
         agent_id: str,
@@ -1069,6 +1078,11 @@ class AsyncAgentLedger(_Base):
             "signature": signature,
         }
         return await self._send(self._drop_post("mint", body, idempotency_key))  # type: ignore[no-any-return]
+
+    async def drop_statement(self, agent_id: str, seller_address: str) -> Result:
+        """The operator-signed EarningsStatement ``seller_address`` passes to AgentMarketplace.list
+        (``statement`` fields, ``signature``; good for one listing, 10 minutes)."""
+        return await self._send(self._drop_statement(agent_id, seller_address))  # type: ignore[no-any-return]
 
     async def drop_list(
         self,

@@ -76,10 +76,21 @@ class World(Client):
         assert got["minted"] is True
         return int(got["tokenId"])
 
-    def list_onchain(self, seller: LocalAccount, token: int, asking: int, floor: int, duration: int = 0) -> str:
+    async def statement(self, key: str, wallet: str, seller: LocalAccount) -> tuple[tuple[Any, ...], str]:
+        """The service's EarningsStatement for `seller` to list `wallet`'s NFT: (struct, signature)."""
+        got = await self.ok("POST", f"{BASE}/statement", {"agentId": wallet, "sellerAddress": seller.address}, key=key)
+        st = got["statement"]
+        fields = (st["tokenId"], st["seller"], int(st["reportedEarnings"]), int(st["nonce"]), st["deadline"])
+        return fields, got["signature"]
+
+    async def list_onchain(
+        self, key: str, wallet: str, seller: LocalAccount, token: int, asking: int, floor: int, duration: int = 0
+    ) -> str:
+        """AgentMarketplace.list as a seller does it: the statement from the service, then the transaction."""
         s = self.system
+        statement, signature = await self.statement(key, wallet, seller)
         s.tx(seller, s.registry.functions.approve(s.market.address, token))
-        receipt = s.tx(seller, s.market.functions.list(token, asking, floor, duration))
+        receipt = s.tx(seller, s.market.functions.list(token, asking, floor, duration, statement, signature))
         return "0x" + bytes(receipt["transactionHash"]).hex()
 
     def chain_listing_id(self, tx: str) -> int:
@@ -90,7 +101,7 @@ class World(Client):
     async def list(
         self, key: str, wallet: str, seller: LocalAccount, token: int, asking: int, floor: int, **kw: Any
     ) -> dict[str, Any]:
-        tx = self.list_onchain(seller, token, asking, floor, kw.pop("duration", 0))
+        tx = await self.list_onchain(key, wallet, seller, token, asking, floor, kw.pop("duration", 0))
         body = {"agentId": wallet, "txHash": tx, "askingPriceUsdc": asking // USDC, "acceptOffers": True, **kw}
         r = await self.call("POST", f"{BASE}/list", body, key=key)
         # 201, or 200 when the follower recorded the (already final) listing first

@@ -4,7 +4,8 @@ followers, the settle and expiry sweeps through the Operator, chain time moved b
 Flows: list -> buy -> notice window -> the sweep settles -> handover (the seller's key refused, the
 pre-sale balance in the seller's own wallet, the buyer's claim and its key); list -> offer -> accept
 -> settle; cancel before a commit; cancel after a commit refused; the expiry sweep; an offer below
-the floor; an offer of the wrong signer; a replayed txHash; a reorg of a commit."""
+the floor; an offer of the wrong signer; a replayed txHash; a floor under the reported earnings,
+refused by the chain (the operator's earnings statement); a reorg of a commit."""
 
 from __future__ import annotations
 
@@ -240,16 +241,16 @@ def test_listing_refusals_and_replayed_tx(system: System, tmp_path: Path) -> Non
     async def body(w: World) -> None:
         seller = system.users[0]
         key, wallet, _uuid, token = await _agent(w, 0, earned=400)
-        # the on-chain floor (50) is under 25% of the 400 USDC the service knows the agent earned
-        tx = w.list_onchain(seller, token, 500 * USDC, 50 * USDC)
-        req = {"agentId": wallet, "txHash": tx, "askingPriceUsdc": 500, "acceptOffers": False}
+        # the chain refuses a floor (50) under 25% of the 400 USDC the operator's statement reports
+        statement, signature = await w.statement(key, wallet, seller)
+        system.tx(seller, system.registry.functions.approve(system.market.address, token))
+        list_fn = system.market.functions.list(token, 500 * USDC, 50 * USDC, 0, statement, signature)
+        assert_reverts(lambda: system.tx(seller, list_fn), "FloorTooLow", 50 * USDC, 100 * USDC)
+        tx = await w.list_onchain(key, wallet, seller, token, 500 * USDC, 100 * USDC)
+        req = {"agentId": wallet, "txHash": tx, "askingPriceUsdc": 400, "acceptOffers": False}
         r = await w.call("POST", f"{BASE}/list", req, key=key)
-        assert (r.status, r.body["code"]) == (422, "floor_too_low")
-        r = await w.call("POST", f"{BASE}/list", {**req, "askingPriceUsdc": 400}, key=key)
-        assert r.body["code"] in ("asking_price_mismatch", "floor_too_low")
-        system.tx(seller, system.market.functions.cancel(w.chain_listing_id(tx)))
-        tx = w.list_onchain(seller, token, 500 * USDC, 100 * USDC)
-        req = {**req, "txHash": tx}
+        assert (r.status, r.body["code"]) == (422, "asking_price_mismatch")
+        req = {**req, "askingPriceUsdc": 500}
         stranger_key, stranger_wallet, _ = await w.register("stranger")
         r = await w.call("POST", f"{BASE}/list", {**req, "agentId": stranger_wallet}, key=stranger_key)
         assert (r.status, r.body["code"]) == (422, "wrong_agent")
@@ -261,6 +262,60 @@ def test_listing_refusals_and_replayed_tx(system: System, tmp_path: Path) -> Non
         assert store.count_listings(w.db, "active") == 1
         r = await w.call("POST", f"{BASE}/list", {**req, "txHash": "0x" + "ab" * 32}, key=key)
         assert (r.status, r.body["code"]) == (422, "tx_not_found")
+
+    asyncio.run(_run(tmp_path, system, body))
+
+
+def test_a_floor_under_the_reported_earnings_is_refused_by_the_chain(system: System, tmp_path: Path) -> None:
+    """1,000 USDC reported, none on-chain: a listing at a floor of 1 USDC cannot be made at all (the
+    contract checks the floor against the operator's statement of the reported earnings), so no reader
+    ever shows it and the agent is never paused for it; the statement's refusals."""
+
+    async def body(w: World) -> None:
+        seller, stranger = system.users[0], system.users[2]
+        key, wallet, _uuid, token = await _agent(w, 0, earned=1000)
+        async with AsyncAgentLedger(w.base, key) as sdk:
+            got = await sdk.drop_statement(wallet, seller.address)
+        assert (got["reportedEarningsUsdc"], got["onchainEarningsUsdc"], got["minimumFloorUsdc"]) == (1000, 0, 250)
+        assert got["statement"]["tokenId"] == token and got["statement"]["seller"] == seller.address
+        statement, signature = await w.statement(key, wallet, seller)
+        system.tx(seller, system.registry.functions.approve(system.market.address, token))
+        m = system.market.functions
+        assert_reverts(
+            lambda: system.tx(seller, m.list(token, 1000 * USDC, USDC, 0, statement, signature)),
+            "FloorTooLow",
+            USDC,
+            250 * USDC,
+        )
+        # going to the chain with a statement of no earnings signed by anyone but the operator
+        zero, forged = system.earnings_statement(seller.address, token, 0, signer=seller)
+        assert_reverts(
+            lambda: system.tx(seller, m.list(token, 1000 * USDC, USDC, 0, zero, forged)),
+            "BadStatementSigner",
+            seller.address,
+        )
+        assert system.registry.functions.ownerOf(token).call() == seller.address
+        await w.ok("POST", "/api/agents/spend", {"agentId": wallet, "amount": 1, "destination": "x"}, key=key)
+
+        listing = await w.list(key, wallet, seller, token, 1000 * USDC, 250 * USDC)
+        assert listing["floorPriceUsdc"] == 250 and listing["earningsAtListingUsdc"] == 1000
+        # once the follower has the valid listing final, it has been past every earlier block: it
+        # published nothing else
+        await w.until(lambda: store.get_listing(w.db, listing["id"]).confirmed)  # type: ignore[union-attr]
+        page = await w.ok("GET", f"{BASE}?state=active")
+        assert [(x["id"], x["floorPriceUsdc"]) for x in page["listings"]] == [(listing["id"], 250)]
+
+        refusals = [
+            ({"agentId": wallet, "sellerAddress": stranger.address}, key, 403, "not_nft_owner"),
+        ]
+        other_key, other_wallet, _ = await w.register("unminted")
+        refusals.append(
+            ({"agentId": other_wallet, "sellerAddress": seller.address}, other_key, 404, "agent_not_minted")
+        )
+        refusals.append(({"agentId": wallet, "sellerAddress": seller.address}, other_key, 404, "agent_not_found"))
+        for req, as_key, status, code in refusals:
+            r = await w.call("POST", f"{BASE}/statement", req, key=as_key)
+            assert (r.status, r.body["code"]) == (status, code), (req, r.body)
 
     asyncio.run(_run(tmp_path, system, body))
 

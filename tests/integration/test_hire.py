@@ -386,7 +386,7 @@ def test_a_paused_agent_is_never_hired_and_hires_nobody(system: System, tmp_path
             assert (await h.hire_call(key, caller, provider=listed.wallet)).status == 200
         s = system
         s.tx(system.users[1], s.registry.functions.approve(s.market.address, listed.token))
-        receipt = s.tx(system.users[1], s.market.functions.list(listed.token, 100 * U, 30 * U, 0))
+        receipt = s.tx(system.users[1], s.list_fn(system.users[1].address, listed.token, 100 * U, 30 * U))
         tx = "0x" + bytes(receipt["transactionHash"]).hex()
         drop = {"agentId": listed.wallet, "txHash": tx, "askingPriceUsdc": 100, "acceptOffers": True}
         r = await h.call("POST", "/api/a2a/drop/list", drop, key=listed.key)

@@ -233,7 +233,7 @@ class Run:
         earnings = self.s.registry.functions.lifetimeEarningsOf(token).call()
         floor = max(1, -(-earnings * 25 // 100))
         asking = floor + self.rng.randint(0, 1000) * USDC
-        receipt = self.s.tx(owner, self.s.market.functions.list(token, asking, floor, self.rng.choice([0, 2 * DAY])))
+        receipt = self.s.tx(owner, self.s.list_fn(owner.address, token, asking, floor, self.rng.choice([0, 2 * DAY])))
         (ev,) = self.s.events(receipt, "AgentMarketplace", "Listed")
         self.m.listings[ev["args"]["listingId"]] = {
             "token": token,

@@ -100,7 +100,9 @@ class Market:
     ) -> int:
         seller = seller or self.seller
         self.approve_nft(seller, token)
-        receipt = self.s.tx(seller, self.m.functions.list(token, asking, floor, duration), "AgentMarketplace.list")
+        receipt = self.s.tx(
+            seller, self.s.list_fn(seller.address, token, asking, floor, duration), "AgentMarketplace.list"
+        )
         (ev,) = self.s.events(receipt, "AgentMarketplace", "Listed")
         listing_id: int = ev["args"]["listingId"]
         return listing_id
@@ -271,7 +273,7 @@ def test_list_escrows_nft_and_pauses_agent(mk: Market) -> None:
     assert not mk.reg.functions.isAgentPaused(token).call()
 
     mk.approve_nft(mk.seller, token)
-    fn = m.functions.list(token, 100 * USDC, 40 * USDC, 0)
+    fn = s.list_fn(mk.seller.address, token, 100 * USDC, 40 * USDC)
     assert fn.call({"from": mk.seller.address}) == 1  # returns the listing id
     receipt = s.tx(mk.seller, fn, "AgentMarketplace.list")
     ts = s.w3.eth.get_block(receipt["blockNumber"])["timestamp"]
@@ -311,7 +313,9 @@ def test_list_escrows_nft_and_pauses_agent(mk: Market) -> None:
     assert mk.reg.functions.ownerPayee(token).call() == mk.seller.address
     assert mk.reg.functions.agent(token).call()[3] == mk.seller.address  # sellerWhilePaused
     # The seller no longer owns it, so cannot list it twice or move it.
-    assert_reverts(lambda: s.tx(mk.seller, m.functions.list(token, 100 * USDC, 40 * USDC, 0)), "NotTokenOwner")
+    assert_reverts(
+        lambda: s.tx(mk.seller, s.list_fn(mk.seller.address, token, 100 * USDC, 40 * USDC, 0)), "NotTokenOwner"
+    )
     assert_reverts(
         lambda: s.tx(mk.seller, mk.reg.functions.transferFrom(m.address, mk.other.address, token)),
         "AgentIsPaused",
@@ -324,13 +328,14 @@ def test_list_needs_erc721_approval(mk: Market) -> None:
     s, m = mk.s, mk.m
     token = mk.agent()
     assert_reverts(
-        lambda: s.tx(mk.seller, m.functions.list(token, 10 * USDC, 5 * USDC, 0)), "ERC721InsufficientApproval"
+        lambda: s.tx(mk.seller, s.list_fn(mk.seller.address, token, 10 * USDC, 5 * USDC, 0)),
+        "ERC721InsufficientApproval",
     )
     assert m.functions.listingCount().call() == 0
     assert mk.owner(token) == mk.seller.address
     # Operator approval works as well as a per-token approval.
     s.tx(mk.seller, mk.reg.functions.setApprovalForAll(m.address, True))
-    s.tx(mk.seller, m.functions.list(token, 10 * USDC, 5 * USDC, 0), "AgentMarketplace.list")
+    s.tx(mk.seller, s.list_fn(mk.seller.address, token, 10 * USDC, 5 * USDC, 0), "AgentMarketplace.list")
     assert mk.owner(token) == m.address
 
 
@@ -338,23 +343,27 @@ def test_list_only_by_token_owner(mk: Market) -> None:
     s, m = mk.s, mk.m
     token = mk.agent()
     mk.approve_nft(mk.seller, token)
-    args = revert_args(lambda: s.tx(mk.other, m.functions.list(token, 10 * USDC, 5 * USDC, 0)), "NotTokenOwner")
+    args = revert_args(
+        lambda: s.tx(mk.other, s.list_fn(mk.other.address, token, 10 * USDC, 5 * USDC, 0)), "NotTokenOwner"
+    )
     assert args == (token, mk.other.address)
     # An approved operator is still not the owner.
     s.tx(mk.seller, mk.reg.functions.setApprovalForAll(mk.other.address, True))
-    assert_reverts(lambda: s.tx(mk.other, m.functions.list(token, 10 * USDC, 5 * USDC, 0)), "NotTokenOwner")
+    assert_reverts(lambda: s.tx(mk.other, s.list_fn(mk.other.address, token, 10 * USDC, 5 * USDC, 0)), "NotTokenOwner")
     # A token that does not exist.
-    assert_reverts(lambda: s.tx(mk.seller, m.functions.list(999, 10 * USDC, 5 * USDC, 0)), "ERC721NonexistentToken")
+    assert_reverts(
+        lambda: s.tx(mk.seller, s.list_fn(mk.seller.address, 999, 10 * USDC, 5 * USDC, 0)), "ERC721NonexistentToken"
+    )
     assert m.functions.listingCount().call() == 0
 
 
 def test_list_price_checks(mk: Market) -> None:
-    s, m = mk.s, mk.m
+    s = mk.s
     token = mk.agent()
     mk.approve_nft(mk.seller, token)
 
     def try_list(asking: int, floor: int) -> Callable[[], object]:
-        return lambda: s.tx(mk.seller, m.functions.list(token, asking, floor, 0))
+        return lambda: s.tx(mk.seller, s.list_fn(mk.seller.address, token, asking, floor, 0))
 
     assert_reverts(try_list(0, 0), "ZeroPrice")
     assert_reverts(try_list(0, 1), "ZeroPrice")
@@ -368,12 +377,14 @@ def test_list_price_checks(mk: Market) -> None:
 
 
 def test_floor_minimum_is_a_quarter_of_lifetime_earnings(mk: Market) -> None:
-    s, m = mk.s, mk.m
+    s = mk.s
     # Earnings not divisible by 4: the minimum rounds up.
     token = mk.agent(earnings=1_000_001)
     assert mk.reg.functions.lifetimeEarningsOf(token).call() == 1_000_001
     mk.approve_nft(mk.seller, token)
-    args = revert_args(lambda: s.tx(mk.seller, m.functions.list(token, 10 * USDC, 250_000, 0)), "FloorTooLow")
+    args = revert_args(
+        lambda: s.tx(mk.seller, s.list_fn(mk.seller.address, token, 10 * USDC, 250_000, 0)), "FloorTooLow"
+    )
     assert args == (250_000, 250_001)
     lid = mk.list(token, 10 * USDC, 250_001)
     assert mk.listing(lid)["earningsAtListing"] == 1_000_001
@@ -382,7 +393,9 @@ def test_floor_minimum_is_a_quarter_of_lifetime_earnings(mk: Market) -> None:
     # Exactly divisible: the minimum is exactly 25%.
     token2 = mk.agent(earnings=4 * USDC)
     mk.approve_nft(mk.seller, token2)
-    assert revert_args(lambda: s.tx(mk.seller, m.functions.list(token2, 10 * USDC, USDC - 1, 0)), "FloorTooLow") == (
+    assert revert_args(
+        lambda: s.tx(mk.seller, s.list_fn(mk.seller.address, token2, 10 * USDC, USDC - 1, 0)), "FloorTooLow"
+    ) == (
         USDC - 1,
         USDC,
     )
@@ -391,7 +404,9 @@ def test_floor_minimum_is_a_quarter_of_lifetime_earnings(mk: Market) -> None:
     # The floor also caps the asking price from below: asking below the minimum fails as well.
     token3 = mk.agent(earnings=100 * USDC)
     mk.approve_nft(mk.seller, token3)
-    assert_reverts(lambda: s.tx(mk.seller, m.functions.list(token3, 24 * USDC, 24 * USDC, 0)), "FloorTooLow")
+    assert_reverts(
+        lambda: s.tx(mk.seller, s.list_fn(mk.seller.address, token3, 24 * USDC, 24 * USDC, 0)), "FloorTooLow"
+    )
 
     # Earnings recorded while listed go to the seller (owner payee) and do not move the frozen floor.
     seller_before = s.balance(mk.seller.address)
@@ -409,14 +424,65 @@ def test_floor_minimum_is_a_quarter_of_lifetime_earnings(mk: Market) -> None:
     assert mk.listing(lid2)["status"] == LISTED
 
 
-def test_duration_default_max_and_bad(mk: Market) -> None:
+def test_earnings_statement_sets_the_floor_and_is_checked(mk: Market) -> None:
+    """The operator's EarningsStatement adds the reported (off-chain) earnings to the registry's for
+    the floor's minimum; a statement forged, tampered with, expired, replayed, for another token or
+    seller, or signed by a key that lost the role, lists nothing."""
     s, m = mk.s, mk.m
+    token = mk.agent(earnings=4 * USDC)  # on-chain: minimum 1 USDC alone
+    mk.approve_nft(mk.seller, token)
+    seller = mk.seller.address
+
+    def try_list(statement: Any, sig: bytes, floor: int = 26 * USDC, sender: LocalAccount | None = None) -> Any:
+        return lambda: s.tx(sender or mk.seller, m.functions.list(token, 100 * USDC, floor, 0, statement, sig))
+
+    st, sig = s.earnings_statement(seller, token, 100 * USDC)  # 100 reported + 4 on-chain: minimum 26
+    assert revert_args(try_list(st, sig, 26 * USDC - 1), "FloorTooLow") == (26 * USDC - 1, 26 * USDC)
+    # forged: the seller's own signature of a statement of no reported earnings
+    zero, forged = s.earnings_statement(seller, token, 0, signer=mk.seller)
+    assert revert_args(try_list(zero, forged, USDC), "BadStatementSigner") == (seller,)
+    # tampered: the operator's signature over 100 USDC, presented as 0
+    (recovered,) = revert_args(try_list((token, seller, 0, st[3], st[4]), sig, USDC), "BadStatementSigner")
+    assert recovered not in (seller, s.operator.address)
+    # expired: a deadline before the block's time
+    old, old_sig = s.earnings_statement(seller, token, 0, deadline=s.now() - 1)
+    assert revert_args(try_list(old, old_sig, USDC), "StatementExpired") == (old[4],)
+    # for another token, or another seller
+    other_token = mk.agent()
+    other, other_sig = s.earnings_statement(seller, other_token, 0)
+    assert revert_args(try_list(other, other_sig, USDC), "StatementForOther") == (other_token, seller)
+    theirs, theirs_sig = s.earnings_statement(mk.other.address, token, 0)
+    assert revert_args(try_list(theirs, theirs_sig, USDC), "StatementForOther") == (token, mk.other.address)
+    assert m.functions.listingCount().call() == 0 and mk.owner(token) == seller
+
+    receipt = s.tx(mk.seller, m.functions.list(token, 100 * USDC, 26 * USDC, 0, st, sig))
+    (ev,) = s.events(receipt, "AgentMarketplace", "Listed")
+    assert (ev["args"]["floorPrice"], ev["args"]["earningsAtListing"]) == (26 * USDC, 104 * USDC)
+    assert m.functions.statementNonceUsed(st[3]).call()
+    s.tx(mk.seller, m.functions.cancel(ev["args"]["listingId"]))
+    # replayed: the same statement, good once
+    mk.approve_nft(mk.seller, token)
+    assert revert_args(try_list(st, sig), "StatementNonceUsed") == (st[3],)
+    # a signer whose role was revoked signs nothing the contract takes
+    role = m.functions.STATEMENT_SIGNER_ROLE().call()
+    s.tx(s.deployer, m.functions.revokeRole(role, s.operator.address))
+    fresh, fresh_sig = s.earnings_statement(seller, token, 0)
+    assert revert_args(try_list(fresh, fresh_sig, USDC), "BadStatementSigner") == (s.operator.address,)
+    s.tx(s.deployer, m.functions.grantRole(role, s.operator.address))
+    try_list(fresh, fresh_sig, USDC)()
+    assert mk.owner(token) == m.address
+
+
+def test_duration_default_max_and_bad(mk: Market) -> None:
+    s = mk.s
     token = mk.agent()
     mk.approve_nft(mk.seller, token)
     assert revert_args(
-        lambda: s.tx(mk.seller, m.functions.list(token, 10 * USDC, 5 * USDC, 365 * DAY + 1)), "BadDuration"
+        lambda: s.tx(mk.seller, s.list_fn(mk.seller.address, token, 10 * USDC, 5 * USDC, 365 * DAY + 1)), "BadDuration"
     ) == (365 * DAY + 1,)
-    assert_reverts(lambda: s.tx(mk.seller, m.functions.list(token, 10 * USDC, 5 * USDC, 2**64 - 1)), "BadDuration")
+    assert_reverts(
+        lambda: s.tx(mk.seller, s.list_fn(mk.seller.address, token, 10 * USDC, 5 * USDC, 2**64 - 1)), "BadDuration"
+    )
 
     def expires_after(duration: int) -> int:
         lid = mk.list(mk.agent(), 10 * USDC, 5 * USDC, duration)
@@ -759,7 +825,9 @@ def test_settled_agent_serves_new_owner_and_can_be_relisted(mk: Market) -> None:
     assert s.balance(mk.other.address) - self_before == 10_000
     # The buyer relists; the floor minimum uses the agent's whole history (41 USDC).
     mk.approve_nft(mk.buyer, token)
-    assert revert_args(lambda: s.tx(mk.buyer, m.functions.list(token, 20 * USDC, 10 * USDC, 0)), "FloorTooLow") == (
+    assert revert_args(
+        lambda: s.tx(mk.buyer, s.list_fn(mk.buyer.address, token, 20 * USDC, 10 * USDC, 0)), "FloorTooLow"
+    ) == (
         10 * USDC,
         10_250_000,
     )
@@ -935,7 +1003,9 @@ def test_pause_blocks_new_business_but_not_exits(mk: Market) -> None:
     assert args == (mk.other.address, role)
     s.tx(s.deployer, m.functions.pause())
     assert m.functions.paused().call()
-    assert_reverts(lambda: s.tx(mk.seller, m.functions.list(fresh, 10 * USDC, 5 * USDC, 0)), "EnforcedPause")
+    assert_reverts(
+        lambda: s.tx(mk.seller, s.list_fn(mk.seller.address, fresh, 10 * USDC, 5 * USDC, 0)), "EnforcedPause"
+    )
     assert_reverts(lambda: s.tx(mk.buyer, m.functions.buy(open_one)), "EnforcedPause")
     assert_reverts(lambda: mk.accept(open_one, offer, sig), "EnforcedPause")
 
@@ -990,7 +1060,8 @@ def test_market_is_the_only_mover_of_escrowed_agents(mk: Market) -> None:
     s.tx(s.deployer, reg.functions.revokeRole(market_role, m.address))
     mk.approve_nft(mk.seller, token)
     assert_reverts(
-        lambda: s.tx(mk.seller, m.functions.list(token, 10 * USDC, 5 * USDC, 0)), "AccessControlUnauthorizedAccount"
+        lambda: s.tx(mk.seller, s.list_fn(mk.seller.address, token, 10 * USDC, 5 * USDC, 0)),
+        "AccessControlUnauthorizedAccount",
     )
     assert mk.owner(token) == mk.seller.address
     assert m.functions.listingCount().call() == 0
