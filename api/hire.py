@@ -617,6 +617,7 @@ OPERATIONS: list[Operation] = [
         "when the service is created or `rotateSecret` is true. An escrow hire locks the on-chain "
         "AgentEscrow.priceOf: set it equal to `price` (`escrow.available` says whether it is).",
         run=run_publish_service,
+        touches="agent",
         scope="admin",
         destructive=True,  # replaces the agent's service of that type
     ),
@@ -630,6 +631,7 @@ OPERATIONS: list[Operation] = [
         errors={422: ("missing_agent_id",), 404: ("agent_not_found",)},
         tags=_TAGS,
         run=run_list_services,
+        touches="agent",
         scope="read",
     ),
     Operation(
@@ -643,6 +645,7 @@ OPERATIONS: list[Operation] = [
         tags=_TAGS,
         path_params={"serviceType": "the service type to withdraw"},
         run=run_withdraw_service,
+        touches="agent",
         scope="admin",
         destructive=True,
     ),
@@ -677,6 +680,7 @@ OPERATIONS: list[Operation] = [
         "job once and replays its answer, failures included. A caller listed for sale (paused) hires nobody "
         "(409 agent_paused); a paused provider is never chosen (409 provider_paused when named).",
         run=run_hire,
+        touches="agent",
         scope="spend",
         quote=quote_hire,
         content_fields=("output",),  # the provider's output: an MCP result links to it (third-party input)
@@ -716,6 +720,7 @@ OPERATIONS: list[Operation] = [
         "result. `settlement` is pending while a release or refund is retried. No API key is needed (the "
         "signature authenticates); a key given needs scope spend, and its daily cap counts the locked amount.",
         run=run_escrow,
+        touches="nothing",
         scope="spend",
         quote=quote_escrow,
         content_fields=("output",),  # the provider's output: an MCP result links to it (third-party input)

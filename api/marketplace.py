@@ -20,7 +20,7 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from api import idempotency
-from api.auth import agent_for
+from api.auth import agent_for, reach
 from api.errors import ApiError
 from api.http import CLOCK, WRITER, encode, ok, usdc, wake_outbox
 from api.models import Amount, Strict, Wallet, parse_body, parse_query, validate
@@ -432,8 +432,11 @@ async def run_watch(app: web.Application, call: Call) -> Reply:
             raise webhooks.url_error(exc, "webhookUrl") from exc
         secret = webhooks.new_secret()
     now = app[CLOCK]()
+    # held by the key's agent; by the watched agent when an account key watches one of its own (so that
+    # agent's key reaches it and its siblings' do not); else by the account (core.keys.Caller.reach)
+    holder = caller.agent_id or (agent.uuid if agent.account_id == caller.account_id else None)
     row = store.WatchRow(
-        "wat_" + secrets.token_hex(12), agent.uuid, caller.account_id, address, req.webhookUrl, secret, now
+        "wat_" + secrets.token_hex(12), agent.uuid, caller.account_id, address, req.webhookUrl, secret, now, holder
     )
     await app[WRITER].run(lambda conn: store.insert_watch(conn, row))
     payload: dict[str, Any] = {
@@ -450,9 +453,11 @@ async def run_unwatch(app: web.Application, call: Call) -> Reply:
     watch_id = call.path["watch_id"]
 
     def mine(db: Conn) -> None:
+        absent = ApiError(404, "watch_not_found", f"no watch {watch_id} of yours", param="watch_id")
         row = store.get_watch(db, watch_id)
-        if row is None or row.account_id != caller.account_id:
-            raise ApiError(404, "watch_not_found", f"no watch {watch_id} of yours", param="watch_id")
+        if row is None:
+            raise absent
+        reach(caller, row.account_id, row.holder_agent_uuid, absent, "a watch held by the account")
 
     await m.reads.run(mine)
     await app[WRITER].run(lambda conn: store.delete_watch(conn, watch_id))
@@ -685,6 +690,7 @@ OPERATIONS: list[Operation] = [
         "newest first. One listing also shows its offers (fillable or not, and why; signatures to the seller "
         "only), its sales with their due-diligence bundle, and the EIP-712 Offer template to sign.",
         run=run_browse,
+        touches="nothing",
     ),
     Operation(
         "POST",
@@ -707,6 +713,7 @@ OPERATIONS: list[Operation] = [
         "self_wallet: <address>\\nowner: <address>\\ntimestamp: <unix s>' (EIP-55, +-5 min). 200 with the "
         "existing token when the agent has one.",
         run=run_mint,
+        touches="agent",
         scope="admin",
         open_world=True,
     ),
@@ -738,6 +745,7 @@ OPERATIONS: list[Operation] = [
         "hired. The floor (the listing's on-chain floorPrice) must be at least 25% of the agent's lifetime "
         "earnings as the service knows them (reported + on-chain), frozen at listing.",
         run=run_list,
+        touches="agent",
         scope="admin",
         open_world=True,
     ),
@@ -767,6 +775,7 @@ OPERATIONS: list[Operation] = [
         },
         tags=_TAGS,
         run=run_offer,
+        touches="nothing",
         scope="spend",
         open_world=True,
     ),
@@ -788,6 +797,7 @@ OPERATIONS: list[Operation] = [
         },
         tags=_TAGS,
         run=run_accept,
+        touches="nothing",
         scope="spend",
         quote=quote_accept,
         open_world=True,
@@ -809,6 +819,7 @@ OPERATIONS: list[Operation] = [
         },
         tags=_TAGS,
         run=run_cancel,
+        touches="agent",
         scope="admin",
         destructive=True,
         open_world=True,
@@ -824,7 +835,7 @@ OPERATIONS: list[Operation] = [
         auth="optional",
         errors={
             401: ("timestamp_out_of_window", "signature_mismatch"),
-            403: ("not_nft_owner", "insufficient_scope"),
+            403: ("not_nft_owner",),
             404: ("agent_not_found", "nothing_to_claim"),
             409: ("already_claimed",),
             422: ("idempotency_unsupported",),
@@ -835,6 +846,7 @@ OPERATIONS: list[Operation] = [
         "token: <id>\\nowner: <address>\\ntimestamp: <unix s>'. With an account key the agent joins that account "
         "(an agent-scoped key comes back); without one its holding account becomes yours (an account key).",
         run=run_claim,
+        touches="account",
         scope="admin",
         open_world=True,
     ),
@@ -853,6 +865,7 @@ OPERATIONS: list[Operation] = [
         },
         tags=_TAGS,
         run=run_watch,
+        touches="nothing",
         scope="log",
     ),
     Operation(
@@ -865,6 +878,7 @@ OPERATIONS: list[Operation] = [
         tags=_TAGS,
         path_params={"watch_id": "the watch's id (wat_...)"},
         run=run_unwatch,
+        touches="held",
         scope="log",
         destructive=True,
     ),
@@ -890,6 +904,7 @@ OPERATIONS: list[Operation] = [
         errors={404: ("agent_not_found", "asset_not_found"), 409: ("agent_settling",)},
         tags=_TAGS,
         run=run_flag_asset,
+        touches="agent",
         scope="admin",
     ),
     Operation(

@@ -138,6 +138,7 @@ def error_codes(op: Operation) -> dict[int, tuple[str, ...]]:
     return _merge(
         _AUTH_BY_KIND[op.auth],
         {403: ("insufficient_scope",)} if op.needs_scope is not None else {},
+        {403: ("account_key_required",)} if op.touches in ("account", "held") else {},
         {403: ("daily_cap_exceeded",)} if op.quote is not None else {},
         _BODY_ERRORS if op.request is not None else {},
         _QUERY_ERRORS if op.query is not None else {},

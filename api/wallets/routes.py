@@ -24,7 +24,6 @@ from api.auth import (
     FreshAgents,
     agent_for,
     remember_agents,
-    require_account_scope,
 )
 from api.errors import JSON_BODY, ApiError, error_middleware
 from api.http import CLOCK, HOOKS, READS, WRITER, Hooks, RawJson, encode, iso, usdc
@@ -150,8 +149,6 @@ async def run_register(app: web.Application, call: Call) -> Reply:
             f"{idempotency.HEADER} or register with an account key",
             param=idempotency.HEADER,
         )
-    if caller is not None:
-        require_account_scope(caller)
     body = call.body
     api_key = new_api_key() if caller is None else None
     now = app[CLOCK]()
