@@ -194,12 +194,16 @@ def test_register_rejects_bad_bodies_and_writes_nothing(api_run: Any, payload: A
 
 def test_register_auth_failures(api_run: Any) -> None:
     async def body(api: Api) -> None:
-        key, _wallet, _agent = await api.new_agent()
+        key, wallet, agent = await api.new_agent()
         before = api.counts()
         assert_error(await api.register("aglk_" + "0" * 32), 401, "invalid_api_key", "Authorization")
         assert_error(await api.register("not-a-key"), 401, "malformed_api_key", "Authorization")
-        # an agent-scoped key cannot open agents: the key policy refuses it, which this wallet-only app
-        # does not mount (tests/integration/test_key_reach.py, over the whole app)
+        # an agent-scoped key cannot open agents
+        agent_key = new_api_key()
+        with transaction(api.db):
+            store.insert_api_key(api.db, hash_api_key(agent_key), api.agent(wallet).account_id, agent["id"], None, 0)
+        before = api.counts()
+        assert_error(await api.register(agent_key), 403, "account_key_required", "Authorization")
         # anonymous registration cannot be replayed (its response carries a new key)
         r = await api.call("POST", "/api/agents/register", {"name": "a", "specialty": "email"}, idem="k1", key=None)
         assert_error(r, 422, "idempotency_unsupported", "Idempotency-Key")
