@@ -23,7 +23,7 @@ from api import idempotency
 from api.auth import agent_for, reach
 from api.errors import ApiError
 from api.http import CLOCK, WRITER, encode, ok, usdc, wake_outbox
-from api.models import Amount, Strict, Wallet, parse_body, parse_query, validate
+from api.models import Amount, Strict, UsdcOut, Wallet, parse_body, parse_query, validate
 from api.operation import Call, Operation, Quoted, Reply
 from api.policy import serve
 from core import webhooks
@@ -129,10 +129,26 @@ class AssetFlagRequest(Strict):
     transferredWithNft: bool
 
 
+_STATUS = r"^(active|settling|sold|expired|cancelled)$"
+#: When the deprecated `state` (of a listing, and the browse filter) goes: `status` is the name.
+STATE_REMOVED_IN = "2.0.0"
+
+
 class BrowseQuery(Strict):
     listingId: ListingId | None = None
     agentId: Wallet | None = None
-    state: Annotated[str, Field(pattern=r"^(active|settling|sold|expired|cancelled)$")] | None = None
+    status: Annotated[str, Field(pattern=_STATUS, description="default active")] | None = None
+    state: (
+        Annotated[
+            str,
+            Field(
+                pattern=_STATUS,
+                description=f"deprecated name of status (removed in API {STATE_REMOVED_IN})",
+                json_schema_extra={"deprecated": True},
+            ),
+        ]
+        | None
+    ) = None
     page: Annotated[str, Field(pattern=r"^[1-9][0-9]{0,5}$")] | None = None
     perPage: Annotated[str, Field(pattern=r"^[1-9][0-9]{0,2}$")] | None = None
 
@@ -152,12 +168,39 @@ class _Open(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+class Listing(_Open):
+    """A listing as every drop answer shows it (core.marketplace.views.listing_json); one listing by
+    listingId or agentId also has drop_offers, drop_sales and offerTypedData."""
+
+    id: str
+    chainListingId: int
+    agentId: str
+    agentUuid: str
+    tokenId: int
+    seller: str
+    askingPriceUsdc: UsdcOut
+    floorPriceUsdc: UsdcOut
+    earningsAtListingUsdc: UsdcOut
+    acceptOffers: bool
+    status: Annotated[str, Field(description="active, settling, sold, expired, cancelled; void: undone by a reorg")]
+    state: Annotated[
+        str, Field(deprecated=True, description=f"status under its old name (removed in API {STATE_REMOVED_IN})")
+    ]
+    agentPaused: bool
+    expiresAt: str
+    listTx: str
+    final: bool
+    endTx: str | None
+    createdAt: str
+    updatedAt: str
+
+
 class ListingResponse(_Open):
-    listing: dict[str, Any]
+    listing: Listing
 
 
 class ListingPage(_Open):
-    listings: list[dict[str, Any]]
+    listings: list[Listing]
     total: int
     page: int
     pages: int
@@ -519,7 +562,9 @@ async def run_browse(app: web.Application, call: Call) -> Reply:
             )
 
         return _reply({"listing": await _full_listing(m, call.caller, await m.reads.run(one))})
-    state = q.state or rules.ACTIVE
+    if q.status is not None and q.state is not None and q.status != q.state:
+        raise ApiError(400, "invalid_field", "status and state (its deprecated name) differ", param="state")
+    state = q.status or q.state or rules.ACTIVE
     per_page = min(int(q.perPage or rules.PAGE_SIZE), rules.MAX_PAGE_SIZE)
     page = int(q.page or 1)
 
@@ -686,7 +731,7 @@ OPERATIONS: list[Operation] = [
         auth="optional",
         errors={404: ("listing_not_found",)},
         tags=_TAGS,
-        description="Without listingId or agentId: {listings[], total, page, pages} of `state` (default active), "
+        description="Without listingId or agentId: {listings[], total, page, pages} of `status` (default active), "
         "newest first. One listing also shows its offers (fillable or not, and why; signatures to the seller "
         "only), its sales with their due-diligence bundle, and the EIP-712 Offer template to sign.",
         run=run_browse,

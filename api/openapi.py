@@ -230,6 +230,8 @@ def _query_parameters(model: type[BaseModel], components: _Components) -> list[d
         param: dict[str, Any] = {"name": name, "in": "query", "required": name in required, "schema": prop}
         if "description" in prop:
             param["description"] = prop["description"]
+        if prop.get("deprecated") or any(alt.get("deprecated") for alt in prop.get("anyOf", ())):
+            param["deprecated"] = True  # an old name kept for a while (the Parameter Object's own flag)
         params.append(param)
     return params
 

@@ -594,6 +594,7 @@ def test_public_surface() -> None:
         "EarnResult",
         "EscrowResult",
         "EscrowStatus",
+        "HireAudit",
         "HireResult",
         "Identity",
         "InvalidRequest",
