@@ -4,7 +4,9 @@ A key is shown once, when it is created; only its SHA-256 (hex) is stored. A req
 hashed, the row looked up by that hash, and the stored hash compared with hmac.compare_digest.
 A key is scoped to an account (every agent of it) or to one agent. An agent the caller may not
 act for answers 404 `agent_not_found`, exactly like a wallet that does not exist, so a key never
-learns whether another account's wallet exists.
+learns whether another account's wallet exists (or, scoped to one agent, its siblings). What else an
+agent-scoped key reaches is core.keys.Caller.reach, applied by `reach` and, for a row touching the
+account as a whole, by api.policy.authorize.
 
 Both lookups are on every request's path, so both are cached:
 
@@ -44,13 +46,14 @@ __all__ = [
     "AuthError",
     "Caller",
     "FreshAgents",
+    "account_key_required",
     "agent_for",
     "authenticate",
     "authenticate_optional",
     "clear_auth_caches",
     "lookup_key",
+    "reach",
     "remember_agents",
-    "require_account_scope",
     "resource_metadata_url",
 ]
 
@@ -232,8 +235,22 @@ def remember_agents(db: Conn, agents: FreshAgents) -> None:
         cache[agent.wallet] = agent
 
 
-def require_account_scope(caller: Caller) -> None:
-    if caller.agent_id is not None:
-        raise ApiError(
-            403, "insufficient_scope", "an agent-scoped API key cannot register agents", param="Authorization"
-        )
+def account_key_required(what: str) -> ApiError:
+    """403 for an agent-scoped key asking for something of its account as a whole (`what`)."""
+    return ApiError(
+        403,
+        "account_key_required",
+        f"{what} needs an account key: this API key is scoped to one agent",
+        param="Authorization",
+    )
+
+
+def reach(caller: Caller, account_id: str, holder_agent: str | None, absent: ApiError, what: str) -> None:
+    """Let `caller` reach a thing of account `account_id` held by its agent `holder_agent` (None: by the
+    account) or refuse as core.keys.Caller.reach says: `absent` (a 404 naming the thing, the same answer
+    as for one that does not exist) or 403 account_key_required (`what`: the thing, in words)."""
+    found = caller.reach(account_id, holder_agent)
+    if found == "absent":
+        raise absent
+    if found == "account_key_required":
+        raise account_key_required(what)

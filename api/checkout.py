@@ -428,6 +428,7 @@ OPERATIONS: list[Operation] = [
         "webhook_secret (HMAC key of the order webhooks) once: an Idempotency-Key replay of it omits the secret. "
         "Unpaid sessions expire after the configured TTL.",
         run=run_create_session,
+        touches="key",
         scope="spend",
     ),
     Operation(
@@ -439,6 +440,7 @@ OPERATIONS: list[Operation] = [
         errors={k: v for k, v in _SESSION_ERRORS.items() if k != 409},
         tags=("checkout",),
         run=run_get_session,
+        touches="key",
     ),
     Operation(
         "POST",
@@ -456,6 +458,7 @@ OPERATIONS: list[Operation] = [
         },
         tags=("checkout",),
         run=run_update_session,
+        touches="key",
         scope="spend",
     ),
     Operation(
@@ -468,6 +471,7 @@ OPERATIONS: list[Operation] = [
         errors={**_SESSION_ERRORS, 405: ("session_not_cancelable",), 409: ("session_in_progress",)},
         tags=("checkout",),
         run=run_cancel_session,
+        touches="key",
         scope="spend",
         destructive=True,
     ),
@@ -514,6 +518,7 @@ OPERATIONS: list[Operation] = [
         f"{{name: {rules.FUNDING_DOMAIN_NAME!r}, version: {rules.FUNDING_DOMAIN_VERSION!r}, chainId, "
         "verifyingContract: the gateway}",
         run=run_complete_session,
+        touches="key",
         scope="spend",
         quote=quote_complete,
         open_world=True,
@@ -528,6 +533,7 @@ OPERATIONS: list[Operation] = [
         errors={404: ("order_not_found",)},
         tags=("checkout",),
         run=run_get_order,
+        touches="key",
         resource="agentledger://orders/{order_id}",
         links={"deliverable_cid": "agentledger://ipfs/{deliverable_cid}"},
     ),

@@ -222,6 +222,7 @@ OPERATIONS: list[Operation] = [
         },
         tags=("decisions",),
         run=run_log_decision,
+        touches="agent",
         scope="log",
         description=(
             "Chain rule: chain_hash = SHA-256(agent_id:seq:prev_hash:payload_hash), prev_hash of the first "

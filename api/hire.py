@@ -5,30 +5,32 @@ Provider side (Bearer key of the provider agent or its account): POST /api/a2a/s
 /api/a2a/services/{serviceType} withdraws one. Caller side: POST /api/a2a/hire (Bearer key owning
 callerWallet, Idempotency-Key honoured) runs a standard hire charged to the caller's balance;
 POST /api/a2a/escrow (no key: the on-chain caller's EIP-191 signature) runs an escrow hire; GET
-/api/a2a/escrow reads a job's on-chain status. Public: GET /api/a2a/registry and GET
-/api/a2a/reputation (the samples behind a score).
+/api/a2a/escrow reads a job's on-chain status. Public: GET /api/a2a/registry, GET
+/api/a2a/reputation (the samples behind a score) and GET /api/a2a/hire/{jobId}/audit (a job's audit
+stream: each of its entries is public at /verify/{auditId} already).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any, Literal
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field
 
 from api import idempotency
 from api.auth import Caller, agent_for
 from api.errors import ApiError
 from api.http import CLOCK, READS, WRITER, encode, ok
-from api.models import Amount, Strict, Wallet, parse_body, parse_query
+from api.models import Amount, Strict, UsdcOut, Wallet, parse_body, parse_query
 from api.operation import Call, Operation, Quoted, Reply
 from api.policy import serve
 from core import webhooks
 from core.errors import ServiceError
-from core.hire import escrow, registry, rules, services, standard
+from core.hire import escrow, moves, registry, rules, services, standard
 from core.hire.context import Hire
 from core.hire.settle import recover, settle_due
 from core.idempotency import body_digest
@@ -129,10 +131,6 @@ class ReputationQuery(Strict):
 # ---- response models (OpenAPI) ------------------------------------------------------------------
 
 
-#: USDC in an answer: a JSON number (api.http.encode writes Decimals as numbers).
-UsdcOut = Annotated[Decimal, WithJsonSchema({"type": "number", "description": "USDC, at most 6 decimals"})]
-
-
 class _Out(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -178,6 +176,7 @@ class EscrowResponse(_Out):
     error: str | None = None
     message: str | None = None
     refundTx: str | None = None
+    auditId: Annotated[int, Field(description="the job's latest audit entry (GET /api/a2a/hire/{jobId}/audit)")]
 
 
 class EscrowStatusResponse(_Out):
@@ -187,6 +186,31 @@ class EscrowStatusResponse(_Out):
     amountUsdc: UsdcOut
     released: bool
     refunded: bool
+
+
+class AuditStreamEntry(_Out):
+    auditId: int
+    seq: int
+    kind: str
+    createdAt: str
+    payload: dict[str, Any]
+    canonicalPayload: Annotated[str, Field(description="the payload's RFC 8785 JSON: exactly the bytes hashed")]
+    prevHash: str
+    chainHash: str
+    leafHash: Annotated[str, Field(description="its Merkle leaf hash, 0x hex")]
+    verifyUrl: str
+    proofUrl: str
+
+
+class HireAuditResponse(_Out):
+    jobId: str
+    kind: Annotated[str, Field(description="standard or escrow")]
+    status: str
+    stream: Annotated[str, Field(description="hire:<jobId>")]
+    entries: Annotated[list[AuditStreamEntry], Field(description="every move of the job, in order (seq 1, 2, ...)")]
+    chainRule: str
+    merkleRule: str
+    methodologyUrl: str
 
 
 class RegistryEntry(_Out):
@@ -520,6 +544,26 @@ async def escrow_get(request: web.Request) -> web.Response:
     return await serve(request, run_escrow_status, "none")
 
 
+async def run_job_audit(app: web.Application, call: Call) -> Reply:
+    """A hire job's audit stream (standard or escrow), public as each of its entries is at /verify."""
+    job_id = call.path["jobId"]
+    if not re.fullmatch(rules.JOB_ID_PATTERN, job_id):
+        raise ApiError(400, "invalid_job_id", "jobId: hire_ + 24 hex, or an escrow job's 0x + 64 hex", param="jobId")
+    job_id = job_id.lower()
+
+    def read(db: Conn) -> Reply:
+        job = store.get_job(db, job_id)
+        if job is None:
+            raise ApiError(404, "job_not_found", f"no hire job {job_id}", param="jobId")
+        return _reply(moves.stream_json(db, job, call.base_url))
+
+    return await app[READS].run(read)
+
+
+async def job_audit_get(request: web.Request) -> web.Response:
+    return await serve(request, run_job_audit, "none")
+
+
 def _price(text: str | None) -> int | None:
     if text is None:
         return None
@@ -617,6 +661,7 @@ OPERATIONS: list[Operation] = [
         "when the service is created or `rotateSecret` is true. An escrow hire locks the on-chain "
         "AgentEscrow.priceOf: set it equal to `price` (`escrow.available` says whether it is).",
         run=run_publish_service,
+        touches="agent",
         scope="admin",
         destructive=True,  # replaces the agent's service of that type
     ),
@@ -630,6 +675,7 @@ OPERATIONS: list[Operation] = [
         errors={422: ("missing_agent_id",), 404: ("agent_not_found",)},
         tags=_TAGS,
         run=run_list_services,
+        touches="agent",
         scope="read",
     ),
     Operation(
@@ -643,6 +689,7 @@ OPERATIONS: list[Operation] = [
         tags=_TAGS,
         path_params={"serviceType": "the service type to withdraw"},
         run=run_withdraw_service,
+        touches="agent",
         scope="admin",
         destructive=True,
     ),
@@ -677,6 +724,7 @@ OPERATIONS: list[Operation] = [
         "job once and replays its answer, failures included. A caller listed for sale (paused) hires nobody "
         "(409 agent_paused); a paused provider is never chosen (409 provider_paused when named).",
         run=run_hire,
+        touches="agent",
         scope="spend",
         quote=quote_hire,
         content_fields=("output",),  # the provider's output: an MCP result links to it (third-party input)
@@ -716,6 +764,7 @@ OPERATIONS: list[Operation] = [
         "result. `settlement` is pending while a release or refund is retried. No API key is needed (the "
         "signature authenticates); a key given needs scope spend, and its daily cap counts the locked amount.",
         run=run_escrow,
+        touches="nothing",
         scope="spend",
         quote=quote_escrow,
         content_fields=("output",),  # the provider's output: an MCP result links to it (third-party input)
@@ -734,6 +783,23 @@ OPERATIONS: list[Operation] = [
         run=run_escrow_status,
         scope="read",
         open_world=True,  # read from the chain
+    ),
+    Operation(
+        "GET",
+        "/api/a2a/hire/{jobId}/audit",
+        "hireJobAudit",
+        "A hire job's audit stream: every move, in order, with its chain and Merkle hashes (public)",
+        HireAuditResponse,
+        auth="none",
+        errors={400: ("invalid_job_id",), 404: ("job_not_found",)},
+        tags=_TAGS,
+        description="Standard and escrow jobs alike (the stream hire:<jobId>). Check it without trusting this "
+        "service: each chainHash is SHA-256(prevHash || canonicalPayload), each entry a leaf of the log anchored "
+        "on-chain (proofUrl). Public, as every entry already is at /verify/{auditId}.",
+        path_params={"jobId": "the job's id: jobId of a hire's answer (hire_...), or an escrow job's 0x id"},
+        path_patterns={"jobId": rules.JOB_ID_PATTERN},
+        run=run_job_audit,
+        resource="agentledger://hire/jobs/{jobId}/audit",
     ),
     Operation(
         "GET",
@@ -797,6 +863,7 @@ def add_hire_routes(app: web.Application, hire: Hire) -> None:
     app.router.add_get("/api/a2a/reputation", reputation_get)
     app.router.add_post("/api/a2a/escrow", escrow_post)
     app.router.add_get("/api/a2a/escrow", escrow_get)
+    app.router.add_get("/api/a2a/hire/{jobId}/audit", job_audit_get)
 
 
 async def _settle_quietly(hire: Hire) -> None:

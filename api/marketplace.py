@@ -20,10 +20,10 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from api import idempotency
-from api.auth import agent_for
+from api.auth import agent_for, reach
 from api.errors import ApiError
 from api.http import CLOCK, WRITER, encode, ok, usdc, wake_outbox
-from api.models import Amount, Strict, Wallet, parse_body, parse_query, validate
+from api.models import Amount, Strict, UsdcOut, Wallet, parse_body, parse_query, validate
 from api.operation import Call, Operation, Quoted, Reply
 from api.policy import serve
 from core import webhooks
@@ -134,10 +134,26 @@ class AssetFlagRequest(Strict):
     transferredWithNft: bool
 
 
+_STATUS = r"^(active|settling|sold|expired|cancelled)$"
+#: When the deprecated `state` (of a listing, and the browse filter) goes: `status` is the name.
+STATE_REMOVED_IN = "2.0.0"
+
+
 class BrowseQuery(Strict):
     listingId: ListingId | None = None
     agentId: Wallet | None = None
-    state: Annotated[str, Field(pattern=r"^(active|settling|sold|expired|cancelled)$")] | None = None
+    status: Annotated[str, Field(pattern=_STATUS, description="default active")] | None = None
+    state: (
+        Annotated[
+            str,
+            Field(
+                pattern=_STATUS,
+                description=f"deprecated name of status (removed in API {STATE_REMOVED_IN})",
+                json_schema_extra={"deprecated": True},
+            ),
+        ]
+        | None
+    ) = None
     page: Annotated[str, Field(pattern=r"^[1-9][0-9]{0,5}$")] | None = None
     perPage: Annotated[str, Field(pattern=r"^[1-9][0-9]{0,2}$")] | None = None
 
@@ -157,12 +173,39 @@ class _Open(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+class Listing(_Open):
+    """A listing as every drop answer shows it (core.marketplace.views.listing_json); one listing by
+    listingId or agentId also has drop_offers, drop_sales and offerTypedData."""
+
+    id: str
+    chainListingId: int
+    agentId: str
+    agentUuid: str
+    tokenId: int
+    seller: str
+    askingPriceUsdc: UsdcOut
+    floorPriceUsdc: UsdcOut
+    earningsAtListingUsdc: UsdcOut
+    acceptOffers: bool
+    status: Annotated[str, Field(description="active, settling, sold, expired, cancelled; void: undone by a reorg")]
+    state: Annotated[
+        str, Field(deprecated=True, description=f"status under its old name (removed in API {STATE_REMOVED_IN})")
+    ]
+    agentPaused: bool
+    expiresAt: str
+    listTx: str
+    final: bool
+    endTx: str | None
+    createdAt: str
+    updatedAt: str
+
+
 class ListingResponse(_Open):
-    listing: dict[str, Any]
+    listing: Listing
 
 
 class ListingPage(_Open):
-    listings: list[dict[str, Any]]
+    listings: list[Listing]
     total: int
     page: int
     pages: int
@@ -454,8 +497,11 @@ async def run_watch(app: web.Application, call: Call) -> Reply:
             raise webhooks.url_error(exc, "webhookUrl") from exc
         secret = webhooks.new_secret()
     now = app[CLOCK]()
+    # held by the key's agent; by the watched agent when an account key watches one of its own (so that
+    # agent's key reaches it and its siblings' do not); else by the account (core.keys.Caller.reach)
+    holder = caller.agent_id or (agent.uuid if agent.account_id == caller.account_id else None)
     row = store.WatchRow(
-        "wat_" + secrets.token_hex(12), agent.uuid, caller.account_id, address, req.webhookUrl, secret, now
+        "wat_" + secrets.token_hex(12), agent.uuid, caller.account_id, address, req.webhookUrl, secret, now, holder
     )
     await app[WRITER].run(lambda conn: store.insert_watch(conn, row))
     payload: dict[str, Any] = {
@@ -472,9 +518,11 @@ async def run_unwatch(app: web.Application, call: Call) -> Reply:
     watch_id = call.path["watch_id"]
 
     def mine(db: Conn) -> None:
+        absent = ApiError(404, "watch_not_found", f"no watch {watch_id} of yours", param="watch_id")
         row = store.get_watch(db, watch_id)
-        if row is None or row.account_id != caller.account_id:
-            raise ApiError(404, "watch_not_found", f"no watch {watch_id} of yours", param="watch_id")
+        if row is None:
+            raise absent
+        reach(caller, row.account_id, row.holder_agent_uuid, absent, "a watch held by the account")
 
     await m.reads.run(mine)
     await app[WRITER].run(lambda conn: store.delete_watch(conn, watch_id))
@@ -536,7 +584,9 @@ async def run_browse(app: web.Application, call: Call) -> Reply:
             )
 
         return _reply({"listing": await _full_listing(m, call.caller, await m.reads.run(one))})
-    state = q.state or rules.ACTIVE
+    if q.status is not None and q.state is not None and q.status != q.state:
+        raise ApiError(400, "invalid_field", "status and state (its deprecated name) differ", param="state")
+    state = q.status or q.state or rules.ACTIVE
     per_page = min(int(q.perPage or rules.PAGE_SIZE), rules.MAX_PAGE_SIZE)
     page = int(q.page or 1)
 
@@ -707,10 +757,11 @@ OPERATIONS: list[Operation] = [
         auth="optional",
         errors={404: ("listing_not_found",)},
         tags=_TAGS,
-        description="Without listingId or agentId: {listings[], total, page, pages} of `state` (default active), "
+        description="Without listingId or agentId: {listings[], total, page, pages} of `status` (default active), "
         "newest first. One listing also shows its offers (fillable or not, and why; signatures to the seller "
         "only), its sales with their due-diligence bundle, and the EIP-712 Offer template to sign.",
         run=run_browse,
+        touches="nothing",
     ),
     Operation(
         "POST",
@@ -733,6 +784,7 @@ OPERATIONS: list[Operation] = [
         "self_wallet: <address>\\nowner: <address>\\ntimestamp: <unix s>' (EIP-55, +-5 min). 200 with the "
         "existing token when the agent has one.",
         run=run_mint,
+        touches="agent",
         scope="admin",
         open_world=True,
     ),
@@ -753,6 +805,7 @@ OPERATIONS: list[Operation] = [
         run=run_statement,
         scope="admin",
         open_world=True,
+        touches="agent",
     ),
     Operation(
         "POST",
@@ -782,6 +835,7 @@ OPERATIONS: list[Operation] = [
         "hired. The floor (the listing's on-chain floorPrice, frozen) is at least 25% of the agent's lifetime "
         "earnings (reported + on-chain): the contract checks it against the statement of POST /statement.",
         run=run_list,
+        touches="agent",
         scope="admin",
         open_world=True,
     ),
@@ -811,6 +865,7 @@ OPERATIONS: list[Operation] = [
         },
         tags=_TAGS,
         run=run_offer,
+        touches="nothing",
         scope="spend",
         open_world=True,
     ),
@@ -832,6 +887,7 @@ OPERATIONS: list[Operation] = [
         },
         tags=_TAGS,
         run=run_accept,
+        touches="nothing",
         scope="spend",
         quote=quote_accept,
         open_world=True,
@@ -853,6 +909,7 @@ OPERATIONS: list[Operation] = [
         },
         tags=_TAGS,
         run=run_cancel,
+        touches="agent",
         scope="admin",
         destructive=True,
         open_world=True,
@@ -868,7 +925,7 @@ OPERATIONS: list[Operation] = [
         auth="optional",
         errors={
             401: ("timestamp_out_of_window", "signature_mismatch"),
-            403: ("not_nft_owner", "insufficient_scope"),
+            403: ("not_nft_owner",),
             404: ("agent_not_found", "nothing_to_claim"),
             409: ("already_claimed",),
             422: ("idempotency_unsupported",),
@@ -879,6 +936,7 @@ OPERATIONS: list[Operation] = [
         "token: <id>\\nowner: <address>\\ntimestamp: <unix s>'. With an account key the agent joins that account "
         "(an agent-scoped key comes back); without one its holding account becomes yours (an account key).",
         run=run_claim,
+        touches="account",
         scope="admin",
         open_world=True,
     ),
@@ -897,6 +955,7 @@ OPERATIONS: list[Operation] = [
         },
         tags=_TAGS,
         run=run_watch,
+        touches="nothing",
         scope="log",
     ),
     Operation(
@@ -909,6 +968,7 @@ OPERATIONS: list[Operation] = [
         tags=_TAGS,
         path_params={"watch_id": "the watch's id (wat_...)"},
         run=run_unwatch,
+        touches="held",
         scope="log",
         destructive=True,
     ),
@@ -934,6 +994,7 @@ OPERATIONS: list[Operation] = [
         errors={404: ("agent_not_found", "asset_not_found"), 409: ("agent_settling",)},
         tags=_TAGS,
         run=run_flag_asset,
+        touches="agent",
         scope="admin",
     ),
     Operation(

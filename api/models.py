@@ -39,6 +39,7 @@ __all__ = [
     "JsonValue",
     "Niche",
     "Strict",
+    "UsdcOut",
     "Wallet",
     "decode_json",
     "parse_body",
@@ -49,6 +50,9 @@ __all__ = [
 from core.money import MAX_AMOUNT_WHOLE, AmountError, parse_usdc
 
 WALLET_PATTERN = r"^agl_[0-9a-f]{12}$"
+
+#: USDC in an answer: a JSON number (api.http.encode writes Decimals as numbers).
+UsdcOut = Annotated[Decimal, WithJsonSchema({"type": "number", "description": "USDC, at most 6 decimals"})]
 
 
 def _amount(value: object) -> int:

@@ -140,6 +140,7 @@ def error_codes(op: Operation) -> dict[int, tuple[str, ...]]:
     return _merge(
         _AUTH_BY_KIND[op.auth],
         {403: ("insufficient_scope",)} if op.needs_scope is not None else {},
+        {403: ("account_key_required",)} if op.touches in ("account", "held") else {},
         {403: ("daily_cap_exceeded",)} if op.quote is not None else {},
         _BODY_ERRORS if op.request is not None else {},
         _QUERY_ERRORS if op.query is not None else {},
@@ -232,6 +233,8 @@ def _query_parameters(model: type[BaseModel], components: _Components) -> list[d
         param: dict[str, Any] = {"name": name, "in": "query", "required": name in required, "schema": prop}
         if "description" in prop:
             param["description"] = prop["description"]
+        if prop.get("deprecated") or any(alt.get("deprecated") for alt in prop.get("anyOf", ())):
+            param["deprecated"] = True  # an old name kept for a while (the Parameter Object's own flag)
         params.append(param)
     return params
 

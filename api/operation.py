@@ -27,6 +27,19 @@ if TYPE_CHECKING:
 
 Auth = Literal["required", "optional", "none"]
 Scope = Literal["read", "log", "spend", "admin"]
+#: What of an account an operation touches, and so what an agent-scoped key may do with it (the rule is
+#: core.keys.Caller.reach; an account key reaches all of its account):
+#: - "agent": one agent, named by the call (an agl_ wallet or UUID, or a listing of it) or the key's own:
+#:   api.auth.agent_for; an agent-scoped key reaches only its own, a sibling answers 404 as a stranger's;
+#: - "held": a stored thing by its id, held by the account or by one agent of it (who made it or whom it
+#:   is about): api.auth.reach; the account's needs an account key (403 account_key_required), a
+#:   sibling's answers 404 as a stranger's;
+#: - "account": the account as a whole (its agents, keys, provider webhooks and policies not about one
+#:   agent): an agent-scoped key is refused before the run (api.policy.authorize, 403 account_key_required);
+#: - "key": what this very key made (a checkout session, the order it funded): no other key reaches it;
+#: - "nothing": nothing of an account (public data, a chain act signed elsewhere, a record of the caller's
+#:   own): the key only authenticates, scopes and caps the call.
+Touches = Literal["agent", "held", "account", "key", "nothing"]
 
 _EMPTY: Mapping[str, str] = MappingProxyType({})
 
@@ -111,6 +124,9 @@ class Operation:
     #: The scope a key needs (core.keys.SCOPES): default read for GET, admin for anything else, none
     #: for auth="none" rows.
     scope: Scope | None = None
+    #: What of an account the call touches (Touches above); every row that takes a key says it (a test
+    #: holds it), auth="none" rows none.
+    touches: Touches | None = None
     #: Moves value out (spend, checkout complete, hire, a marketplace purchase): what a call would
     #: move. Such a row is charged to a key's daily cap and is two MCP tools, quote then execute.
     quote: Quote | None = None

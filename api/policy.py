@@ -3,6 +3,8 @@ its response, and the one place where a key's limits are enforced (`authorize`, 
 (`policy_middleware`, mounted by api.app over the operation table) and MCP (`invoke`) alike.
 
 The limits of a key (core.keys.Caller):
+- its agent, when it is scoped to one: an operation touching the account as a whole
+  (`Operation.touches`) is refused (403 account_key_required);
 - its scopes: an operation needs `Operation.needs_scope` (403 insufficient_scope otherwise);
 - its daily cap: an operation with a `quote` (it moves value) reserves what it will move in the
   key's cap before it runs (core.spend_caps; 403 daily_cap_exceeded past it) and releases the
@@ -16,7 +18,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from aiohttp import web
 
 from api import idempotency
-from api.auth import AuthError, authenticate, authenticate_optional
+from api.auth import AuthError, account_key_required, authenticate, authenticate_optional
 from api.errors import ApiError, answer_unexpected, error_response
 from api.http import CLOCK, READS, WRITER, base_url
 from api.operation import Auth, Call, Operation, Reply, Run
@@ -99,10 +101,13 @@ async def serve(request: web.Request, run: Run, auth: Auth = "required", *, idem
 
 
 def authorize(op: Operation, caller: Caller | None) -> None:
-    """401 when `op` needs a key and there is none; 403 insufficient_scope when the key lacks the
+    """401 when `op` needs a key and there is none; 403 account_key_required when it touches the account
+    as a whole and the key is scoped to one agent; 403 insufficient_scope when the key lacks the
     operation's scope."""
     if op.auth == "required" and caller is None:
         raise AuthError("missing_api_key", "this operation needs 'Authorization: Bearer <api key>'")
+    if op.touches == "account" and caller is not None and caller.agent_id is not None:
+        raise account_key_required(op.operation_id)
     scope = op.needs_scope
     if caller is not None and scope is not None and not caller.has_scope(scope):
         raise ApiError(

@@ -426,6 +426,7 @@ OPERATIONS: list[Operation] = [
         description="The self wallet signs (EIP-191) 'agentledger provider link\\nchain: <id>\\nagent: <agl_ id>\\n"
         "self_wallet: <address>\\nowner: <address>\\ntimestamp: <unix s>' (EIP-55 addresses, +-5 min window).",
         run=run_link_provider,
+        touches="agent",
         scope="admin",
         open_world=True,
     ),
@@ -455,6 +456,7 @@ OPERATIONS: list[Operation] = [
         },
         tags=("checkout",),
         run=run_set_provider_webhook,
+        touches="agent",
         scope="admin",
         destructive=True,
         description="Key of the agent or its account. The provider is sent `order.created` (the order id, "
@@ -474,6 +476,7 @@ OPERATIONS: list[Operation] = [
         tags=("checkout",),
         path_params={"agent_id": "the provider agent's agl_ wallet id"},
         run=run_delete_provider_webhook,
+        touches="agent",
         scope="admin",
         destructive=True,
     ),
@@ -487,6 +490,7 @@ OPERATIONS: list[Operation] = [
         errors={403: ("provider_not_linked",), 404: ("agent_not_found",)},
         tags=("checkout",),
         run=run_list_provider_orders,
+        touches="agent",
         description="Key of the agent or its account. Each order: id, status, service_job_id, settlement_tx_hash, "
         "amount (micro-USDC), deadline, buyer_address, deliverable_cid, line_items. Paginated: pass next_cursor "
         "as cursor while has_more.",
@@ -511,6 +515,7 @@ OPERATIONS: list[Operation] = [
         description="Tiers: standard 48 h (default 250 USDC), rush 24 h (375 USDC), deep 72 h (500 USDC); "
         "`price` (USDC) overrides the tier's default.",
         run=run_create_item,
+        touches="agent",
         scope="admin",
     ),
     Operation(

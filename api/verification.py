@@ -58,6 +58,11 @@ METHODOLOGY: dict[str, Any] = {
             "stream": "order:<order_id>",
             "chain_hash": "SHA-256(prev_hash || RFC8785(action))",
         },
+        "hire": {
+            "stream": "hire:<job_id>",
+            "chain_hash": "SHA-256(prev_hash || RFC8785(move))",
+            "read": "GET /api/a2a/hire/{jobId}/audit",
+        },
     },
     "prev_hash": 'the previous chain_hash of the same stream; the literal "genesis" for its first entry (seq 1)',
     "seq": "counts from 1 per stream, without gaps",

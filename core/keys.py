@@ -10,6 +10,7 @@ import hashlib
 import re
 import secrets
 from dataclasses import dataclass
+from typing import Literal
 
 KEY_PREFIX = "aglk_"
 KEY_PATTERN = r"^aglk_[0-9a-f]{32}$"
@@ -46,6 +47,10 @@ def scopes_text(scopes: frozenset[str]) -> str:
     return " ".join(s for s in SCOPES if s in scopes)
 
 
+#: What a key finds of something held in an account (Caller.reach).
+Reach = Literal["reached", "absent", "account_key_required"]
+
+
 @dataclass(frozen=True)
 class Caller:
     """Who is calling: the key's hash and its scope, an account (every agent of it) or one agent;
@@ -58,9 +63,22 @@ class Caller:
     scopes: frozenset[str] | None = None
     daily_cap: int | None = None
 
+    def reach(self, account_id: str, holder_agent: str | None) -> Reach:
+        """What this key finds of something of account `account_id` held by its agent `holder_agent`
+        (an agent itself, or a resource made by or about that agent), or by the account as a whole
+        (None: the account's agents and keys, what an account key made). The one rule of key scope:
+        an account key reaches all of its account; an agent-scoped key only what its own agent holds:
+        the account's own things need an account key ("account_key_required"), and a sibling agent's
+        answer as if absent, as another account's do ("absent"), so a key cannot probe its siblings."""
+        if account_id != self.account_id:
+            return "absent"
+        if self.agent_id is None or holder_agent == self.agent_id:
+            return "reached"
+        return "account_key_required" if holder_agent is None else "absent"
+
     def may_act_for(self, account_id: str, agent_uuid: str) -> bool:
         """Whether this key may act for the agent `agent_uuid` of account `account_id`."""
-        return account_id == self.account_id and (self.agent_id is None or self.agent_id == agent_uuid)
+        return self.reach(account_id, agent_uuid) == "reached"
 
     def has_scope(self, scope: str) -> bool:
         return self.scopes is None or scope in self.scopes

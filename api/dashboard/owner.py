@@ -490,7 +490,7 @@ def listing_panel(v: OwnerView) -> str:
     row = found.listing
     figures = stats(
         [
-            ("State", badge(row.state)),
+            ("Status", badge(row.state)),
             ("Agent", "paused for the sale (earns; no spend, no hire)" if found.paused else "not paused"),
             ("Asking (USDC)", money(row.asking_price)),
             ("Floor (USDC)", money(row.floor_price)),

@@ -170,9 +170,12 @@ class ToolSpec:
         return self.tool.name
 
     def visible_to(self, caller: Caller | None) -> bool:
-        """Public tools for everyone; the others for a key that has their scope."""
+        """Public tools for everyone; the others for a key that has their scope (and, for those touching
+        the account as a whole, an account key)."""
         if caller is None:  # value-moving tools hold a quote for a key: none without one
             return self.op.auth != "required" and self.op.quote is None
+        if self.op.touches == "account" and caller.agent_id is not None:
+            return False
         scope = self.op.needs_scope
         return scope is None or caller.has_scope(scope)
 

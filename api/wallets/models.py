@@ -7,10 +7,21 @@ import re
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
-from api.models import WALLET_PATTERN, Amount, AmountOrZero, FreeJson, Niche, Strict, Wallet, decode_json, validate
+from api.models import (
+    WALLET_PATTERN,
+    Amount,
+    AmountOrZero,
+    FreeJson,
+    Niche,
+    Strict,
+    UsdcOut,
+    Wallet,
+    decode_json,
+    validate,
+)
 from core.keys import KEY_PATTERN
 from core.money import AmountError, parse_usdc
 from core.wallets import EMAIL_PATTERN, SPECIALTIES
@@ -139,8 +150,7 @@ def parse_earn(body: bytes, decoded: dict[str, Any] | None = None) -> tuple[str,
 
 # ---- responses (built by the handlers; these only describe them) -----------------------------------
 
-#: USDC in JSON: a number with at most 6 decimals (Decimal inside the server, never a float).
-USDC = Annotated[Decimal, WithJsonSchema({"type": "number", "description": "USDC, at most 6 decimals"})]
+USDC = UsdcOut  # the short name these models use
 WalletId = Annotated[str, Field(pattern=WALLET_PATTERN, description="the agent's wallet id")]
 
 

@@ -47,7 +47,6 @@ OPERATIONS: list[Operation] = [
         idempotent=True,
         errors={
             400: ("invalid_specialty",),
-            403: ("insufficient_scope",),
             404: ("unknown_referral_code",),
             422: ("idempotency_unsupported",),
         },
@@ -55,6 +54,7 @@ OPERATIONS: list[Operation] = [
         description="Without a key: creates an account and returns its API key once (Idempotency-Key is refused "
         "then: the key could not be replayed). With an account-scoped key: adds an agent to that account.",
         run=routes.run_register,
+        touches="account",
         scope="admin",
     ),
     Operation(
@@ -70,6 +70,7 @@ OPERATIONS: list[Operation] = [
         description="Credits the agent the net of the split (owner and agent cuts), the toll to the service and, "
         "when the agent was referred, the referral cut to the referrer's owner.",
         run=routes.run_earn,
+        touches="agent",
         scope="log",
     ),
     Operation(
@@ -84,6 +85,7 @@ OPERATIONS: list[Operation] = [
         tags=("wallet",),
         description="Debits the agent's self part first, then its owner part; more than the balance is refused.",
         run=routes.run_spend,
+        touches="agent",
         scope="spend",
         quote=routes.quote_spend,
     ),
@@ -97,6 +99,7 @@ OPERATIONS: list[Operation] = [
         errors=_AGENT_ERRORS,
         tags=("wallet",),
         run=routes.run_balance,
+        touches="agent",
     ),
     Operation(
         "GET",
@@ -108,6 +111,7 @@ OPERATIONS: list[Operation] = [
         errors=_AGENT_ERRORS,
         tags=("agents",),
         run=routes.run_identity,
+        touches="agent",
     ),
     Operation(
         "POST",
@@ -121,6 +125,7 @@ OPERATIONS: list[Operation] = [
         tags=("wallet",),
         description="One transaction: an invalid item (param payments[i].field) refuses the whole batch.",
         run=routes.run_earn_batch,
+        touches="agent",
         scope="log",
     ),
     Operation(
@@ -134,6 +139,7 @@ OPERATIONS: list[Operation] = [
         errors=_AGENT_ERRORS,
         tags=("wallet",),
         run=routes.run_compound,
+        touches="agent",
         scope="spend",
     ),
     Operation(
@@ -152,6 +158,7 @@ OPERATIONS: list[Operation] = [
         },
         tags=("memory",),
         run=routes.run_memory_write,
+        touches="agent",
         scope="log",
         destructive=True,
     ),
@@ -165,6 +172,7 @@ OPERATIONS: list[Operation] = [
         errors=_AGENT_ERRORS,
         tags=("memory",),
         run=routes.run_memory_read,
+        touches="agent",
     ),
     Operation(
         "GET",
@@ -176,6 +184,7 @@ OPERATIONS: list[Operation] = [
         errors=_AGENT_ERRORS,
         tags=("brain",),
         run=routes.run_brain_read,
+        touches="agent",
     ),
     Operation(
         "POST",
@@ -188,6 +197,7 @@ OPERATIONS: list[Operation] = [
         errors={**_AGENT_ERRORS, 400: ("invalid_action", "invalid_niche"), 422: ("balance_limit",)},
         tags=("brain",),
         run=routes.run_brain_write,
+        touches="agent",
         scope="log",
     ),
     Operation(
@@ -201,6 +211,7 @@ OPERATIONS: list[Operation] = [
         errors={**_AGENT_ERRORS, 400: ("invalid_niche",)},
         tags=("wallet",),
         run=routes.run_record_run,
+        touches="agent",
         scope="log",
     ),
     Operation(

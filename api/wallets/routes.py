@@ -24,13 +24,12 @@ from api.auth import (
     FreshAgents,
     agent_for,
     remember_agents,
-    require_account_scope,
 )
 from api.errors import JSON_BODY, ApiError, error_middleware
 from api.http import CLOCK, HOOKS, READS, WRITER, Hooks, RawJson, encode, iso, usdc
 from api.models import parse_body, parse_query
 from api.operation import Call, Quoted, Reply
-from api.policy import serve
+from api.policy import add_policy, serve
 from api.wallets.models import (
     AgentQuery,
     BrainUpdateRequest,
@@ -152,8 +151,6 @@ async def run_register(app: web.Application, call: Call) -> Reply:
             f"{idempotency.HEADER} or register with an account key",
             param=idempotency.HEADER,
         )
-    if caller is not None:
-        require_account_scope(caller)
     body = call.body
     api_key = new_api_key() if caller is None else None
     now = app[CLOCK]()
@@ -636,9 +633,13 @@ def add_wallet_routes(
 
 
 def create_wallet_app(db: Conn, clock: Callable[[], float] = time.time, hooks: Hooks | None = None) -> web.Application:
-    """The wallet routes alone (no chain), for tests: without the metrics observer and without the
-    key policy (scopes, daily caps), which api.app.create_app mounts over every route. Nothing
-    deployable serves this app; the benchmarks serve create_app (benchmarks._kit.API_SERVER)."""
+    """The wallet routes alone (no chain), for tests: without the metrics observer, with the key policy
+    (an agent-scoped key's limits, scopes, daily caps) over these routes as api.app.create_app mounts
+    it over every route. Nothing deployable serves this app; the benchmarks serve create_app
+    (benchmarks._kit.API_SERVER)."""
+    from api.wallets.operations import OPERATIONS  # the rows name this module's runs
+
     app = web.Application(middlewares=[error_middleware])
     add_wallet_routes(app, db, clock, hooks)
+    add_policy(app, OPERATIONS)
     return app

@@ -44,6 +44,7 @@ from core.jsontext import usdc
 from core.money import split
 from core.operator import ChainUnavailable, ContractReverted, SendUncertain, TransactionFailed, tx_hash_of
 from core.store import Conn
+from core.store import audit as audit_store
 from core.store import checkout as checkout_store
 from core.store import hire as store
 from core.store import orders as order_store
@@ -509,6 +510,8 @@ def view(conn: Conn, job: JobRow, *, with_output: bool) -> dict[str, Any]:
         "responseMs": job.response_ms,
         "settlement": job.status if settled else "pending",
         "final": job.final,
+        # its latest move's entry, as a standard hire names its settling one (the stream: moves.stream_json)
+        "auditId": audit_store.last_entry_id(conn, moves.stream(job.id)),
     }
     if success:
         agent = store.chain_agent(conn, job.provider_token_id)

@@ -10,12 +10,14 @@ before any payment moves.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from core import audit, outbox
 from core.hire.rules import WEBHOOK_EVENT
 from core.isotime import iso_utc
 from core.store import Conn
+from core.store import audit as audit_store
 from core.store import hire as store
 from core.store.audit import AuditEntry
 from core.store.hire import JobRow
@@ -75,6 +77,48 @@ def record(
             conn, event=WEBHOOK_EVENT, source=f"hire:{job.id}", url=url, secret=secret, payload=body, now=now
         )
     return entry
+
+
+#: How a reader checks a job's stream (GET /api/a2a/hire/{jobId}/audit), in its answer's words.
+CHAIN_RULE = (
+    "chainHash = SHA-256(prevHash || canonicalPayload), UTF-8, lowercase hex: canonicalPayload is the payload's "
+    'RFC 8785 JSON, exactly the bytes hashed; prevHash is the previous entry\'s chainHash, "genesis" for seq 1'
+)
+MERKLE_RULE = (
+    "each entry is leaf auditId - 1 of the log's RFC 9162 Merkle tree (leafHash = SHA-256(0x00 || "
+    '"<auditId>:<stream>:<chainHash>")): proofUrl proves it against an anchored root (GET /api/audit/checkpoints); '
+    "verifyUrl shows every step"
+)
+
+
+def stream_json(conn: Conn, job: JobRow, base: str) -> dict[str, Any]:
+    """The job's audit stream, every entry in order with its hashes and where to check them."""
+    entries = audit_store.stream_entries(conn, stream(job.id))
+    return {
+        "jobId": job.id,
+        "kind": job.kind,
+        "status": job.status,
+        "stream": stream(job.id),
+        "entries": [
+            {
+                "auditId": e.id,
+                "seq": e.seq,
+                "kind": e.kind,
+                "createdAt": iso_utc(e.created_at),
+                "payload": json.loads(e.payload),
+                "canonicalPayload": e.payload,
+                "prevHash": e.prev_hash,
+                "chainHash": e.chain_hash,
+                "leafHash": "0x" + e.leaf_hash.hex(),
+                "verifyUrl": f"{base}/verify/{e.id}",
+                "proofUrl": f"{base}/api/audit/proof/{e.id}",
+            }
+            for e in entries
+        ],
+        "chainRule": CHAIN_RULE,
+        "merkleRule": MERKLE_RULE,
+        "methodologyUrl": f"{base}/methodology",
+    }
 
 
 def _camel(name: str) -> str:

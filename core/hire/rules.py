@@ -46,6 +46,10 @@ ESCROW = "escrow"
 WEBHOOK_EVENT = "hire.job_state_changed"
 
 
+#: A hire job's id: a standard job's (new_job_id), or an escrow job's bytes32 (any case; stored lowercase).
+JOB_ID_PATTERN = r"^(hire_[0-9a-f]{24}|0x[0-9a-fA-F]{64})$"
+
+
 def new_job_id() -> str:
     return "hire_" + secrets.token_hex(12)
 

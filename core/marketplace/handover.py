@@ -136,8 +136,9 @@ async def claim(
     new_key_hash: str,
 ) -> tuple[AgentRow, str, bool]:
     """The buyer's claim; returns (the agent, the account it now belongs to, whether the new key is
-    account-scoped). Refusals: nothing to claim (404), claimed already (409), a stale or foreign
-    signature (401), a signer that does not own the NFT (403)."""
+    account-scoped). `caller`: an account key, or none (a claim touches the account as a whole: an
+    agent-scoped key is refused before this, by the operation's row). Refusals: nothing to claim (404),
+    claimed already (409), a stale or foreign signature (401), a signer that does not own the NFT (403)."""
     now = m.clock()
 
     def claimable(db: Conn) -> tuple[HandoverRow, ListingRow]:
@@ -146,10 +147,6 @@ async def claim(
             raise ServiceError(404, "nothing_to_claim", f"agent {agent.wallet} was not sold through the drop")
         if handover.claimed_at is not None:
             raise ServiceError(409, "already_claimed", f"agent {agent.wallet} was claimed already")
-        if caller is not None and caller.agent_id is not None:
-            raise ServiceError(
-                403, "insufficient_scope", "claim with an account key, or with none", param="Authorization"
-            )
         if not rules.within_window(timestamp, now):
             raise ServiceError(
                 401,

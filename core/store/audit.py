@@ -98,6 +98,12 @@ def by_stream_seq(conn: apsw.Connection, stream: str, seq: int) -> AuditEntry | 
     return _entry(rows[0]) if rows else None
 
 
+def last_entry_id(conn: apsw.Connection, stream: str) -> int | None:
+    """The audit_id of the stream's latest entry; None for a stream without entries."""
+    rows = _rows(conn, "SELECT id FROM audit_log WHERE stream = ? ORDER BY seq DESC LIMIT 1", (stream,))
+    return int(rows[0][0]) if rows else None
+
+
 def stream_entries(conn: apsw.Connection, stream: str) -> list[AuditEntry]:
     rows = _rows(conn, f"SELECT {_COLUMNS} FROM audit_log WHERE stream = ? ORDER BY seq", (stream,))  # noqa: S608
     return [_entry(r) for r in rows]

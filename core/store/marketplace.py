@@ -427,27 +427,28 @@ def unconfirmed_sales(conn: apsw.Connection) -> list[SaleRow]:
 @dataclass(frozen=True)
 class WatchRow:
     id: str
-    agent_uuid: str
-    account_id: str
+    agent_uuid: str  # the agent watched
+    account_id: str  # the account holding the watch (whose key made it)
     email: str | None
     webhook_url: str | None
     webhook_secret: str | None
     created_at: float
+    holder_agent_uuid: str | None  # the agent of that account holding it; None: the account itself
 
 
 def insert_watch(conn: apsw.Connection, w: WatchRow) -> None:
     conn.execute(
-        "INSERT INTO drop_watches (id, agent_uuid, account_id, email, webhook_url, webhook_secret, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (w.id, w.agent_uuid, w.account_id, w.email, w.webhook_url, w.webhook_secret, w.created_at),
+        "INSERT INTO drop_watches (id, agent_uuid, account_id, email, webhook_url, webhook_secret, created_at,"
+        " holder_agent_uuid) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (w.id, w.agent_uuid, w.account_id, w.email, w.webhook_url, w.webhook_secret, w.created_at, w.holder_agent_uuid),
     )
 
 
 def watches_of(conn: apsw.Connection, agent_uuid: str) -> list[WatchRow]:
     rows = _rows(
         conn,
-        "SELECT id, agent_uuid, account_id, email, webhook_url, webhook_secret, created_at FROM drop_watches"
-        " WHERE agent_uuid = ? ORDER BY created_at, id",
+        "SELECT id, agent_uuid, account_id, email, webhook_url, webhook_secret, created_at, holder_agent_uuid"
+        " FROM drop_watches WHERE agent_uuid = ? ORDER BY created_at, id",
         (agent_uuid,),
     )
     return [WatchRow(*r) for r in rows]
@@ -456,8 +457,8 @@ def watches_of(conn: apsw.Connection, agent_uuid: str) -> list[WatchRow]:
 def get_watch(conn: apsw.Connection, watch_id: str) -> WatchRow | None:
     rows = _rows(
         conn,
-        "SELECT id, agent_uuid, account_id, email, webhook_url, webhook_secret, created_at FROM drop_watches"
-        " WHERE id = ?",
+        "SELECT id, agent_uuid, account_id, email, webhook_url, webhook_secret, created_at, holder_agent_uuid"
+        " FROM drop_watches WHERE id = ?",
         (watch_id,),
     )
     return WatchRow(*rows[0]) if rows else None

@@ -954,4 +954,14 @@ MIGRATIONS: list[str] = [
         sold_price_carry = sold_price_total / 4611686018427387904,
         sold_price_total = sold_price_total % 4611686018427387904;
     """,
+    # A watch is held by its account or by one agent of it (core.keys.Caller.reach: an agent-scoped key
+    # deletes only its own agent's): the agent whose key made it; for one an account key made, the
+    # watched agent when it is the account's, else (NULL) the account itself. Which key made an older
+    # watch is not known: it is given the watched agent when that agent is still the account's.
+    """
+    ALTER TABLE drop_watches ADD COLUMN holder_agent_uuid TEXT;
+    UPDATE drop_watches SET holder_agent_uuid = agent_uuid
+        WHERE EXISTS (SELECT 1 FROM wallet_agents a
+                      WHERE a.uuid = drop_watches.agent_uuid AND a.account_id = drop_watches.account_id);
+    """,
 ]

@@ -25,6 +25,7 @@ import dataclasses
 import random
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -43,6 +44,7 @@ from agentledger_sdk._models import (
     EarnResult,
     EscrowResult,
     EscrowStatus,
+    HireAudit,
     HireResult,
     Identity,
     Memory,
@@ -280,6 +282,9 @@ class _Base:
     def _escrow_status(self, job_id: str) -> _Call:
         return _Call("GET", f"{A2A}/escrow", EscrowStatus.parse, params={"jobId": job_id})
 
+    def _hire_audit(self, job_id: str) -> _Call:
+        return _Call("GET", f"{A2A}/hire/{quote(job_id, safe='')}/audit", HireAudit.parse)
+
     def _escrow_post(
         self,
         account: Any,
@@ -315,10 +320,19 @@ class _Base:
     # ---- the ownership marketplace (drop), under /api/a2a/drop ------------------------------
 
     def _drop_listings(
-        self, listing_id: str | None, agent_id: str | None, state: str | None, page: int | None, per_page: int | None
+        self,
+        listing_id: str | None,
+        agent_id: str | None,
+        status: str | None,
+        state: str | None,
+        page: int | None,
+        per_page: int | None,
     ) -> _Call:
+        if state is not None:
+            warnings.warn("drop_listings(state=) is deprecated: pass status=", DeprecationWarning, stacklevel=3)
+            status = status or state
         params: dict[str, str] = {}
-        for name, value in (("listingId", listing_id), ("agentId", agent_id), ("state", state)):
+        for name, value in (("listingId", listing_id), ("agentId", agent_id), ("status", status)):
             if value is not None:
                 params[name] = value
         if page is not None:
@@ -649,6 +663,12 @@ class AgentLedger(_Base):
         result: EscrowStatus = self._send(self._escrow_status(job_id))
         return result
 
+    def hire_audit(self, job_id: str) -> HireAudit:
+        """The audit stream of a hire job, standard (``hire_...``) or escrow (``0x...``): every move in
+        order with its hashes; ``broken_link()`` rechecks the chain locally."""
+        result: HireAudit = self._send(self._hire_audit(job_id))
+        return result
+
     def escrow_hire(
         self,
         provider_wallet: str,
@@ -699,12 +719,14 @@ class AgentLedger(_Base):
         *,
         listing_id: str | None = None,
         agent_id: str | None = None,
-        state: str | None = None,
+        status: str | None = None,
         page: int | None = None,
         per_page: int | None = None,
+        state: str | None = None,
     ) -> Result:
-        """One listing (``listing_id``, with its offers and sales), an agent's latest, or a page."""
-        return self._send(self._drop_listings(listing_id, agent_id, state, page, per_page))  # type: ignore[no-any-return]
+        """One listing (``listing_id``, with its offers and sales), an agent's latest, or a page of
+        listings of ``status`` (active by default; ``state`` is its deprecated name)."""
+        return self._send(self._drop_listings(listing_id, agent_id, status, state, page, per_page))  # type: ignore[no-any-return]
 
     def drop_mint(
         self,
@@ -1004,6 +1026,10 @@ class AsyncAgentLedger(_Base):
         result: EscrowStatus = await self._send(self._escrow_status(job_id))
         return result
 
+    async def hire_audit(self, job_id: str) -> HireAudit:
+        result: HireAudit = await self._send(self._hire_audit(job_id))
+        return result
+
     async def escrow_hire(
         self,
         provider_wallet: str,
@@ -1052,12 +1078,14 @@ class AsyncAgentLedger(_Base):
         *,
         listing_id: str | None = None,
         agent_id: str | None = None,
-        state: str | None = None,
+        status: str | None = None,
         page: int | None = None,
         per_page: int | None = None,
+        state: str | None = None,
     ) -> Result:
-        """One listing (``listing_id``, with its offers and sales), an agent's latest, or a page."""
-        return await self._send(self._drop_listings(listing_id, agent_id, state, page, per_page))  # type: ignore[no-any-return]
+        """One listing (``listing_id``, with its offers and sales), an agent's latest, or a page of
+        listings of ``status`` (active by default; ``state`` is its deprecated name)."""
+        return await self._send(self._drop_listings(listing_id, agent_id, status, state, page, per_page))  # type: ignore[no-any-return]
 
     async def drop_mint(
         self,

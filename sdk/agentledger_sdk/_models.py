@@ -8,6 +8,7 @@ Idempotency-Key), exposes snake_case attributes, keeps the spec's camelCase name
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -502,6 +503,7 @@ class HireResult(Result):
     response_ms: int = 0
     earn_split: Mapping[str, Decimal] = field(default_factory=dict)
     balance: Decimal = Decimal(0)
+    audit_id: int | None = None  # the charge's audit entry; the job's whole stream: hire_audit(job_id)
 
     @classmethod
     def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> HireResult:
@@ -517,6 +519,7 @@ class HireResult(Result):
             response_ms=int(data.get("responseMs") or 0),
             earn_split=_split(data.get("earnSplit")),
             balance=_req_dec(data, "balance"),
+            audit_id=_int_or_none(data.get("auditId")),
         )
 
     @property
@@ -552,6 +555,7 @@ class EscrowResult(Result):
     error: str | None = None
     earn_split: Mapping[str, Decimal] = field(default_factory=dict)
     create_tx: str | None = None
+    audit_id: int | None = None  # the job's latest audit entry; its whole stream: hire_audit(job_id)
 
     @classmethod
     def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> EscrowResult:
@@ -568,6 +572,7 @@ class EscrowResult(Result):
             refund_tx=data.get("refundTx"),
             error=data.get("error"),
             earn_split=_split(data.get("earnSplit")),
+            audit_id=_int_or_none(data.get("auditId")),
         )
 
     @property
@@ -581,6 +586,56 @@ class EscrowResult(Result):
     @property
     def refundTx(self) -> str | None:
         return self.refund_tx
+
+
+def _mappings(value: Any) -> tuple[Mapping[str, Any], ...]:
+    """The objects of a JSON array (anything else: none)."""
+    return tuple(v for v in value if isinstance(v, Mapping)) if isinstance(value, list) else ()
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True)
+class HireAudit(Result):
+    """A hire job's audit stream (standard or escrow): ``entries`` in order, each a mapping as the
+    server sends it (auditId, seq, kind, payload, canonicalPayload, prevHash, chainHash, leafHash,
+    verifyUrl, proofUrl). ``broken_link()`` rechecks the chain here, trusting nothing but SHA-256;
+    each entry's place in the anchored Merkle tree is its proofUrl (or verifyUrl) to check."""
+
+    job_id: str = ""
+    kind: str = ""
+    entries: tuple[Mapping[str, Any], ...] = ()
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> HireAudit:
+        return cls(
+            data,
+            replayed=replayed,
+            job_id=str(data.get("jobId", "")),
+            kind=str(data.get("kind", "")),
+            entries=_mappings(data.get("entries")),
+        )
+
+    def broken_link(self) -> str | None:
+        """None when every entry's chainHash is SHA-256(prevHash || canonicalPayload), each prevHash the
+        previous chainHash ("genesis" first), seq counts 1, 2, ... and canonicalPayload is the payload;
+        else what is wrong, naming the entry."""
+        prev = "genesis"
+        for seq, e in enumerate(self.entries, start=1):
+            name = f"entry {e.get('auditId')} (seq {e.get('seq')})"
+            canonical = str(e.get("canonicalPayload", ""))
+            if e.get("seq") != seq:
+                return f"{name}: expected seq {seq}"
+            if e.get("prevHash") != prev:
+                return f"{name}: prevHash is not the previous chainHash"
+            if hashlib.sha256((prev + canonical).encode()).hexdigest() != e.get("chainHash"):
+                return f"{name}: chainHash is not SHA-256(prevHash || canonicalPayload)"
+            if loads(canonical.encode()) != e.get("payload"):
+                return f"{name}: canonicalPayload is not the payload"
+            prev = str(e.get("chainHash"))
+        return None
 
 
 @dataclass(frozen=True)
@@ -620,11 +675,10 @@ class Registry(Result):
 
     @classmethod
     def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> Registry:
-        providers = data.get("providers")
         return cls(
             data,
             replayed=replayed,
-            providers=tuple(p for p in providers if isinstance(p, Mapping)) if isinstance(providers, list) else (),
+            providers=_mappings(data.get("providers")),
             has_more=bool(data.get("hasMore")),
             next_cursor=data.get("nextCursor"),
         )

@@ -16,6 +16,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import pytest
 import rfc8785
 from agentledger_sdk import AsyncAgentLedger
 
@@ -210,6 +211,45 @@ def test_cancel_before_commit_and_refused_after(system: System, tmp_path: Path) 
     asyncio.run(_run(tmp_path, system, body))
 
 
+def test_a_listing_answers_status_and_state_its_deprecated_name(system: System, tmp_path: Path) -> None:
+    """The description names a listing's state `status`: every listing answer (recording, cancel, one
+    listing, a page; HTTP, MCP and the SDK read the same JSON) carries it, and `state` too, the same value,
+    deprecated in /api/schema until API 2.0.0; the page filter is `status`, `state` still taken."""
+
+    async def body(w: World) -> None:
+        seller = system.users[0]
+        key, wallet, _uuid, token = await _agent(w, 0)
+        listing = await w.list(key, wallet, seller, token, 500 * USDC, 30 * USDC)
+        assert listing["status"] == listing["state"] == "active"
+        one = (await w.ok("GET", BASE, params={"listingId": listing["id"]}))["listing"]
+        assert one["status"] == one["state"] == "active"
+        receipt = system.tx(seller, system.market.functions.cancel(listing["chainListingId"]))
+        tx = "0x" + bytes(receipt["transactionHash"]).hex()
+        got = await w.ok("POST", f"{BASE}/cancel", {"listingId": listing["id"], "txHash": tx}, key=key)
+        assert got["listing"]["status"] == got["listing"]["state"] == "cancelled"
+        for params in ({"status": "cancelled"}, {"state": "cancelled"}, {"status": "cancelled", "state": "cancelled"}):
+            page = await w.ok("GET", BASE, params=params)
+            assert [(x["id"], x["status"], x["state"]) for x in page["listings"]] == [
+                (listing["id"], "cancelled", "cancelled")
+            ], params
+        assert (await w.ok("GET", BASE, params={"status": "active"}))["total"] == 0
+        r = await w.call("GET", BASE, params={"status": "active", "state": "cancelled"})
+        assert (r.status, r.body["code"], r.body["param"]) == (400, "invalid_field", "state")
+        async with AsyncAgentLedger(w.base, key) as sdk:
+            page = await sdk.drop_listings(status="cancelled")
+            assert page["listings"][0]["status"] == "cancelled"
+            with pytest.warns(DeprecationWarning, match="status="):
+                old = await sdk.drop_listings(state="cancelled")
+            assert old["total"] == 1
+        doc = await w.ok("GET", "/api/schema")
+        listing_schema = doc["components"]["schemas"]["Listing"]["properties"]
+        assert listing_schema["state"]["deprecated"] is True and "deprecated" not in listing_schema["status"]
+        params = {p["name"]: p for p in doc["paths"][BASE]["get"]["parameters"]}
+        assert params["state"]["deprecated"] is True and "deprecated" not in params["status"]
+
+    asyncio.run(_run(tmp_path, system, body))
+
+
 def test_expiry_sweep_returns_the_agent(system: System, tmp_path: Path) -> None:
     async def body(w: World) -> None:
         seller = system.users[0]
@@ -228,8 +268,8 @@ def test_expiry_sweep_returns_the_agent(system: System, tmp_path: Path) -> None:
         await w.ok("POST", "/api/agents/spend", {"agentId": wallet, "amount": 1, "destination": "x"}, key=key)
         async with AsyncAgentLedger(w.base, key) as sdk:  # the SDK reads the same listing
             seen = await sdk.drop_listings(agent_id=wallet)
-            assert seen["listing"]["state"] == "expired" and seen["listing"]["id"] == listing["id"]
-            page = await sdk.drop_listings(state="expired")
+            assert seen["listing"]["status"] == "expired" and seen["listing"]["id"] == listing["id"]
+            page = await sdk.drop_listings(status="expired")
             assert page["total"] == 1 and page["pages"] == 1
         health = await w.ok("GET", "/healthz")
         assert health["jobs"]["drop-expire"]["runs"] == 3 and health["jobs"]["drop-settle"]["schedule"] == "every 300 s"

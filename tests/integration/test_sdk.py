@@ -313,7 +313,7 @@ def test_errors_are_typed_and_carry_the_error_shape(live: Live) -> None:
         assert scoped.get_agent(wallet).total_transactions == 0  # the scoped key works for its agent
         with pytest.raises(sdk.PermissionDenied) as e403:
             scoped.register("sibling", "content_seo")
-        assert (e403.value.status, e403.value.code) == (403, "insufficient_scope")
+        assert (e403.value.status, e403.value.code) == (403, "account_key_required")
 
     with client(live.proxy.url, key, retries=0) as al:
         live.proxy.faults[EARN] = ["503"]
@@ -594,6 +594,7 @@ def test_public_surface() -> None:
         "EarnResult",
         "EscrowResult",
         "EscrowStatus",
+        "HireAudit",
         "HireResult",
         "Identity",
         "InvalidRequest",

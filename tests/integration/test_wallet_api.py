@@ -203,7 +203,7 @@ def test_register_auth_failures(api_run: Any) -> None:
         with transaction(api.db):
             store.insert_api_key(api.db, hash_api_key(agent_key), api.agent(wallet).account_id, agent["id"], None, 0)
         before = api.counts()
-        assert_error(await api.register(agent_key), 403, "insufficient_scope", "Authorization")
+        assert_error(await api.register(agent_key), 403, "account_key_required", "Authorization")
         # anonymous registration cannot be replayed (its response carries a new key)
         r = await api.call("POST", "/api/agents/register", {"name": "a", "specialty": "email"}, idem="k1", key=None)
         assert_error(r, 422, "idempotency_unsupported", "Idempotency-Key")

@@ -688,7 +688,7 @@ def test_issue_key_command_scopes_to_account_or_agent(api_run: Any, tmp_path: Pa
         assert KEY_RE.fullmatch(agent_key) and a1["id"] in done.stderr and agent_key not in done.stderr
         assert (await api.balance(agent_key, w1)).status == 200
         assert_error(await api.balance(agent_key, w2), 404, "agent_not_found", "agentId")
-        assert_error(await api.register(agent_key), 403, "insufficient_scope", "Authorization")
+        assert_error(await api.register(agent_key), 403, "account_key_required", "Authorization")
         done = await asyncio.to_thread(_issue, db, "--account", account)
         assert done.returncode == 0, done.stderr
         account_key = done.stdout.strip()
