@@ -16,6 +16,7 @@ import itertools
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -136,6 +137,29 @@ class PgCluster:
         """`pg_ctl restart -m mode`: stopped and started again with the same settings."""
         self.stop_server(mode)
         self.start_server()
+
+    def _server_pids(self) -> list[int]:
+        """The postmaster and every process it started (sessions, background workers)."""
+        postmaster = int((self.dir / "data" / "postmaster.pid").read_text().split()[0])
+        found = [postmaster]
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                text = stat.read_text()
+            except OSError:
+                continue
+            if int(text[text.rindex(")") + 2 :].split()[1]) == postmaster:  # field 4: the parent's pid
+                found.append(int(stat.parent.name))
+        return found
+
+    def pause(self) -> None:
+        """Stop every process of the server without closing anything (SIGSTOP): a hung host, or a network
+        that drops packets with no reset, as the clients see it: nothing answers, nothing is closed."""
+        for pid in self._server_pids():
+            os.kill(pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        for pid in self._server_pids():
+            os.kill(pid, signal.SIGCONT)
 
     def terminate_sessions(self, database: Database) -> int:
         """End every session on `database` from the server side (a failover-like cut: the clients see their

@@ -25,8 +25,11 @@ apsw's Connection API the store and its callers use, so one store function runs 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -85,6 +88,11 @@ TCP_SETTINGS = {
     "keepalives_count": 3,
     "tcp_user_timeout": 10_000,
 }
+#: Seconds past its statement_timeout a statement may take before this process cuts its session: the
+#: server ends a statement at statement_timeout, so one that has not come back by then means a server or a
+#: network that no longer answers (a stopped or hung host, packets dropped with no reset) and the client
+#: would otherwise wait for ever (a cut network) or until TCP gives up.
+STATEMENT_GRACE = 2.0
 #: The advisory lock every write transaction takes right after BEGIN (the two-int form: its key space is
 #: apart from the one-bigint keys of pg_schema.MIGRATION_LOCK and the process locks' hashtext names).
 WRITE_LOCK = (0x61676C00, 1)  # "agl", 1
@@ -203,6 +211,65 @@ def connect_options(url: str) -> str:
     return make_conninfo(url, **params)
 
 
+def statement_timeout_of(url: str) -> float:
+    """Seconds of the statement_timeout a session of `url` runs with: its own `-c statement_timeout=`
+    option if it gives one (milliseconds, or with a unit: 500ms, 2s, 1min), else STATEMENT_TIMEOUT_MS."""
+    options = str(conninfo_to_dict(url).get("options") or "")
+    given = re.findall(r"statement_timeout\s*=\s*(\d+)\s*(ms|s|min)?\b", options)
+    if not given:
+        return STATEMENT_TIMEOUT_MS / 1000
+    value, unit = given[-1]
+    return int(value) * {"": 0.001, "ms": 0.001, "s": 1.0, "min": 60.0}[unit]
+
+
+class _Deadlines:
+    """The statements in flight on this process's sessions, and a thread that cuts the session of one that
+    has not come back STATEMENT_GRACE seconds past its statement_timeout (see STATEMENT_GRACE): it shuts
+    the socket down under the waiting call, which then fails as a lost session (PostgresUnavailable), so
+    nothing waits longer than a bounded time for the database, whatever happened to it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._busy: dict[int, tuple[float, psycopg.Connection[Any]]] = {}
+        self._thread: threading.Thread | None = None
+
+    def enter(self, raw: psycopg.Connection[Any], seconds: float) -> None:
+        with self._lock:
+            self._busy[id(raw)] = (time.monotonic() + seconds, raw)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._watch, name="pg-deadlines", daemon=True)
+                self._thread.start()
+
+    def leave(self, raw: psycopg.Connection[Any]) -> None:
+        with self._lock:
+            self._busy.pop(id(raw), None)
+
+    def _watch(self) -> None:
+        while True:
+            time.sleep(0.25)
+            now = time.monotonic()
+            with self._lock:
+                late = [key for key, (until, _) in self._busy.items() if until < now]
+                cut = [self._busy.pop(key)[1] for key in late]
+            for raw in cut:
+                log.warning("a statement did not come back in time: its database session is cut")
+                _cut(raw)
+
+
+def _cut(raw: psycopg.Connection[Any]) -> None:
+    """Shut the session's socket down (its fd stays open: libpq closes it), so a call blocked on it returns."""
+    with contextlib.suppress(Exception):
+        fd = raw.pgconn.socket
+        sock = socket.socket(fileno=os.dup(fd))
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        finally:
+            sock.close()
+
+
+_deadlines = _Deadlines()
+
+
 class Cursor:
     """The result of one statement: rows as tuples (fetchall, fetchone, iteration)."""
 
@@ -248,22 +315,24 @@ class PostgresConnection:
         except psycopg.Error as exc:
             raise wrap_error(exc, lost=True) from exc
         adapt(raw)
-        self._attach(raw, location or url, owned=True)
+        self._attach(raw, location or url, owned=True, deadline=statement_timeout_of(url) + STATEMENT_GRACE)
         # Said either way (not left to the server's default): durable commits wait for the WAL flush, as
         # SQLite's synchronous=FULL; the indexer's may return before it (a crash loses the last few
         # commits, never consistency: its checkpoint is in the same transaction as its rows).
         self.execute(f"SET synchronous_commit = {'on' if durable else 'off'}")
 
     @classmethod
-    def borrowing(cls, raw: psycopg.Connection[Any], location: str) -> PostgresConnection:
+    def borrowing(cls, raw: psycopg.Connection[Any], location: str, deadline: float) -> PostgresConnection:
         """The store's surface over a connection someone else owns (a pool's, adapted with `adapt`):
         dropping it does not close that connection."""
         conn = cls.__new__(cls)
-        conn._attach(raw, location, owned=False)
+        conn._attach(raw, location, owned=False, deadline=deadline)
         return conn
 
-    def _attach(self, raw: psycopg.Connection[Any], location: str, *, owned: bool) -> None:
+    def _attach(self, raw: psycopg.Connection[Any], location: str, *, owned: bool, deadline: float) -> None:
         self._conn = raw
+        #: Seconds a statement may take before the session is cut (_Deadlines).
+        self.deadline = deadline
         #: The URL it was opened from (core.store.database.database_of).
         self.location = location
         self._owned = owned
@@ -299,14 +368,18 @@ class PostgresConnection:
         text, bound = self._params(sql, params)
         if text in _ENDS:
             self.write_txid = None
+        raw = self._conn
+        _deadlines.enter(raw, self.deadline)
         try:
-            cur = self._conn.cursor()
+            cur = raw.cursor()
             if bound is None or (not isinstance(bound, Mapping) and len(bound) == 0 and "%s" not in text):
                 cur.execute(text.replace("%%", "%") if "%%" in text else text, prepare=False)  # type: ignore[arg-type]
             else:
                 cur.execute(text, bound)  # type: ignore[arg-type]
         except psycopg.Error as exc:
             raise self._failed(exc) from exc
+        finally:
+            _deadlines.leave(raw)
         if text is WRITE_BEGIN:
             self.write_txid = int(Cursor(cur).last_row()[1])
             return Cursor(cur)
@@ -318,11 +391,15 @@ class PostgresConnection:
         rows: Iterable[Any] = seq
         if numbered:
             rows = ({f"p{i}": v for i, v in enumerate(r, start=1)} if not isinstance(r, Mapping) else r for r in seq)  # type: ignore[arg-type]
+        raw = self._conn
+        _deadlines.enter(raw, self.deadline)
         try:
-            cur = self._conn.cursor()
+            cur = raw.cursor()
             cur.executemany(text, rows)  # type: ignore[arg-type]
         except psycopg.Error as exc:
             raise self._failed(exc) from exc
+        finally:
+            _deadlines.leave(raw)
         n = max(cur.rowcount, 0)
         self._changes = n
         self._total += n
@@ -514,6 +591,7 @@ class PooledReads(Reads):
         # (schema, tests) opens nothing.
         self.kind = "postgresql"
         self._url = url
+        self._deadline = statement_timeout_of(url) + STATEMENT_GRACE
         self._size = size
         self._pool: Any = None
         self._executor: ThreadPoolExecutor | None = None
@@ -552,7 +630,7 @@ class PooledReads(Reads):
             except psycopg.Error as exc:  # none to lend within POOL_WAIT (psycopg_pool.PoolTimeout)
                 raise wrap_error(exc, lost=True) from exc
             try:
-                return fn(PostgresConnection.borrowing(raw, self._url))  # type: ignore[arg-type]
+                return fn(PostgresConnection.borrowing(raw, self._url, self._deadline))  # type: ignore[arg-type]
             except StoreError:
                 # The server closed the session (a restart, an idle timeout, a terminated backend):
                 # again on another. A read-only session wrote nothing, so nothing is done twice.

@@ -166,6 +166,63 @@ def test_an_outage_answers_503_reports_itself_and_frees_its_keys_at_once(cluster
         asyncio.run(scenario(node.rpc_url))
 
 
+def test_a_server_that_stops_answering_is_cut_off_within_bounds(cluster: PgCluster) -> None:
+    """Every process of the server stopped (SIGSTOP): nothing answers and nothing is closed, as with a hung
+    host or a network that drops packets. A write answers 503 within seconds (its statement is cut
+    STATEMENT_GRACE past the session's statement_timeout, here 1.5 s, and a new session is not waited for
+    past connect_timeout); /healthz answers within a second with the database down; once the server
+    answers again, so does the service."""
+    database = Database(cluster.fresh().location + "?options=-c%20statement_timeout%3D1500")
+
+    async def scenario(rpc_url: str) -> None:
+        conn = database.connect()
+        app = create_app(
+            NO_CHAIN, rpc_url, conn, settings=Settings(database_url=database.location), sweep_interval=None
+        )
+        runner = make_runner(app, access_log=None)
+        await runner.setup()
+        port = free_port()
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+        base = f"http://127.0.0.1:{port}"
+        paused = False
+        try:
+            async with aiohttp.ClientSession() as session:
+                key, wallet = await _register(session, base, "stalled")
+                auth = {"Authorization": f"Bearer {key}"}
+                earn = {"agentId": wallet, "amount": 10, "source": "t"}
+                async with session.post(base + "/api/agents/earn", json=earn, headers=auth) as r:
+                    assert r.status == 200
+                await asyncio.to_thread(cluster.pause)
+                paused = True
+                started = time.monotonic()
+                async with session.post(base + "/api/agents/earn", json=earn, headers=auth) as r:
+                    body = await _json(r)
+                took = time.monotonic() - started
+                assert (r.status, body["code"]) == (503, "database_unavailable"), body
+                assert took < 10, f"the write waited {took:.1f} s"
+                started = time.monotonic()
+                async with session.get(base + "/healthz") as r:
+                    health = await _json(r)
+                assert time.monotonic() - started < 1.0 and health["database"]["state"] == "down", health
+                await asyncio.to_thread(cluster.resume)
+                paused = False
+                deadline = time.monotonic() + 15
+                while True:
+                    async with session.post(base + "/api/agents/earn", json=earn, headers=auth) as r:
+                        if r.status == 200:
+                            break
+                        assert r.status == 503 and time.monotonic() < deadline, await r.text()
+                    await asyncio.sleep(0.2)
+        finally:
+            if paused:
+                cluster.resume()
+            await runner.cleanup()
+            conn.close()
+
+    with Anvil() as node:
+        asyncio.run(scenario(node.rpc_url))
+
+
 def test_a_cluster_restart_under_load_loses_nothing_and_the_index_catches_up(
     chain: tuple[System, str],  # noqa: F811 (the fixture imported above)
     tmp_path: Path,
