@@ -35,6 +35,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from core.store.backend import backend_of
 from core.store.database import Database, open_database
 from core.store.health import PartHealth
 from core.store.types import CommitOutcomeUnknown, Conn, DatabaseUnavailable, PostgresRetryable, unavailable
@@ -83,8 +84,8 @@ class _Rerun(Exception):
 class GroupCommitter:
     def __init__(self, database: Database | Path | str, *, max_group: int = 512) -> None:
         self.database = open_database(database)
-        self.backend = self.database.backend
         self.conn: Conn | None = self.database.connect(durable=True)
+        self.backend = backend_of(self.conn)  # the connection's: what it is, whatever opened it
         self.max_group = max_group
         self._pending: list[Item] = []
         self._worker: asyncio.Task[None] | None = None
@@ -146,24 +147,19 @@ class GroupCommitter:
             try:
                 if self.backend.waits_off_loop:
                     # Every statement is a round trip, and BEGIN may wait for another process's writer: the
-                    # whole transaction in a thread, never on the loop.
-                    applied = await asyncio.to_thread(self._begin_and_apply, conn, items)
+                    # whole transaction, BEGIN to COMMIT, in one call in a thread. It never waits for the loop
+                    # while it holds the write lock (whatever blocks the loop, or cancels this task, the
+                    # transaction ends), and costs one hop to a thread.
+                    applied, started = await asyncio.to_thread(self._run_group, conn, items)
                 else:
                     # SQLite: BEGIN IMMEDIATE took the file's write lock; the items never wait, so they run on
-                    # the loop (a hop to a thread per group would cost more). Only BEGIN may wait, in a thread.
+                    # the loop (a hop to a thread per group would cost more), with no await before the
+                    # COMMIT's thread starts. Only BEGIN may wait, in a thread.
                     if not self.backend.begin_write(conn, wait=False):
                         await asyncio.to_thread(self.backend.begin_write, conn)
                     applied = self._apply(conn, items)
-                started = time.perf_counter()
-                try:
-                    await asyncio.to_thread(self.backend.commit, conn)  # the fsync, off the loop
-                except DatabaseUnavailable as lost:
-                    # Lost with its session and known not to have committed: nothing of it is kept, so it
-                    # runs again whole. CommitOutcomeUnknown: it may have committed, it must not run twice.
-                    if not self.backend.broken(conn) or isinstance(lost, CommitOutcomeUnknown):
-                        raise
-                    self._lost(conn)
-                    raise _Rerun(lost) from lost
+                    started = time.perf_counter()
+                    await asyncio.to_thread(self._commit, conn)  # the fsync, off the loop
             except _Rerun as rerun:
                 reruns += 1
                 self.reruns += 1
@@ -212,7 +208,8 @@ class GroupCommitter:
             self._next_connect = 0.0
             conn.close()
 
-    def _begin_and_apply(self, conn: Conn, group: list[Item]) -> list[tuple[bool, Any]]:
+    def _run_group(self, conn: Conn, group: list[Item]) -> tuple[list[tuple[bool, Any]], float]:
+        """BEGIN, the items, COMMIT, in the calling thread: the outcomes and when the COMMIT started."""
         try:
             self.backend.begin_write(conn)
         except DatabaseUnavailable as exc:
@@ -220,7 +217,21 @@ class GroupCommitter:
                 raise
             self._lost(conn)  # an idle session the server dropped (a restart): again on a new one
             raise _Rerun(exc) from exc
-        return self._apply(conn, group)
+        applied = self._apply(conn, group)
+        started = time.perf_counter()
+        self._commit(conn)
+        return applied, started
+
+    def _commit(self, conn: Conn) -> None:
+        try:
+            self.backend.commit(conn)
+        except DatabaseUnavailable as lost:
+            # Lost with its session and known not to have committed: nothing of it is kept, so it runs
+            # again whole. CommitOutcomeUnknown: it may have committed, so it must not run twice.
+            if not self.backend.broken(conn) or isinstance(lost, CommitOutcomeUnknown):
+                raise
+            self._lost(conn)
+            raise _Rerun(lost) from lost
 
     def _apply(self, conn: Conn, group: list[Item]) -> list[tuple[bool, Any]]:
         """Run every item of the open transaction (committed by the caller), each in its own savepoint
