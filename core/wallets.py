@@ -159,12 +159,11 @@ def register(
 def earn(conn: Conn, agent: AgentRow, amount: int, source: str | None, now: float) -> EarnResult:
     """Credit a reported earning: net (ownerCut + agentCut) to the agent, the referral cut to the
     referrer's owner part, the toll (2% plus rounding dust) to the treasury (recorded on the row).
-    The agent's own total is checked by the balance update itself (store.TotalLimit); a referrer's
-    is checked before anything is written."""
+    Each total is checked by its own balance update (store.TotalLimit): a referrer at the ceiling
+    refuses the earning after the agent's row was written, which the caller's transaction undoes (the
+    group committer runs the item's group again without it)."""
     referrer = agent.referred_by
     s = split(amount, referrer is not None)
-    if referrer is not None:
-        _check_room(conn, referrer, s.referral_cut)
     entry = LedgerEntry(
         agent_uuid=agent.uuid,
         kind="earn",
@@ -193,18 +192,13 @@ def earn(conn: Conn, agent: AgentRow, amount: int, source: str | None, now: floa
         )
         try:
             store.append_ledger(conn, credit, now)
-        except store.TotalLimit as exc:  # another process credited the referrer since _check_room read it
+        except store.TotalLimit as exc:
             raise _limit_error() from exc
     return EarnResult(ledger_id, amount, s.owner_cut, s.agent_cut, s.service_cut, s.referral_cut, bal)
 
 
 def _limit_error() -> WalletError:
     return WalletError("balance_limit", "this earning would exceed the largest total a wallet can hold", "amount")
-
-
-def _check_room(conn: Conn, agent_uuid: str, amount: int) -> None:
-    if not store.has_room(store.get_balance(conn, agent_uuid), amount):
-        raise _limit_error()
 
 
 def check_not_paused(conn: Conn, agent: AgentRow) -> None:

@@ -88,7 +88,7 @@ def hand_over(conn: Conn, listing: ListingRow, sale: SaleRow, settle_tx: str, no
             )
         store.retain_assets(conn, agent.uuid, estate.uuid, now)
     store.move_agent(conn, agent.uuid, holding)
-    store.bump_auth_epoch(conn)
+    wallet_store.bump_auth_epoch(conn)
     row = HandoverRow(
         listing_id=listing.id,
         agent_uuid=agent.uuid,
@@ -189,7 +189,7 @@ async def claim(
             store.move_agent(conn, agent.uuid, account)
         wallet_store.insert_api_key(conn, new_key_hash, account, None if scoped_to_account else agent.uuid, None, now)
         store.claim_handover(conn, handover.listing_id, owner, account, now)
-        store.bump_auth_epoch(conn)
+        wallet_store.bump_auth_epoch(conn)
         records.append_audit(conn, handover.listing_id, "drop_claimed", {"agent_id": agent.wallet, "owner": owner}, now)
         moved = wallet_store.agent_by_uuid(conn, agent.uuid)
         assert moved is not None

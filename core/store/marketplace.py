@@ -671,11 +671,6 @@ def move_agent(conn: apsw.Connection, agent_uuid: str, account_id: str) -> None:
     conn.execute("UPDATE wallet_agents SET account_id = ? WHERE uuid = ?", (account_id, agent_uuid))
 
 
-def bump_auth_epoch(conn: apsw.Connection) -> None:
-    """Who controls an agent changed: every process's auth cache drops its agents (api.auth)."""
-    conn.execute("UPDATE auth_epoch SET n = n + 1 WHERE id = 1")
-
-
 @dataclass(frozen=True)
 class AssetRow:
     cid: str

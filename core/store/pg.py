@@ -119,6 +119,12 @@ _WRITES = ("INSERT", "UPDATE", "DELETE", "MERGE")
 
 
 @lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)
+def _chains_writes(text: str) -> bool:
+    """Is `text` a WITH statement with a data-modifying part (core.store.backend.Backend.chains_writes)?"""
+    return text.lstrip()[:4].upper() == "WITH" and re.search(r"\b(INSERT|UPDATE|DELETE)\b", text, re.I) is not None
+
+
 def translate(sql: str) -> tuple[str, bool]:
     """SQLite placeholders -> psycopg ones. Returns (sql, numbered): numbered when the statement uses
     `?N` (its positional parameters are then passed by name, p1, p2, ...)."""
@@ -354,12 +360,16 @@ class PostgresConnection:
             params = {f"p{i}": v for i, v in enumerate(params, start=1)}
         return text, params
 
-    def _count(self, cur: psycopg.Cursor[Any]) -> None:
+    def _count(self, cur: psycopg.Cursor[Any], text: str) -> None:
         status = cur.statusmessage or ""
         if status.startswith(_WRITES):
             n = max(cur.rowcount, 0)
-            self._changes = n
-            self._total += n
+        elif _chains_writes(text):  # a WITH whose parts write: its status is the final SELECT's
+            n = max(cur.rowcount, 0) or 1  # at least the one write (what a broken promise is told by)
+        else:
+            return
+        self._changes = n
+        self._total += n
 
     def _failed(self, exc: psycopg.Error) -> PostgresError:
         return wrap_error(exc, lost=self._conn.broken or self._conn.closed)
@@ -383,7 +393,7 @@ class PostgresConnection:
         if text is WRITE_BEGIN:
             self.write_txid = int(Cursor(cur).last_row()[1])
             return Cursor(cur)
-        self._count(cur)
+        self._count(cur, text)
         return Cursor(cur)
 
     def executemany(self, sql: str, seq: Iterable[Params]) -> None:
@@ -475,6 +485,7 @@ class PostgresBackend:
     kind: Literal["postgresql"] = "postgresql"
     #: Statements are round trips to a server and the write lock may be another process's: off the loop.
     waits_off_loop = True
+    chains_writes = True
 
     def owns(self, conn: object) -> bool:
         return isinstance(conn, PostgresConnection)
@@ -533,6 +544,9 @@ class PostgresBackend:
 
     def holds_write_lock(self, conn: Conn) -> bool:
         return _pg(conn).write_txid is not None and bool(_pg(conn).in_transaction)
+
+    def write_transaction(self, conn: Conn) -> int | None:
+        return _pg(conn).write_txid if self.holds_write_lock(conn) else None
 
     def aborted(self, conn: Conn) -> bool:
         return bool(_pg(conn).failed)

@@ -274,6 +274,8 @@ class SqliteBackend:
     kind: Literal["sqlite"] = "sqlite"
     #: BEGIN IMMEDIATE took the write lock: the statements after it never wait for another process.
     waits_off_loop = False
+    #: No data-modifying WITH; and a statement costs no round trip.
+    chains_writes = False
 
     def owns(self, conn: object) -> bool:
         return isinstance(conn, apsw.Connection)
@@ -308,6 +310,9 @@ class SqliteBackend:
 
     def holds_write_lock(self, conn: Conn) -> bool:
         return bool(conn.txn_state() == apsw.SQLITE_TXN_WRITE)
+
+    def write_transaction(self, conn: Conn) -> int | None:
+        return None  # a read is microseconds from the page cache: nothing worth keeping
 
     def aborted(self, conn: Conn) -> bool:
         return False  # a failed statement leaves SQLite's transaction usable

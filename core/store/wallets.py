@@ -4,6 +4,7 @@ move money refuse to run outside one."""
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -11,7 +12,9 @@ from typing import Any, cast
 import apsw
 
 from core.store import locks, sums
+from core.store.backend import backend_of
 from core.store.locks import NotInTransaction as NotInTransaction  # ledger writes outside a transaction
+from core.store.types import Conn
 
 
 class Overdraft(ValueError):
@@ -106,11 +109,31 @@ def _auth_rows_changed() -> None:
     _auth_generation += 1
 
 
+#: auth_epoch as read in a write transaction, by connection: (the transaction's id, n). No other writer
+#: can move it before that transaction ends (the write lock), so it is read once per transaction, not
+#: once per write that checks an agent (PostgreSQL: a round trip fewer per earn).
+_epochs: weakref.WeakKeyDictionary[Conn, tuple[int, int]] = weakref.WeakKeyDictionary()
+
+
 def auth_epoch(conn: apsw.Connection) -> int:
     """The count of changes of who controls an agent, in any process (a marketplace handover or claim
     moves an agent to another account): caches of agents are good only at the epoch they were read at."""
+    txid = backend_of(conn).write_transaction(conn)
+    if txid is not None:
+        kept = _epochs.get(conn)
+        if kept is not None and kept[0] == txid:
+            return kept[1]
     rows = conn.execute("SELECT n FROM auth_epoch WHERE id = 1").fetchall()
-    return int(rows[0][0]) if rows else 0  # type: ignore[arg-type]
+    n = int(rows[0][0]) if rows else 0  # type: ignore[arg-type]
+    if txid is not None:
+        _epochs[conn] = (txid, n)
+    return n
+
+
+def bump_auth_epoch(conn: apsw.Connection) -> None:
+    """Who controls an agent changed: every process's auth cache drops its agents (api.auth)."""
+    conn.execute("UPDATE auth_epoch SET n = n + 1 WHERE id = 1")
+    _epochs.pop(conn, None)
 
 
 def insert_api_key(
@@ -274,10 +297,21 @@ _APPLY_DELTAS = (
     " AND self_balance >= :self_floor AND reinvested >= :reinvested_floor"
     f" RETURNING {_BALANCE_COLS}"
 )
+_LEDGER_COLS = (
+    "agent_uuid, kind, amount, owner_delta, self_delta, balance_after, gross, owner_cut, agent_cut, service_cut,"
+    " referral_cut, source, created_at, reinvested_delta"
+)
 _INSERT_LEDGER = (
-    "INSERT INTO ledger (agent_uuid, kind, amount, owner_delta, self_delta, balance_after, gross, owner_cut,"
-    " agent_cut, service_cut, referral_cut, source, created_at, reinvested_delta)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
+    f"INSERT INTO ledger ({_LEDGER_COLS}) VALUES (:agent, :kind, :amount, :owner, :self, :balance_after, :gross,"  # noqa: S608
+    " :owner_cut, :agent_cut, :service_cut, :referral_cut, :source, :now, :reinvested) RETURNING id"
+)
+#: Both in one statement where the backend chains writes (core.store.backend): the ledger row is inserted
+#: from the row the update returned, so no row is inserted when the guard refused.
+_APPLY_AND_INSERT = (
+    f"WITH b AS ({_APPLY_DELTAS}), l AS (INSERT INTO ledger ({_LEDGER_COLS})"  # noqa: S608
+    " SELECT :agent, :kind, :amount, :owner, :self, b.owner_balance + b.self_balance, :gross, :owner_cut,"
+    " :agent_cut, :service_cut, :referral_cut, :source, :now, :reinvested FROM b RETURNING id)"
+    " SELECT b.*, l.id FROM b, l"
 )
 
 
@@ -286,52 +320,46 @@ def append_ledger(conn: apsw.Connection, e: LedgerEntry, now: float) -> tuple[in
 
     Raises (writing nothing) Overdraft when a balance part or the reinvested bucket would go below
     zero, TotalLimit when total_earned + transferred_in would pass MAX_TOTAL_UNITS, LookupError
-    without a balances row. Two statements: the balance update (returning the new balance), then the ledger row.
+    without a balances row. The balance update (returning the new balance), then the ledger row: two
+    statements, or one where the backend chains writes.
 
     The ledger row takes its id under the database's write lock (core.store.locks), so ledger ids are
     allocated in the commit order of their rows, which the dashboard's `id > last_id` fold of an agent's
     ledger (core.dashboard.owner) relies on."""
     _require_tx(conn)
-    rows = _rows(
-        conn,
-        _APPLY_DELTAS,
-        {
-            "owner": e.owner_delta,
-            "self": e.self_delta,
-            "earned": e.earned,
-            "reinvested": e.reinvested_delta,
-            "transferred_in": e.transferred_in,
-            "now": now,
-            "agent": e.agent_uuid,
-            "ceiling": MAX_TOTAL_UNITS - e.earned - e.transferred_in,
-            "owner_floor": -e.owner_delta,
-            "self_floor": -e.self_delta,
-            "reinvested_floor": -e.reinvested_delta,
-        },
-    )
+    params: dict[str, object] = {
+        "owner": e.owner_delta,
+        "self": e.self_delta,
+        "earned": e.earned,
+        "reinvested": e.reinvested_delta,
+        "transferred_in": e.transferred_in,
+        "now": now,
+        "agent": e.agent_uuid,
+        "ceiling": MAX_TOTAL_UNITS - e.earned - e.transferred_in,
+        "owner_floor": -e.owner_delta,
+        "self_floor": -e.self_delta,
+        "reinvested_floor": -e.reinvested_delta,
+        "kind": e.kind,
+        "amount": e.owner_delta + e.self_delta,
+        "gross": e.gross,
+        "owner_cut": e.owner_cut,
+        "agent_cut": e.agent_cut,
+        "service_cut": e.service_cut,
+        "referral_cut": e.referral_cut,
+        "source": e.source,
+    }
+    if backend_of(conn).chains_writes:
+        rows = _rows(conn, _APPLY_AND_INSERT, params)
+        if not rows:
+            raise _refusal(conn, e)
+        *balance, ledger_id = rows[0]
+        return int(ledger_id), BalanceRow(*balance)
+    rows = _rows(conn, _APPLY_DELTAS, params)
     if not rows:
         raise _refusal(conn, e)
     new = BalanceRow(*rows[0])
-    ledger_id = _rows(
-        conn,
-        _INSERT_LEDGER,
-        (
-            e.agent_uuid,
-            e.kind,
-            e.owner_delta + e.self_delta,
-            e.owner_delta,
-            e.self_delta,
-            new.owner_balance + new.self_balance,
-            e.gross,
-            e.owner_cut,
-            e.agent_cut,
-            e.service_cut,
-            e.referral_cut,
-            e.source,
-            now,
-            e.reinvested_delta,
-        ),
-    )[0][0]
+    params["balance_after"] = new.owner_balance + new.self_balance
+    ledger_id = _rows(conn, _INSERT_LEDGER, params)[0][0]
     return int(ledger_id), new
 
 

@@ -364,6 +364,32 @@ def test_earn_refuses_to_pass_the_int64_total(api_run: Any) -> None:
     api_run(body)
 
 
+def test_a_referrer_at_the_ceiling_refuses_the_earning_and_nothing_of_it_is_kept(api_run: Any) -> None:
+    """The referrer's credit is refused by its own balance update, after the earner's row was written in
+    the same group: the earning answers 422 balance_limit and neither row is kept (the group runs again
+    without it), while an earning in the same group as it commits."""
+
+    async def body(api: Api) -> None:
+        key, referrer, agent = await api.new_agent()
+        big = format_usdc(MAX_AMOUNT_UNITS)
+        for _ in range(9):
+            assert (await api.earn(key, referrer, big)).status == 200
+        total = store.get_balance(api.db, agent["id"]).total_earned
+        room = store.MAX_TOTAL_UNITS - total  # less than a referral cut of the earning below
+        assert (await api.earn(key, referrer, format_usdc(room - 1))).status == 200  # one unit of room left
+        _, referred, _ = await api.new_agent(key, referralCode=agent["referral_code"])
+        _, other, _ = await api.new_agent(key)
+        before = api.counts()
+        refused, accepted = await asyncio.gather(api.earn(key, referred, 1000), api.earn(key, other, 10))
+        assert_error(refused, 422, "balance_limit", "amount")
+        assert accepted.status == 200
+        after = api.counts()
+        assert after["ledger"] == before["ledger"] + 1  # the other agent's earning only
+        assert store.get_balance(api.db, api.agent(referred).uuid).total_earned == 0
+
+    api_run(body)
+
+
 def test_ten_maximal_earns_from_one_free_key_keep_the_network_totals_exact(api_run: Any) -> None:
     """The service-wide totals pass int64 micro-USDC (9.2e12 USDC) and the public network read still
     answers them exactly (it answered 500 for everyone: SQLite's sum() raised integer overflow)."""
