@@ -9,7 +9,8 @@ The workloads:
 - earn, shared: every process earns for the same 40 agents (half of them referred by the others, so an
   earn credits two balances), in rotation: every group of every process updates rows the others update
   (on PostgreSQL this is where two processes' groups deadlocked before the write lock);
-- earn, disjoint: process i earns only for its own share of the 40 agents;
+- earn, disjoint: process i earns only for its own share of the 40 agents (each referred agent with
+  its referrer);
 - decisions: every process logs decisions of the same 100 agents (the audit log is one for all);
 - balance: every process reads the balance of the same agent (GET /api/agents/balance: four reads).
 SQLite gets a fresh file per run (WAL, synchronous=FULL); PostgreSQL a fresh database per run of a
@@ -75,7 +76,8 @@ def _scripts(bases: list[str], tmpdir: Path) -> dict[str, list[tuple[str, Path]]
     base = bases[0]
     referrers = [_register(base, f"r{i}") for i in range(SHARED_AGENTS // 2)]
     referred = [_register(base, f"d{i}", r["code"]) for i, r in enumerate(referrers)]
-    shared = [a for pair in zip(referrers, referred, strict=True) for a in pair]
+    pairs = list(zip(referrers, referred, strict=True))
+    shared = [a for pair in pairs for a in pair]
     loggers = [_register(base, f"l{i}") for i in range(DECISION_AGENTS)]
     n = len(bases)
 
@@ -91,7 +93,10 @@ def _scripts(bases: list[str], tmpdir: Path) -> dict[str, list[tuple[str, Path]]
     one = shared[0]
     return {
         "earn shared": [(b, script(f"shared{i}", earns(shared[i:] + shared[:i]))) for i, b in enumerate(bases)],
-        "earn disjoint": [(b, script(f"disjoint{i}", earns(shared[i::n]))) for i, b in enumerate(bases)],
+        # a referrer and the agents it referred go to one process: an earn credits both
+        "earn disjoint": [
+            (b, script(f"disjoint{i}", earns([a for pair in pairs[i::n] for a in pair]))) for i, b in enumerate(bases)
+        ],
         "decisions": [(b, script("decisions", logs)) for b in bases],
         "balance": [
             (f"{b}/api/agents/balance?agentId={one['wallet']}", script("balance", BALANCE_LUA.format(key=one["key"])))
