@@ -38,7 +38,7 @@ from benchmarks.decision_log import BODY, LUA
 from core.anvil import free_port
 from core.chain import ROOT
 from core.store import open_database
-from tests.pg_kit import PgCluster
+from tests.pg_kit import PgCluster, deadlocks_broken
 
 WORKLOADS = ("earn shared", "earn disjoint", "decisions", "balance")
 SHARED_AGENTS = 40
@@ -125,17 +125,6 @@ def _wrk_all(targets: list[tuple[str, Path]], seconds: int, connections: int) ->
     return rps, bad
 
 
-def _deadlocks(location: str) -> int:
-    conn = open_database(location).connect()
-    try:
-        ((count,),) = conn.execute(
-            "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()"
-        ).fetchall()
-        return int(count)
-    finally:
-        conn.close()
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--databases", default="sqlite,postgresql")
@@ -175,7 +164,7 @@ def main() -> int:
                         finally:
                             stop_servers(procs)
                         if backend == "postgresql":
-                            line.append(f"deadlocks {_deadlocks(location)}")
+                            line.append(f"deadlocks {deadlocks_broken(open_database(location))}")
                     print(f"  run {run + 1}, {backend}, {n} process(es): {', '.join(line)}", flush=True)
     print(f"medians of {args.runs} runs, -c{args.connections} in all; ratios to one SQLite process", end="")
     print(" (and to one PostgreSQL process)" if "postgresql" in backends else "")

@@ -225,6 +225,21 @@ class PgCluster:
             )
 
 
+def deadlocks_broken(database: Database) -> int:
+    """How many deadlocks the server has broken in `database` so far (SQLite: none can happen)."""
+    if database.kind != "postgresql":
+        return 0
+    conn = database.connect()
+    try:
+        conn.execute("SELECT pg_stat_clear_snapshot()")
+        ((count,),) = conn.execute(
+            "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()"
+        ).fetchall()
+        return int(count)  # type: ignore[arg-type]
+    finally:
+        conn.close()
+
+
 def _watch(owner: str, directory: Path, pg_ctl: str, user: str) -> None:
     """Wait for `owner` (a core.instance id) to be gone (or the directory: a normal stop), then stop
     the server and remove the directory if they are still there."""

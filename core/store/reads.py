@@ -7,8 +7,9 @@ knows the backend:
 - SQLite: `fn` runs at once, on the process's read connection, on the event loop. A read there is
   microseconds from the page cache and never waits for a lock (WAL), so a hop to a thread would cost
   more than it saves.
-- PostgreSQL: `fn` runs in a worker thread on a connection from a pool (psycopg_pool), so a round trip
-  to the server (0.5-1 ms across machines) never blocks the loop, and several requests read at once.
+- PostgreSQL: `fn` runs in a worker thread on a connection from a pool (core.store.pg.PooledReads, a
+  psycopg_pool), so a round trip to the server (0.5-1 ms across machines) never blocks the loop, and
+  several requests read at once.
   The pool's sessions are read-only (`default_transaction_read_only`): a write through a read is an
   error on this backend, not a silent write outside the committer. A pool of size 0
   (AGENTLEDGER_READ_POOL_SIZE=0) reads as SQLite does, inline on one connection: for a server on the

@@ -12,12 +12,13 @@ stop it)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,6 @@ from api.app import create_app, make_runner
 from api.http import Hooks
 from core.anvil import Anvil, free_port
 from core.config import Settings
-from core.deployments import Deployment
 from core.money import parse_usdc
 from core.store import Database
 from core.store import wallets as wallet_store
@@ -38,23 +38,13 @@ from indexer.rpc import RetryPolicy, RpcClient
 from scripts.devchain import System, run_scenario
 from tests import pg_redirect
 from tests.integration.indexer_kit import index_to_head, make_indexer
-from tests.integration.proc_kit import wait_serving
+from tests.integration.proc_kit import NO_CHAIN, wait_serving
 from tests.integration.test_leader_failover import _health, _pays, _serve, _until, chain  # noqa: F401 (a fixture)
 from tests.pg_kit import PgCluster
 
 # The module runs once, in the first half of `make test`: it makes clusters of its own, so the second
 # half (everything on PostgreSQL) would only run it again.
 pytestmark = pytest.mark.skipif(pg_redirect.wanted(), reason="runs on its own clusters in the first half")
-
-NO_CHAIN = Deployment(
-    chain_id=31337,
-    network="anvil",
-    deploy_block=0,
-    deployer="0x" + "0" * 40,
-    usdc="0x" + "1" * 40,
-    mock_usdc=True,
-    contracts={},
-)
 
 
 @pytest.fixture()
@@ -69,6 +59,24 @@ def cluster() -> Iterator[PgCluster]:
 async def _json(resp: aiohttp.ClientResponse) -> dict[str, Any]:
     body: dict[str, Any] = await resp.json()
     return body
+
+
+@contextlib.asynccontextmanager
+async def _serving(database: Database, rpc_url: str, hooks: Hooks | None = None) -> AsyncIterator[str]:
+    """The service (no indexer) on `database`, served on loopback: its base URL."""
+    conn = database.connect()
+    app = create_app(
+        NO_CHAIN, rpc_url, conn, settings=Settings(database_url=database.location), hooks=hooks, sweep_interval=None
+    )
+    runner = make_runner(app, access_log=None)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+        conn.close()
 
 
 async def _register(session: aiohttp.ClientSession, base: str, name: str) -> tuple[str, str]:
@@ -93,74 +101,59 @@ def test_an_outage_answers_503_reports_itself_and_frees_its_keys_at_once(cluster
             await asyncio.to_thread(cluster.stop_server)
 
     async def scenario(rpc_url: str) -> None:
-        conn = database.connect()
-        app = create_app(
-            NO_CHAIN,
-            rpc_url,
-            conn,
-            settings=Settings(database_url=database.location),
-            hooks=Hooks(before_write=before_write),
-            sweep_interval=None,
-        )
-        runner = make_runner(app, access_log=None)
-        await runner.setup()
-        port = free_port()
-        await web.TCPSite(runner, "127.0.0.1", port).start()
-        base = f"http://127.0.0.1:{port}"
-        try:
-            async with aiohttp.ClientSession() as session:
-                key, wallet = await _register(session, base, "outage")
-                auth = {"Authorization": f"Bearer {key}"}
-                earn = {"agentId": wallet, "amount": 10, "source": "t"}
-                async with session.post(base + "/api/agents/earn", json=earn, headers=auth) as r:
-                    assert r.status == 200
-                stop_during["armed"] = True
-                keyed = {**auth, "Idempotency-Key": "during-the-outage"}
-                async with session.post(base + "/api/agents/earn", json=earn, headers=keyed) as r:
-                    body = await _json(r)
-                    assert (r.status, body["code"]) == (503, "database_unavailable"), body
-                    assert r.headers["Retry-After"] == "2" and r.headers["Idempotency-Key"] == "during-the-outage"
-                async with session.post(base + "/api/agents/earn", json=earn, headers=auth) as r:
-                    assert (r.status, (await _json(r))["code"]) == (503, "database_unavailable")
-                    assert r.headers["Retry-After"] == "2"
-                started = time.monotonic()
-                async with session.get(base + f"/api/agents/balance?agentId={wallet}", headers=auth) as r:
-                    assert (r.status, (await _json(r))["code"]) == (503, "database_unavailable")
-                assert time.monotonic() - started < 5  # a bounded wait for a pooled connection, not a hang
-                started = time.monotonic()
-                async with session.get(base + "/healthz") as r:
-                    health = await _json(r)
-                took = time.monotonic() - started
-                assert r.status == 200 and took < 1.0, (r.status, took)
-                assert health["status"] == "degraded" and health["database"]["state"] == "down"
-                assert health["parts"]["writer"]["state"] == "failing"
+        async with (
+            _serving(database, rpc_url, Hooks(before_write=before_write)) as base,
+            aiohttp.ClientSession() as session,
+        ):
+            key, wallet = await _register(session, base, "outage")
+            auth = {"Authorization": f"Bearer {key}"}
+            earn = {"agentId": wallet, "amount": 10, "source": "t"}
+            async with session.post(base + "/api/agents/earn", json=earn, headers=auth) as r:
+                assert r.status == 200
+            stop_during["armed"] = True
+            keyed = {**auth, "Idempotency-Key": "during-the-outage"}
+            async with session.post(base + "/api/agents/earn", json=earn, headers=keyed) as r:
+                body = await _json(r)
+                assert (r.status, body["code"]) == (503, "database_unavailable"), body
+                assert r.headers["Retry-After"] == "2" and r.headers["Idempotency-Key"] == "during-the-outage"
+            async with session.post(base + "/api/agents/earn", json=earn, headers=auth) as r:
+                assert (r.status, (await _json(r))["code"]) == (503, "database_unavailable")
+                assert r.headers["Retry-After"] == "2"
+            started = time.monotonic()
+            async with session.get(base + f"/api/agents/balance?agentId={wallet}", headers=auth) as r:
+                assert (r.status, (await _json(r))["code"]) == (503, "database_unavailable")
+            assert time.monotonic() - started < 5  # a bounded wait for a pooled connection, not a hang
+            started = time.monotonic()
+            async with session.get(base + "/healthz") as r:
+                health = await _json(r)
+            took = time.monotonic() - started
+            assert r.status == 200 and took < 1.0, (r.status, took)
+            assert health["status"] == "degraded" and health["database"]["state"] == "down"
+            assert health["parts"]["writer"]["state"] == "failing"
 
-                await asyncio.to_thread(cluster.start_server)
-                # the first answer to the key that is not "the database is down" is the earn itself
-                deadline = time.monotonic() + 15
-                while True:
-                    async with session.post(base + "/api/agents/earn", json=earn, headers=keyed) as r:
-                        status, body = r.status, await _json(r)
-                    if status != 503:
-                        break
-                    assert time.monotonic() < deadline, body
-                    await asyncio.sleep(0.2)
-                assert status == 200, body  # not 409 idempotency_in_flight
+            await asyncio.to_thread(cluster.start_server)
+            # the first answer to the key that is not "the database is down" is the earn itself
+            deadline = time.monotonic() + 15
+            while True:
                 async with session.post(base + "/api/agents/earn", json=earn, headers=keyed) as r:
-                    assert r.status == 200 and r.headers.get("Idempotent-Replayed") == "true"
-                async with session.get(base + f"/api/agents/balance?agentId={wallet}", headers=auth) as r:
-                    balance = await _json(r)
-                assert parse_usdc(str(balance["totalEarned"])) == 20_000_000  # the first earn and the keyed one
-                # no indexer in this process ("starting"): every part of it works again
-                await _until(
-                    session,
-                    base,
-                    lambda h: h["database"]["state"] == "up" and all(p["state"] == "ok" for p in h["parts"].values()),
-                    15,
-                )
-        finally:
-            await runner.cleanup()
-            conn.close()
+                    status, body = r.status, await _json(r)
+                if status != 503:
+                    break
+                assert time.monotonic() < deadline, body
+                await asyncio.sleep(0.2)
+            assert status == 200, body  # not 409 idempotency_in_flight
+            async with session.post(base + "/api/agents/earn", json=earn, headers=keyed) as r:
+                assert r.status == 200 and r.headers.get("Idempotent-Replayed") == "true"
+            async with session.get(base + f"/api/agents/balance?agentId={wallet}", headers=auth) as r:
+                balance = await _json(r)
+            assert parse_usdc(str(balance["totalEarned"])) == 20_000_000  # the first earn and the keyed one
+            # no indexer in this process ("starting"): every part of it works again
+            await _until(
+                session,
+                base,
+                lambda h: h["database"]["state"] == "up" and all(p["state"] == "ok" for p in h["parts"].values()),
+                15,
+            )
 
     with Anvil() as node:  # /healthz asks the node too
         asyncio.run(scenario(node.rpc_url))
@@ -175,25 +168,14 @@ def test_a_server_that_stops_answering_is_cut_off_within_bounds(cluster: PgClust
     database = Database(cluster.fresh().location + "?options=-c%20statement_timeout%3D1500")
 
     async def scenario(rpc_url: str) -> None:
-        conn = database.connect()
-        app = create_app(
-            NO_CHAIN, rpc_url, conn, settings=Settings(database_url=database.location), sweep_interval=None
-        )
-        runner = make_runner(app, access_log=None)
-        await runner.setup()
-        port = free_port()
-        await web.TCPSite(runner, "127.0.0.1", port).start()
-        base = f"http://127.0.0.1:{port}"
-        paused = False
-        try:
-            async with aiohttp.ClientSession() as session:
-                key, wallet = await _register(session, base, "stalled")
-                auth = {"Authorization": f"Bearer {key}"}
-                earn = {"agentId": wallet, "amount": 10, "source": "t"}
-                async with session.post(base + "/api/agents/earn", json=earn, headers=auth) as r:
-                    assert r.status == 200
-                await asyncio.to_thread(cluster.pause)
-                paused = True
+        async with _serving(database, rpc_url) as base, aiohttp.ClientSession() as session:
+            key, wallet = await _register(session, base, "stalled")
+            auth = {"Authorization": f"Bearer {key}"}
+            earn = {"agentId": wallet, "amount": 10, "source": "t"}
+            async with session.post(base + "/api/agents/earn", json=earn, headers=auth) as r:
+                assert r.status == 200
+            await asyncio.to_thread(cluster.pause)
+            try:
                 started = time.monotonic()
                 async with session.post(base + "/api/agents/earn", json=earn, headers=auth) as r:
                     body = await _json(r)
@@ -204,20 +186,15 @@ def test_a_server_that_stops_answering_is_cut_off_within_bounds(cluster: PgClust
                 async with session.get(base + "/healthz") as r:
                     health = await _json(r)
                 assert time.monotonic() - started < 1.0 and health["database"]["state"] == "down", health
+            finally:
                 await asyncio.to_thread(cluster.resume)
-                paused = False
-                deadline = time.monotonic() + 15
-                while True:
-                    async with session.post(base + "/api/agents/earn", json=earn, headers=auth) as r:
-                        if r.status == 200:
-                            break
-                        assert r.status == 503 and time.monotonic() < deadline, await r.text()
-                    await asyncio.sleep(0.2)
-        finally:
-            if paused:
-                cluster.resume()
-            await runner.cleanup()
-            conn.close()
+            deadline = time.monotonic() + 15
+            while True:
+                async with session.post(base + "/api/agents/earn", json=earn, headers=auth) as r:
+                    if r.status == 200:
+                        break
+                    assert r.status == 503 and time.monotonic() < deadline, await r.text()
+                await asyncio.sleep(0.2)
 
     with Anvil() as node:
         asyncio.run(scenario(node.rpc_url))

@@ -32,8 +32,8 @@ from core.store import audit as audit_store
 from core.store import open_database
 from core.store import wallets as wallet_store
 from tests.conftest import BACKENDS
-from tests.integration.proc_kit import wait_serving
-from tests.pg_kit import PgCluster
+from tests.integration.proc_kit import NO_CHAIN, wait_serving
+from tests.pg_kit import PgCluster, deadlocks_broken
 
 PROCESSES = 3
 DECISION = {
@@ -241,9 +241,11 @@ def test_earns_and_decisions_on_shared_agents_from_every_process_never_deadlock(
         return agents, earned
 
     codes: list[str] = []
-    before = _deadlocks(location)
+    before = deadlocks_broken(open_database(location))
     agents, earned = asyncio.run(main())
-    assert _deadlocks(location) == before, "the server broke a deadlock between two processes' groups"
+    assert deadlocks_broken(open_database(location)) == before, (
+        "the server broke a deadlock between two processes' groups"
+    )
     conn = open_database(location).connect()
     for _, wallet, _ in agents:
         agent = wallet_store.agent_by_wallet(conn, wallet)
@@ -255,45 +257,19 @@ def test_earns_and_decisions_on_shared_agents_from_every_process_never_deadlock(
     conn.close()
 
 
-def _deadlocks(location: str) -> int:
-    """Deadlocks the PostgreSQL server has broken in this database so far (SQLite: none can happen)."""
-    database = open_database(location)
-    if database.kind != "postgresql":
-        return 0
-    conn = database.connect()
-    try:
-        conn.execute("SELECT pg_stat_clear_snapshot()")
-        ((count,),) = conn.execute(
-            "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()"
-        ).fetchall()
-        return int(count)
-    finally:
-        conn.close()
-
-
 def _serve_main() -> None:
     """One API process: the service as `make run` builds it, on a local deployment with no contracts."""
     from aiohttp import web
 
     from api.app import create_app, make_runner
-    from core.deployments import Deployment
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--db", required=True)
     parser.add_argument("--port", type=int, required=True)
     args = parser.parse_args()
-    dep = Deployment(
-        chain_id=31337,
-        network="anvil",
-        deploy_block=0,
-        deployer="0x" + "0" * 40,
-        usdc="0x" + "1" * 40,
-        mock_usdc=True,
-        contracts={},
-    )
 
     async def serve() -> None:
-        app = create_app(dep, "http://127.0.0.1:9", open_database(args.db).connect(), sweep_interval=None)
+        app = create_app(NO_CHAIN, "http://127.0.0.1:9", open_database(args.db).connect(), sweep_interval=None)
         runner = make_runner(app, access_log=None)
         await runner.setup()
         await web.TCPSite(runner, "127.0.0.1", args.port).start()
