@@ -54,10 +54,6 @@ def new_job_id() -> str:
     return "hire_" + secrets.token_hex(12)
 
 
-def is_escrow_job_id(text: str) -> bool:
-    return bool(re.fullmatch(r"0x[0-9a-f]{64}", text))
-
-
 # ---- canonical JSON and digests ------------------------------------------------------------------
 
 

@@ -425,15 +425,6 @@ def jobs_in_status(
     return [_job(r) for r in _rows(conn, sql, tuple(params))]
 
 
-def reserved_holding_key(conn: apsw.Connection, scope: str, key: str) -> JobRow | None:
-    rows = _rows(
-        conn,
-        f"SELECT {_JOB_COLS} FROM hire_jobs WHERE idem_scope = ? AND idem_key = ? AND status = 'reserved'",  # noqa: S608
-        (scope, key),
-    )
-    return _job(rows[0]) if rows else None
-
-
 def escrow_closed_tx(conn: apsw.Connection, job_id: str) -> str | None:
     """The closing (release or refund) transaction of an AgentEscrow job as indexed, when known."""
     rows = _rows(conn, "SELECT closed_tx FROM escrow_jobs WHERE job_id = ?", (job_id,))
