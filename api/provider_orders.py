@@ -22,7 +22,7 @@ from api.errors import ApiError
 from api.http import CHECKOUT, CLOCK, DELIVERABLES, READS, WRITER, read_capped, wake_outbox
 from api.operation import Call, Operation, Reply, Run
 from api.policy import respond, serve
-from core import ipfs
+from core import ipfs, signatures
 from core.audit import canonical
 from core.checkout import orders, provider
 from core.deliverables import MAX_DELIVERABLE_BYTES, too_large
@@ -395,7 +395,7 @@ async def run_complete(app: web.Application, call: Call) -> Reply:
                 409, "deliverable_mismatch", "cid is not the deliverable uploaded for this order", param="cid"
             )
         now = app[CLOCK]()
-        await app[WRITER].run(lambda conn: provider.use_signature(conn, digest, now))
+        await app[WRITER].run(lambda conn: signatures.use_once(conn, digest, now))
         answer = await provider.release(ctx, order, cid, body.timestamp, body.signature, resend=False, claimed=digest)
     wake_outbox(app)
     return Reply(200, json.dumps(answer).encode())

@@ -15,7 +15,7 @@ from typing import Any
 
 from web3 import Web3
 
-from core import agents_onchain, errors
+from core import agents_onchain, errors, signatures
 from core.errors import ServiceError
 from core.keys import Caller
 from core.marketplace import notices, records, rules
@@ -101,24 +101,11 @@ async def mint(
         token, _ = await agents_onchain.existing_token(m.operator, agent.wallet)
         if token is not None:
             return token, None, False
-        if not rules.within_window(timestamp, m.clock()):
-            raise ServiceError(
-                401,
-                "timestamp_out_of_window",
-                f"timestamp must be within {rules.SIGNATURE_WINDOW} s of the server clock ({int(m.clock())})",
-                param="timestamp",
-            )
+        signatures.require_in_window(timestamp, m.clock())
         message = rules.mint_message(
             chain_id=m.chain_id, wallet=agent.wallet, self_wallet=self_wallet, owner=owner, timestamp=timestamp
         )
-        signer = agents_onchain.recover_personal(message, signature)
-        if signer != self_wallet:  # None: a well-formed signature of nobody (no key recovers from it)
-            raise ServiceError(
-                401,
-                "signature_mismatch",
-                f"the signature recovers to {signer or 'no address'}, not to {self_wallet}",
-                param="signature",
-            )
+        signatures.require_signer(message, signature, self_wallet)
         referrer = None
         referred_by = agent.referred_by
         if referred_by is not None:
@@ -317,7 +304,7 @@ async def record_offer(
         nonce=nonce,
         deadline=deadline,
     )
-    signer = rules.offer_signer(typed, signature)
+    signer = signatures.typed_signer(typed, signature)
     if signer != buyer:  # None: a well-formed signature of nobody (no key recovers from it)
         raise ServiceError(
             401,

@@ -1,6 +1,5 @@
-"""SQL of orders: the order rows, their history, provider signatures' replay guard, and the
-reads the order views need. The rules (transitions, audit entries, webhooks) are
-core.checkout.orders'; nothing else writes orders.status.
+"""SQL of orders: the order rows, their history, and the reads the order views need. The rules
+(transitions, audit entries, webhooks) are core.checkout.orders'; nothing else writes orders.status.
 """
 
 from __future__ import annotations
@@ -179,27 +178,6 @@ def add_deliverable(conn: apsw.Connection, order_id: str, cid: str, now: float, 
         (cid, now, order_id, limit),
     )
     return bool(conn.changes())
-
-
-def use_signature(conn: apsw.Connection, digest: str, expires_at: float, now: float) -> bool:
-    """Record a provider signature's digest; False if it was already used (a replay). One insert that
-    does nothing on a recorded digest: two writers racing with one signature cannot both see it unused."""
-    conn.execute("DELETE FROM used_signatures WHERE expires_at < ?", (now,))
-    conn.execute(
-        "INSERT INTO used_signatures (digest, expires_at) VALUES (?, ?) ON CONFLICT (digest) DO NOTHING",
-        (digest, expires_at),
-    )
-    return bool(conn.changes())
-
-
-def signature_used(conn: apsw.Connection, digest: str, now: float) -> bool:
-    """Whether a provider signature's digest is recorded and not yet expired (a read, no write)."""
-    return bool(_rows(conn, "SELECT 1 FROM used_signatures WHERE digest = ? AND expires_at >= ?", (digest, now)))
-
-
-def forget_signature(conn: apsw.Connection, digest: str) -> None:
-    """Give a signature back: what it asked for did not happen (nothing was sent), so it may be retried."""
-    conn.execute("DELETE FROM used_signatures WHERE digest = ?", (digest,))
 
 
 def signer_for(conn: apsw.Connection, order: OrderRow) -> str | None:
