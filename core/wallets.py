@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from core.errors import ServiceError
 from core.money import format_usdc, split, usdc_text
 from core.store import Conn, lock
 from core.store import marketplace as market_store
@@ -61,14 +62,24 @@ _MAX_TRIES = 16
 MAX_TOTAL_UNITS = store.MAX_TOTAL_UNITS
 
 
-class WalletError(Exception):
-    """A refused request; `code` and `param` go into the API's error shape."""
+#: The HTTP status of a wallet refusal, by its code; any other code is a 400.
+STATUS = {
+    "unknown_referral_code": 404,
+    "agent_paused": 409,
+    "agent_settling": 409,
+    "insufficient_balance": 422,
+    "balance_limit": 422,
+    "value_too_large": 413,
+    "memory_full": 409,
+    "email_has_key": 409,
+}
+
+
+class WalletError(ServiceError):
+    """A refused wallet request, in the shared error shape; its status follows from its code (STATUS)."""
 
     def __init__(self, code: str, message: str, param: str | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.param = param
+        super().__init__(STATUS.get(code, 400), code, message, param=param)
 
 
 @dataclass(frozen=True)

@@ -53,17 +53,6 @@ from core.store.committer import GroupCommitter
 from core.store.reads import READ_POOL_SIZE
 from core.store.wallets import AgentRow, BalanceRow, get_balance
 
-_STATUS = {
-    "unknown_referral_code": 404,
-    "agent_paused": 409,
-    "agent_settling": 409,
-    "insufficient_balance": 422,
-    "balance_limit": 422,
-    "value_too_large": 413,
-    "memory_full": 409,
-    "email_has_key": 409,
-}
-
 
 def _ok(payload: dict[str, Any], status: int = 200) -> tuple[int, bytes]:
     return status, encode(payload).encode()
@@ -88,10 +77,6 @@ def _agent_json(agent: AgentRow, balance: int) -> dict[str, Any]:
     }
 
 
-def _wallet_error(exc: wallets.WalletError) -> ApiError:
-    return ApiError(_STATUS.get(exc.code, 400), exc.code, exc.message, param=exc.param)
-
-
 # ---- runs (the operations without HTTP) and their handlers ----------------------------------------
 
 
@@ -109,18 +94,10 @@ async def _execute(app: web.Application, call: Call, work: idempotency.TxWork, *
         call,
         owner=owner,
         now=app[CLOCK](),
-        work=functools.partial(_guarded, work),
+        work=work,
         before=before,
         savepoint=savepoint,
     )
-
-
-def _guarded(work: idempotency.TxWork, conn: Conn) -> tuple[int, bytes]:
-    """`work`, its WalletError answered in the API's error shape."""
-    try:
-        return work(conn)
-    except wallets.WalletError as exc:
-        raise _wallet_error(exc) from exc
 
 
 #: The transactional part of an authenticated value-moving POST: (conn, caller, body, now) -> (status, body).
@@ -258,7 +235,7 @@ async def run_earn_batch(app: web.Application, call: Call) -> Reply:
                 r = wallets.earn(conn, agent, p.amount, p.source, now)
             except wallets.WalletError as exc:
                 raise ApiError(
-                    _STATUS.get(exc.code, 400),
+                    exc.status,
                     exc.code,
                     f"payments[{i}]: {exc.message}",
                     param=f"payments[{i}].{exc.param}",
@@ -315,12 +292,10 @@ async def quote_spend(app: web.Application, call: Call) -> Quoted:
             req.destination,
             f"spend {usdc_text(req.amount)} USDC from {agent.wallet} to {req.destination}",
             {"balance": usdc_text(bal.balance), "balance_after": usdc_text(max(0, bal.balance - req.amount))},
-            refusal=_wallet_error(
-                wallets.WalletError(
-                    "insufficient_balance",
-                    f"balance {usdc_text(bal.balance)} USDC cannot cover {usdc_text(req.amount)} USDC",
-                    "amount",
-                )
+            refusal=wallets.WalletError(
+                "insufficient_balance",
+                f"balance {usdc_text(bal.balance)} USDC cannot cover {usdc_text(req.amount)} USDC",
+                "amount",
             )
             if short
             else None,
@@ -570,12 +545,9 @@ async def run_create_key(app: web.Application, call: Call) -> Reply:
     req = parse_body(KeyRequest, call.body)
     api_key = new_api_key()
     now = app[CLOCK]()
-    try:
-        account_id = await app[WRITER].run(
-            lambda conn: wallets.create_email_key(conn, req.email, hash_api_key(api_key), now)
-        )
-    except wallets.WalletError as exc:
-        raise _wallet_error(exc) from exc
+    account_id = await app[WRITER].run(
+        lambda conn: wallets.create_email_key(conn, req.email, hash_api_key(api_key), now)
+    )
     payload = {"success": True, "api_key": api_key, "accountId": account_id, "email": req.email.lower()}
     return _reply(payload, 201)
 
