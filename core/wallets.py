@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from core.errors import ServiceError
-from core.money import format_usdc, split, usdc_text
+from core.money import split, usdc_text
 from core.store import Conn, lock
 from core.store import marketplace as market_store
 from core.store import wallets as store
@@ -244,7 +244,7 @@ def spend(conn: Conn, agent: AgentRow, amount: int, destination: str, now: float
     if amount > cur.balance:
         raise WalletError(
             "insufficient_balance",
-            f"balance {format_usdc(cur.balance)} USDC cannot cover {format_usdc(amount)} USDC",
+            f"balance {usdc_text(cur.balance)} USDC cannot cover {usdc_text(amount)} USDC",
             "amount",
         )
     from_self = min(amount, cur.self_balance)

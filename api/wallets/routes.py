@@ -58,7 +58,6 @@ def _ok(payload: dict[str, Any], status: int = 200) -> tuple[int, bytes]:
     return status, encode(payload).encode()
 
 
-_usdc = usdc
 _iso = iso
 
 
@@ -72,7 +71,7 @@ def _agent_json(agent: AgentRow, balance: int) -> dict[str, Any]:
         "wallet": agent.wallet,
         "name": agent.name,
         "specialty": agent.specialty,
-        "balance": _usdc(balance),
+        "balance": usdc(balance),
         "referral_code": agent.referral_code,
     }
 
@@ -261,11 +260,11 @@ async def run_compound(app: web.Application, call: Call) -> Reply:
         return _ok(
             {
                 "success": True,
-                "balance": _usdc(r.balance.balance),
-                "reinvested": _usdc(r.balance.reinvested),
-                "moved": _usdc(r.moved),
-                "ownerBalance": _usdc(r.balance.owner_balance),
-                "agentSelfBalance": _usdc(r.balance.self_balance),
+                "balance": usdc(r.balance.balance),
+                "reinvested": usdc(r.balance.reinvested),
+                "moved": usdc(r.moved),
+                "ownerBalance": usdc(r.balance.owner_balance),
+                "agentSelfBalance": usdc(r.balance.self_balance),
                 "transactionId": r.ledger_id,
             }
         )
@@ -312,11 +311,11 @@ async def run_spend(app: web.Application, call: Call) -> Reply:
         return _ok(
             {
                 "success": True,
-                "spent": _usdc(r.amount),
+                "spent": usdc(r.amount),
                 "destination": req.destination,
-                "balance": _usdc(r.balance.balance),
-                "ownerBalance": _usdc(r.balance.owner_balance),
-                "agentSelfBalance": _usdc(r.balance.self_balance),
+                "balance": usdc(r.balance.balance),
+                "ownerBalance": usdc(r.balance.owner_balance),
+                "agentSelfBalance": usdc(r.balance.self_balance),
                 "transactionId": r.ledger_id,
             }
         )
@@ -330,13 +329,13 @@ async def spend(request: web.Request) -> web.Response:
 
 def _balance_json(bal: BalanceRow, memory_entries: int, settled: int) -> dict[str, Any]:
     return {
-        "balance": _usdc(bal.balance),
-        "ownerBalance": _usdc(bal.owner_balance),
-        "agentSelfBalance": _usdc(bal.self_balance),
-        "reinvested": _usdc(bal.reinvested),
-        "totalEarned": _usdc(bal.total_earned + settled),
-        "reportedEarned": _usdc(bal.total_earned),
-        "settledEarned": _usdc(settled),
+        "balance": usdc(bal.balance),
+        "ownerBalance": usdc(bal.owner_balance),
+        "agentSelfBalance": usdc(bal.self_balance),
+        "reinvested": usdc(bal.reinvested),
+        "totalEarned": usdc(bal.total_earned + settled),
+        "reportedEarned": usdc(bal.total_earned),
+        "settledEarned": usdc(settled),
         "totalTransactions": bal.tx_count,
         "memoryEntries": memory_entries,  # every key, the service's brain: and run: keys included
     }
@@ -445,22 +444,22 @@ def _brain_payload(brain: wallets.Brain, network: dict[str, store.NicheStats]) -
                 n: {
                     "listed": s.listed,
                     "sold": s.sold,
-                    "revenue": _usdc(s.revenue),
+                    "revenue": usdc(s.revenue),
                     "winRate": round(wallets.win_rate(s), 4),
                 }
                 for n, s in sorted(niches.items())
             },
             "prices": {
-                p: {"listed": s.listed, "sold": s.sold, "revenue": _usdc(s.revenue)}
+                p: {"listed": s.listed, "sold": s.sold, "revenue": usdc(s.revenue)}
                 for p, s in sorted(brain.prices.items(), key=lambda kv: (Decimal(kv[0]), kv[0]))
             },
             "topProducts": [
-                {"name": name, "niche": niche, "price": _usdc(s.price), "sold": s.sold}
+                {"name": name, "niche": niche, "price": usdc(s.price), "sold": s.sold}
                 for name, niche, s in wallets.top_products(brain)
             ],
             "totalListed": total.listed,
             "totalSold": total.sold,
-            "totalRevenue": _usdc(total.revenue),
+            "totalRevenue": usdc(total.revenue),
             "winRate": round(wallets.win_rate(total), 4),
             "strategyNote": note,
             "lastUpdated": None if brain.last_updated is None else _iso(brain.last_updated),
@@ -524,7 +523,7 @@ async def run_network(app: web.Application, call: Call) -> Reply:
     """GET /api/agents/network (public): agents registered, total earned and total tolls in USDC
     (reported earnings plus settled on-chain payouts; see core.store.wallets.network_totals)."""
     agents, earned, tolls = await app[READS].run(store.network_totals)
-    return _reply({"totalAgents": agents, "totalEarned": _usdc(earned), "totalTolls": _usdc(tolls)})
+    return _reply({"totalAgents": agents, "totalEarned": usdc(earned), "totalTolls": usdc(tolls)})
 
 
 async def network(request: web.Request) -> web.Response:
