@@ -387,7 +387,7 @@ def insert_job(conn: apsw.Connection, j: JobRow) -> bool:
 
 def get_job(conn: apsw.Connection, job_id: str) -> JobRow | None:
     """The job (two writers that both settle it take turns under the write lock, and the second sees the
-    first's move: core.store.locks)."""
+    first's move: core.store.serialization)."""
     sql = f"SELECT {_JOB_COLS} FROM hire_jobs WHERE id = ?"  # noqa: S608
     rows = _rows(conn, sql, (job_id,))
     return _job(rows[0]) if rows else None

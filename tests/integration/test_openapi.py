@@ -28,7 +28,7 @@ from api.openapi import (
     model_schema,
     request_schema,
 )
-from api.operations import OPERATIONS
+from api.operation_table import OPERATIONS
 from api.wallets import create_wallet_app
 from core.deployments import Deployment
 from core.store import connect
@@ -87,7 +87,7 @@ def test_every_registered_route_is_documented(tmp_path: Path) -> None:
     app = full_app(tmp_path)
     registered = app_routes(app)
     missing = registered - documented_routes(OPERATIONS) - UNDOCUMENTED
-    assert not missing, f"routes without an OPERATIONS row (api.operations): {sorted(missing)}"
+    assert not missing, f"routes without an OPERATIONS row (api.operation_table): {sorted(missing)}"
     stale = documented_routes(OPERATIONS) - registered
     assert not stale, f"OPERATIONS rows without a route on the full app: {sorted(stale)}"
     assert operations_of(served_document(app)) == registered - UNDOCUMENTED

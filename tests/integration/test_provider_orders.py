@@ -28,7 +28,7 @@ from api.provider_orders import UPLOAD_SLOTS, UploadSlots
 from core.audit import canonical
 from core.checkout.follower import OrderFollower
 from core.checkout.orders import completion_message, deliverable_message, provider_message
-from core.checkout.provider import MAX_DELIVERABLE_UPLOADS
+from core.checkout.provider_orders import MAX_DELIVERABLE_UPLOADS
 from core.config import Settings
 from core.ipfs import cid_of
 from core.operator import Operator

@@ -27,7 +27,7 @@ import pytest
 from aiohttp import web
 
 from api.app import create_app, make_runner
-from api.operations import OPERATIONS
+from api.operation_table import OPERATIONS
 from core.deployments import Deployment
 from core.money import split
 from core.store import connect

@@ -1,7 +1,8 @@
-"""The marketplace's use cases behind the routes: mint on demand, and recording a listing, an offer,
-a buyer's commit and a cancel, each from a transaction verified on-chain first (its receipt, the
-event it must hold, sent by the right party). Recording is idempotent (a transaction is recorded
-once, a second call answers the same record); the follower moves the state on final events.
+"""What sellers and buyers do on the marketplace, behind its routes: mint on demand, the earnings
+statement a listing needs, and recording a listing, an offer, a buyer's commit and a cancel, each
+from a transaction verified on-chain first (its receipt, the event it must hold, sent by the right
+party). Recording is idempotent (a transaction is recorded once, a second call answers the same
+record); the follower moves the state on final events.
 """
 
 from __future__ import annotations
