@@ -199,7 +199,7 @@ def escrow_status(conn: apsw.Connection, job_id: str) -> str | None:
     return str(rows[0][0]) if rows else None
 
 
-# ---- receipts not yet final (issue 12 item 3: the reconciliation rule is core.checkout.follower's) ------
+# ---- receipts not yet final (the reconciliation rule is core.checkout.follower's) ------------------------
 
 
 def funding_unsettled(conn: apsw.Connection, order_id: str, block: int) -> None:

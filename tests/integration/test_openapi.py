@@ -149,7 +149,7 @@ def test_request_schemas_are_the_pydantic_models() -> None:
 def test_every_request_string_carries_a_pattern() -> None:
     """One rule for every route, visible in the document: each string a request carries (body, query,
     path; keys of free objects) has a pattern, an enum or a const, so no generated valid string holds a
-    character the server refuses (issue 12, items 1 and 14)."""
+    character the server refuses."""
     doc = document(OPERATIONS)
     schemas = doc["components"]["schemas"]
     seen: set[str] = set()
@@ -223,7 +223,7 @@ def test_schemathesis_every_check_every_phase_finds_nothing(system: System, tmp_
     """The README's schemathesis command (--checks all over examples, coverage, fuzzing and stateful)
     against the real service on the session anvil, seeded with real ids (an agent, a linked provider
     and its item, an open session, a funded order with a deliverable, a decision), with the buyer's
-    key and without one: zero failures, every operation tested (issue 12, item 14)."""
+    key and without one: zero failures, every operation tested."""
     pytest.importorskip("schemathesis")
     with serving(service_app(system, tmp_path / "fuzz.db")) as base:
         seeded = seed(base, system)

@@ -242,7 +242,7 @@ def test_earn_splits_and_credits_net(api_run: Any) -> None:
         assert b["toll"] == b["serviceCut"] and b["net"] == Decimal(245)
         assert b["balance"] == Decimal(245) and b["ownerBalance"] == Decimal("242.5")
         assert b["agentSelfBalance"] == Decimal("2.5")
-        assert b["message"] == (  # the message names the split (issue 12, item 20)
+        assert b["message"] == (  # the message names the split
             "250 USDC earned, split: owner 242.5 (97%) + agent 2.5 (1%) + service 5 (2% toll); "
             f"245 credited to {wallet}"
         )
@@ -808,7 +808,7 @@ def test_decode_json_reads_what_json_loads_reads() -> None:
         b'{"a": 1',
         b"[1]",
         b'"x"',
-        # RFC 8259: JSON exchanged between systems is UTF-8, without a byte order mark (issue 12, item 11)
+        # RFC 8259: JSON exchanged between systems is UTF-8, without a byte order mark
         '{"a": 1.5}'.encode("utf-16"),
         '{"a": 1.5}'.encode("utf-16-le"),
         '{"a": 1.5}'.encode("utf-32"),
