@@ -423,6 +423,14 @@ async def fillability(
 async def quote_commit(m: Market, *, listing_uuid: str, tx_hash: str) -> tuple[int, str, str]:
     """What the commit `tx_hash` moved, without recording anything: (price in micro-USDC, the buyer,
     the seller); 404/422 as record_commit would refuse it. The MCP accept tool's quote."""
+    listing, _, ev = await _commit_event(m, listing_uuid, tx_hash)
+    return int(ev["price"]), Web3.to_checksum_address(ev["buyer"]), listing.seller_address
+
+
+async def _commit_event(
+    m: Market, listing_uuid: str, tx_hash: str
+) -> tuple[ListingRow, dict[str, Any], dict[str, Any]]:
+    """(the open listing, the receipt of `tx_hash`, its one SaleCommitted event of the listing); 404/422."""
     listing = await m.reads.run(lambda db: _open_listing(db, listing_uuid))
     receipt = await _receipt(m, tx_hash)
     found = _events(m, receipt, "SaleCommitted", listing.chain_listing_id)
@@ -430,8 +438,7 @@ async def quote_commit(m: Market, *, listing_uuid: str, tx_hash: str) -> tuple[i
         raise ServiceError(
             422, "commit_event_missing", f"{tx_hash} holds no SaleCommitted event of this listing", param="txHash"
         )
-    ev = found[0]
-    return int(ev["price"]), Web3.to_checksum_address(ev["buyer"]), listing.seller_address
+    return listing, receipt, found[0]
 
 
 async def record_commit(
@@ -439,14 +446,7 @@ async def record_commit(
 ) -> tuple[SaleRow, bool]:
     """Record the commit `tx_hash` (buy-now by the buyer, or the seller's acceptOffer) with its
     due-diligence bundle; (sale, created). The same transaction again answers the same sale."""
-    listing = await m.reads.run(lambda db: _open_listing(db, listing_uuid))
-    receipt = await _receipt(m, tx_hash)
-    found = _events(m, receipt, "SaleCommitted", listing.chain_listing_id)
-    if len(found) != 1:
-        raise ServiceError(
-            422, "commit_event_missing", f"{tx_hash} holds no SaleCommitted event of this listing", param="txHash"
-        )
-    ev = found[0]
+    listing, receipt, ev = await _commit_event(m, listing_uuid, tx_hash)
     via_offer = bool(ev["viaOffer"])
     if via_offer == buy_now:
         raise ServiceError(
