@@ -44,7 +44,7 @@ from api.mcp import add_mcp_routes
 from api.metrics import Metrics, add_metrics_routes, observer
 from api.openapi import add_schema_routes
 from api.operation import Operation
-from api.operations import OPERATIONS
+from api.operation_table import OPERATIONS
 from api.policy import add_policy
 from api.provider_orders import add_provider_order_routes
 from api.providers import add_provider_routes

@@ -29,7 +29,7 @@ from api.policy import serve
 from core import webhooks
 from core.jsontext import bad_text, invalid_string
 from core.keys import Caller, hash_api_key, new_api_key
-from core.marketplace import handover, rules, usecases, views
+from core.marketplace import handover, rules, trading, views
 from core.marketplace.context import Market
 from core.money import usdc_text
 from core.store import Conn
@@ -331,7 +331,7 @@ async def run_mint(app: web.Application, call: Call) -> Reply:
     async def steps() -> None:
         req = parse_body(MintRequest, call.body)
         agent = await m.reads.run(lambda db: agent_for(db, caller, req.agentId))
-        token, tx, minted = await usecases.mint(
+        token, tx, minted = await trading.mint(
             m,
             agent,
             owner=req.ownerAddress,
@@ -348,7 +348,7 @@ async def run_statement(app: web.Application, call: Call) -> Reply:
     m = app[MARKET]
     req = parse_body(StatementRequest, call.body)
     agent = await m.reads.run(lambda db: agent_for(db, _caller(call), req.agentId))
-    st = await usecases.earnings_statement(m, agent, seller=req.sellerAddress)
+    st = await trading.earnings_statement(m, agent, seller=req.sellerAddress)
     return _reply(views.statement_json(agent.wallet, st))
 
 
@@ -360,7 +360,7 @@ async def run_list(app: web.Application, call: Call) -> Reply:
     async def steps() -> None:
         req = parse_body(ListRequest, call.body)
         agent = await m.reads.run(lambda db: agent_for(db, caller, req.agentId))
-        row, created = await usecases.record_listing(
+        row, created = await trading.record_listing(
             m,
             agent,
             tx_hash=req.txHash,
@@ -385,7 +385,7 @@ async def run_offer(app: web.Application, call: Call) -> Reply:
 
     async def steps() -> None:
         req = parse_body(OfferRequest, call.body)
-        out["offer"] = await usecases.record_offer(
+        out["offer"] = await trading.record_offer(
             m,
             caller,
             listing_uuid=req.listingId,
@@ -411,7 +411,7 @@ async def run_accept(app: web.Application, call: Call) -> Reply:
 
     async def steps() -> None:
         req = parse_body(AcceptRequest, call.body)
-        out["sale"], out["created"] = await usecases.record_commit(
+        out["sale"], out["created"] = await trading.record_commit(
             m,
             caller,
             listing_uuid=req.listingId,
@@ -431,7 +431,7 @@ async def quote_accept(app: web.Application, call: Call) -> Quoted:
     """What a recorded commit moved: the sale price from the buyer to the seller (and the service's
     fee out of it), read from the commit transaction; nothing is recorded."""
     req = parse_body(AcceptRequest, call.body)
-    price, buyer, seller = await usecases.quote_commit(app[MARKET], listing_uuid=req.listingId, tx_hash=req.txHash)
+    price, buyer, seller = await trading.quote_commit(app[MARKET], listing_uuid=req.listingId, tx_hash=req.txHash)
     proceeds = price * rules.SELLER_BPS // 10_000
     return Quoted(
         amount=price,
@@ -450,7 +450,7 @@ async def run_cancel(app: web.Application, call: Call) -> Reply:
 
     async def steps() -> None:
         req = parse_body(CancelRequest, call.body)
-        out["listing"] = await usecases.record_cancel(m, caller, listing_uuid=req.listingId, tx_hash=req.txHash)
+        out["listing"] = await trading.record_cancel(m, caller, listing_uuid=req.listingId, tx_hash=req.txHash)
 
     return await _post(app, call, steps, lambda _c: ok({"listing": views.listing_json(out["listing"])}))
 
@@ -618,7 +618,7 @@ async def _full_listing(m: Market, caller: Caller | None, shown: _Shown) -> dict
         and row.seller_account == caller.account_id
         and caller.may_act_for(row.seller_account, row.agent_uuid)
     )
-    fill = await usecases.fillability(m, row, offers)
+    fill = await trading.fillability(m, row, offers)
     out = views.listing_json(row)
     out["drop_offers"] = [
         views.offer_json(o, fillable=fill[o.id][0], reason=fill[o.id][1], show_signature=seller) for o in offers

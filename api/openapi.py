@@ -1,6 +1,6 @@
 """`GET /api/schema`: the OpenAPI 3.1 document of the API, generated, never written by hand.
 
-Every operation is one row of the operation table (api.operations: each route module declares
+Every operation is one row of the operation table (api.operation_table: each route module declares
 its rows beside its handlers). Request bodies and query parameters come from the very pydantic
 models that validate requests, responses from each feature's response models, errors from the one
 error shape of api.errors. A test checks that every route registered on the app has its row, so
@@ -411,7 +411,7 @@ async def schema_handler(request: web.Request) -> web.Response:
 
 
 def add_schema_routes(app: web.Application, table: Iterable[Operation]) -> None:
-    """Serve the document of `table` (the composed operation table, api.operations.OPERATIONS),
+    """Serve the document of `table` (the composed operation table, api.operation_table.OPERATIONS),
     limited to the routes `app` has registered."""
     app[TABLE] = tuple(table)
     app[_SERVED] = {}

@@ -1,4 +1,4 @@
-"""One row of the operation table (api.operations.OPERATIONS), and what running one takes.
+"""One row of the operation table (api.operation_table.OPERATIONS), and what running one takes.
 
 Its own module so that route modules can declare their rows beside their handlers
 (`OPERATIONS: list[Operation]`) and api.openapi and api.mcp can gather them without an import cycle.

@@ -13,7 +13,7 @@ The limits of a key (core.keys.Caller):
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable
 
 from aiohttp import web
 
@@ -207,7 +207,3 @@ def add_policy(app: web.Application, table: Iterable[Operation]) -> None:
         index.setdefault((op.method, op.path), op)
     app[POLICY] = index
     app.middlewares.append(policy_middleware)
-
-
-def rows_by_id(table: Iterable[Operation]) -> Mapping[str, Operation]:
-    return {op.operation_id: op for op in table}

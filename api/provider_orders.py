@@ -1,7 +1,7 @@
 """The provider side of an order over HTTP: acknowledge, start, fail, recover, upload the
 deliverable, complete. No Bearer key: each call carries the provider self wallet's EIP-191
 signature (an upload in its headers, so it is checked before the body is read); the rules and
-transactions are core.checkout.provider's."""
+transactions are core.checkout.provider_orders'."""
 
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ from api.errors import ApiError
 from api.http import CHECKOUT, CLOCK, DELIVERABLES, READS, WRITER, read_capped, wake_outbox
 from api.operation import Call, Operation, Reply, Run
 from api.policy import respond, serve
-from core import ipfs
+from core import ipfs, signatures
 from core.audit import canonical
-from core.checkout import orders, provider
+from core.checkout import orders, provider_orders
 from core.deliverables import MAX_DELIVERABLE_BYTES, too_large
 from core.store import Conn
 from core.store.orders import OrderRow
@@ -113,18 +113,20 @@ def _action_run(action: str) -> Run:
         given = getattr(signed, "reason", None)
 
         def check(db: Conn) -> tuple[OrderRow, str]:
-            order = provider.order_or_404(db, call.path["order_id"])
+            order = provider_orders.order_or_404(db, call.path["order_id"])
             if given is not None:
-                provider.check_reason(given)
+                provider_orders.check_reason(given)
             message = orders.provider_message(action, order.id, signed.timestamp, given)
-            digest = provider.check_signature(db, order, message, signed.timestamp, signed.signature, now)
+            digest = provider_orders.check_signature(db, order, message, signed.timestamp, signed.signature, now)
             if action == "recover":
-                provider.check_recoverable(db, order)
+                provider_orders.check_recoverable(db, order)
             return order, digest
 
         order, digest = await app[READS].run(check)
         reason = given or action
-        body = await app[WRITER].run(lambda conn: provider.move(conn, order.id, digest, to_state, now, reason=reason))
+        body = await app[WRITER].run(
+            lambda conn: provider_orders.move(conn, order.id, digest, to_state, now, reason=reason)
+        )
         wake_outbox(app)
         return Reply(200, json.dumps(body).encode())
 
@@ -231,9 +233,9 @@ async def upload_deliverable(request: web.Request) -> web.StreamResponse:
     order_id, headers, now = request.match_info["order_id"], request.headers, app[CLOCK]()
 
     def check(db: Conn) -> tuple[OrderRow, str, str]:
-        provider.order_or_404(db, order_id)  # an unknown order is a 404 whatever the headers
+        provider_orders.order_or_404(db, order_id)  # an unknown order is a 404 whatever the headers
         timestamp, signature, declared = _upload_headers(headers)
-        order, digest = provider.check_upload(db, order_id, declared, timestamp, signature, now)
+        order, digest = provider_orders.check_upload(db, order_id, declared, timestamp, signature, now)
         return order, digest, declared
 
     order, digest, declared = await app[READS].run(check)
@@ -267,7 +269,7 @@ async def _store(app: web.Application, order: Any, digest: str, data: bytes) -> 
     """Store checked bytes by CID (and pin them); the signature's one use is recorded with them."""
     cid = await asyncio.to_thread(ipfs.cid_of, data) if len(data) > 1 << 20 else ipfs.cid_of(data)
     now = app[CLOCK]()
-    await app[WRITER].run(lambda conn: provider.add_deliverable(conn, order.id, digest, cid, data, now))
+    await app[WRITER].run(lambda conn: provider_orders.add_deliverable(conn, order.id, digest, cid, data, now))
     deliverables = app[DELIVERABLES]
     if deliverables.api_url:
         await deliverables.pin(cid, data)  # stored either way; a failed pin is a 502 and a retry pins it
@@ -282,7 +284,7 @@ async def run_upload_deliverable(app: web.Application, call: Call) -> Reply:
     order_id, now = call.path["order_id"], app[CLOCK]()
 
     def check(db: Conn) -> tuple[OrderRow, str, bytes]:
-        provider.order_or_404(db, order_id)  # as over HTTP: an unknown order first
+        provider_orders.order_or_404(db, order_id)  # as over HTTP: an unknown order first
         parsed: DeliverableJson = _parse(DeliverableJson, call.body)
         if parsed.timestamp is None or parsed.signature is None:
             raise ApiError(
@@ -292,7 +294,9 @@ async def run_upload_deliverable(app: web.Application, call: Call) -> Reply:
                 param="signature",
             )
         data = _canonical_content(parsed)
-        order, digest = provider.check_upload(db, order_id, _sha256(data), parsed.timestamp, parsed.signature, now)
+        order, digest = provider_orders.check_upload(
+            db, order_id, _sha256(data), parsed.timestamp, parsed.signature, now
+        )
         return order, digest, data
 
     order, digest, data = await app[READS].run(check)
@@ -369,11 +373,11 @@ async def run_complete(app: web.Application, call: Call) -> Reply:
     cid, now = body.cid, app[CLOCK]()
 
     def check(db: Conn) -> tuple[OrderRow, str]:
-        order = provider.order_or_404(db, call.path["order_id"])
+        order = provider_orders.order_or_404(db, call.path["order_id"])
         if not ipfs.is_cid(cid):
             raise ApiError(400, "invalid_cid", "cid is not a valid CID", param="cid")
         message = orders.completion_message(order.job_id, cid, body.timestamp)
-        digest = provider.check_signature(db, order, message, body.timestamp, body.signature, now)
+        digest = provider_orders.check_signature(db, order, message, body.timestamp, body.signature, now)
         return order, digest
 
     order, digest = await app[READS].run(check)
@@ -386,7 +390,7 @@ async def run_complete(app: web.Application, call: Call) -> Reply:
     ):
         # The same attestation again: our release may not have gone out; sending it again is safe
         # (the gateway releases a job once).
-        answer = await provider.release(ctx, order, cid, body.timestamp, body.signature, resend=True)
+        answer = await provider_orders.release(ctx, order, cid, body.timestamp, body.signature, resend=True)
     else:
         if order.status != "in_progress":
             raise ApiError(409, "invalid_transition", f"an order in state {order.status} cannot be completed")
@@ -395,8 +399,10 @@ async def run_complete(app: web.Application, call: Call) -> Reply:
                 409, "deliverable_mismatch", "cid is not the deliverable uploaded for this order", param="cid"
             )
         now = app[CLOCK]()
-        await app[WRITER].run(lambda conn: provider.use_signature(conn, digest, now))
-        answer = await provider.release(ctx, order, cid, body.timestamp, body.signature, resend=False, claimed=digest)
+        await app[WRITER].run(lambda conn: signatures.use_once(conn, digest, now))
+        answer = await provider_orders.release(
+            ctx, order, cid, body.timestamp, body.signature, resend=False, claimed=digest
+        )
     wake_outbox(app)
     return Reply(200, json.dumps(answer).encode())
 

@@ -9,7 +9,7 @@ its own hourly rate-limit window). The decision server is the service as `make r
 synchronous=FULL through the group committer: every decision is on disk before its 201). Prints
 decisions/s and p50/p99 latency (median of --runs), the paired ratios against the trivial endpoint
 (throughput, and p99 over the trivial p99), and checks that the log holds exactly the 201s wrk
-counted (issue 18's goal: throughput >= 50% of trivial, p99 <= 2x the trivial p99).
+counted (the goal: throughput >= 50% of trivial, p99 <= 2x the trivial p99).
 """
 
 from __future__ import annotations

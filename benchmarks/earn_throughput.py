@@ -7,7 +7,7 @@ Both servers run as their own processes on loopback; the load comes from `wrk -t
 API_SERVER: every route and middleware) on a fresh SQLite file (WAL, synchronous=FULL: every earn is
 committed to disk before its response). The trivial
 endpoint parses the JSON body and answers a small JSON object. Prints requests/s and p50/p99
-latency (median of --runs) and the ratio earn / trivial (issue 18's goal: at least 70%).
+latency (median of --runs) and the ratio earn / trivial (the goal: at least 70%).
 """
 
 from __future__ import annotations

@@ -9,11 +9,11 @@
    range sizer would use, through the same client, and parses each reply with the fastest parser
    we have: the indexer's own (indexer.decode.parse_logs, msgspec from the reply bytes into
    structs); nothing else. So the ratio is what decoding, projecting and committing add. Also
-   printed: the ratio to the same fetch parsed with json.loads (the baseline until issue 18).
+   printed: the ratio to the same fetch parsed with json.loads (the baseline before msgspec decoding).
 3. Backfill: a fresh SQLite file (or, with --database postgresql, a fresh database on a throwaway
    PostgreSQL cluster with fsync on), the Indexer from the deploy block to the head (everything
    final: decode, project, commit). Figures: median of --runs of each, events/s, the ratio
-   backfill time / fetch time of each run and of the medians (goal: ratio <= 1.5, issue 18).
+   backfill time / fetch time of each run and of the medians (goal: ratio <= 1.5).
 4. Live lag: automine on, one transaction at a time while the indexer follows: from the
    receipt (mined) to the row being visible from another connection; p50 and p99.
 5. Peak RSS of `python -m indexer --until-head` doing the same backfill in its own process.
@@ -308,7 +308,7 @@ def main() -> int:
         )
         per_run = ", ".join(f"{r:.2f}" for r in ratios)
         print(f"ratio backfill/fetch: {bt / ft:.2f} (goal <= 1.5); per run, sorted: {per_run}")
-        print(f"ratio backfill/fetch parsed with json.loads (the baseline until issue 18): {bt / jt:.2f}")
+        print(f"ratio backfill/fetch parsed with json.loads (the baseline before msgspec decoding): {bt / jt:.2f}")
         with fresh_database(cluster, tmp, "rss") as location:
             rss, elapsed = peak_rss_backfill(node.rpc_url, s, tmp, location)
         print(

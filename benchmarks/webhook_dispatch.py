@@ -17,7 +17,7 @@ outcome committed with synchronous=FULL through its group committer):
 
 The heap is settled after start-up (service.runtime.settle_heap), as the service the dispatcher
 runs in does; the baseline runs in the same process. Prints each run, then the medians of the runs.
-Goal (issue 18): deliveries/s >= 50% of the bare POSTs, enqueue -> first attempt p99 < 100 ms.
+Goal: deliveries/s >= 50% of the bare POSTs, enqueue -> first attempt p99 < 100 ms.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
     python -m benchmarks.write_floor [--runs 5] [--seconds 6] [--connections 64]
 
-Issue 18 asks /earn for >= 70% of the trivial endpoint and the decision log for >= 50%. This script
+The goals are /earn at >= 70% of the trivial endpoint and the decision log at >= 50%. This script
 measures, in the same run as the trivial endpoint (benchmarks._kit.TRIVIAL_SERVER), three bare aiohttp
 handlers that keep only what a durable write cannot do without: no auth, no middleware, no
 validation, no idempotency, no metrics, a fixed small answer. Each parses the JSON body like the

@@ -17,8 +17,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
-from eth_account import Account
-from eth_account.messages import encode_defunct
 from web3 import Web3
 
 from core import errors
@@ -34,14 +32,6 @@ class TokenState(NamedTuple):
     owner: str
     self_wallet: str
     referrer_token_id: int | None
-
-
-def recover_personal(message: str, signature: str) -> str | None:
-    """The EIP-191 (personal_sign) signer of `message`, or None for a malformed signature."""
-    try:
-        return str(Account.recover_message(encode_defunct(text=message), signature=signature))
-    except Exception:  # malformed signature (bad v, s out of range, ...)
-        return None
 
 
 def _chain_unavailable(exc: BaseException) -> ServiceError:

@@ -119,7 +119,7 @@ def append(conn: Conn, *, stream: str, kind: str, payload: dict[str, Any], chain
     """Append one entry to `stream` and one leaf to the tree, in the caller's transaction: the
     payload in canonical JSON, the stream's chain rule over it, the leaf over (id, stream, hash).
 
-    First the one lock of the log (core.store.locks): the id, the stream's seq and the Merkle
+    First the one lock of the log (core.store.serialization): the id, the stream's seq and the Merkle
     siblings are then read after every earlier append committed, so no two writers (processes on
     one PostgreSQL) compute the same id or seq, or hash a sibling that is not there yet."""
     lock_log(conn)

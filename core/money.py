@@ -81,19 +81,15 @@ def _parse_usdc(value: object, allow_zero: bool) -> int:
 
 
 def usdc_text(units: int) -> str:
-    """Micro-USDC units as the shortest decimal text of USDC (``12500000`` -> ``"12.5"``): what
-    the JSON API writes. Integer arithmetic only: it runs several times per API response."""
+    """Micro-USDC units as the shortest decimal text of USDC (``12500000`` -> ``"12.5"``): the one
+    formatter of amounts, for JSON numbers (core.jsontext.usdc), messages and pages. Integer
+    arithmetic only: it runs several times per API response."""
     if units < 0:
         return "-" + usdc_text(-units)
     whole, frac = divmod(units, UNITS_PER_USDC)
     if frac:
         return f"{whole}.{frac:06d}".rstrip("0")
     return str(whole)
-
-
-def format_usdc(units: int) -> Decimal:
-    """Micro-USDC units as a Decimal of USDC, normalised (``250000000`` -> ``250``)."""
-    return Decimal(usdc_text(units))
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ the operator key.
 One Operator per process: an asyncio.Lock serialises sends so nonces are assigned locally in
 order (no "nonce too low" races between requests); every web3 call runs in a thread so the event
 loop never blocks on the node. Processes that share the key (several API processes, the anchorer)
-also share a `send_lock` (core.store.mutex.ProcessLock on their database): held from the nonce to
+also share a `send_lock` (core.store.process_lock.ProcessLock on their database): held from the nonce to
 the send, so two processes never sign the same nonce (one would be refused or, at a higher fee,
 replace the other's transaction). Before each send the local nonce is checked against the node's
 pending count, so a reorg that dropped our transactions (a gap) is found and closed at the next

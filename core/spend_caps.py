@@ -2,7 +2,7 @@
 HTTP and MCP alike (api.policy holds the cap around every value-moving call of a capped key).
 
 A call holds its amount BEFORE it runs, in one writer transaction that locks the key
-(core.store.locks), sums what the key holds today and refuses past the cap: two calls at once, in
+(core.store.serialization), sums what the key holds today and refuses past the cap: two calls at once, in
 one process or several, can never both slip under it. The hold is named by the call's
 Idempotency-Key (scope and key): a retry of a call finds the hold of the first attempt and holds
 nothing more, so a replayed answer is never counted twice nor refused by the cap the original used

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from core.money import format_usdc, split, usdc_text
+from core.errors import ServiceError
+from core.money import split, usdc_text
 from core.store import Conn, lock
 from core.store import marketplace as market_store
 from core.store import wallets as store
@@ -61,14 +62,24 @@ _MAX_TRIES = 16
 MAX_TOTAL_UNITS = store.MAX_TOTAL_UNITS
 
 
-class WalletError(Exception):
-    """A refused request; `code` and `param` go into the API's error shape."""
+#: The HTTP status of a wallet refusal, by its code; any other code is a 400.
+STATUS = {
+    "unknown_referral_code": 404,
+    "agent_paused": 409,
+    "agent_settling": 409,
+    "insufficient_balance": 422,
+    "balance_limit": 422,
+    "value_too_large": 413,
+    "memory_full": 409,
+    "email_has_key": 409,
+}
+
+
+class WalletError(ServiceError):
+    """A refused wallet request, in the shared error shape; its status follows from its code (STATUS)."""
 
     def __init__(self, code: str, message: str, param: str | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.param = param
+        super().__init__(STATUS.get(code, 400), code, message, param=param)
 
 
 @dataclass(frozen=True)
@@ -233,7 +244,7 @@ def spend(conn: Conn, agent: AgentRow, amount: int, destination: str, now: float
     if amount > cur.balance:
         raise WalletError(
             "insufficient_balance",
-            f"balance {format_usdc(cur.balance)} USDC cannot cover {format_usdc(amount)} USDC",
+            f"balance {usdc_text(cur.balance)} USDC cannot cover {usdc_text(amount)} USDC",
             "amount",
         )
     from_self = min(amount, cur.self_balance)

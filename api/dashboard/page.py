@@ -63,7 +63,7 @@ def esc(value: object) -> str:
 
 
 def money(units: int | None) -> str:
-    return "" if units is None else f"{usdc_text(units)}"
+    return "" if units is None else usdc_text(units)
 
 
 def when(t: float | None) -> str:

@@ -53,23 +53,11 @@ from core.store.committer import GroupCommitter
 from core.store.reads import READ_POOL_SIZE
 from core.store.wallets import AgentRow, BalanceRow, get_balance
 
-_STATUS = {
-    "unknown_referral_code": 404,
-    "agent_paused": 409,
-    "agent_settling": 409,
-    "insufficient_balance": 422,
-    "balance_limit": 422,
-    "value_too_large": 413,
-    "memory_full": 409,
-    "email_has_key": 409,
-}
-
 
 def _ok(payload: dict[str, Any], status: int = 200) -> tuple[int, bytes]:
     return status, encode(payload).encode()
 
 
-_usdc = usdc
 _iso = iso
 
 
@@ -83,13 +71,9 @@ def _agent_json(agent: AgentRow, balance: int) -> dict[str, Any]:
         "wallet": agent.wallet,
         "name": agent.name,
         "specialty": agent.specialty,
-        "balance": _usdc(balance),
+        "balance": usdc(balance),
         "referral_code": agent.referral_code,
     }
-
-
-def _wallet_error(exc: wallets.WalletError) -> ApiError:
-    return ApiError(_STATUS.get(exc.code, 400), exc.code, exc.message, param=exc.param)
 
 
 # ---- runs (the operations without HTTP) and their handlers ----------------------------------------
@@ -109,18 +93,10 @@ async def _execute(app: web.Application, call: Call, work: idempotency.TxWork, *
         call,
         owner=owner,
         now=app[CLOCK](),
-        work=functools.partial(_guarded, work),
+        work=work,
         before=before,
         savepoint=savepoint,
     )
-
-
-def _guarded(work: idempotency.TxWork, conn: Conn) -> tuple[int, bytes]:
-    """`work`, its WalletError answered in the API's error shape."""
-    try:
-        return work(conn)
-    except wallets.WalletError as exc:
-        raise _wallet_error(exc) from exc
 
 
 #: The transactional part of an authenticated value-moving POST: (conn, caller, body, now) -> (status, body).
@@ -258,7 +234,7 @@ async def run_earn_batch(app: web.Application, call: Call) -> Reply:
                 r = wallets.earn(conn, agent, p.amount, p.source, now)
             except wallets.WalletError as exc:
                 raise ApiError(
-                    _STATUS.get(exc.code, 400),
+                    exc.status,
                     exc.code,
                     f"payments[{i}]: {exc.message}",
                     param=f"payments[{i}].{exc.param}",
@@ -284,11 +260,11 @@ async def run_compound(app: web.Application, call: Call) -> Reply:
         return _ok(
             {
                 "success": True,
-                "balance": _usdc(r.balance.balance),
-                "reinvested": _usdc(r.balance.reinvested),
-                "moved": _usdc(r.moved),
-                "ownerBalance": _usdc(r.balance.owner_balance),
-                "agentSelfBalance": _usdc(r.balance.self_balance),
+                "balance": usdc(r.balance.balance),
+                "reinvested": usdc(r.balance.reinvested),
+                "moved": usdc(r.moved),
+                "ownerBalance": usdc(r.balance.owner_balance),
+                "agentSelfBalance": usdc(r.balance.self_balance),
                 "transactionId": r.ledger_id,
             }
         )
@@ -315,12 +291,10 @@ async def quote_spend(app: web.Application, call: Call) -> Quoted:
             req.destination,
             f"spend {usdc_text(req.amount)} USDC from {agent.wallet} to {req.destination}",
             {"balance": usdc_text(bal.balance), "balance_after": usdc_text(max(0, bal.balance - req.amount))},
-            refusal=_wallet_error(
-                wallets.WalletError(
-                    "insufficient_balance",
-                    f"balance {usdc_text(bal.balance)} USDC cannot cover {usdc_text(req.amount)} USDC",
-                    "amount",
-                )
+            refusal=wallets.WalletError(
+                "insufficient_balance",
+                f"balance {usdc_text(bal.balance)} USDC cannot cover {usdc_text(req.amount)} USDC",
+                "amount",
             )
             if short
             else None,
@@ -337,11 +311,11 @@ async def run_spend(app: web.Application, call: Call) -> Reply:
         return _ok(
             {
                 "success": True,
-                "spent": _usdc(r.amount),
+                "spent": usdc(r.amount),
                 "destination": req.destination,
-                "balance": _usdc(r.balance.balance),
-                "ownerBalance": _usdc(r.balance.owner_balance),
-                "agentSelfBalance": _usdc(r.balance.self_balance),
+                "balance": usdc(r.balance.balance),
+                "ownerBalance": usdc(r.balance.owner_balance),
+                "agentSelfBalance": usdc(r.balance.self_balance),
                 "transactionId": r.ledger_id,
             }
         )
@@ -355,13 +329,13 @@ async def spend(request: web.Request) -> web.Response:
 
 def _balance_json(bal: BalanceRow, memory_entries: int, settled: int) -> dict[str, Any]:
     return {
-        "balance": _usdc(bal.balance),
-        "ownerBalance": _usdc(bal.owner_balance),
-        "agentSelfBalance": _usdc(bal.self_balance),
-        "reinvested": _usdc(bal.reinvested),
-        "totalEarned": _usdc(bal.total_earned + settled),
-        "reportedEarned": _usdc(bal.total_earned),
-        "settledEarned": _usdc(settled),
+        "balance": usdc(bal.balance),
+        "ownerBalance": usdc(bal.owner_balance),
+        "agentSelfBalance": usdc(bal.self_balance),
+        "reinvested": usdc(bal.reinvested),
+        "totalEarned": usdc(bal.total_earned + settled),
+        "reportedEarned": usdc(bal.total_earned),
+        "settledEarned": usdc(settled),
         "totalTransactions": bal.tx_count,
         "memoryEntries": memory_entries,  # every key, the service's brain: and run: keys included
     }
@@ -470,22 +444,22 @@ def _brain_payload(brain: wallets.Brain, network: dict[str, store.NicheStats]) -
                 n: {
                     "listed": s.listed,
                     "sold": s.sold,
-                    "revenue": _usdc(s.revenue),
+                    "revenue": usdc(s.revenue),
                     "winRate": round(wallets.win_rate(s), 4),
                 }
                 for n, s in sorted(niches.items())
             },
             "prices": {
-                p: {"listed": s.listed, "sold": s.sold, "revenue": _usdc(s.revenue)}
+                p: {"listed": s.listed, "sold": s.sold, "revenue": usdc(s.revenue)}
                 for p, s in sorted(brain.prices.items(), key=lambda kv: (Decimal(kv[0]), kv[0]))
             },
             "topProducts": [
-                {"name": name, "niche": niche, "price": _usdc(s.price), "sold": s.sold}
+                {"name": name, "niche": niche, "price": usdc(s.price), "sold": s.sold}
                 for name, niche, s in wallets.top_products(brain)
             ],
             "totalListed": total.listed,
             "totalSold": total.sold,
-            "totalRevenue": _usdc(total.revenue),
+            "totalRevenue": usdc(total.revenue),
             "winRate": round(wallets.win_rate(total), 4),
             "strategyNote": note,
             "lastUpdated": None if brain.last_updated is None else _iso(brain.last_updated),
@@ -549,7 +523,7 @@ async def run_network(app: web.Application, call: Call) -> Reply:
     """GET /api/agents/network (public): agents registered, total earned and total tolls in USDC
     (reported earnings plus settled on-chain payouts; see core.store.wallets.network_totals)."""
     agents, earned, tolls = await app[READS].run(store.network_totals)
-    return _reply({"totalAgents": agents, "totalEarned": _usdc(earned), "totalTolls": _usdc(tolls)})
+    return _reply({"totalAgents": agents, "totalEarned": usdc(earned), "totalTolls": usdc(tolls)})
 
 
 async def network(request: web.Request) -> web.Response:
@@ -570,12 +544,9 @@ async def run_create_key(app: web.Application, call: Call) -> Reply:
     req = parse_body(KeyRequest, call.body)
     api_key = new_api_key()
     now = app[CLOCK]()
-    try:
-        account_id = await app[WRITER].run(
-            lambda conn: wallets.create_email_key(conn, req.email, hash_api_key(api_key), now)
-        )
-    except wallets.WalletError as exc:
-        raise _wallet_error(exc) from exc
+    account_id = await app[WRITER].run(
+        lambda conn: wallets.create_email_key(conn, req.email, hash_api_key(api_key), now)
+    )
     payload = {"success": True, "api_key": api_key, "accountId": account_id, "email": req.email.lower()}
     return _reply(payload, 201)
 

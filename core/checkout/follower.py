@@ -6,7 +6,7 @@ follower heals a crash of the checkout's complete call between the funding trans
 database commit: a final JobFunded for a session that has no order yet creates the order, once,
 from the event's own values (the chain is the truth, whatever the session says by then).
 
-The reconciliation rule (issue 12 item 3). The API records `created` (the funding) and `completed`
+The reconciliation rule. The API records `created` (the funding) and `completed`
 (our release) from transaction receipts, which are not final while confirmations > 0: a reorg can
 drop those transactions. Such an order remembers the receipt's block and stays unsettled until
 this follower sees the event final (JobFunded, JobReleased). At each indexer step that leaves it

@@ -38,7 +38,7 @@ from typing import Any
 
 from web3 import Web3
 
-from core import errors, indexing, instance
+from core import errors, indexing, instance, signatures
 from core.checkout import orders, rules, sessions
 from core.checkout.context import Checkout
 from core.errors import ServiceError
@@ -143,7 +143,7 @@ def check_payer(conn: Conn, ctx: Checkout, s: SessionRow, payer: str, signature:
         amount=s.total,
         deadline=rules.work_deadline(s.expires_at, [li["tier"] for li in s.line_items]),
     )
-    signer = rules.recover_typed_signer(typed, signature)
+    signer = signatures.typed_signer(typed, signature)
     if signer != payer:  # None: a well-formed signature of nobody (no key recovers from it)
         raise ServiceError(
             401,

@@ -87,8 +87,6 @@ FUNDING_GONE = "funding transaction no longer in the chain (reorganised away): n
 FUNDING_BACK = "funding transaction final on-chain after all"
 RELEASE_GONE = "release transaction no longer in the chain (reorganised away): attest again"
 
-#: Signed timestamps older or newer than this many seconds are refused.
-SIGNATURE_WINDOW_SECONDS = 300
 #: A provider's failure reason is public (order history, audit log, webhooks): at most this many
 #: characters, no control, format, private-use or unassigned characters (nothing that hides text).
 MAX_REASON_CHARS = 280

@@ -19,7 +19,7 @@ import asyncio
 import logging
 import secrets
 
-from core import agents_onchain, instance, webhooks
+from core import agents_onchain, instance, signatures, webhooks
 from core.checkout import rules
 from core.checkout.context import Checkout
 from core.errors import ServiceError
@@ -39,24 +39,11 @@ def check_link_signature(
     *, chain_id: int, wallet: str, self_wallet: str, owner: str, timestamp: int, signature: str, now: float
 ) -> None:
     """The self wallet's consent: its EIP-191 signature of rules.provider_link_message, fresh."""
-    if not rules.within_window(timestamp, now):
-        raise ServiceError(
-            401,
-            "timestamp_out_of_window",
-            f"timestamp must be within {rules.LINK_WINDOW_SECONDS} s of the server clock ({int(now)})",
-            param="$.timestamp",
-        )
+    signatures.require_in_window(timestamp, now, param="$.timestamp")
     message = rules.provider_link_message(
         chain_id=chain_id, agent_wallet=wallet, self_wallet=self_wallet, owner=owner, timestamp=timestamp
     )
-    signer = agents_onchain.recover_personal(message, signature)
-    if signer != self_wallet:  # None: a well-formed signature of nobody (no key recovers from it)
-        raise ServiceError(
-            401,
-            "signature_mismatch",
-            f"the signature recovers to {signer or 'no address'}, not to self_wallet {self_wallet}",
-            param="$.signature",
-        )
+    signatures.require_signer(message, signature, self_wallet, param="$.signature", named=f"self_wallet {self_wallet}")
 
 
 async def link(

@@ -15,8 +15,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from eth_account import Account
-from eth_account.messages import encode_typed_data
 from web3 import Web3
 
 from core.money import MAX_AMOUNT_UNITS, UNITS_PER_USDC
@@ -45,8 +43,6 @@ PAYMENT_HANDLER_ID = "service-usdc-commerce-v1"
 SUPPORTED_API_VERSIONS = ("2026-04-17",)
 CURRENCY = "usdc"
 
-#: A provider link signature is accepted this many seconds either side of the server clock.
-LINK_WINDOW_SECONDS = 300
 MAX_LINE_ITEMS = 50
 MAX_QUANTITY = 1000
 
@@ -164,10 +160,6 @@ def provider_link_message(*, chain_id: int, agent_wallet: str, self_wallet: str,
     )
 
 
-def within_window(timestamp: int, now: float, window: int = LINK_WINDOW_SECONDS) -> bool:
-    return abs(timestamp - now) <= window
-
-
 # ---- the payer's consent ------------------------------------------------------------------------
 
 #: EIP-712 domain of PaymentGateway (name and version as its constructor gives them to EIP712).
@@ -235,13 +227,3 @@ def checkout_typed_data(
 
 def valid_signature(value: str) -> bool:
     return SIGNATURE_RE.fullmatch(value) is not None
-
-
-def recover_typed_signer(typed_data: dict[str, Any], signature: str) -> str | None:
-    """The EIP-55 address whose EIP-712 signature of `typed_data` is `signature` (an EOA's; a
-    contract wallet's ERC-1271 signature is checked by the gateway itself); None when it cannot be
-    recovered (bad v, r or s)."""
-    try:
-        return str(Account.recover_message(encode_typed_data(full_message=typed_data), signature=signature))
-    except Exception:  # eth_keys raises BadSignature / ValueError for malformed values
-        return None

@@ -30,12 +30,10 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from eth_account import Account
-from eth_account.messages import encode_defunct
 from web3 import Web3
 from web3.exceptions import TransactionNotFound, Web3RPCError
 
-from core import errors, instance
+from core import errors, instance, signatures
 from core.errors import ServiceError
 from core.hire import moves, rules, runners, services, standard
 from core.hire.context import Hire
@@ -47,7 +45,6 @@ from core.store import Conn
 from core.store import audit as audit_store
 from core.store import checkout as checkout_store
 from core.store import hire as store
-from core.store import orders as order_store
 from core.store.hire import JobRow, ServiceRow
 
 log = logging.getLogger("agentledger.hire")
@@ -74,39 +71,16 @@ class EscrowRequest:
     webhook_secret: str | None
 
 
-def _recover(message: str, signature: str) -> str:
-    try:
-        return str(Account.recover_message(encode_defunct(text=message), signature=signature))
-    except Exception as exc:  # malformed signature bytes (bad v, s out of range, ...)
-        raise ServiceError(401, "invalid_signature", "the signature does not recover", param="signature") from exc
-
-
 def _unavailable(exc: BaseException) -> ServiceError:
     log.warning("chain node unavailable: %s", exc)  # the text may carry the RPC URL: log only
     return errors.chain_unavailable()
-
-
-async def _use_signature(ctx: Hire, message: str, now: float) -> None:
-    digest = rules.sha256_hex(message.encode())
-
-    def use(conn: Conn) -> bool:
-        return order_store.use_signature(conn, digest, now + 2 * rules.SIGNATURE_WINDOW_SECONDS, now)
-
-    if not await ctx.writer.run(use):
-        raise ServiceError(409, "signature_replayed", "this signed message was already used", param="signature")
 
 
 async def escrow_hire(ctx: Hire, req: EscrowRequest) -> dict[str, Any]:
     """Run (once) or read the escrow job; the answer's JSON object."""
     now = ctx.clock()
     input_bytes, input_sha = rules.input_digest(req.input)
-    if abs(now - req.timestamp) > rules.SIGNATURE_WINDOW_SECONDS:
-        raise ServiceError(
-            401,
-            "signature_expired",
-            f"timestamp must be within {rules.SIGNATURE_WINDOW_SECONDS} s of the server's clock ({int(now)})",
-            param="timestamp",
-        )
+    signatures.require_fresh(req.timestamp, now)
     message = rules.escrow_message(
         chain_id=ctx.chain_id,
         escrow=ctx.escrow_address,
@@ -114,7 +88,7 @@ async def escrow_hire(ctx: Hire, req: EscrowRequest) -> dict[str, Any]:
         input_sha256=input_sha,
         timestamp=req.timestamp,
     )
-    signer = _recover(message, req.signature)
+    signer = signatures.recovered(message, req.signature)
     known = await ctx.reads.run(lambda conn: store.get_job(conn, req.job_id))
     if known is not None:
         return await _known(ctx, known, signer, message, now)
@@ -189,13 +163,12 @@ async def escrow_hire(ctx: Hire, req: EscrowRequest) -> dict[str, Any]:
         updated_at=now,
         owner=instance.current(),  # this process runs it (see settle.recover)
     )
-    digest = rules.sha256_hex(message.encode())
+    digest = signatures.digest(message)
 
     def accept(conn: Conn) -> bool:
         if store.get_job(conn, job.id) is not None:
             return False
-        if not order_store.use_signature(conn, digest, now + 2 * rules.SIGNATURE_WINDOW_SECONDS, now):
-            raise ServiceError(409, "signature_replayed", "this signed message was already used", param="signature")
+        signatures.use_once(conn, digest, now)
         store.insert_job(conn, job)
         extra = {"amount": str(amount), "caller": caller, "input_sha256": input_sha, "tx_hash": req.tx_hash}
         moves.record(conn, job, None, "running", now, extra)
@@ -244,7 +217,8 @@ async def _known(ctx: Hire, job: JobRow, signer: str, message: str, now: float) 
         raise ServiceError(
             401, "signature_mismatch", "the signature is not the job's on-chain caller's", param="signature"
         )
-    await _use_signature(ctx, message, now)
+    digest = signatures.digest(message)
+    await ctx.writer.run(lambda conn: signatures.use_once(conn, digest, now))
     if job.status == "running":
         raise _in_progress()
     return {**await ctx.reads.run(lambda conn: view(conn, job, with_output=True)), "replayed": True}

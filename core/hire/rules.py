@@ -35,8 +35,6 @@ MAX_OUTPUT_BYTES = 1024 * 1024
 MAX_INPUT_BYTES = 256 * 1024
 #: JSON Schemas a service publishes: at most this many bytes each (as compact JSON).
 MAX_SCHEMA_BYTES = 64 * 1024
-#: The escrow caller's signature: its timestamp within this many seconds of the server's clock.
-SIGNATURE_WINDOW_SECONDS = 300
 #: An escrow job is run only with at least this much time (beyond the service's SLA) left before it
 #: expires on-chain: time for the release to be mined.
 RELEASE_MARGIN_SECONDS = 600
@@ -52,10 +50,6 @@ JOB_ID_PATTERN = r"^(hire_[0-9a-f]{24}|0x[0-9a-fA-F]{64})$"
 
 def new_job_id() -> str:
     return "hire_" + secrets.token_hex(12)
-
-
-def is_escrow_job_id(text: str) -> bool:
-    return bool(re.fullmatch(r"0x[0-9a-f]{64}", text))
 
 
 # ---- canonical JSON and digests ------------------------------------------------------------------

@@ -35,7 +35,7 @@ from core.hire.context import Hire
 from core.hire.runners import Outcome
 from core.idempotency import Answer, InFlight
 from core.jsontext import encode, usdc
-from core.money import format_usdc, split
+from core.money import split, usdc_text
 from core.store import Conn
 from core.store import hire as store
 from core.store import idempotency as idem_store
@@ -100,7 +100,7 @@ def choose(conn: Conn, req: HireRequest) -> ServiceRow:
                 404,
                 "no_provider_available",
                 f"no healthy, unpaused provider offers {req.service_type}"
-                + ("" if req.max_price is None else f" at {format_usdc(req.max_price)} USDC or less"),
+                + ("" if req.max_price is None else f" at {usdc_text(req.max_price)} USDC or less"),
                 param="serviceType",
             )
         service = chosen[0]
@@ -113,7 +113,7 @@ def choose(conn: Conn, req: HireRequest) -> ServiceRow:
         raise ServiceError(
             422,
             "price_above_max",
-            f"the service costs {format_usdc(service.price)} USDC, more than maxPrice",
+            f"the service costs {usdc_text(service.price)} USDC, more than maxPrice",
             param="maxPrice",
         )
     return service
@@ -235,7 +235,7 @@ def _hold(conn: Conn, caller: AgentRow, amount: int, job_id: str, now: float) ->
         raise ServiceError(
             422,
             "insufficient_balance",
-            f"balance {format_usdc(bal.balance)} USDC cannot cover the hire's {format_usdc(amount)} USDC",
+            f"balance {usdc_text(bal.balance)} USDC cannot cover the hire's {usdc_text(amount)} USDC",
             param="callerWallet",
         )
     from_self = min(amount, bal.self_balance)

@@ -1,6 +1,6 @@
 """The ownership marketplace ("drop"): listings over AgentMarketplace, the offer book, sales with
 their due-diligence bundle, the settle and expiry sweeps, notices (e-mail, webhooks) and the
-handover of a sold agent. See the modules: rules, context, usecases, records, follower, sweep,
+handover of a sold agent. See the modules: rules, context, trading, records, follower, sweep,
 handover, notices, views."""
 
 from __future__ import annotations

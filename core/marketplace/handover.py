@@ -23,7 +23,7 @@ import uuid
 
 from web3 import Web3
 
-from core import agents_onchain, wallets
+from core import agents_onchain, signatures, wallets
 from core.errors import ServiceError
 from core.keys import Caller
 from core.marketplace import records, rules
@@ -147,13 +147,7 @@ async def claim(
             raise ServiceError(404, "nothing_to_claim", f"agent {agent.wallet} was not sold through the drop")
         if handover.claimed_at is not None:
             raise ServiceError(409, "already_claimed", f"agent {agent.wallet} was claimed already")
-        if not rules.within_window(timestamp, now):
-            raise ServiceError(
-                401,
-                "timestamp_out_of_window",
-                f"timestamp must be within {rules.SIGNATURE_WINDOW} s of the server clock ({int(now)})",
-                param="timestamp",
-            )
+        signatures.require_in_window(timestamp, now)
         listing = store.get_listing(db, handover.listing_id)
         assert listing is not None
         return handover, listing
@@ -163,14 +157,7 @@ async def claim(
     message = rules.claim_message(
         chain_id=m.chain_id, wallet=agent.wallet, token_id=listing.token_id, owner=owner, timestamp=timestamp
     )
-    signer = agents_onchain.recover_personal(message, signature)
-    if signer != owner:  # None: a well-formed signature of nobody (no key recovers from it)
-        raise ServiceError(
-            401,
-            "signature_mismatch",
-            f"the signature recovers to {signer or 'no address'}, not to {owner}",
-            param="signature",
-        )
+    signatures.require_signer(message, signature, owner)
     chain_owner = Web3.to_checksum_address(
         await agents_onchain.chain_call(m.operator, "AgentRegistry", "ownerOf", listing.token_id)
     )

@@ -22,7 +22,7 @@ from typing import Any
 from core.isotime import iso_utc
 from core.marketplace import rules
 from core.marketplace.context import Notices
-from core.money import format_usdc
+from core.money import usdc_text
 from core.outbox import enqueue_webhook
 from core.outbox.email import enqueue_email
 from core.store import Conn
@@ -142,8 +142,8 @@ def listed(conn: Conn, n: Notices, listing: ListingRow, now: float) -> None:
             subject=f"Agent {listing.wallet} is listed for sale",
             lines=[
                 _agent_line(listing),
-                f"Asking price {format_usdc(listing.asking_price)} USDC; offers from "
-                f"{format_usdc(listing.floor_price)} USDC"
+                f"Asking price {usdc_text(listing.asking_price)} USDC; offers from "
+                f"{usdc_text(listing.floor_price)} USDC"
                 + (" are taken." if listing.accept_offers else " only at the asking price."),
                 f"Listing ends {iso_utc(listing.expires_at)}. Details: {n.listing_url(listing.id)}",
             ],
@@ -162,7 +162,7 @@ def committed(conn: Conn, n: Notices, listing: ListingRow, sale: SaleRow, now: f
             subject=f"A buyer committed to agent {listing.wallet}",
             lines=[
                 _agent_line(listing),
-                f"{sale.buyer_address} committed {format_usdc(sale.price)} USDC"
+                f"{sale.buyer_address} committed {usdc_text(sale.price)} USDC"
                 + (" (an accepted offer)." if sale.via_offer else " (buy now)."),
                 f"The sale settles after the notice window, {iso_utc(sale.notice_ends_at)}.",
                 f"Due-diligence bundle SHA-256 {sale.bundle_sha256} (audit entry {sale.bundle_audit_id}).",
@@ -182,10 +182,10 @@ def offer_received(
         to=listing.seller_email,
         event="drop.offer",
         source=f"listing:{listing.id}",
-        subject=f"New offer of {format_usdc(price)} USDC for agent {listing.wallet}",
+        subject=f"New offer of {usdc_text(price)} USDC for agent {listing.wallet}",
         lines=[
             _agent_line(listing),
-            f"{buyer} offers {format_usdc(price)} USDC, valid until {iso_utc(deadline)}.",
+            f"{buyer} offers {usdc_text(price)} USDC, valid until {iso_utc(deadline)}.",
             "Accept it on-chain with acceptOffer (the offer and its signature are in the listing), then POST "
             f"/api/a2a/drop/accept. Listing: {n.listing_url(listing.id)}",
         ],
@@ -197,8 +197,8 @@ def settled(conn: Conn, n: Notices, listing: ListingRow, sale: SaleRow, estate: 
     if listing.seller_email:
         lines = [
             _agent_line(listing),
-            f"Sold to {sale.buyer_address} for {format_usdc(sale.price)} USDC: {format_usdc(sale.seller_proceeds)} "
-            f"USDC went to {listing.seller_address}, the service fee was {format_usdc(sale.service_fee)} USDC.",
+            f"Sold to {sale.buyer_address} for {usdc_text(sale.price)} USDC: {usdc_text(sale.seller_proceeds)} "
+            f"USDC went to {listing.seller_address}, the service fee was {usdc_text(sale.service_fee)} USDC.",
             "Your keys no longer act for this agent.",
         ]
         if estate:

@@ -8,9 +8,6 @@ import hashlib
 import math
 from typing import Any
 
-from eth_account import Account
-from eth_account.messages import encode_typed_data
-
 from core.audit import canonical
 
 #: Listing states as the API shows them (the contract's Listed / Committed / Settled / Cancelled /
@@ -27,8 +24,6 @@ SELLER_BPS = 9_800
 BPS = 10_000
 NOTICE_SECONDS = 7 * 24 * 3600
 
-#: Signed messages (mint consent, claim) are accepted within this many seconds of the server clock.
-SIGNATURE_WINDOW = 300
 #: An earnings statement is good for this many seconds of chain time (and for one listing).
 STATEMENT_SECONDS = 600
 
@@ -110,14 +105,6 @@ def earnings_statement_typed_data(
     }
 
 
-def offer_signer(typed: dict[str, Any], signature: str) -> str | None:
-    """Who signed the typed Offer (an EOA's ECDSA, as the contract checks it), or None if malformed."""
-    try:
-        return str(Account.recover_message(encode_typed_data(full_message=typed), signature=signature))
-    except Exception:  # a malformed signature (bad length, v, s out of range)
-        return None
-
-
 def mint_message(*, chain_id: int, wallet: str, self_wallet: str, owner: str, timestamp: int) -> str:
     """What the self wallet signs (EIP-191) to be minted as the self wallet of `wallet` under `owner`."""
     return (
@@ -132,10 +119,6 @@ def claim_message(*, chain_id: int, wallet: str, token_id: int, owner: str, time
         f"agentledger agent claim\nchain: {chain_id}\nagent: {wallet}\ntoken: {token_id}\nowner: {owner}\n"
         f"timestamp: {timestamp}"
     )
-
-
-def within_window(timestamp: int, now: float) -> bool:
-    return abs(now - timestamp) <= SIGNATURE_WINDOW
 
 
 def bundle_hash(bundle: dict[str, Any]) -> tuple[str, str]:

@@ -11,7 +11,7 @@ from core.marketplace import rules
 from core.store.marketplace import AssetRow, ListingRow, OfferRow, SaleRow
 
 if TYPE_CHECKING:
-    from core.marketplace.usecases import Statement
+    from core.marketplace.trading import Statement
 
 
 def listing_json(row: ListingRow) -> dict[str, Any]:

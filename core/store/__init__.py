@@ -4,8 +4,8 @@ where the database is opened, so the indexer and the API never know which one ru
 
 from core.store.database import Database, UnsupportedDatabase, database_of, kind_of, open_database
 from core.store.leases import LostLease
-from core.store.locks import lock
-from core.store.mutex import ProcessLock
+from core.store.process_lock import ProcessLock
+from core.store.serialization import lock
 from core.store.sqlite import connect
 from core.store.transactions import (
     begin,

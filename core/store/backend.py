@@ -39,7 +39,7 @@ class Checkpointer(Protocol):
 
 
 class ProcessLockHolder(Protocol):
-    """A lock named once across every process of a database (core.store.mutex.ProcessLock)."""
+    """A lock named once across every process of a database (core.store.process_lock.ProcessLock)."""
 
     def held(self) -> AbstractContextManager[None]: ...
 

@@ -243,10 +243,6 @@ def earnings_after(conn: apsw.Connection, agent_uuid: str, after_id: int, limit:
     return [EarningRow(int(i), str(s), int(g), float(t)) for i, s, g, t in rows]
 
 
-def last_ledger_id(conn: apsw.Connection) -> int:
-    return int(_rows(conn, "SELECT COALESCE(MAX(id), 0) FROM ledger")[0][0])
-
-
 _SETTLED_FROM = "FROM payouts p JOIN providers pr ON pr.token_id = p.token_id"
 _RELEASED = " JOIN orders o ON o.job_id = p.ref JOIN order_history h ON h.order_id = o.id AND h.to_state = 'released'"
 

@@ -387,7 +387,7 @@ def insert_job(conn: apsw.Connection, j: JobRow) -> bool:
 
 def get_job(conn: apsw.Connection, job_id: str) -> JobRow | None:
     """The job (two writers that both settle it take turns under the write lock, and the second sees the
-    first's move: core.store.locks)."""
+    first's move: core.store.serialization)."""
     sql = f"SELECT {_JOB_COLS} FROM hire_jobs WHERE id = ?"  # noqa: S608
     rows = _rows(conn, sql, (job_id,))
     return _job(rows[0]) if rows else None
@@ -423,15 +423,6 @@ def jobs_in_status(
     sql += " ORDER BY created_at LIMIT ?"
     params.append(limit)
     return [_job(r) for r in _rows(conn, sql, tuple(params))]
-
-
-def reserved_holding_key(conn: apsw.Connection, scope: str, key: str) -> JobRow | None:
-    rows = _rows(
-        conn,
-        f"SELECT {_JOB_COLS} FROM hire_jobs WHERE idem_scope = ? AND idem_key = ? AND status = 'reserved'",  # noqa: S608
-        (scope, key),
-    )
-    return _job(rows[0]) if rows else None
 
 
 def escrow_closed_tx(conn: apsw.Connection, job_id: str) -> str | None:

@@ -131,17 +131,6 @@ def latest_listing(conn: apsw.Connection, agent_uuid: str) -> ListingRow | None:
     return _listing(rows[0]) if rows else None
 
 
-def live_listing(conn: apsw.Connection, agent_uuid: str) -> ListingRow | None:
-    """The agent's listing that is active or settling (at most one: the NFT is escrowed once)."""
-    rows = _rows(
-        conn,
-        f"SELECT {_LISTING_COLS} {_LISTING_FROM} WHERE l.agent_uuid = ? AND l.state IN ('active', 'settling')"
-        " ORDER BY l.chain_listing_id DESC LIMIT 1",
-        (agent_uuid,),
-    )
-    return _listing(rows[0]) if rows else None
-
-
 def count_listings(conn: apsw.Connection, state: str) -> int:
     return int(_rows(conn, "SELECT COUNT(*) FROM drop_listings WHERE state = ?", (state,))[0][0])
 
@@ -764,17 +753,6 @@ class TokenRow:
     seller_while_paused: str | None
     lifetime_earnings: int
     referrer_token_id: int | None
-
-
-def token_of_wallet(conn: apsw.Connection, wallet: str) -> TokenRow | None:
-    """The agent NFT of wallet `wallet` as the indexer projected it (None: not minted, or not indexed yet)."""
-    rows = _rows(
-        conn,
-        "SELECT token_id, wallet_id, owner, self_wallet, paused, seller_while_paused, lifetime_earnings,"
-        " referrer_token_id FROM agents WHERE wallet_id = ? LIMIT 1",
-        (wallet,),
-    )
-    return _token(rows[0]) if rows else None
 
 
 def token_row(conn: apsw.Connection, token_id: int) -> TokenRow | None:

@@ -1,6 +1,5 @@
-"""SQL of orders: the order rows, their history, provider signatures' replay guard, and the
-reads the order views need. The rules (transitions, audit entries, webhooks) are
-core.checkout.orders'; nothing else writes orders.status.
+"""SQL of orders: the order rows, their history, and the reads the order views need. The rules
+(transitions, audit entries, webhooks) are core.checkout.orders'; nothing else writes orders.status.
 """
 
 from __future__ import annotations
@@ -181,27 +180,6 @@ def add_deliverable(conn: apsw.Connection, order_id: str, cid: str, now: float, 
     return bool(conn.changes())
 
 
-def use_signature(conn: apsw.Connection, digest: str, expires_at: float, now: float) -> bool:
-    """Record a provider signature's digest; False if it was already used (a replay). One insert that
-    does nothing on a recorded digest: two writers racing with one signature cannot both see it unused."""
-    conn.execute("DELETE FROM used_signatures WHERE expires_at < ?", (now,))
-    conn.execute(
-        "INSERT INTO used_signatures (digest, expires_at) VALUES (?, ?) ON CONFLICT (digest) DO NOTHING",
-        (digest, expires_at),
-    )
-    return bool(conn.changes())
-
-
-def signature_used(conn: apsw.Connection, digest: str, now: float) -> bool:
-    """Whether a provider signature's digest is recorded and not yet expired (a read, no write)."""
-    return bool(_rows(conn, "SELECT 1 FROM used_signatures WHERE digest = ? AND expires_at >= ?", (digest, now)))
-
-
-def forget_signature(conn: apsw.Connection, digest: str) -> None:
-    """Give a signature back: what it asked for did not happen (nothing was sent), so it may be retried."""
-    conn.execute("DELETE FROM used_signatures WHERE digest = ?", (digest,))
-
-
 def signer_for(conn: apsw.Connection, order: OrderRow) -> str | None:
     """The address that signs for the order's provider: the agent NFT's current self wallet as the
     indexer last saw it on-chain (it changes with AgentRegistry.setSelfWallet), else the self wallet
@@ -221,7 +199,7 @@ def escrow_status(conn: apsw.Connection, job_id: str) -> str | None:
     return str(rows[0][0]) if rows else None
 
 
-# ---- receipts not yet final (issue 12 item 3: the reconciliation rule is core.checkout.follower's) ------
+# ---- receipts not yet final (the reconciliation rule is core.checkout.follower's) ------------------------
 
 
 def funding_unsettled(conn: apsw.Connection, order_id: str, block: int) -> None:

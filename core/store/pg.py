@@ -670,7 +670,7 @@ class PooledReads(Reads):
 
 
 class AdvisoryLock:
-    """A session advisory lock on a connection kept for it (core.store.mutex.ProcessLock on PostgreSQL); a
+    """A session advisory lock on a connection kept for it (core.store.process_lock.ProcessLock on PostgreSQL); a
     connection lost while not held is replaced at the next use. The server releases the lock when the
     session ends, so a holder killed (or its session cut) never leaves it held."""
 

@@ -706,21 +706,21 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX mcp_quotes_expiry ON mcp_quotes (expires_at);
     """,
-    # issue 12 item 18: a provider registers a webhook URL (its secret shown once) and is told of each new
+    # A provider registers a webhook URL (its secret shown once) and is told of each new
     # order and every later move of its orders; it lists its orders, newest first (rowid order, by provider).
     """
     ALTER TABLE providers ADD COLUMN webhook_url TEXT;
     ALTER TABLE providers ADD COLUMN webhook_secret TEXT;
     CREATE INDEX orders_provider ON orders (provider_uuid);
     """,
-    # issue 12 item 2: a fork below finality halts the indexer until an operator acts; the halt (its reason
+    # A fork below finality halts the indexer until an operator acts; the halt (its reason
     # and time) is kept with the checkpoint so that every process sharing the file (an API whose indexer
     # runs apart) sees it, and a restarted indexer stays halted.
     """
     ALTER TABLE sync_state ADD COLUMN halted TEXT;
     ALTER TABLE sync_state ADD COLUMN halted_at REAL;
     """,
-    # issue 12 item 3: an order recorded from a receipt that was not final yet (the API's funding, the
+    # An order recorded from a receipt that was not final yet (the API's funding, the
     # provider's release) remembers the receipt's block and stays "unsettled" until the order follower sees
     # the event final; once that block is final without the event, the reconciliation rule of
     # core.checkout.follower moves the order (funding gone: failed; release gone: back to in_progress).
@@ -732,14 +732,14 @@ MIGRATIONS: list[str] = [
     CREATE INDEX orders_unsettled_funding ON orders (funding_block) WHERE funding_settled = 0;
     CREATE INDEX orders_unsettled_release ON orders (release_block) WHERE release_settled = 0;
     """,
-    # issue 12 item 7: an Idempotency-Key claim and a checkout session being completed name the process that
+    # An Idempotency-Key claim and a checkout session being completed name the process that
     # holds them (core.instance), so a restart frees what a crashed process held at once instead of after the
     # claim's 300 s or the session's 10 min.
     """
     ALTER TABLE idempotency_keys ADD COLUMN owner TEXT;
     ALTER TABLE checkout_sessions ADD COLUMN completing_owner TEXT;
     """,
-    # The dashboard (issue 16). api_keys.operator: a key the operator issued with `scripts.issue_key --operator`
+    # The dashboard. api_keys.operator: a key the operator issued with `scripts.issue_key --operator`
     # opens the service-wide operator's view (core.dashboard.access.require_operator; a power apart from
     # the key scope 'admin', which manages the key's own account);
     # api_keys.revoked_at: a revoked key authenticates nothing (the row stays, for the operator's list).
@@ -902,28 +902,29 @@ MIGRATIONS: list[str] = [
     CREATE INDEX hire_jobs_caller ON hire_jobs (caller_uuid, created_at);
     CREATE INDEX hire_jobs_provider ON hire_jobs (provider_uuid, created_at);
     """,
-    # issue 15 item 6: provider-produced content an MCP execute answered (a hire's `output`), kept with its
+    # Provider-produced content an MCP execute answered (a hire's `output`), kept with its
     # quote so the key that executed it reads it as a resource (core.quotes.content) and a tool result
     # carries a link instead of the text; JSON {field: text}, written once.
     """
     ALTER TABLE mcp_quotes ADD COLUMN content TEXT;
     """,
-    # issue 17 (several API processes on one database): hire_jobs.owner, the process running the job
+    # Several API processes on one database: hire_jobs.owner, the process running the job
     # (core.instance id, set when it starts running it). The start-up recovery settles only jobs whose
     # owner is gone (core.hire.settle.recover), never another live process's.
     """
     ALTER TABLE hire_jobs ADD COLUMN owner TEXT;
     """,
-    # issue 17: a provider link's durable claim. While a process mints the agent NFT of a pending
-    # provider row (token_id NULL), the row names it (link_owner: core.instance id; link_attempt: the
-    # request's random token; link_started): a link request of any other process refuses until the
-    # owner is gone or the claim is stale, then takes it over by a compare-and-set on link_attempt.
+    # A provider link's durable claim (several API processes share one database). While a process mints
+    # the agent NFT of a pending provider row (token_id NULL), the row names it (link_owner: core.instance
+    # id; link_attempt: the request's random token; link_started): a link request of any other process
+    # refuses until the owner is gone or the claim is stale, then takes it over by a compare-and-set on
+    # link_attempt.
     """
     ALTER TABLE providers ADD COLUMN link_owner TEXT;
     ALTER TABLE providers ADD COLUMN link_attempt TEXT;
     ALTER TABLE providers ADD COLUMN link_started REAL;
     """,
-    # issue 17: leases, so that one process at a time runs each background job and service (core.jobs:
+    # Leases, so that one process at a time runs each background job and service (core.jobs:
     # "job:<name>", "service:<name>") and follows the chain ("indexer:<chain_id>"). A takeover bumps
     # `term`; the holder's writes are fenced on (holder, term) (core.store.leases). expires_at: unix
     # seconds of the holder's clock.

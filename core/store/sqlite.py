@@ -247,7 +247,7 @@ def _checkpoints(filename: str, wake: threading.Event, stop: threading.Event) ->
 
 
 class FileLock:
-    """core.store.mutex.ProcessLock on SQLite: an flock on a file beside the database (every process of a
+    """core.store.process_lock.ProcessLock on SQLite: an flock on a file beside the database (every process of a
     SQLite database runs on its host), released by closing the file, or by the OS when the holder dies."""
 
     def __init__(self, location: str, name: str) -> None:

@@ -11,9 +11,9 @@ from typing import Any, cast
 
 import apsw
 
-from core.store import locks, sums
+from core.store import serialization, sums
 from core.store.backend import backend_of
-from core.store.locks import NotInTransaction as NotInTransaction  # ledger writes outside a transaction
+from core.store.serialization import NotInTransaction as NotInTransaction  # ledger writes outside a transaction
 from core.store.types import Conn
 
 
@@ -83,7 +83,7 @@ def _rows(conn: apsw.Connection, sql: str, params: Sequence[Any] | Mapping[str, 
 
 
 def _require_tx(conn: apsw.Connection) -> None:
-    locks.lock(conn, "ledger")  # a ledger write decides by the balance it reads: inside a write transaction
+    serialization.lock(conn, "ledger")  # a ledger write decides by the balance it reads: inside a write transaction
 
 
 # ---- accounts and keys ---------------------------------------------------------------------
@@ -249,7 +249,7 @@ def count_agents(conn: apsw.Connection) -> int:
 
 def get_balance(conn: apsw.Connection, agent_uuid: str) -> BalanceRow:
     """The agent's balance (inside a write that decides a debit by it, the write lock keeps it as read
-    until the transaction ends: core.store.locks)."""
+    until the transaction ends: core.store.serialization)."""
     rows = _rows(
         conn,
         f"SELECT {_BALANCE_COLS} FROM balances WHERE agent_uuid = ?",  # noqa: S608 (fixed names)
@@ -323,7 +323,7 @@ def append_ledger(conn: apsw.Connection, e: LedgerEntry, now: float) -> tuple[in
     without a balances row. The balance update (returning the new balance), then the ledger row: two
     statements, or one where the backend chains writes.
 
-    The ledger row takes its id under the database's write lock (core.store.locks), so ledger ids are
+    The ledger row takes its id under the database's write lock (core.store.serialization), so ledger ids are
     allocated in the commit order of their rows, which the dashboard's `id > last_id` fold of an agent's
     ledger (core.dashboard.owner) relies on."""
     _require_tx(conn)

@@ -171,7 +171,7 @@ def test_order_links_use_the_configured_public_url_not_the_host_header(system: S
 
 def test_webhook_secret_is_never_replayed(system: System, tmp_path: Path) -> None:
     """The create call's 201 shows the webhook secret once; an Idempotency-Key replay of it (same key,
-    same body, even re-serialised) answers the same session without it (issue 12, item 19)."""
+    same body, even re-serialised) answers the same session without it."""
 
     async def body(h: Harness) -> None:
         shop = await Shop(h, system.users[3]).open()

@@ -537,7 +537,7 @@ def test_keys_are_issued_once_and_a_revoked_key_stops_working_at_once(tmp_path: 
     run(main())
 
 
-# ---- hires and registry standing (issue 13's hire, over a real anvil and a loopback provider) ------------
+# ---- hires and registry standing (over a real anvil and a loopback provider) ------------------------
 
 
 def _panel(html: str, panel_id: str) -> str:

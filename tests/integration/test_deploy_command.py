@@ -292,7 +292,7 @@ def test_make_run_again_keeps_accounts_and_reindexes_the_new_chain(tmp_path: Pat
         assert proc.wait(timeout=30) == 0
 
 
-# ---- issue 12 item 6: an anvil never outlives `make run`; a busy port is refused ---------------
+# ---- an anvil never outlives `make run`; a busy port is refused ---------------------------------
 
 
 def _gone(pid: int) -> bool:

@@ -590,7 +590,7 @@ def test_kill_9_while_a_job_runs_is_settled_by_the_restart(system: System, tmp_p
 
 def test_recovery_settles_only_jobs_whose_process_is_gone(system: System, tmp_path: Path, anvil: Anvil) -> None:
     """Several API processes serve one database: a process starting (its recovery) settles the hires
-    of a process that is gone, never those another live process is running (issue 17)."""
+    of a process that is gone, never those another live process is running."""
     live = subprocess.Popen(
         [sys.executable, "-c", "from core import instance; print(instance.current(), flush=True); input()"],
         cwd=ROOT,

@@ -1,4 +1,4 @@
-"""Issue 12 item 2: a fork below finality halts the indexer, and the halt is visible to every process
+"""A fork below finality halts the indexer, and the halt is visible to every process
 sharing the database (/healthz says `halted` with the reason), money-moving calls that need the
 indexer answer 503 until an operator acts, and the operator's commands (resume, reindex) work on the
 running service."""

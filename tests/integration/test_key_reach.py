@@ -34,7 +34,7 @@ from pydantic import BaseModel
 
 from api.mcp.tools import tool_name
 from api.operation import Operation, Touches
-from api.operations import OPERATIONS
+from api.operation_table import OPERATIONS
 from core import wallets
 from core.keys import hash_api_key, new_api_key
 from core.store import connect, transaction

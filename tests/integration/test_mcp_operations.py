@@ -25,7 +25,7 @@ from api.mcp import MCP_PATH
 from api.mcp.server import SERVER_VERSION
 from api.mcp.tools import ExecuteArguments, QuoteAnswer, build_tools, input_schema, output_schema, path_params
 from api.openapi import API_VERSION
-from api.operations import OPERATIONS
+from api.operation_table import OPERATIONS
 from tests.integration.mcp_kit import mcp, service
 
 PLACEHOLDER = "nope"

@@ -1,4 +1,4 @@
-"""The rules of every request (issue 12, item 1 and items 10-13) hold for calls that arrive as MCP
+"""The rules of every request hold for calls that arrive as MCP
 tools too, not only over HTTP: a tool's arguments become the operation's path, query and body
 (api.mcp.tools.to_call) without passing api.errors' middleware, so the MCP path applies the same
 rules itself. Against the real service (api.app.create_app, a real SQLite file) with the official

@@ -28,7 +28,7 @@ from api.openapi import (
     model_schema,
     request_schema,
 )
-from api.operations import OPERATIONS
+from api.operation_table import OPERATIONS
 from api.wallets import create_wallet_app
 from core.deployments import Deployment
 from core.store import connect
@@ -87,7 +87,7 @@ def test_every_registered_route_is_documented(tmp_path: Path) -> None:
     app = full_app(tmp_path)
     registered = app_routes(app)
     missing = registered - documented_routes(OPERATIONS) - UNDOCUMENTED
-    assert not missing, f"routes without an OPERATIONS row (api.operations): {sorted(missing)}"
+    assert not missing, f"routes without an OPERATIONS row (api.operation_table): {sorted(missing)}"
     stale = documented_routes(OPERATIONS) - registered
     assert not stale, f"OPERATIONS rows without a route on the full app: {sorted(stale)}"
     assert operations_of(served_document(app)) == registered - UNDOCUMENTED
@@ -149,7 +149,7 @@ def test_request_schemas_are_the_pydantic_models() -> None:
 def test_every_request_string_carries_a_pattern() -> None:
     """One rule for every route, visible in the document: each string a request carries (body, query,
     path; keys of free objects) has a pattern, an enum or a const, so no generated valid string holds a
-    character the server refuses (issue 12, items 1 and 14)."""
+    character the server refuses."""
     doc = document(OPERATIONS)
     schemas = doc["components"]["schemas"]
     seen: set[str] = set()
@@ -223,7 +223,7 @@ def test_schemathesis_every_check_every_phase_finds_nothing(system: System, tmp_
     """The README's schemathesis command (--checks all over examples, coverage, fuzzing and stateful)
     against the real service on the session anvil, seeded with real ids (an agent, a linked provider
     and its item, an open session, a funded order with a deliverable, a decision), with the buyer's
-    key and without one: zero failures, every operation tested (issue 12, item 14)."""
+    key and without one: zero failures, every operation tested."""
     pytest.importorskip("schemathesis")
     with serving(service_app(system, tmp_path / "fuzz.db")) as base:
         seeded = seed(base, system)

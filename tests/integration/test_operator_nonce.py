@@ -1,4 +1,4 @@
-"""Issue 12 item 4: after a reorg dropped the operator's transactions, the chain's nonce is behind
+"""After a reorg dropped the operator's transactions, the chain's nonce is behind
 the operator's; the next send finds the gap, resyncs and succeeds (it used to wait in the node's
 queue behind the gap until the 120 s receipt timeout, and so did every later one, until a restart)."""
 
@@ -72,7 +72,7 @@ def _operators_sharing_the_key(system: System, db: Path, locked: bool) -> list[O
 
 
 def test_processes_sharing_the_key_never_take_the_same_nonce(system: System, tmp_path: Path) -> None:
-    """Issue 17: the send lock on the database spans processes; 2 x 8 concurrent sends all land, and
+    """The send lock on the database spans processes; 2 x 8 concurrent sends all land, and
     no send is ever refused for its nonce (without the lock, both sign the node's pending count)."""
     ops = _operators_sharing_the_key(system, tmp_path / "ledger.db", locked=True)
     who = system.users[7].address

@@ -1,4 +1,4 @@
-"""Issue 12 item 3: with confirmations > 0 the API records an order's funding and its release from
+"""With confirmations > 0 the API records an order's funding and its release from
 receipts that are not final. A reorg that drops those transactions is reconciled by the written rule
 (core.checkout.follower): a funding gone fails the order (and a funding mined again brings it back),
 a release gone takes it back to in_progress; each with history, audit entry and webhook. Afterwards

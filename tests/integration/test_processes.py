@@ -1,4 +1,4 @@
-"""Issue 17: three API processes (the service as `make run` serves it) on one database, requests
+"""Three API processes (the service as `make run` serves it) on one database, requests
 spread over them at once: balances never overdraw, the decision-log rate limit stays exact, an
 Idempotency-Key is claimed once, and per-agent decision sequences and the audit log's Merkle tree
 come out as one process would have written them.

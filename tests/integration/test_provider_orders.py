@@ -28,7 +28,7 @@ from api.provider_orders import UPLOAD_SLOTS, UploadSlots
 from core.audit import canonical
 from core.checkout.follower import OrderFollower
 from core.checkout.orders import completion_message, deliverable_message, provider_message
-from core.checkout.provider import MAX_DELIVERABLE_UPLOADS
+from core.checkout.provider_orders import MAX_DELIVERABLE_UPLOADS
 from core.config import Settings
 from core.ipfs import cid_of
 from core.operator import Operator
@@ -285,7 +285,7 @@ def test_a_release_the_node_never_got_answers_503_without_the_rpc_url_and_may_be
 
 
 def test_a_malformed_multipart_upload_is_a_400(system: System, tmp_path: Path) -> None:
-    """Issue 12 item 8: a part header aiohttp cannot parse (InvalidHeader) was a 500."""
+    """A part header aiohttp cannot parse (InvalidHeader) was a 500."""
 
     async def main() -> None:
         async with harness(system, tmp_path) as h:
@@ -329,7 +329,7 @@ def test_an_order_takes_at_most_twenty_deliverable_uploads(system: System, tmp_p
     asyncio.run(main())
 
 
-# ---- issue 12: slow uploads, the fail reason, start without acknowledge --------------------------
+# ---- slow uploads, the fail reason, start without acknowledge -----------------------------------
 
 
 class SlowUpload:
@@ -386,7 +386,7 @@ class SlowUpload:
 
 
 def test_slow_uploads_hold_no_other_providers_slot(system: System, tmp_path: Path) -> None:
-    """Issue 12 item 5: slow clients (16 bytes/s) held every upload slot before they were even
+    """Slow clients (16 bytes/s) held every upload slot before they were even
     authenticated. Now the signature headers are checked before the body: strangers are answered at
     once, a provider's slow upload holds only its own order's slot, until the read deadline."""
 
@@ -435,7 +435,7 @@ def test_slow_uploads_hold_no_other_providers_slot(system: System, tmp_path: Pat
 
 
 def test_fail_reason_is_signed_and_bounded(system: System, tmp_path: Path) -> None:
-    """Issue 12 item 15: the public fail reason was free text outside the signature."""
+    """The public fail reason was free text outside the signature."""
 
     async def main() -> None:
         async with harness(system, tmp_path) as h:
@@ -474,7 +474,7 @@ def test_fail_reason_is_signed_and_bounded(system: System, tmp_path: Path) -> No
 
 
 def test_an_order_can_be_started_without_acknowledge(system: System, tmp_path: Path) -> None:
-    """Issue 12 item 18: the spec makes acknowledge optional (created -> in_progress)."""
+    """The spec makes acknowledge optional (created -> in_progress)."""
 
     async def main() -> None:
         async with harness(system, tmp_path) as h:
@@ -488,7 +488,7 @@ def test_an_order_can_be_started_without_acknowledge(system: System, tmp_path: P
 
 
 def test_order_complete_is_refused_while_the_indexer_is_halted(system: System, tmp_path: Path) -> None:
-    """Issue 12 item 2: the release would be followed by a halted index: 503 indexer_halted, nothing
+    """The release would be followed by a halted index: 503 indexer_halted, nothing
     sent, and the same attestation works once an operator has resumed the indexer."""
 
     async def main() -> None:

@@ -1,4 +1,4 @@
-"""Issue 12 item 18: the provider hears of its orders (a signed webhook to a URL it registers, under
+"""The provider hears of its orders (a signed webhook to a URL it registers, under
 the SSRF rules) and lists them (paginated); the order's audit trail is `audit_chain: {entries}`."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The rules every request obeys, once for every route (issue 12, items 1 and 10-13), over real HTTP
+"""The rules every request obeys, once for every route, over real HTTP
 against the real app (api.app.create_app, a real SQLite file, served by api.app.make_runner):
 
 - every string of a request is text before anything is written: a lone surrogate, a NUL or another
@@ -27,7 +27,7 @@ import pytest
 from aiohttp import web
 
 from api.app import create_app, make_runner
-from api.operations import OPERATIONS
+from api.operation_table import OPERATIONS
 from core.deployments import Deployment
 from core.money import split
 from core.store import connect
@@ -70,10 +70,10 @@ def error(r: Reply, status: int, code: str) -> None:
     assert set(r.body) == SHAPE and r.body["code"] == code, r.body
 
 
-# ---- item 1: text before any write; no request fails another's group -----------------------------
+# ---- text before any write; no request fails another's group -------------------------------------
 
 #: Earn bodies a hostile caller sends (the wallet is filled in); each must be refused before any
-#: write with the code beside it. The first is issue 12's: it used to write the balance, fail to
+#: write with the code beside it. The first used to write the balance, fail to
 #: encode in the ledger insert and roll back its whole group.
 HOSTILE: list[tuple[bytes, str]] = [
     (b'{"agentId":"%s","amount":1,"source":"\\ud800"}', "invalid_string"),
@@ -146,7 +146,7 @@ def test_every_string_of_every_route_is_text(tmp_path: Path) -> None:
     asyncio.run(main())
 
 
-# ---- item 10: duplicate keys --------------------------------------------------------------------
+# ---- duplicate keys ----------------------------------------------------------------------------
 
 
 def body_routes() -> list[tuple[str, str]]:
@@ -178,7 +178,7 @@ def test_duplicate_keys_are_refused_on_every_route(tmp_path: Path) -> None:
     asyncio.run(main())
 
 
-# ---- item 11: content types ---------------------------------------------------------------------
+# ---- content types -----------------------------------------------------------------------------
 
 REFUSED_TYPES = [
     "text/plain",
@@ -222,7 +222,7 @@ def test_json_routes_take_json_only(tmp_path: Path) -> None:
     asyncio.run(main())
 
 
-# ---- item 12: what the HTTP parser refuses ------------------------------------------------------
+# ---- what the HTTP parser refuses ----------------------------------------------------------------
 
 
 async def raw_exchange(port: int, data: bytes) -> bytes:
@@ -272,7 +272,7 @@ def test_parser_errors_answer_the_error_shape_in_one_log_line(tmp_path: Path, ca
     asyncio.run(main())
 
 
-# ---- item 13: Allow on 405 ----------------------------------------------------------------------
+# ---- Allow on 405 -------------------------------------------------------------------------------
 
 
 def test_405_names_the_allowed_methods(tmp_path: Path) -> None:
@@ -295,7 +295,7 @@ def test_405_names_the_allowed_methods(tmp_path: Path) -> None:
     asyncio.run(main())
 
 
-# ---- item 17: "the same body" is the same canonical JSON ------------------------------------------
+# ---- "the same body" is the same canonical JSON --------------------------------------------------
 
 
 def test_idempotency_key_replays_a_reserialised_body(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Issue 12 item 7: what a crashed process held is freed by the next start at once. Its
+"""What a crashed process held is freed by the next start at once. Its
 Idempotency-Key claims carry its instance id, so a retry after a restart runs instead of answering
 409 idempotency_in_flight for 300 s; a session it left complete_in_progress is settled against the
 chain by the checkout sweep's start-up step instead of after 10 minutes."""

@@ -34,7 +34,7 @@ from api.wallets.routes import _earn_text
 from core import idempotency, wallets
 from core.deployments import Deployment
 from core.keys import hash_api_key, new_api_key
-from core.money import MAX_AMOUNT_UNITS, format_usdc, parse_usdc, split
+from core.money import MAX_AMOUNT_UNITS, parse_usdc, split, usdc_text
 from core.store import connect, transaction
 from core.store import idempotency as idem_store
 from core.store import wallets as store
@@ -125,7 +125,7 @@ def assert_error(r: Reply, status: int, code: str, param: str | None = None) -> 
 
 
 def usdc(units: int) -> Decimal:
-    return format_usdc(units)
+    return Decimal(usdc_text(units))
 
 
 # ---- register ------------------------------------------------------------------------------
@@ -242,7 +242,7 @@ def test_earn_splits_and_credits_net(api_run: Any) -> None:
         assert b["toll"] == b["serviceCut"] and b["net"] == Decimal(245)
         assert b["balance"] == Decimal(245) and b["ownerBalance"] == Decimal("242.5")
         assert b["agentSelfBalance"] == Decimal("2.5")
-        assert b["message"] == (  # the message names the split (issue 12, item 20)
+        assert b["message"] == (  # the message names the split
             "250 USDC earned, split: owner 242.5 (97%) + agent 2.5 (1%) + service 5 (2% toll); "
             f"245 credited to {wallet}"
         )
@@ -354,7 +354,7 @@ def test_agent_scoped_key_sees_only_its_agent(api_run: Any) -> None:
 def test_earn_refuses_to_pass_the_int64_total(api_run: Any) -> None:
     async def body(api: Api) -> None:
         key, wallet, _ = await api.new_agent()
-        big = format_usdc(MAX_AMOUNT_UNITS)
+        big = usdc(MAX_AMOUNT_UNITS)
         for _ in range(9):
             assert (await api.earn(key, wallet, big)).status == 200
         before = api.counts()
@@ -371,12 +371,12 @@ def test_a_referrer_at_the_ceiling_refuses_the_earning_and_nothing_of_it_is_kept
 
     async def body(api: Api) -> None:
         key, referrer, agent = await api.new_agent()
-        big = format_usdc(MAX_AMOUNT_UNITS)
+        big = usdc(MAX_AMOUNT_UNITS)
         for _ in range(9):
             assert (await api.earn(key, referrer, big)).status == 200
         total = store.get_balance(api.db, agent["id"]).total_earned
         room = store.MAX_TOTAL_UNITS - total  # less than a referral cut of the earning below
-        assert (await api.earn(key, referrer, format_usdc(room - 1))).status == 200  # one unit of room left
+        assert (await api.earn(key, referrer, usdc(room - 1))).status == 200  # one unit of room left
         _, referred, _ = await api.new_agent(key, referralCode=agent["referral_code"])
         _, other, _ = await api.new_agent(key)
         before = api.counts()
@@ -397,7 +397,7 @@ def test_ten_maximal_earns_from_one_free_key_keep_the_network_totals_exact(api_r
     async def body(api: Api) -> None:
         key, first, _ = await api.new_agent()
         _, second, _ = await api.new_agent(key)
-        big = format_usdc(MAX_AMOUNT_UNITS)
+        big = usdc(MAX_AMOUNT_UNITS)
         for wallet in [first] * 5 + [second] * 5:
             assert (await api.earn(key, wallet, big)).status == 200
         r = await api.call("GET", "/api/agents/network")
@@ -650,7 +650,7 @@ def test_earn_parts_sum_to_the_amount_and_equal_split(tmp_path: Path) -> None:
         def check(units: int, referred: bool) -> None:
             async def one() -> None:
                 key, wallet, _ = await api.new_agent(**({"referralCode": code} if referred else {}))
-                r = await api.earn(key, wallet, format_usdc(units))
+                r = await api.earn(key, wallet, usdc(units))
                 assert r.status == 200, r.body
                 parts = [parse_usdc(r.body[f], allow_zero=True) for f in ("ownerCut", "agentCut", "serviceCut")]
                 ref_cut = parse_usdc(r.body["referralCut"], allow_zero=True)
@@ -753,7 +753,7 @@ def _earn_json(wallet: str, r: EarnResult) -> dict[str, Any]:
     """The earn body as the generic encoder writes it: what _earn_text must equal."""
 
     def u(units: int) -> RawJson:
-        return RawJson(str(format_usdc(units)))
+        return RawJson(usdc_text(units))
 
     if r.referral_cut:
         split_text = (
@@ -808,7 +808,7 @@ def test_decode_json_reads_what_json_loads_reads() -> None:
         b'{"a": 1',
         b"[1]",
         b'"x"',
-        # RFC 8259: JSON exchanged between systems is UTF-8, without a byte order mark (issue 12, item 11)
+        # RFC 8259: JSON exchanged between systems is UTF-8, without a byte order mark
         '{"a": 1.5}'.encode("utf-16"),
         '{"a": 1.5}'.encode("utf-16-le"),
         '{"a": 1.5}'.encode("utf-32"),

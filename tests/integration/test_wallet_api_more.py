@@ -232,7 +232,7 @@ def test_brain_updates_agent_and_shared_brain(api_run: Any) -> None:
         b = r.body["brain"]
         assert b["niches"]["email"] == {"listed": 4, "sold": 2, "revenue": Decimal("30"), "winRate": Decimal("0.5")}
         assert b["niches"]["my_niche_2"] == {"listed": 1, "sold": 0, "revenue": 0, "winRate": 0}
-        # prices: per price (the key is its USDC text), as the spec says (issue 12, item 20)
+        # prices: per price (the key is its USDC text), as the spec says
         assert b["prices"] == {
             "0": {"listed": 1, "sold": 0, "revenue": 0},
             "10": {"listed": 4, "sold": 1, "revenue": Decimal("9.5")},
@@ -287,7 +287,7 @@ def test_maximal_sales_of_many_agents_keep_the_network_brain_exact(api_run: Any)
 
 def test_brain_top_products_are_named_products_by_sales(api_run: Any) -> None:
     """topProducts holds {name, niche, price, sold} of the products named in updates, most sold first;
-    a product is its name within its niche and shows its latest price (issue 12, item 20)."""
+    a product is its name within its niche and shows its latest price."""
 
     async def body(api: Api) -> None:
         key, wallet, _ = await api.new_agent()
@@ -713,7 +713,7 @@ def test_issue_key_command_scopes_to_account_or_agent(api_run: Any, tmp_path: Pa
 
 def test_memory_numbers_within_the_safe_range_read_back_as_written(api_run: Any) -> None:
     """Memory values are any JSON whose numbers lie within +-(2^53 - 1): stored and echoed as given
-    (issue 12, item 16: 1E+999999999 and 2^256 used to be echoed verbatim)."""
+    (1E+999999999 and 2^256 used to be echoed verbatim)."""
 
     async def body(api: Api) -> None:
         key, wallet, _ = await api.new_agent()
@@ -728,7 +728,7 @@ def test_memory_numbers_within_the_safe_range_read_back_as_written(api_run: Any)
 
 
 def test_earn_needs_its_source(api_run: Any) -> None:
-    """`source` is required, as the spec says (issue 12, item 20); nothing is written without it."""
+    """`source` is required, as the spec says; nothing is written without it."""
 
     async def body(api: Api) -> None:
         key, wallet, _ = await api.new_agent()

@@ -180,13 +180,6 @@ def test_unknown_columns_are_refused(conn: apsw.Connection) -> None:
         store.update_order(conn, order.id, NOW, amount=1)
 
 
-def test_signatures_are_used_once_until_they_expire(conn: apsw.Connection) -> None:
-    with transaction(conn):
-        assert store.use_signature(conn, "d1", NOW + 600, NOW)
-        assert not store.use_signature(conn, "d1", NOW + 600, NOW + 1)
-        assert store.use_signature(conn, "d1", NOW + 1300, NOW + 601)  # expired entry pruned
-
-
 def test_views_by_visibility(conn: apsw.Connection) -> None:
     _session(conn, "s1", "https://example.com/hook")
     order = _create(conn)

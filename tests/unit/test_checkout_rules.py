@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from web3 import Web3
 
+from core import signatures
 from core.checkout import rules
 from core.money import MAX_AMOUNT_UNITS
 
@@ -124,13 +125,6 @@ def test_provider_link_message_is_exact_and_signable() -> None:
     assert Account.recover_message(encode_defunct(text=msg), signature=sig) == acct.address
 
 
-def test_link_window() -> None:
-    assert rules.within_window(1000, 1300.0)
-    assert rules.within_window(1300, 1000.0)
-    assert not rules.within_window(1000, 1300.5)
-    assert not rules.within_window(1301, 1000.0)
-
-
 def test_funding_typed_data_is_exact_and_binds_every_field() -> None:
     payer = Account.from_key(b"\x22" * 32)
     gateway = "0x" + "ab" * 20
@@ -168,7 +162,7 @@ def test_funding_typed_data_is_exact_and_binds_every_field() -> None:
         "deadline",
     ]
     sig = payer.sign_typed_data(full_message=typed).signature.to_0x_hex()
-    assert rules.valid_signature(sig) and rules.recover_typed_signer(typed, sig) == payer.address
+    assert rules.valid_signature(sig) and signatures.typed_signer(typed, sig) == payer.address
     others = {
         "chain_id": 84532,
         "gateway": "0x" + "cd" * 20,
@@ -179,9 +173,9 @@ def test_funding_typed_data_is_exact_and_binds_every_field() -> None:
     }
     for name, other in others.items():
         changed = rules.checkout_typed_data(**{**fields, name: other}, buyer=payer.address)
-        assert changed != typed and rules.recover_typed_signer(changed, sig) != payer.address
+        assert changed != typed and signatures.typed_signer(changed, sig) != payer.address
     another_payer = rules.checkout_typed_data(**fields, buyer="0x" + "ef" * 20)
-    assert rules.recover_typed_signer(another_payer, sig) != payer.address
+    assert signatures.typed_signer(another_payer, sig) != payer.address
 
 
 def test_signature_shape_and_unrecoverable_signatures() -> None:
@@ -198,4 +192,4 @@ def test_signature_shape_and_unrecoverable_signatures() -> None:
         amount=1,
         deadline=1,
     )
-    assert rules.recover_typed_signer(typed, "0x" + "00" * 65) is None  # r = s = 0: no public key
+    assert signatures.typed_signer(typed, "0x" + "00" * 65) is None  # r = s = 0: no public key

@@ -225,7 +225,7 @@ def test_items_without_savepoint_that_refuse_before_writing_fail_alone(database:
 
 def test_an_item_without_savepoint_that_fails_after_writing_fails_alone(database: Database) -> None:
     """The broken promise is caught: its group runs again without it, so none of its writes commit
-    and every other item of the group commits exactly once (issue 12, item 1)."""
+    and every other item of the group commits exactly once."""
     db = database
     _setup(db)
     runs: list[int] = []

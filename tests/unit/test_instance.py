@@ -1,4 +1,4 @@
-"""core.instance: which owner of a claim is certainly gone (issue 12 item 7)."""
+"""core.instance: which owner of a claim is certainly gone."""
 
 from __future__ import annotations
 

@@ -191,7 +191,7 @@ def test_services_share_the_lifecycle_and_show_in_the_status() -> None:
 
 
 def test_a_job_marked_at_start_runs_at_once_then_on_its_interval() -> None:
-    """Issue 12 item 7: the checkout sweep settles what a crashed run left at start-up, not 30 s later."""
+    """The checkout sweep settles what a crashed run left at start-up, not 30 s later."""
     clock = FakeTime(1_000.0)
     calls: list[float] = []
     runner = JobRunner(

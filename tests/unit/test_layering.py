@@ -5,7 +5,7 @@
 - indexer/ imports neither api/, scripts/ nor service/;
 - an api route module imports api's plumbing modules and core, never another route module
   (modules of one feature package, such as api/wallets/, may import each other); only the
-  composition modules (api.app, api.operations) put route modules together;
+  composition modules (api.app, api.operation_table) put route modules together;
 - packages used from outside name their public surface in __all__;
 - only core/store/ imports a database driver (apsw, psycopg): everything else types a connection as
   core.store.Conn and catches core.store.StoreError, so no module outside the store knows the backend;
@@ -25,7 +25,7 @@ PACKAGES = ("core", "api", "indexer", "merkle", "scripts", "service")
 API_PLUMBING = frozenset(
     {"api.http", "api.errors", "api.auth", "api.idempotency", "api.models", "api.operation", "api.acp", "api.policy"}
 )
-API_COMPOSITION = frozenset({"api.app", "api.operations", "api"})
+API_COMPOSITION = frozenset({"api.app", "api.operation_table", "api"})
 
 
 def module_name(path: Path) -> str:

@@ -11,7 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from core import money
-from core.money import MAX_AMOUNT_UNITS, UNITS_PER_USDC, AmountError, format_usdc, parse_usdc, split
+from core.money import MAX_AMOUNT_UNITS, UNITS_PER_USDC, AmountError, parse_usdc, split, usdc_text
 
 # ---- split ---------------------------------------------------------------------------------------
 
@@ -63,7 +63,7 @@ def test_split_rejects_negative(amount: int) -> None:
         split(amount, False)
 
 
-# ---- parse_usdc / format_usdc ---------------------------------------------------------------------
+# ---- parse_usdc / usdc_text -----------------------------------------------------------------------
 
 
 @settings(max_examples=500)
@@ -74,13 +74,13 @@ def test_split_rejects_negative(amount: int) -> None:
 @example(units=MAX_AMOUNT_UNITS)
 @example(units=MAX_AMOUNT_UNITS - 1)
 def test_format_then_parse_round_trips(units: int) -> None:
-    d = format_usdc(units)
-    assert isinstance(d, Decimal)
+    d = Decimal(usdc_text(units))
     assert d == Decimal(units) / UNITS_PER_USDC
     assert parse_usdc(d, allow_zero=True) == units
     assert parse_usdc(str(d), allow_zero=True) == units
     # normalised: no trailing zeros after the point, no exponent for whole amounts
-    text = str(d)
+    text = usdc_text(units)
+    assert str(d) == text
     if "." in text:
         assert not text.endswith("0")
         assert len(text.split(".")[1]) <= 6
@@ -104,7 +104,7 @@ def test_parse_then_format_round_trips(whole: int, frac: int, places: int) -> No
         return
     assert parse_usdc(text) == units
     assert parse_usdc(Decimal(text)) == units
-    assert format_usdc(parse_usdc(text)) == Decimal(text)
+    assert Decimal(usdc_text(parse_usdc(text))) == Decimal(text)
 
 
 @pytest.mark.parametrize(
@@ -128,13 +128,13 @@ def test_parse_usdc_accepts(value: object, units: int) -> None:
     assert parse_usdc(value) == units
 
 
-def test_format_usdc_examples() -> None:
-    assert str(format_usdc(250_000_000)) == "250"
-    assert str(format_usdc(12_500_000)) == "12.5"
-    assert str(format_usdc(1)) == "0.000001"
-    assert str(format_usdc(0)) == "0"
-    assert str(format_usdc(100_000_000_000)) == "100000"
-    assert str(format_usdc(MAX_AMOUNT_UNITS)) == "1000000000000"
+def test_usdc_text_examples() -> None:
+    assert usdc_text(250_000_000) == "250"
+    assert usdc_text(12_500_000) == "12.5"
+    assert usdc_text(1) == "0.000001"
+    assert usdc_text(0) == "0"
+    assert usdc_text(100_000_000_000) == "100000"
+    assert usdc_text(MAX_AMOUNT_UNITS) == "1000000000000"
 
 
 @pytest.mark.parametrize(
@@ -204,7 +204,7 @@ def test_more_than_six_decimals_is_rejected(whole: int, extra: int, digits: int)
 @given(units=st.integers(min_value=MAX_AMOUNT_UNITS + 1, max_value=10**24))
 def test_too_large_is_rejected(units: int) -> None:
     with pytest.raises(AmountError, match="too large"):
-        parse_usdc(format_usdc(units))
+        parse_usdc(Decimal(usdc_text(units)))
 
 
 # ---- regressions: long decimals, huge exponents -----------------------------------------------------

@@ -1,4 +1,4 @@
-"""The SQL of core/store's feature modules means the same on SQLite and on PostgreSQL 15 (issue 17).
+"""The SQL of core/store's feature modules means the same on SQLite and on PostgreSQL 15.
 
 A scan of the string literals (f-strings included, their {...} parts read as one opaque word) of
 core/store/*.py: each rule below is a form SQLite accepts and PostgreSQL refuses or reads otherwise,

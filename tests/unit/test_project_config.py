@@ -65,7 +65,7 @@ def test_settings_from_env_and_toml(tmp_path: Path) -> None:
 
 
 def test_demo_reads_the_ports_make_run_is_configured_with(monkeypatch: pytest.MonkeyPatch) -> None:
-    """scripts.demo_checkout defaults to where `make run` serves (issue 12, item 21)."""
+    """scripts.demo_checkout defaults to where `make run` serves."""
     from scripts import demo_checkout
 
     monkeypatch.setenv("AGENTLEDGER_API_HOST", "127.0.0.2")
@@ -77,8 +77,9 @@ def test_demo_reads_the_ports_make_run_is_configured_with(monkeypatch: pytest.Mo
     assert demo_checkout.build_parser().parse_args([]).rpc == "http://node.example:8545"
 
 
-def test_readme_says_what_issue_12_asked() -> None:
-    """The README items of issue 12 (item 21) and the schemathesis command (item 14)."""
+def test_readme_documents_the_demo_webhooks_earnings_and_fuzzing() -> None:
+    """What the README must say: the demo's defaults, the webhook keys and bodies, the payer's signature,
+    the two earnings totals, the schemathesis command."""
     from scripts.fuzz_api import CHECKS, PHASES
 
     readme = (ROOT / "README.md").read_text()

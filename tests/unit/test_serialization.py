@@ -1,4 +1,4 @@
-"""Check-then-write under the database's one write lock (core.store.locks, core.store.backend), on both
+"""Check-then-write under the database's one write lock (core.store.serialization, core.store.backend), on both
 backends: a serialization point refuses to run outside a write transaction, a second writer waits for the
 first's COMMIT and then reads what it wrote, and writers on separate connections (as separate processes
 would be) keep every invariant that a read decides."""
@@ -20,8 +20,8 @@ from core.store import (
     connect,
     kind_of,
     lock,
-    locks,
     read_snapshot,
+    serialization,
     transaction,
 )
 from core.store import audit as audit_store
@@ -50,19 +50,19 @@ def _agent(conn: Conn, n: int = 0) -> wallet_store.AgentRow:
 
 def test_a_serialization_point_needs_a_write_transaction(database: Database) -> None:
     conn = database.connect()
-    with pytest.raises(locks.NotInTransaction):
+    with pytest.raises(serialization.NotInTransaction):
         lock(conn, "audit")  # outside a transaction it would protect nothing
-    with read_snapshot(conn), pytest.raises(locks.NotInTransaction):
+    with read_snapshot(conn), pytest.raises(serialization.NotInTransaction):
         lock(conn, "audit")  # nor in a read-only one
     with transaction(conn):
         lock(conn, "audit")
         lock(conn, "audit")  # reached twice in one transaction: fine
-    with pytest.raises(locks.NotInTransaction):
+    with pytest.raises(serialization.NotInTransaction):
         lock(conn, "audit")  # the transaction ended with its lock
-    with pytest.raises(locks.NotInTransaction):  # nothing is appended outside a write transaction
+    with pytest.raises(serialization.NotInTransaction):  # nothing is appended outside a write transaction
         audit.append(conn, stream="s", kind="k", payload={}, chain=audit.order_rule, now=0.0)
     assert audit_store.size(conn) == 0
-    assert wallet_store.NotInTransaction is locks.NotInTransaction
+    assert wallet_store.NotInTransaction is serialization.NotInTransaction
     with pytest.raises(UnsupportedDatabase):
         kind_of(object())  # type: ignore[arg-type]
     conn.close()
@@ -140,7 +140,7 @@ def _capped(cap: int) -> Caller:
 def test_a_cap_hold_needs_a_write_transaction(database: Database) -> None:
     conn = database.connect()
     caller = _capped(10 * USDC)
-    with pytest.raises(locks.NotInTransaction):
+    with pytest.raises(serialization.NotInTransaction):
         spend_caps.hold(conn, caller, "r0", USDC, 0.0)
     assert spend_caps.used_today(conn, caller.key_hash, 0.0) == 0
     conn.close()

@@ -1,4 +1,4 @@
-"""The deliverable upload slots (issue 12 item 5): one upload per order and `per_provider` per
+"""The deliverable upload slots: one upload per order and `per_provider` per
 provider are read at once, refused at once past that (never queued), and given back on exit."""
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 No Bearer key: each call carries an EIP-191 (personal_sign) signature of the provider's registered
 self wallet over a documented message with a unix timestamp (core.checkout.orders:
 `{action}:{order_id}:{ts}`, `deliver:{order_id}:{sha256}:{ts}`, `complete:{jobId}:{cid}:{ts}`). A
-timestamp more than SIGNATURE_WINDOW_SECONDS away from the server's clock is refused, and a signed
-message is accepted once (its hash is recorded until it could no longer pass the window): no replay.
+timestamp outside core.signatures' window is refused, and a signed message is accepted once
+(core.signatures' once-only guard): no replay.
 
 Completion sends the gateway release (the same attestation the contract checks) and records
 `completed` once the transaction is mined; `released` follows only from the final on-chain event
@@ -14,17 +14,13 @@ follower records both moves from the chain.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from typing import Any
 
-from eth_account import Account
-from eth_account.messages import encode_defunct
-
-from core import errors, indexing
+from core import errors, indexing, signatures
 from core.checkout import orders
 from core.checkout.context import Checkout
-from core.checkout.orders import SIGNATURE_WINDOW_SECONDS, InvalidTransition
+from core.checkout.orders import InvalidTransition
 from core.errors import ServiceError
 from core.operator import ChainUnavailable, ContractReverted, SendUncertain, TransactionFailed, tx_hash_of
 from core.store import Conn
@@ -48,13 +44,7 @@ def order_or_404(conn: Conn, order_id: str) -> OrderRow:
 def check_signature(conn: Conn, order: OrderRow, message: str, timestamp: int, signature: str, now: float) -> str:
     """A digest of the message if `signature` is the provider's fresh signature of it (401
     otherwise): the replay guard's key, one use per message."""
-    if abs(now - timestamp) > SIGNATURE_WINDOW_SECONDS:
-        raise ServiceError(
-            401,
-            "signature_expired",
-            f"timestamp must be within {SIGNATURE_WINDOW_SECONDS} s of the server's clock ({int(now)})",
-            param="timestamp",
-        )
+    signatures.require_fresh(timestamp, now)
     expected = store.signer_for(conn, order)
     if expected is None:
         raise ServiceError(
@@ -63,15 +53,11 @@ def check_signature(conn: Conn, order: OrderRow, message: str, timestamp: int, s
             "the order's provider has no self wallet (none registered, or reset after the agent changed hands "
             "until its new owner sets one)",
         )
-    try:
-        signer = Account.recover_message(encode_defunct(text=message), signature=signature)
-    except Exception as exc:  # malformed signature bytes (bad v, s out of range, ...)
-        raise ServiceError(401, "invalid_signature", "the signature does not recover", param="signature") from exc
-    if signer.lower() != expected.lower():
+    if signatures.recovered(message, signature).lower() != expected.lower():
         raise ServiceError(
             401, "invalid_signature", "the signature is not the provider's self wallet's", param="signature"
         )
-    return hashlib.sha256(message.encode()).hexdigest()
+    return signatures.digest(message)
 
 
 def check_reason(reason: str) -> str:
@@ -97,15 +83,8 @@ def check_upload(
         )
     message = orders.deliverable_message(order.id, sha256_hex, timestamp)
     digest = check_signature(conn, order, message, timestamp, signature, now)
-    if store.signature_used(conn, digest, now):
-        raise ServiceError(409, "signature_replayed", "this signed message was already used", param="signature")
+    signatures.refuse_used(conn, digest, now)
     return order, digest
-
-
-def use_signature(conn: Conn, digest: str, now: float) -> None:
-    """Record a signed message's one use (409 signature_replayed on a second)."""
-    if not store.use_signature(conn, digest, now + 2 * SIGNATURE_WINDOW_SECONDS, now):
-        raise ServiceError(409, "signature_replayed", "this signed message was already used", param="signature")
 
 
 def invalid(exc: InvalidTransition) -> ServiceError:
@@ -114,7 +93,7 @@ def invalid(exc: InvalidTransition) -> ServiceError:
 
 def move(conn: Conn, order_id: str, digest: str, to_state: str, now: float, **kw: Any) -> dict[str, Any]:
     """A signed provider move (acknowledge, start, fail, recover) in the writer's transaction."""
-    use_signature(conn, digest, now)
+    signatures.use_once(conn, digest, now)
     before = store.get_order(conn, order_id)
     assert before is not None
     try:
@@ -133,7 +112,7 @@ def check_recoverable(conn: Conn, order: OrderRow) -> None:
 
 def add_deliverable(conn: Conn, order_id: str, digest: str, cid: str, data: bytes, now: float) -> None:
     """Store an uploaded deliverable (by CID) as the order's latest, in the writer's transaction."""
-    use_signature(conn, digest, now)
+    signatures.use_once(conn, digest, now)
     current = store.get_order(conn, order_id)
     if current is None or current.status != "in_progress":
         raise ServiceError(409, "invalid_transition", "the order is no longer in_progress")
@@ -164,7 +143,7 @@ async def release(
         await ctx.reads.run(lambda conn: indexing.require_running(conn, chain_id))
     except ServiceError:
         if claimed is not None:
-            await ctx.writer.run(lambda conn: store.forget_signature(conn, claimed))
+            await ctx.writer.run(lambda conn: signatures.give_back(conn, claimed))
         raise
     try:
         receipt = await ctx.operator.transact(
@@ -172,7 +151,7 @@ async def release(
         )
     except (ContractReverted, ChainUnavailable) as exc:  # nothing was sent
         if claimed is not None:
-            await ctx.writer.run(lambda conn: store.forget_signature(conn, claimed))
+            await ctx.writer.run(lambda conn: signatures.give_back(conn, claimed))
         if isinstance(exc, ChainUnavailable):
             log.warning("chain node unavailable: %s", exc)
             raise errors.chain_unavailable() from exc

@@ -1,7 +1,8 @@
-"""The marketplace's use cases behind the routes: mint on demand, and recording a listing, an offer,
-a buyer's commit and a cancel, each from a transaction verified on-chain first (its receipt, the
-event it must hold, sent by the right party). Recording is idempotent (a transaction is recorded
-once, a second call answers the same record); the follower moves the state on final events.
+"""What sellers and buyers do on the marketplace, behind its routes: mint on demand, the earnings
+statement a listing needs, and recording a listing, an offer, a buyer's commit and a cancel, each
+from a transaction verified on-chain first (its receipt, the event it must hold, sent by the right
+party). Recording is idempotent (a transaction is recorded once, a second call answers the same
+record); the follower moves the state on final events.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from web3 import Web3
 
-from core import agents_onchain, errors
+from core import agents_onchain, errors, signatures
 from core.errors import ServiceError
 from core.keys import Caller
 from core.marketplace import notices, records, rules
@@ -101,24 +102,11 @@ async def mint(
         token, _ = await agents_onchain.existing_token(m.operator, agent.wallet)
         if token is not None:
             return token, None, False
-        if not rules.within_window(timestamp, m.clock()):
-            raise ServiceError(
-                401,
-                "timestamp_out_of_window",
-                f"timestamp must be within {rules.SIGNATURE_WINDOW} s of the server clock ({int(m.clock())})",
-                param="timestamp",
-            )
+        signatures.require_in_window(timestamp, m.clock())
         message = rules.mint_message(
             chain_id=m.chain_id, wallet=agent.wallet, self_wallet=self_wallet, owner=owner, timestamp=timestamp
         )
-        signer = agents_onchain.recover_personal(message, signature)
-        if signer != self_wallet:  # None: a well-formed signature of nobody (no key recovers from it)
-            raise ServiceError(
-                401,
-                "signature_mismatch",
-                f"the signature recovers to {signer or 'no address'}, not to {self_wallet}",
-                param="signature",
-            )
+        signatures.require_signer(message, signature, self_wallet)
         referrer = None
         referred_by = agent.referred_by
         if referred_by is not None:
@@ -317,7 +305,7 @@ async def record_offer(
         nonce=nonce,
         deadline=deadline,
     )
-    signer = rules.offer_signer(typed, signature)
+    signer = signatures.typed_signer(typed, signature)
     if signer != buyer:  # None: a well-formed signature of nobody (no key recovers from it)
         raise ServiceError(
             401,
@@ -435,6 +423,14 @@ async def fillability(
 async def quote_commit(m: Market, *, listing_uuid: str, tx_hash: str) -> tuple[int, str, str]:
     """What the commit `tx_hash` moved, without recording anything: (price in micro-USDC, the buyer,
     the seller); 404/422 as record_commit would refuse it. The MCP accept tool's quote."""
+    listing, _, ev = await _commit_event(m, listing_uuid, tx_hash)
+    return int(ev["price"]), Web3.to_checksum_address(ev["buyer"]), listing.seller_address
+
+
+async def _commit_event(
+    m: Market, listing_uuid: str, tx_hash: str
+) -> tuple[ListingRow, dict[str, Any], dict[str, Any]]:
+    """(the open listing, the receipt of `tx_hash`, its one SaleCommitted event of the listing); 404/422."""
     listing = await m.reads.run(lambda db: _open_listing(db, listing_uuid))
     receipt = await _receipt(m, tx_hash)
     found = _events(m, receipt, "SaleCommitted", listing.chain_listing_id)
@@ -442,8 +438,7 @@ async def quote_commit(m: Market, *, listing_uuid: str, tx_hash: str) -> tuple[i
         raise ServiceError(
             422, "commit_event_missing", f"{tx_hash} holds no SaleCommitted event of this listing", param="txHash"
         )
-    ev = found[0]
-    return int(ev["price"]), Web3.to_checksum_address(ev["buyer"]), listing.seller_address
+    return listing, receipt, found[0]
 
 
 async def record_commit(
@@ -451,14 +446,7 @@ async def record_commit(
 ) -> tuple[SaleRow, bool]:
     """Record the commit `tx_hash` (buy-now by the buyer, or the seller's acceptOffer) with its
     due-diligence bundle; (sale, created). The same transaction again answers the same sale."""
-    listing = await m.reads.run(lambda db: _open_listing(db, listing_uuid))
-    receipt = await _receipt(m, tx_hash)
-    found = _events(m, receipt, "SaleCommitted", listing.chain_listing_id)
-    if len(found) != 1:
-        raise ServiceError(
-            422, "commit_event_missing", f"{tx_hash} holds no SaleCommitted event of this listing", param="txHash"
-        )
-    ev = found[0]
+    listing, receipt, ev = await _commit_event(m, listing_uuid, tx_hash)
     via_offer = bool(ev["viaOffer"])
     if via_offer == buy_now:
         raise ServiceError(
