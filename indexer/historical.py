@@ -22,7 +22,8 @@ from typing import Any
 
 from core.store import Conn, StoreError, begin, commit, in_transaction, projections, reorg, rollback
 from core.store.backend import backend_of
-from core.store.projections import Event, Subscriber
+from core.store.events import Event
+from core.store.projections import Subscriber
 from indexer.decode import Decoder, in_chain_order, parse_logs, raw_block_number
 from indexer.followers import FinalEvents
 from indexer.progress import Progress, Snapshot

@@ -14,7 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from core.store import Conn, projections, reorg, transaction
-from core.store.projections import Event, Subscriber
+from core.store.events import Event
+from core.store.projections import Subscriber
 from indexer.decode import Decoder
 from indexer.followers import FinalEvents
 from indexer.historical import RangeSizer, check_order, logs_from_receipts

@@ -9,36 +9,14 @@ transaction, and must write only to tracked tables too.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import apsw
 
+from core.store.events import EVENT_COLUMNS, Event
 from core.store.types import Uint256Hex
 
 INT64_MAX = 2**63 - 1
-
-
-class Event(NamedTuple):
-    """One decoded log (built by indexer.decode). A named tuple: the backfill builds 10,000s a second,
-    and a tuple is the cheapest immutable record to build. The first eight fields are the columns of
-    its `events` row, in order: the row is `event[:EVENT_COLUMNS]`, no second tuple per event."""
-
-    block_number: int
-    block_hash: str
-    tx_hash: str
-    log_index: int
-    contract: str
-    name: str
-    topics: str  # as returned by the node, comma-separated
-    data: str
-    args: dict[str, Any]
-
-    @property
-    def key(self) -> str:
-        return f"{self.contract}.{self.name}"
-
-
-EVENT_COLUMNS = 8
 
 
 Subscriber = Callable[[apsw.Connection, int, Event], None]
