@@ -2,8 +2,8 @@
 
 The event loop fetches eth_getLogs replies unparsed; one worker thread parses, decodes and writes
 each range, and hands the parsed logs back before decoding, so the next range is sized from them
-and fetched meanwhile. Each range is one transaction (events, projections, subscribers' writes,
-the followers' final events and the checkpoint), and its COMMIT runs in a thread of its own while
+and fetched meanwhile. Each range is one transaction (events, projections, the followers'
+final events and their writes, and the checkpoint), and its COMMIT runs in a thread of its own while
 the next range is parsed and decoded. Ranges grow on success, shrink on "too many results" or
 timeouts, follow a provider's suggested range, and never grow back past a refused span; a single
 block too large for the provider falls back to eth_getBlockReceipts.
@@ -23,7 +23,6 @@ from typing import Any
 from core.store import Conn, StoreError, begin, commit, in_transaction, projections, reorg, rollback
 from core.store.backend import backend_of
 from core.store.events import Event
-from core.store.projections import Subscriber
 from indexer.decode import Decoder, in_chain_order, parse_logs, raw_block_number
 from indexer.followers import FinalEvents
 from indexer.progress import Progress, Snapshot
@@ -162,7 +161,6 @@ class Historical:
         decoder: Decoder,
         *,
         chain_id: int,
-        subscribers: dict[str, list[Subscriber]],
         finals: FinalEvents,
         status: Status,
         sizer: RangeSizer,
@@ -174,7 +172,6 @@ class Historical:
         #: Run in each range's transaction: raises (and the range is rolled back) unless this process leads.
         self.fence = fence
         self.chain_id = chain_id
-        self.subscribers = subscribers
         self.finals = finals
         self.status = status
         self.sizer = sizer
@@ -301,7 +298,7 @@ class Historical:
         try:
             self.fence(self.conn)
             reorg.set_block(self.conn, None)  # final blocks: nothing to journal
-            projections.apply_events(self.conn, self.chain_id, events, self.subscribers)
+            projections.apply_events(self.conn, self.chain_id, events)
             projections.add_blocks(
                 self.conn, self.chain_id, [(stop, block["hash"], block["parentHash"], int(block["timestamp"], 16))]
             )

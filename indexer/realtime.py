@@ -2,7 +2,7 @@
 hashes checked against our tip and against each other, logs checked against their block's hash.
 
 Each batch is one transaction. Events of unfinalized blocks are applied with the reorg journal on
-(so a rollback undoes every write they caused, subscribers' included) and wait in memory for their
+(so a rollback undoes every write they caused) and wait in memory for their
 block to become final before the followers get them (indexer.followers).
 """
 
@@ -15,7 +15,6 @@ from typing import Any
 
 from core.store import Conn, projections, reorg, transaction
 from core.store.events import Event
-from core.store.projections import Subscriber
 from indexer.decode import Decoder
 from indexer.followers import FinalEvents
 from indexer.historical import RangeSizer, check_order, logs_from_receipts
@@ -31,7 +30,6 @@ class Realtime:
         decoder: Decoder,
         *,
         chain_id: int,
-        subscribers: dict[str, list[Subscriber]],
         finals: FinalEvents,
         status: Status,
         sizer: RangeSizer,
@@ -43,7 +41,6 @@ class Realtime:
         self.fence = fence
         self.conn, self.rpc, self.decoder = conn, rpc, decoder
         self.chain_id = chain_id
-        self.subscribers = subscribers
         self.finals = finals
         self.status = status
         self.sizer = sizer
@@ -101,7 +98,7 @@ class Realtime:
                 block_events = by_block.get(n)
                 if block_events:
                     reorg.set_block(self.conn, None if n <= final else n)
-                    projections.apply_events(self.conn, self.chain_id, block_events, self.subscribers)
+                    projections.apply_events(self.conn, self.chain_id, block_events)
             reorg.set_block(self.conn, None)
             projections.add_blocks(
                 self.conn,

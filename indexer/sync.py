@@ -3,8 +3,8 @@ to the final block with adaptive eth_getLogs ranges) and realtime sync (indexer.
 block above it, hash-linked for reorg detection), with rollback to the common ancestor on a reorg
 and the features' followers fed final events (indexer.followers).
 
-One step = one SQLite transaction holding the events, the projection writes, the subscribers' and
-followers' writes and the new checkpoint, so a process killed at any instant resumes exactly where
+One step = one SQLite transaction holding the events, the projection writes, the followers' writes
+and the new checkpoint, so a process killed at any instant resumes exactly where
 the last commit left it, with nothing missing and nothing twice.
 
 Any number of processes may run an indexer on one database; one leads (the lease
@@ -33,7 +33,6 @@ from core.leases import Lease, LostLease, indexer_lease_name
 from core.store import Conn, database_of, projections, reorg, transaction, tune_for_indexing, unavailable
 from core.store.backend import backend_of
 from core.store.health import PartHealth
-from core.store.projections import Subscriber
 from indexer.decode import Decoder
 from indexer.followers import FinalEvents
 from indexer.historical import Historical, RangeSizer
@@ -78,7 +77,6 @@ class Indexer:
         realtime_batch: int = 200,
         poll_interval: float = 0.1,
         halt_poll: float = 1.0,
-        subscribers: dict[str, list[Subscriber]] | None = None,
         followers: Sequence[Follower] = (),
         progress: Callable[[Snapshot], None] | None = None,
         clock: Callable[[], float] = time.time,
@@ -108,7 +106,6 @@ class Indexer:
         self.finals = FinalEvents(followers, self.decoder, addresses)
         parts = {
             "chain_id": chain_id,
-            "subscribers": subscribers or {},
             "finals": self.finals,
             "status": self.status,
             "sizer": self.sizer,
