@@ -322,8 +322,8 @@ def test_a_backfill_failing_part_way_keeps_whole_ranges_and_resumes(snap: System
         conn = db_connect(db, durable=False)
         async with RpcClient(url(s)) as rpc:
             breaker = Breaker(frozenset(dep.contracts), breaking)
-            ix = make_indexer(conn, rpc, s, use_finalized_tag=False, followers=[breaker])
-            ix.sizer = RangeSizer(size=2, maximum=2)  # many ranges: commits overlap the next decode
+            # many ranges: commits overlap the next decode
+            ix = make_indexer(conn, rpc, s, RangeSizer(size=2, maximum=2), use_finalized_tag=False, followers=[breaker])
             with pytest.raises(Interrupted, match="step interrupted"):
                 await ix.run_until(s.w3.eth.block_number)
         tip_row = conn.execute("SELECT block_number FROM sync_state").fetchone()
@@ -361,8 +361,8 @@ def test_backfill_checkpoints_on_a_thread_of_its_own(snap: System, tmp_path: Pat
         conn = db_connect(tmp_path / "ckpt.db", durable=False)
         conn.execute("PRAGMA wal_autocheckpoint=2")  # every range's COMMIT passes it
         async with RpcClient(url(s)) as rpc:
-            ix = make_indexer(conn, rpc, s, use_finalized_tag=False, followers=[Watch()])
-            ix.sizer = RangeSizer(size=2, maximum=2)  # many ranges, many commits
+            # many ranges, many commits
+            ix = make_indexer(conn, rpc, s, RangeSizer(size=2, maximum=2), use_finalized_tag=False, followers=[Watch()])
             await ix.run_until(s.w3.eth.block_number)
         assert conn.execute("PRAGMA wal_autocheckpoint").fetchall() == [(2,)]
         rows = dump(conn)

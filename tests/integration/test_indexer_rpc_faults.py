@@ -371,8 +371,8 @@ def test_a_getlogs_reply_cut_short_is_fetched_again(chain: System, clean: Rows, 
         conn = db_connect(tmp_path / "cut.db", durable=False)
         try:
             async with rewriting_proxy(chain, rewrite) as proxy_url, RpcClient(proxy_url, FAULTY) as rpc:
-                ix = make_indexer(conn, rpc, chain, use_finalized_tag=False)
-                ix.sizer = RangeSizer(size=4, maximum=4)  # many ranges, so several replies are cut
+                # many ranges, so several replies are cut
+                ix = make_indexer(conn, rpc, chain, RangeSizer(size=4, maximum=4), use_finalized_tag=False)
                 await ix.run_until(chain.w3.eth.block_number, timeout=45)  # raises if a step failed
             return dump(conn)
         finally:
