@@ -19,13 +19,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from core.store import Conn
+from core.store import Conn, StoreError, rollback
 from core.store.backend import backend_of
 from indexer.decode import Decoder, parse_logs, raw_block_number
 from indexer.fetch import RangeSizer, check_order, logs_from_receipts
 from indexer.progress import Progress, Snapshot
 from indexer.rpc import RpcClient, RpcError, RpcUnavailable, is_range_error, parse_reply, suggested_range
-from indexer.step import Step, finish, roll_back
+from indexer.step import Step, finish
 
 
 @dataclass
@@ -88,9 +88,7 @@ class Historical:
         progress: Callable[[Snapshot], None] | None,
     ) -> None:
         self.conn, self.rpc, self.decoder = conn, rpc, decoder
-        self.step = step
-        self.sizer = sizer
-        self.progress = progress
+        self.step, self.sizer, self.progress = step, sizer, progress
         self._progress: Progress | None = None
         self._progress_done = False
         self._commit: _Commit | None = None  # a range's COMMIT still running
@@ -140,11 +138,8 @@ class Historical:
                     if not is_range_error(exc):
                         raise
                     if stop == start:  # one block is already too much for this provider
-                        await ready.put(
-                            _Range(
-                                start, stop, block, None, await logs_from_receipts(self.rpc, self.decoder, start), None
-                            )
-                        )
+                        logs = await logs_from_receipts(self.rpc, self.decoder, start)
+                        await ready.put(_Range(start, stop, block, None, logs, None))
                         start = stop + 1
                     else:
                         self.sizer.refused(suggested_range(exc), start, stop)
@@ -217,7 +212,8 @@ class Historical:
         """After a failed step: wait out a COMMIT still running (its error is the step's, already
         reported) and roll back a transaction left open, so the next step starts clean."""
         self._wait_commit_quietly()
-        roll_back(self.conn)
+        with contextlib.suppress(StoreError):
+            rollback(self.conn)
 
     def use(self, conn: Conn) -> None:
         """Write through `conn` from now on (the indexer's session was replaced after it was lost)."""

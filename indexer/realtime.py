@@ -24,9 +24,7 @@ class Realtime:
         self, conn: Conn, rpc: RpcClient, decoder: Decoder, *, step: Step, sizer: RangeSizer, batch: int = 200
     ) -> None:
         self.conn, self.rpc, self.decoder = conn, rpc, decoder
-        self.step = step
-        self.sizer = sizer
-        self.batch = batch
+        self.step, self.sizer, self.batch = step, sizer, batch
 
     async def run(self, number: int, tip_hash: str, head: int, final: int) -> bool:
         """Apply the blocks after `number` (hash `tip_hash`) up to the head, at most `batch` at a time.

@@ -1,31 +1,26 @@
 """One indexer step: the transaction both phases write, indexer.historical for a range of final blocks
 and indexer.realtime for a batch of new blocks (the newest maybe above the final block).
 
-One transaction holds, in this order: the leadership fence; the events and their projections (those of
-final blocks unjournaled, in one batch; each block above the final one journaled under its own number, so
-a reorg undoes exactly what it wrote); the blocks' hashes (the window a reorg is searched in); the
-checkpoint; the undo journal pruned up to the final block; and the final events to the followers
-(indexer.followers), whose writes are never journaled. Only once it has committed do the followers'
-memory and the status move. A process killed at any instant resumes where the last commit left it.
+It holds, in this order: the leadership fence; the events and their projections (those of final blocks
+unjournaled, in one batch; each later block journaled under its own number, so a reorg undoes exactly
+what it wrote); the blocks' hashes (where a reorg's common ancestor is found); the checkpoint; the undo
+journal pruned up to the final block; the final events to the followers (indexer.followers), whose writes
+are never journaled. Only once it has committed do the followers' memory and the status move. So a
+process killed at any instant resumes exactly where the last commit left it: nothing missing, nothing twice.
 """
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import Any
 
-from core.store import Conn, StoreError, begin, commit, in_transaction, projections, reorg, rollback
-from core.store.backend import backend_of
+from core.store import Conn, begin, commit, projections, reorg, rollback
 from core.store.events import Event
 from indexer.followers import FinalEvents
 from indexer.status import Status
-
-#: How a step's transaction is committed: (connection, what to run once committed).
-Commit = Callable[[Conn, Callable[[], None]], None]
 
 _block_number = attrgetter("block_number")
 
@@ -34,13 +29,6 @@ def finish(conn: Conn, committed: Callable[[], None]) -> None:
     """COMMIT now, then `committed()`. A COMMIT that raises has ended its transaction (core.store.commit)."""
     commit(conn)
     committed()
-
-
-def roll_back(conn: Conn) -> None:
-    """Roll back a transaction a failed step left open (a lost session has nothing left to roll back)."""
-    if in_transaction(conn) and not backend_of(conn).broken(conn):
-        with contextlib.suppress(StoreError):
-            rollback(conn)
 
 
 class Step:
@@ -55,10 +43,7 @@ class Step:
         clock: Callable[[], float],
         fence: Callable[[Conn], None],
     ) -> None:
-        self.chain_id = chain_id
-        self.finals = finals
-        self.status = status
-        self.clock = clock
+        self.chain_id, self.finals, self.status, self.clock = chain_id, finals, status, clock
         #: Run first in each step's transaction: raises (and the step is rolled back) unless this process leads.
         self.fence = fence
 
@@ -69,11 +54,11 @@ class Step:
         headers: Sequence[dict[str, Any]],
         head: int,
         final: int,
-        commit_with: Commit = finish,
+        commit_with: Callable[[Conn, Callable[[], None]], None] = finish,
     ) -> None:
         """Apply `events` (in chain order) of the blocks `headers` (the node's, in order; the last one is
-        the new checkpoint) in one transaction, and hand it to `commit_with` (default: COMMIT now). A
-        failure before that rolls it back and raises."""
+        the new checkpoint) in one transaction, and hand it to `commit_with` with what to run once it has
+        committed (default: COMMIT now). A failure before that rolls it back and raises."""
         begin(conn)
         try:
             self.fence(conn)
@@ -81,16 +66,13 @@ class Step:
             end = int(last["number"], 16)
             fin = min(final, end)
             _apply(conn, self.chain_id, events, fin)
-            projections.add_blocks(
-                conn,
-                self.chain_id,
-                [(int(h["number"], 16), h["hash"], h["parentHash"], int(h["timestamp"], 16)) for h in headers],
-            )
+            blocks = [(int(h["number"], 16), h["hash"], h["parentHash"], int(h["timestamp"], 16)) for h in headers]
+            projections.add_blocks(conn, self.chain_id, blocks)
             projections.set_tip(conn, self.chain_id, end, last["hash"], head, fin, self.clock())
             reorg.prune(conn, self.chain_id, fin)
             self.finals.deliver(conn, self.chain_id, fin, events)
         except BaseException:
-            roll_back(conn)
+            rollback(conn)
             raise
         commit_with(conn, lambda: self._committed(events, end, fin))
 
@@ -103,14 +85,13 @@ class Step:
 
 def _apply(conn: Conn, chain_id: int, events: Sequence[Event], final: int) -> None:
     """The events of blocks up to `final` in one batch, unjournaled (a final block never changes); those of
-    each later block under its own number in the reorg journal. Journaling ends before the blocks, the
-    checkpoint and the followers' writes."""
+    each later block under its own number in the reorg journal, which is off again afterwards."""
     split = bisect_right(events, final, key=_block_number)
     reorg.set_block(conn, None)
     if split:
-        projections.apply_events(conn, chain_id, events if split == len(events) else events[:split])
+        projections.apply_events(conn, chain_id, events[:split])
+    for number, block_events in itertools.groupby(events[split:], key=_block_number):
+        reorg.set_block(conn, number)
+        projections.apply_events(conn, chain_id, list(block_events))
     if split < len(events):
-        for number, block_events in itertools.groupby(events[split:], key=_block_number):
-            reorg.set_block(conn, number)
-            projections.apply_events(conn, chain_id, list(block_events))
         reorg.set_block(conn, None)

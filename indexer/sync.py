@@ -1,11 +1,8 @@
 """Following the chain into SQLite: the loop around historical sync (indexer.historical: backfill
 to the final block with adaptive eth_getLogs ranges) and realtime sync (indexer.realtime: block by
 block above it, hash-linked for reorg detection), with rollback to the common ancestor on a reorg
-and the features' followers fed final events (indexer.followers).
-
-One step = one transaction (indexer.step, written once for both phases) holding the events, the
-projection writes, the followers' writes and the new checkpoint, so a process killed at any instant
-resumes exactly where the last commit left it, with nothing missing and nothing twice.
+and the features' followers fed final events (indexer.followers). Each phase's step is one
+transaction, written once for both (indexer.step).
 
 Any number of processes may run an indexer on one database; one leads (the lease
 "indexer:<chain_id>", core.leases) and follows the chain, the others wait and retry every
