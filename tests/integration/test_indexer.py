@@ -19,8 +19,8 @@ from core.store import Conn, Database, open_database
 from core.store import connect as db_connect
 from core.store.events import Event
 from core.store.projections import dump
+from indexer.fetch import RangeSizer
 from indexer.rpc import RpcClient
-from indexer.sync import RangeSizer
 from scripts.devchain import USDC, System, deploy_dev_system, run_scenario
 from tests.integration.indexer_kit import index_to_head, make_indexer, mine, reorg, signed_tx
 

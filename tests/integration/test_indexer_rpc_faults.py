@@ -25,8 +25,9 @@ from core.chain import connect
 from core.store import connect as db_connect
 from core.store.projections import dump
 from indexer.decode import INDEXED_CONTRACTS
+from indexer.fetch import RangeSizer
 from indexer.rpc import RetryPolicy, RpcClient, RpcError
-from indexer.sync import Indexer, RangeSizer
+from indexer.sync import Indexer
 from scripts.devchain import USDC, System, deploy_dev_system, run_scenario
 from tests.integration.indexer_kit import index_to_head, make_indexer, mine, signed_tx
 from tests.integration.rpc_proxy import RpcProxy

@@ -15,8 +15,8 @@ import pytest
 from aiohttp import web
 
 from indexer.decode import RawLog, in_chain_order, parse_logs
+from indexer.fetch import RangeSizer
 from indexer.rpc import RetryPolicy, RpcClient, RpcError, RpcUnavailable, is_range_error, parse_reply, suggested_range
-from indexer.sync import RangeSizer
 
 # ---- provider range errors ----------------------------------------------------------------------
 
