@@ -41,8 +41,9 @@ from core.anvil import Anvil
 from core.chain import ROOT, connect
 from core.store import open_database
 from indexer.decode import Decoder, parse_logs, raw_block_number
+from indexer.fetch import RangeSizer
 from indexer.rpc import RpcClient
-from indexer.sync import Indexer, RangeSizer
+from indexer.sync import Indexer
 from scripts.compile import compile_contracts
 from scripts.devchain import USDC, System, deploy_dev_system
 from tests.pg_kit import PgCluster

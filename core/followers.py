@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from core.store import Conn
-from core.store.projections import Event
+from core.store.events import Event
 
 
 class Follower(Protocol):

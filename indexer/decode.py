@@ -20,7 +20,7 @@ from eth_utils.address import to_checksum_address
 from web3 import Web3
 
 from core.chain import load_artifact
-from core.store.projections import Event
+from core.store.events import Event
 
 #: Contracts whose events the indexer follows (MockUSDC is a local stand-in for USDC: not ours).
 INDEXED_CONTRACTS = (

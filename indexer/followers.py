@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from core.followers import Follower
 from core.store import Conn, projections, savepoint
-from core.store.projections import Event
+from core.store.events import Event
 from indexer.decode import Decoder
 
 log = logging.getLogger("agentledger.indexer")

@@ -2,11 +2,11 @@
 
 The event loop fetches eth_getLogs replies unparsed; one worker thread parses, decodes and writes
 each range, and hands the parsed logs back before decoding, so the next range is sized from them
-and fetched meanwhile. Each range is one transaction (events, projections, subscribers' writes,
-the followers' final events and the checkpoint), and its COMMIT runs in a thread of its own while
-the next range is parsed and decoded. Ranges grow on success, shrink on "too many results" or
-timeouts, follow a provider's suggested range, and never grow back past a refused span; a single
-block too large for the provider falls back to eth_getBlockReceipts.
+and fetched meanwhile. Each range is one step (indexer.step: one transaction), and its COMMIT runs
+in a thread of its own while the next range is parsed and decoded. Ranges (indexer.fetch) grow on
+success, shrink on "too many results" or timeouts, follow a provider's suggested range, and never
+grow back past a refused span; a single block too large for the provider falls back to
+eth_getBlockReceipts.
 """
 
 from __future__ import annotations
@@ -14,75 +14,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import logging
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from core.store import Conn, StoreError, begin, commit, in_transaction, projections, reorg, rollback
+from core.store import Conn, StoreError, rollback
 from core.store.backend import backend_of
-from core.store.projections import Event, Subscriber
-from indexer.decode import Decoder, in_chain_order, parse_logs, raw_block_number
-from indexer.followers import FinalEvents
+from indexer.decode import Decoder, parse_logs, raw_block_number
+from indexer.fetch import RangeSizer, check_order, logs_from_receipts
 from indexer.progress import Progress, Snapshot
 from indexer.rpc import RpcClient, RpcError, RpcUnavailable, is_range_error, parse_reply, suggested_range
-from indexer.status import Status
-
-log = logging.getLogger("agentledger.indexer")
-
-
-def _block_of(log: dict[str, Any]) -> int:
-    return int(log["blockNumber"], 16)
-
-
-@dataclass
-class RangeSizer:
-    """eth_getLogs range that grows on success and shrinks on "too many results" or timeouts."""
-
-    size: int = 16  # small first: unknown density; it aims at target_logs after each range
-    minimum: int = 1
-    maximum: int = 100_000
-    target_logs: int = 10_000
-
-    def success(self, n_logs: int, tail_logs: int = 0, tail_blocks: int = 0) -> None:
-        """Aim the next range at `target_logs` from this range's density, at most doubling. With a
-        tail (the last `tail_blocks` blocks held `tail_logs` logs), aim by the denser of the two: a
-        history that turns dense mid-range (a quiet deploy, then traffic) must not send the next
-        range six times past the target, which would also leave the backfill one huge step."""
-        aimed = self.size * self.target_logs // max(n_logs, 1)
-        if tail_blocks > 0 and tail_logs > 0:
-            aimed = min(aimed, tail_blocks * self.target_logs // tail_logs)
-        self.size = max(self.minimum, min(self.size * 2, aimed, self.maximum))
-
-    @staticmethod
-    def measure(
-        logs: Sequence[Any], start: int, stop: int, block_of: Callable[[Any], int] = _block_of
-    ) -> tuple[int, int, int]:
-        """(logs, logs in the range's last quarter, blocks in that quarter) for the logs of
-        [start, stop], sorted by block as nodes return them; reads only the tail's block numbers."""
-        tail_from = stop - (stop - start + 1) // 4
-        k = len(logs)
-        while k and block_of(logs[k - 1]) >= tail_from:
-            k -= 1
-        return len(logs), len(logs) - k, stop - tail_from + 1
-
-    def observe(self, logs: Sequence[Any], start: int, stop: int, block_of: Callable[[Any], int] = _block_of) -> None:
-        """`success` for the logs of [start, stop], with the last quarter as the tail."""
-        self.success(*self.measure(logs, start, stop, block_of))
-
-    def too_large(self, suggested: int | None = None) -> None:
-        self.size = max(self.minimum, suggested if suggested else self.size // 2)
-
-    def refused(self, suggested: tuple[int, int] | None, start: int, stop: int) -> None:
-        """The node refused [start, stop] as too large (maybe suggesting a range): shrink below the
-        span actually refused, and never grow back past it."""
-        size = suggested[1] - suggested[0] + 1 if suggested and suggested[0] == start else None
-        refused = stop - start + 1
-        self.size = min(self.size, refused)
-        self.maximum = max(self.minimum, min(self.maximum, refused - 1))
-        self.too_large(size if size and size < refused else None)
-        log.info("eth_getLogs range too large at %d; now %d blocks", start, self.size)
+from indexer.step import Step, finish
 
 
 @dataclass
@@ -113,9 +56,8 @@ def _settle(loop: asyncio.AbstractEventLoop, fut: asyncio.Future[Any] | None, ou
 
 
 class _Commit:
-    """A COMMIT in its own thread, so that the next range is parsed and decoded meanwhile (SQLite
-    writes the WAL, and checkpoints it, without holding the GIL). The transaction was opened and
-    filled by the caller; on failure it is rolled back and `wait` raises the error."""
+    """A step's COMMIT in its own thread, so that the next range is parsed and decoded meanwhile (SQLite
+    writes the WAL, and checkpoints it, without holding the GIL); `wait` raises its error."""
 
     def __init__(self, conn: Conn, committed: Callable[[], None]) -> None:
         self.error: BaseException | None = None
@@ -124,33 +66,14 @@ class _Commit:
 
     def _run(self, conn: Conn, committed: Callable[[], None]) -> None:
         try:
-            commit(conn)
+            finish(conn, committed)
         except BaseException as exc:
             self.error = exc
-            with contextlib.suppress(StoreError):
-                rollback(conn)
-            return
-        committed()
 
     def wait(self) -> None:
         self._thread.join()
         if self.error is not None:
             raise self.error
-
-
-async def logs_from_receipts(rpc: RpcClient, decoder: Decoder, block: int) -> list[dict[str, Any]]:
-    """Last resort for one block with more logs than the provider returns at once."""
-    receipts = await rpc.call("eth_getBlockReceipts", [hex(block)])
-    wanted = set(decoder.addresses)
-    return [lg for r in receipts for lg in r["logs"] if lg["address"].lower() in wanted]
-
-
-def check_order(events: list[Event], start: int, stop: int) -> None:
-    """Refuse a reply (the step fails and is fetched again) whose logs are not strictly in chain
-    order inside [start, stop]: a repeated log would count a credit twice, a log from outside the
-    range would be applied under the wrong checkpoint."""
-    if events and not (start <= events[0].block_number and events[-1].block_number <= stop and in_chain_order(events)):
-        raise RpcError(-32603, f"eth_getLogs reply for blocks {start}-{stop} is not in chain order")
 
 
 class Historical:
@@ -160,25 +83,12 @@ class Historical:
         rpc: RpcClient,
         decoder: Decoder,
         *,
-        chain_id: int,
-        subscribers: dict[str, list[Subscriber]],
-        finals: FinalEvents,
-        status: Status,
+        step: Step,
         sizer: RangeSizer,
-        clock: Callable[[], float],
         progress: Callable[[Snapshot], None] | None,
-        fence: Callable[[Conn], None] = lambda conn: None,
     ) -> None:
         self.conn, self.rpc, self.decoder = conn, rpc, decoder
-        #: Run in each range's transaction: raises (and the range is rolled back) unless this process leads.
-        self.fence = fence
-        self.chain_id = chain_id
-        self.subscribers = subscribers
-        self.finals = finals
-        self.status = status
-        self.sizer = sizer
-        self.clock = clock
-        self.progress = progress
+        self.step, self.sizer, self.progress = step, sizer, progress
         self._progress: Progress | None = None
         self._progress_done = False
         self._commit: _Commit | None = None  # a range's COMMIT still running
@@ -228,11 +138,8 @@ class Historical:
                     if not is_range_error(exc):
                         raise
                     if stop == start:  # one block is already too much for this provider
-                        await ready.put(
-                            _Range(
-                                start, stop, block, None, await logs_from_receipts(self.rpc, self.decoder, start), None
-                            )
-                        )
+                        logs = await logs_from_receipts(self.rpc, self.decoder, start)
+                        await ready.put(_Range(start, stop, block, None, logs, None))
                         start = stop + 1
                     else:
                         self.sizer.refused(suggested_range(exc), start, stop)
@@ -295,38 +202,18 @@ class Historical:
             events = self.decoder.decode_all(logs)
         check_order(events, item.start, item.stop)
         self._wait_commit()
-        stop, block, fin = item.stop, item.block, min(final, item.stop)
-        begin(self.conn)
-        try:
-            self.fence(self.conn)
-            reorg.set_block(self.conn, None)  # final blocks: nothing to journal
-            projections.apply_events(self.conn, self.chain_id, events, self.subscribers)
-            projections.add_blocks(
-                self.conn, self.chain_id, [(stop, block["hash"], block["parentHash"], int(block["timestamp"], 16))]
-            )
-            projections.set_tip(self.conn, self.chain_id, stop, block["hash"], head, fin, self.clock())
-            reorg.prune(self.conn, self.chain_id, fin)
-            self.finals.deliver(self.conn, self.chain_id, fin, events)  # final at once: to the followers now
-        except BaseException:
-            rollback(self.conn)
-            raise
-
-        def committed() -> None:
-            self.finals.committed(events, fin)
-            self.status.seen = stop
-            self.status.final = fin
-            self.status.events_applied += len(events)
-
-        self._commit = _Commit(self.conn, committed)
+        self.step.write(self.conn, events, [item.block], head, final, commit_with=self._commit_in_thread)
         return len(events)
+
+    def _commit_in_thread(self, conn: Conn, committed: Callable[[], None]) -> None:
+        self._commit = _Commit(conn, committed)
 
     def abandon(self) -> None:
         """After a failed step: wait out a COMMIT still running (its error is the step's, already
         reported) and roll back a transaction left open, so the next step starts clean."""
         self._wait_commit_quietly()
-        if in_transaction(self.conn) and not backend_of(self.conn).broken(self.conn):
-            with contextlib.suppress(StoreError):
-                rollback(self.conn)
+        with contextlib.suppress(StoreError):
+            rollback(self.conn)
 
     def use(self, conn: Conn) -> None:
         """Write through `conn` from now on (the indexer's session was replaced after it was lost)."""

@@ -15,7 +15,6 @@ from core.hire import EscrowFollower
 from core.marketplace import MarketFollower, Notices, notices_for
 from core.networks import network_for
 from core.store import Conn
-from core.store.projections import Subscriber
 from indexer.progress import Snapshot
 from indexer.rpc import RpcClient
 from indexer.sync import Indexer
@@ -36,7 +35,6 @@ def build_indexer(
     conn: Conn,
     rpc: RpcClient,
     *,
-    subscribers: dict[str, list[Subscriber]] | None = None,
     progress: Callable[[Snapshot], None] | None = None,
     clock: Callable[[], float] = time.time,
 ) -> Indexer:
@@ -52,7 +50,6 @@ def build_indexer(
         start_block=deployment.deploy_block,
         confirmations=confirmations,
         poll_interval=settings.poll_interval,
-        subscribers=subscribers,
         followers=followers(
             clock, notices_for(settings, deployment.chain_id) if "AgentMarketplace" in deployment.contracts else None
         ),

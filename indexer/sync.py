@@ -1,11 +1,8 @@
 """Following the chain into SQLite: the loop around historical sync (indexer.historical: backfill
 to the final block with adaptive eth_getLogs ranges) and realtime sync (indexer.realtime: block by
 block above it, hash-linked for reorg detection), with rollback to the common ancestor on a reorg
-and the features' followers fed final events (indexer.followers).
-
-One step = one SQLite transaction holding the events, the projection writes, the subscribers' and
-followers' writes and the new checkpoint, so a process killed at any instant resumes exactly where
-the last commit left it, with nothing missing and nothing twice.
+and the features' followers fed final events (indexer.followers). Each phase's step is one
+transaction, written once for both (indexer.step).
 
 Any number of processes may run an indexer on one database; one leads (the lease
 "indexer:<chain_id>", core.leases) and follows the chain, the others wait and retry every
@@ -33,14 +30,15 @@ from core.leases import Lease, LostLease, indexer_lease_name
 from core.store import Conn, database_of, projections, reorg, transaction, tune_for_indexing, unavailable
 from core.store.backend import backend_of
 from core.store.health import PartHealth
-from core.store.projections import Subscriber
 from indexer.decode import Decoder
+from indexer.fetch import RangeSizer
 from indexer.followers import FinalEvents
-from indexer.historical import Historical, RangeSizer
+from indexer.historical import Historical
 from indexer.progress import Snapshot
 from indexer.realtime import Realtime
 from indexer.rpc import RpcClient, RpcError, RpcUnavailable
 from indexer.status import Status
+from indexer.step import Step
 
 __all__ = ["DeepReorg", "Halted", "Indexer", "Status"]
 
@@ -78,7 +76,6 @@ class Indexer:
         realtime_batch: int = 200,
         poll_interval: float = 0.1,
         halt_poll: float = 1.0,
-        subscribers: dict[str, list[Subscriber]] | None = None,
         followers: Sequence[Follower] = (),
         progress: Callable[[Snapshot], None] | None = None,
         clock: Callable[[], float] = time.time,
@@ -106,17 +103,9 @@ class Indexer:
         #: which the status shows, do not).
         self.health = PartHealth()
         self.finals = FinalEvents(followers, self.decoder, addresses)
-        parts = {
-            "chain_id": chain_id,
-            "subscribers": subscribers or {},
-            "finals": self.finals,
-            "status": self.status,
-            "sizer": self.sizer,
-            "clock": clock,
-            "fence": self.fence,
-        }
-        self.historical = Historical(conn, rpc, self.decoder, progress=progress, **parts)  # type: ignore[arg-type]
-        self.realtime = Realtime(conn, rpc, self.decoder, batch=realtime_batch, **parts)  # type: ignore[arg-type]
+        step = Step(chain_id=chain_id, finals=self.finals, status=self.status, clock=clock, fence=self.fence)
+        self.historical = Historical(conn, rpc, self.decoder, step=step, sizer=self.sizer, progress=progress)
+        self.realtime = Realtime(conn, rpc, self.decoder, step=step, sizer=self.sizer, batch=realtime_batch)
 
     # ---- public ---------------------------------------------------------------------------
 
@@ -238,7 +227,7 @@ class Indexer:
             await self.historical.run(number, final, head)
             return True
         if number < head:
-            if not await self.realtime.step(number, tip_hash, head, final):
+            if not await self.realtime.run(number, tip_hash, head, final):
                 await self._handle_reorg(number)
             return True
         return False

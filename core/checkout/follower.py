@@ -39,7 +39,7 @@ from core.checkout.orders import InvalidTransition
 from core.store import Conn, projections
 from core.store import checkout as checkout_store
 from core.store import orders as order_store
-from core.store.projections import Event
+from core.store.events import Event
 
 log = logging.getLogger("agentledger.orders")
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from core.hire import moves, reputation, rules
 from core.store import Conn
 from core.store import hire as store
-from core.store.projections import Event
+from core.store.events import Event
 
 log = logging.getLogger("agentledger.hire")
 

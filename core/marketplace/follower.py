@@ -20,8 +20,8 @@ from core.marketplace.context import Notices
 from core.store import Conn
 from core.store import marketplace as store
 from core.store import wallets as wallet_store
+from core.store.events import Event
 from core.store.marketplace import ListingRow
-from core.store.projections import Event
 
 log = logging.getLogger("agentledger.drop")
 

@@ -1,47 +1,23 @@
 """Projections: what each contract event writes into the SQLite tables the API reads.
 
 `apply_events` runs inside the indexer's transaction; every write here lands in a tracked table
-(see reorg.TRACKED_TABLES), so a reorg rolls it back exactly. Subscribers (other components'
-reactions, e.g. "job released" -> order state and webhook) run right after, in the same
-transaction, and must write only to tracked tables too.
+(see reorg.TRACKED_TABLES), so a reorg rolls it back exactly. Other components react to final
+events only, as followers (core.followers), never to events a reorg may still take back.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import apsw
 
+from core.store.events import EVENT_COLUMNS, Event
 from core.store.types import Uint256Hex
 
 INT64_MAX = 2**63 - 1
 
 
-class Event(NamedTuple):
-    """One decoded log (built by indexer.decode). A named tuple: the backfill builds 10,000s a second,
-    and a tuple is the cheapest immutable record to build. The first eight fields are the columns of
-    its `events` row, in order: the row is `event[:EVENT_COLUMNS]`, no second tuple per event."""
-
-    block_number: int
-    block_hash: str
-    tx_hash: str
-    log_index: int
-    contract: str
-    name: str
-    topics: str  # as returned by the node, comma-separated
-    data: str
-    args: dict[str, Any]
-
-    @property
-    def key(self) -> str:
-        return f"{self.contract}.{self.name}"
-
-
-EVENT_COLUMNS = 8
-
-
-Subscriber = Callable[[apsw.Connection, int, Event], None]
 #: A handler turns one event into one SQL statement and its parameters, on one table; a batch's
 #: statements run table by table, consecutive ones with the same SQL as one executemany (the
 #: backfill's hot path). A handler's SQL must read and write only its own table.
@@ -337,7 +313,6 @@ def apply_events(
     conn: apsw.Connection,
     chain_id: int,
     events: Sequence[Event],
-    subscribers: dict[str, list[Subscriber]] | None = None,
 ) -> None:
     """Record `events` (in chain order) and update the projections; call inside a transaction.
     Each event's topics and data are stored verbatim as the node returned them: the audit copy,
@@ -351,20 +326,11 @@ def apply_events(
     pending = _Pending()
     add = pending.add_statement
     routes = _HANDLER_OF
-    # subscribers by (contract, event name), the key the routes use: no "Contract.Event" string per event
-    subscribed = {tuple(k.split(".", 1)): v for k, v in subscribers.items() if v} if subscribers else None
     for e in events:
-        kind = (e.contract, e.name)
-        route = routes.get(kind)
+        route = routes.get((e.contract, e.name))
         if route is not None:
             statement = route[0](chain_id, e, e.args)
             add(statement, route[1], _tables.get(statement[0]) or _table_of(statement[0]))
-        if subscribed:
-            subs = subscribed.get(kind)
-            if subs:
-                pending.flush(conn)  # a subscriber sees the projections as of its own event
-                for sub in subs:
-                    sub(conn, chain_id, e)
     pending.flush(conn)
 
 

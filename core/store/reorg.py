@@ -3,9 +3,8 @@
 While the indexer applies block N it sets reorg_context.block_number = N; each backend then journals how
 to undo every insert, update and delete of a tracked table (core.store.schema.TRACKED_TABLES): SQLite by
 triggers, PostgreSQL by one trigger function (core.store.pg_reorg). Rolling back to an ancestor replays
-those records newest first, so every projection row and every derived effect (anything a subscriber
-writes to a tracked table in the same transaction) returns to exactly its state at the ancestor. Records
-at or below the finalized block are pruned.
+those records newest first, so every projection row returns to exactly its state at the ancestor.
+Records at or below the finalized block are pruned.
 """
 
 from __future__ import annotations

@@ -36,8 +36,7 @@ def _between(conn: Conn, open_transaction: Callable[[Conn], object]) -> Iterator
     try:
         yield conn
     except BaseException:
-        if in_transaction(conn) and not backend_of(conn).broken(conn):
-            conn.execute("ROLLBACK")
+        rollback(conn)
         raise
     commit(conn)
 
@@ -54,7 +53,9 @@ def commit(conn: Conn) -> None:
 
 
 def rollback(conn: Conn) -> None:
-    conn.execute("ROLLBACK")
+    """Roll back the open transaction, if any (a lost session has nothing left to roll back)."""
+    if in_transaction(conn) and not backend_of(conn).broken(conn):
+        conn.execute("ROLLBACK")
 
 
 def in_transaction(conn: Conn) -> bool:

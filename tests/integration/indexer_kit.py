@@ -11,14 +11,21 @@ from web3.contract.contract import ContractFunction
 
 from core.store import connect
 from core.store.projections import dump
+from indexer.fetch import RangeSizer
 from indexer.rpc import RetryPolicy, RpcClient
 from indexer.sync import Indexer
 from scripts.devchain import System
 
 
-def make_indexer(conn: apsw.Connection, rpc: RpcClient, system: System, **kw: Any) -> Indexer:
+def make_indexer(
+    conn: apsw.Connection, rpc: RpcClient, system: System, sizer: RangeSizer | None = None, **kw: Any
+) -> Indexer:
+    """An indexer of `system`'s contracts; `sizer`: its eth_getLogs ranges sized by this one from the start."""
     dep = system.deployment
-    return Indexer(conn, rpc, chain_id=dep.chain_id, addresses=dep.contracts, start_block=dep.deploy_block, **kw)
+    ix = Indexer(conn, rpc, chain_id=dep.chain_id, addresses=dep.contracts, start_block=dep.deploy_block, **kw)
+    if sizer is not None:  # each phase holds the sizer it was built with: replacing ix.sizer alone reaches neither
+        ix.sizer = ix.historical.sizer = ix.realtime.sizer = sizer
+    return ix
 
 
 async def index_to_head(db: Path, rpc_url: str, system: System, **kw: Any) -> dict[str, list[tuple[Any, ...]]]:

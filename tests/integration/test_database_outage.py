@@ -312,32 +312,45 @@ async def _restart_under_load(
     return statuses, stuck
 
 
+@pytest.mark.parametrize("phase", ["historical", "realtime"])
 def test_every_session_cut_while_the_indexer_is_mid_step(
     chain: tuple[System, str],  # noqa: F811 (the fixture imported above)
     tmp_path: Path,
     cluster: PgCluster,
+    phase: str,
 ) -> None:
     """A failover-like cut: every session of the database is terminated while the indexer is inside a
-    step's transaction (a subscriber holds it there). The step fails having written nothing; the indexer
-    opens a new session by itself, takes its lease again, applies the range again, and its index equals a
-    clean run's."""
+    step's transaction, a backfill range's (its COMMIT runs in a thread of its own) or a realtime batch's
+    (a follower's step holds it there). The step fails having written nothing; the indexer opens a new
+    session by itself, takes its lease again, applies the range again, and its index equals a clean run's."""
     s, rpc = chain
     run_scenario(s)
     database = cluster.fresh()
     inside, go_on = threading.Event(), threading.Event()
 
-    def hold(conn: Any, chain_id: int, event: Any) -> None:
-        if not inside.is_set():
-            inside.set()
-            go_on.wait(30)
+    class Hold:
+        """A follower whose step, run in every step's transaction (core.followers), holds the phase's first
+        (a realtime batch's checkpoint is above the final block, a backfill range's never)."""
+
+        name = "hold"
+        contracts = frozenset({"AgentRegistry"})
+
+        def apply(self, conn: Any, chain_id: int, event: Any) -> None:
+            pass
+
+        def finalized(self, conn: Any, chain_id: int, final: int) -> None:
+            (tip,) = conn.execute("SELECT block_number FROM sync_state WHERE chain_id = ?", (chain_id,)).fetchone()
+            if (tip > final) == (phase == "realtime") and not inside.is_set():
+                inside.set()
+                go_on.wait(30)
 
     async def scenario() -> dict[str, list[tuple[Any, ...]]]:
         conn = database.connect(durable=False)
         async with RpcClient(rpc, RetryPolicy(attempts=3)) as client:
-            ix = make_indexer(conn, client, s, subscribers={"AgentRegistry.AgentRegistered": [hold]})
+            ix = make_indexer(conn, client, s, followers=[Hold()])
             stop = asyncio.Event()
             task = asyncio.create_task(ix.run(stop))
-            await asyncio.to_thread(inside.wait, 30)
+            assert await asyncio.to_thread(inside.wait, 30)
             assert await asyncio.to_thread(cluster.terminate_sessions, database) >= 1
             go_on.set()
             head = s.w3.eth.block_number

@@ -15,12 +15,12 @@ import pytest
 from core.anvil import Anvil
 from core.chain import connect
 from core.money import split
-from core.store import Database, open_database
+from core.store import Conn, Database, open_database
 from core.store import connect as db_connect
-from core.store.projections import HANDLERS, dump
-from core.store.reorg import track
+from core.store.events import Event
+from core.store.projections import dump
+from indexer.fetch import RangeSizer
 from indexer.rpc import RpcClient
-from indexer.sync import RangeSizer
 from scripts.devchain import USDC, System, deploy_dev_system, run_scenario
 from tests.integration.indexer_kit import index_to_head, make_indexer, mine, reorg, signed_tx
 
@@ -189,43 +189,67 @@ def test_reorg_while_the_indexer_was_down_is_detected_on_restart(snap: System, t
     asyncio.run(scenario())
 
 
-def test_subscriber_effects_commit_with_the_event_and_roll_back_with_it(snap: System, tmp_path: Path) -> None:
-    """A subscriber's derived write is in the same transaction as the event (present exactly when
-    the event is) and a reorg that removes the event removes the derived write too."""
+class Releases:
+    """A follower of AgentEscrow's final events: writes each release to a table of its own and records
+    (job, its projected status) as it sees it."""
+
+    name = "releases"
+    contracts = frozenset({"AgentEscrow"})
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str]] = []
+
+    def apply(self, conn: Conn, chain_id: int, event: Event) -> None:
+        if event.name != "JobReleased":
+            return
+        job = event.args["jobId"]
+        conn.execute("INSERT INTO derived VALUES (?, 'order released')", (job,))
+        status = conn.execute("SELECT status FROM escrow_jobs WHERE job_id = ?", (job,)).fetchone()
+        self.seen.append((job, status[0]))
+
+
+def test_a_followers_writes_commit_with_the_final_event_and_a_reorg_never_reaches_them(
+    snap: System, tmp_path: Path
+) -> None:
+    """A follower's derived write is in the step's transaction that makes its event final (present exactly
+    when the event is final, seeing the event's projection); an event whose block a reorg replaces before
+    it is final never reaches the follower, so there is nothing of it to undo."""
     s = snap
     mine(s, 3)
 
     async def scenario() -> None:
-        conn = db_connect(tmp_path / "subs.db", durable=False)
+        conn = db_connect(tmp_path / "follow.db", durable=False)
         conn.execute("CREATE TABLE derived (job_id TEXT NOT NULL, note TEXT NOT NULL, PRIMARY KEY (job_id, note))")
-        track(conn, "derived")
-        calls: list[str] = []
-
-        def on_release(c: object, chain_id: int, event: object) -> None:
-            job = event.args["jobId"]  # type: ignore[attr-defined]
-            calls.append(job)
-            conn.execute("INSERT INTO derived VALUES (?, 'order released')", (job,))
-            assert conn.execute("SELECT status FROM escrow_jobs WHERE job_id = ?", (job,)).fetchone()[0] == "released"
-
+        releases = Releases()
         owner, buyer = s.users[2], s.users[1]
         s.mint_usdc(buyer.address, 100 * USDC)
         s.approve(buyer, s.escrow.address, 100 * USDC)
         s.tx(owner, s.escrow.functions.setPrice(2, 10 * USDC, 0))
-        s.tx(buyer, s.escrow.functions.createJob(b"\x77" * 32, "agl_00000000000b", 10 * USDC, 7 * 86_400))
+        for job in (b"\x77" * 32, b"\x78" * 32):
+            s.tx(buyer, s.escrow.functions.createJob(job, "agl_00000000000b", 10 * USDC, 7 * 86_400))
         async with RpcClient(url(s)) as rpc:
-            ix = make_indexer(conn, rpc, s, subscribers={"AgentEscrow.JobReleased": [on_release]})
+            ix = make_indexer(conn, rpc, s, use_finalized_tag=False, confirmations=2, followers=[releases])
             await ix.run_until(s.w3.eth.block_number)
+            earlier = [("0x" + "b0" * 32, "released")]  # the scenario's release, final long ago
+            assert releases.seen == earlier
             nonce = s.w3.eth.get_transaction_count(s.operator.address)
             s.tx(s.operator, s.escrow.functions.release(b"\x77" * 32))
             await ix.run_until(s.w3.eth.block_number)
-            job = ("0x" + "77" * 32,)
-            derived = conn.execute("SELECT job_id FROM derived").fetchall()
-            assert job in derived and len(derived) == 2  # plus the scenario's earlier release
+            job = "0x" + "77" * 32
+            assert conn.execute("SELECT status FROM escrow_jobs WHERE job_id = ?", (job,)).fetchall() == [("released",)]
+            assert releases.seen == earlier  # applied, not final: held from the follower
             reorg(s, 1, [(signed_tx(s, s.operator, s.escrow.functions.refund(b"\x77" * 32), nonce), 0)])
-            mine(s, 1)
+            mine(s, 2)
             await ix.run_until(s.w3.eth.block_number)
-        assert conn.execute("SELECT job_id FROM derived").fetchall() == [("0x" + "b0" * 32,)]
-        assert calls == ["0x" + "b0" * 32, "0x" + "77" * 32]  # the rolled-back block is not re-applied
+            assert ix.status.reorgs == 1
+            assert conn.execute("SELECT status FROM escrow_jobs WHERE job_id = ?", (job,)).fetchall() == [("refunded",)]
+            assert releases.seen == earlier  # the replaced release never reached it
+            s.tx(s.operator, s.escrow.functions.release(b"\x78" * 32))
+            mine(s, 2)
+            await ix.run_until(s.w3.eth.block_number)
+        assert releases.seen == [*earlier, ("0x" + "78" * 32, "released")]
+        derived = sorted(conn.execute("SELECT job_id FROM derived").fetchall())
+        assert derived == [("0x" + "78" * 32,), ("0x" + "b0" * 32,)]
         conn.close()
 
     asyncio.run(scenario())
@@ -264,9 +288,26 @@ def test_head_going_backwards_is_waited_out_then_a_real_fork_is_rolled_back(snap
     asyncio.run(scenario())
 
 
+class Interrupted(BaseException):
+    """Not an Exception, as KeyboardInterrupt: no follower's savepoint skips it, so the step fails."""
+
+
+class Breaker:
+    """A follower of every contract, interrupted by the events from block `breaking` on."""
+
+    name = "breaker"
+
+    def __init__(self, contracts: frozenset[str], breaking: int) -> None:
+        self.contracts, self.breaking = contracts, breaking
+
+    def apply(self, conn: Conn, chain_id: int, event: Event) -> None:
+        if event.block_number >= self.breaking:
+            raise Interrupted("step interrupted")
+
+
 def test_a_backfill_failing_part_way_keeps_whole_ranges_and_resumes(snap: System, tmp_path: Path) -> None:
     """The backfill commits one range while it decodes the next: a failure in a later range (here a
-    subscriber raising) rolls that range back whole, keeps the committed ones, and a restart
+    follower interrupted in it) rolls that range back whole, keeps the committed ones, and a restart
     finishes the history exactly like a clean index."""
     s = snap
     dep = s.deployment
@@ -276,18 +317,14 @@ def test_a_backfill_failing_part_way_keeps_whole_ranges_and_resumes(snap: System
     )
     breaking = blocks[len(blocks) // 2]  # a block with our events, half-way through the history
 
-    def explode(conn: object, chain_id: int, event: object) -> None:
-        if event.block_number >= breaking:  # type: ignore[attr-defined]
-            raise RuntimeError("subscriber failed")
-
     async def scenario() -> None:
         db = tmp_path / "partial.db"
         conn = db_connect(db, durable=False)
         async with RpcClient(url(s)) as rpc:
-            subscribers = {key: [explode] for key in HANDLERS}
-            ix = make_indexer(conn, rpc, s, use_finalized_tag=False, subscribers=subscribers)
-            ix.sizer = RangeSizer(size=2, maximum=2)  # many ranges: commits overlap the next decode
-            with pytest.raises(RuntimeError, match="subscriber failed"):
+            breaker = Breaker(frozenset(dep.contracts), breaking)
+            # many ranges: commits overlap the next decode
+            ix = make_indexer(conn, rpc, s, RangeSizer(size=2, maximum=2), use_finalized_tag=False, followers=[breaker])
+            with pytest.raises(Interrupted, match="step interrupted"):
                 await ix.run_until(s.w3.eth.block_number)
         tip_row = conn.execute("SELECT block_number FROM sync_state").fetchone()
         assert tip_row is not None
@@ -298,7 +335,7 @@ def test_a_backfill_failing_part_way_keeps_whole_ranges_and_resumes(snap: System
         expected = s.w3.eth.get_logs({"fromBlock": dep.deploy_block, "toBlock": tip, "address": ours})
         assert stored[0] == len(expected) and stored[1] <= tip  # every event up to the checkpoint, none after
         conn.close()
-        rows = await index_to_head(db, url(s), s)  # restarted without the failing subscriber
+        rows = await index_to_head(db, url(s), s)  # restarted without the failing follower
         assert rows == await index_to_head(tmp_path / "clean.db", url(s), s)
 
     asyncio.run(scenario())
@@ -311,15 +348,21 @@ def test_backfill_checkpoints_on_a_thread_of_its_own(snap: System, tmp_path: Pat
     s = snap
     seen_threads: set[str] = set()
 
-    def watch(conn: object, chain_id: int, event: object) -> None:
-        seen_threads.update(t.name for t in threading.enumerate())
+    class Watch:
+        """A follower of every contract: the threads alive while each range is written."""
+
+        name = "watch"
+        contracts = frozenset(s.deployment.contracts)
+
+        def apply(self, conn: Conn, chain_id: int, event: Event) -> None:
+            seen_threads.update(t.name for t in threading.enumerate())
 
     async def scenario() -> None:
         conn = db_connect(tmp_path / "ckpt.db", durable=False)
         conn.execute("PRAGMA wal_autocheckpoint=2")  # every range's COMMIT passes it
         async with RpcClient(url(s)) as rpc:
-            ix = make_indexer(conn, rpc, s, use_finalized_tag=False, subscribers={k: [watch] for k in HANDLERS})
-            ix.sizer = RangeSizer(size=2, maximum=2)  # many ranges, many commits
+            # many ranges, many commits
+            ix = make_indexer(conn, rpc, s, RangeSizer(size=2, maximum=2), use_finalized_tag=False, followers=[Watch()])
             await ix.run_until(s.w3.eth.block_number)
         assert conn.execute("PRAGMA wal_autocheckpoint").fetchall() == [(2,)]
         rows = dump(conn)

@@ -16,7 +16,7 @@ import pytest
 from core.anvil import Anvil
 from core.chain import connect
 from core.store import connect as db_connect
-from core.store.projections import Event
+from core.store.events import Event
 from indexer.rpc import RpcClient
 from scripts.devchain import System, deploy_dev_system
 from tests.integration.indexer_kit import make_indexer, mine, reorg, signed_tx

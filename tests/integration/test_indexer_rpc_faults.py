@@ -25,8 +25,9 @@ from core.chain import connect
 from core.store import connect as db_connect
 from core.store.projections import dump
 from indexer.decode import INDEXED_CONTRACTS
+from indexer.fetch import RangeSizer
 from indexer.rpc import RetryPolicy, RpcClient, RpcError
-from indexer.sync import Indexer, RangeSizer
+from indexer.sync import Indexer
 from scripts.devchain import USDC, System, deploy_dev_system, run_scenario
 from tests.integration.indexer_kit import index_to_head, make_indexer, mine, signed_tx
 from tests.integration.rpc_proxy import RpcProxy
@@ -371,8 +372,8 @@ def test_a_getlogs_reply_cut_short_is_fetched_again(chain: System, clean: Rows, 
         conn = db_connect(tmp_path / "cut.db", durable=False)
         try:
             async with rewriting_proxy(chain, rewrite) as proxy_url, RpcClient(proxy_url, FAULTY) as rpc:
-                ix = make_indexer(conn, rpc, chain, use_finalized_tag=False)
-                ix.sizer = RangeSizer(size=4, maximum=4)  # many ranges, so several replies are cut
+                # many ranges, so several replies are cut
+                ix = make_indexer(conn, rpc, chain, RangeSizer(size=4, maximum=4), use_finalized_tag=False)
                 await ix.run_until(chain.w3.eth.block_number, timeout=45)  # raises if a step failed
             return dump(conn)
         finally:

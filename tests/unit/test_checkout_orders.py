@@ -18,7 +18,7 @@ from core.store import Database, begin, transaction
 from core.store import audit as audit_store
 from core.store import checkout as checkout_store
 from core.store import orders as store
-from core.store.projections import Event
+from core.store.events import Event
 from tests.thread_kit import waits_for_commit
 
 NOW = 1_800_000_000.0

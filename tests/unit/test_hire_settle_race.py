@@ -16,7 +16,7 @@ from core.hire.follower import EscrowFollower
 from core.store import Conn, Database, begin, transaction
 from core.store import audit as audit_store
 from core.store import hire as store
-from core.store.projections import Event
+from core.store.events import Event
 from tests.thread_kit import waits_for_commit
 from tests.unit.test_checkout_orders import add_provider
 from tests.unit.test_hire_rules import _job

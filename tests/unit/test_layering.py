@@ -2,7 +2,8 @@
 
 - core/ (rules and transactions) imports neither api/, indexer/, scripts/ nor service/;
 - core/store/ (SQL only) imports nothing of the project but core.store and merkle;
-- indexer/ imports neither api/, scripts/ nor service/;
+- indexer/ imports neither api/, scripts/ nor service/; its two phases (historical, realtime) never
+  import each other: what they share is the step (indexer.step) and the fetch helpers (indexer.fetch);
 - an api route module imports api's plumbing modules and core, never another route module
   (modules of one feature package, such as api/wallets/, may import each other); only the
   composition modules (api.app, api.operation_table) put route modules together;
@@ -26,6 +27,7 @@ API_PLUMBING = frozenset(
     {"api.http", "api.errors", "api.auth", "api.idempotency", "api.models", "api.operation", "api.acp", "api.policy"}
 )
 API_COMPOSITION = frozenset({"api.app", "api.operation_table", "api"})
+INDEXER_PHASES = frozenset({"indexer.historical", "indexer.realtime"})
 
 
 def module_name(path: Path) -> str:
@@ -98,6 +100,8 @@ def violations(name: str, imported: set[str]) -> list[str]:
             out.append(f"{name} (core) imports {dep}")
         elif _in(name, "indexer") and any(_in(dep, p) for p in ("api", "scripts", "service")):
             out.append(f"{name} (indexer) imports {dep}")
+        elif name in INDEXER_PHASES and dep in INDEXER_PHASES and dep != name:
+            out.append(f"{name} (an indexer phase) imports the other phase {dep}")
         elif (
             _in(name, "api")
             and name not in API_COMPOSITION
@@ -121,6 +125,9 @@ def test_every_module_keeps_to_its_layer() -> None:
         ("core.store.orders", {"core.audit"}, True),
         ("core.store.orders", {"core.store.audit", "merkle"}, False),
         ("indexer.sync", {"scripts.deploy"}, True),
+        ("indexer.realtime", {"indexer.historical"}, True),
+        ("indexer.realtime", {"indexer.step", "indexer.fetch"}, False),
+        ("indexer.sync", {"indexer.historical", "indexer.realtime"}, False),
         ("api.checkout", {"api.providers"}, True),
         ("api.checkout", {"api.http", "api.auth", "core.checkout.sessions"}, False),
         ("api.wallets.routes", {"api.wallets.models"}, False),

@@ -31,7 +31,8 @@ from core.store import dashboard as dashboard_store
 from core.store import hire as hire_store
 from core.store import marketplace as market_store
 from core.store import wallets as store
-from core.store.projections import Event, apply_events
+from core.store.events import Event
+from core.store.projections import apply_events
 from core.store.types import Uint256Hex
 from tests.thread_kit import waits_for_commit
 

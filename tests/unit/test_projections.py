@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.store import connect, reorg, schema, transaction
-from core.store.projections import Event, _Pending, apply_events, dump
+from core.store.events import Event
+from core.store.projections import _Pending, apply_events, dump
 
 CHAIN = 31337
 TOKENS = (1, 2, 3)

@@ -15,8 +15,8 @@ import pytest
 from aiohttp import web
 
 from indexer.decode import RawLog, in_chain_order, parse_logs
+from indexer.fetch import RangeSizer
 from indexer.rpc import RetryPolicy, RpcClient, RpcError, RpcUnavailable, is_range_error, parse_reply, suggested_range
-from indexer.sync import RangeSizer
 
 # ---- provider range errors ----------------------------------------------------------------------
 
@@ -590,7 +590,7 @@ def test_parse_logs_never_take_a_log_from_outside_the_result_array() -> None:
 
 
 def test_chain_order_refuses_a_repeated_or_misplaced_log() -> None:
-    from core.store.projections import Event
+    from core.store.events import Event
 
     def ev(block: int, index: int) -> Event:
         return Event(block, "0x", "0x", index, "C", "E", "0x", "0x", {})

@@ -166,7 +166,7 @@ def test_a_process_lock_excludes_another_holder_on_either_backend(database: Data
 
 def test_a_uint256_past_int64_is_kept_exactly(database: Database) -> None:
     """SQLite keeps it as 0x-hex TEXT, PostgreSQL as NUMERIC(78, 0) (read back as an int)."""
-    from core.store.projections import Event
+    from core.store.events import Event
 
     conn = database.connect()
     price = 2**200 + 7
