@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import aiohttp
 
-from core import webhooks
+from core import egress
 from core.operator import Operator
 from core.store.committer import GroupCommitter
 from core.store.reads import Reads
@@ -66,7 +66,7 @@ class Hire:
         """The runners' HTTP client (created in the running loop): every connection goes through the
         pinned resolver (webhook SSRF rules, also after DNS), redirects are never followed."""
         if self._http is None or self._http.closed:
-            connector = aiohttp.TCPConnector(resolver=webhooks.PinnedResolver(self.allow_private), limit=256)
+            connector = aiohttp.TCPConnector(resolver=egress.PinnedResolver(self.allow_private), limit=256)
             self._http = aiohttp.ClientSession(
                 connector=connector, headers={"User-Agent": USER_AGENT}, auto_decompress=False
             )

@@ -34,7 +34,7 @@ import aiohttp
 import httpcore
 import httpx
 
-from core import webhooks
+from core import egress
 from core.hire import rules, schemas
 from core.hire.context import USER_AGENT, Hire
 from core.store.hire import ServiceRow
@@ -110,11 +110,11 @@ async def _run_https(ctx: Hire, service: ServiceRow, job_id: str, input_bytes: b
         "Content-Type": "application/json",
         "Accept": "application/json",
         "Accept-Encoding": "identity",
-        "X-Service-Signature": webhooks.sign_service(body, service.signing_secret),
-        **webhooks.standard_headers(job_id, now, body, service.signing_secret),
+        "X-Service-Signature": egress.sign_service(body, service.signing_secret),
+        **egress.standard_headers(job_id, now, body, service.signing_secret),
     }
     try:
-        webhooks.check_url_static(service.endpoint, ctx.allow_private)
+        egress.check_url_static(service.endpoint, ctx.allow_private)
         async with ctx.http().post(service.endpoint, data=body, headers=headers, allow_redirects=False) as resp:
             raw = await _read_capped(resp)
             if raw is None:
@@ -123,7 +123,7 @@ async def _run_https(ctx: Hire, service: ServiceRow, job_id: str, input_bytes: b
                 )
             if not 200 <= resp.status < 300:
                 return _fail(started, "provider_error", f"the provider answered HTTP {resp.status}")
-    except webhooks.WebhookURLError as exc:
+    except egress.WebhookURLError as exc:
         return _fail(started, "provider_refused_target", str(exc))
     except (aiohttp.ClientConnectionError, OSError) as exc:
         return _fail(started, "provider_unreachable", f"{type(exc).__name__}: {exc}")
@@ -156,12 +156,12 @@ async def probe(ctx: Hire, service: ServiceRow, timeout: float = 5.0) -> str | N
             if service.runner == "a2a":
                 await _fetch_card(ctx, service.endpoint)
                 return None
-            webhooks.check_url_static(service.endpoint, ctx.allow_private)
+            egress.check_url_static(service.endpoint, ctx.allow_private)
             async with ctx.http().head(service.endpoint, allow_redirects=False) as resp:
                 return None if resp.status < 500 else f"HTTP {resp.status}"
     except TimeoutError:
         return f"no answer within {timeout:g} s"
-    except (webhooks.WebhookURLError, aiohttp.ClientError, OSError, _CardError) as exc:
+    except (egress.WebhookURLError, aiohttp.ClientError, OSError, _CardError) as exc:
         return f"{type(exc).__name__}: {exc}"
 
 
@@ -192,8 +192,8 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
             raise OSError(f"{host} has no address")
         if not self.allow_private:
             for text in addresses:
-                if webhooks.forbidden_address(ipaddress.ip_address(text.split("%", 1)[0])):
-                    raise webhooks.WebhookURLError(f"host {host!r} resolves to a non-public address")
+                if egress.forbidden_address(ipaddress.ip_address(text.split("%", 1)[0])):
+                    raise egress.WebhookURLError(f"host {host!r} resolves to a non-public address")
         return await self._inner.connect_tcp(
             addresses[0], port, timeout=timeout, local_address=local_address, socket_options=socket_options
         )
@@ -271,7 +271,7 @@ def _client(ctx: Hire, cap: int) -> tuple[httpx.AsyncClient, _CappedTransport]:
 async def _fetch_card(ctx: Hire, url: str) -> Any:
     from a2a.client.card_resolver import parse_agent_card  # the a2a-sdk is heavy: imported on first use
 
-    webhooks.check_url_static(url, ctx.allow_private)
+    egress.check_url_static(url, ctx.allow_private)
     client, _transport = _client(ctx, MAX_CARD_BYTES)
     async with client:
         try:
@@ -310,7 +310,7 @@ async def _run_a2a(ctx: Hire, service: ServiceRow, job_id: str, input_bytes: byt
         card = await _fetch_card(ctx, service.endpoint)
     except _CardError as exc:
         return _fail(started, "provider_unreachable", str(exc))
-    except webhooks.WebhookURLError as exc:
+    except egress.WebhookURLError as exc:
         return _fail(started, "provider_refused_target", str(exc))
     client, transport = _client(ctx, rules.MAX_OUTPUT_BYTES + MAX_CARD_BYTES)
     message = Message(
@@ -328,7 +328,7 @@ async def _run_a2a(ctx: Hire, service: ServiceRow, job_id: str, input_bytes: byt
     except Exception as exc:  # the a2a-sdk wraps transport errors in its own
         if transport.too_large:
             return _fail(started, "provider_response_too_large", f"the answer passed {rules.MAX_OUTPUT_BYTES} bytes")
-        if isinstance(exc, webhooks.WebhookURLError) or isinstance(exc.__cause__, webhooks.WebhookURLError):
+        if isinstance(exc, egress.WebhookURLError) or isinstance(exc.__cause__, egress.WebhookURLError):
             return _fail(started, "provider_refused_target", str(exc))
         return _fail(started, "provider_error", f"the A2A call failed: {type(exc).__name__}: {exc}")
     if last is None:

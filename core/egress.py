@@ -1,6 +1,8 @@
-"""Webhook signing and target-URL safety (pure, no database; the retry schedule is the outbox's).
+"""Egress: every HTTP call to a URL a tenant chose (webhooks, provider runs and their health probes,
+A2A agents). Which targets may be called and the signatures the calls carry (no database; the
+retry schedule is the outbox's).
 
-Every delivery carries two signatures over the same exact body bytes:
+Every signed call (a webhook, a provider run) carries two signatures over the same exact body bytes:
 
 - ``X-Service-Signature: sha256=<hex>``: HMAC-SHA256 of the body, keyed with the secret's UTF-8
   bytes (the checkout spec's header).
@@ -13,10 +15,12 @@ Every delivery carries two signatures over the same exact body bytes:
 
 Target URLs must be http(s) without credentials, and unless private targets are allowed every
 address the host resolves to must be globally routable (no loopback, private, link-local,
-multicast, reserved or unspecified address, also when embedded in IPv6). The check is repeated at
-delivery time by `PinnedResolver`, which resolves once, refuses, and hands aiohttp the checked
-addresses to connect to, so a DNS answer that changes between check and connect (rebinding)
-cannot reach a private address.
+multicast, reserved or unspecified address, also when embedded in IPv6): `forbidden_address`
+decides, for the check when a URL is accepted and for every connection.
+
+The check is repeated at delivery time by `PinnedResolver`, which resolves once, refuses, and hands
+aiohttp the checked addresses to connect to, so a DNS answer that changes between check and connect
+(rebinding) cannot reach a private address.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from core.errors import ServiceError
 from core.networks import LOCAL_CHAIN_ID
 
-log = logging.getLogger("agentledger.webhooks")
+log = logging.getLogger("agentledger.egress")
 
 #: Standard Webhooks receivers refuse timestamps further than this from their clock (seconds).
 DEFAULT_TOLERANCE = 300
@@ -225,22 +229,9 @@ def _port_of(url: str) -> int:
     return parts.port or (443 if parts.scheme.lower() == "https" else 80)
 
 
-def check_url(url: str, allow_private: bool) -> None:
-    """Refuse (WebhookURLError) a URL that may not be a webhook target. Blocking (getaddrinfo):
-    handlers on the event loop use `check_url_async`."""
-    host = check_url_static(url, allow_private)
-    if allow_private or _ip_literal(host) is not None:
-        return
-    try:
-        infos = socket.getaddrinfo(host, _port_of(url), type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError) as exc:
-        log.info("webhook host %r does not resolve: %s", host, exc)
-        raise WebhookURLError(f"webhook_url host {host!r} does not resolve", refused=True) from None
-    _refuse_any(host, [str(info[4][0]) for info in infos])
-
-
-async def check_url_async(url: str, allow_private: bool) -> None:
-    """`check_url` resolving on the running loop (its default executor), not blocking it."""
+async def check_url(url: str, allow_private: bool) -> None:
+    """Refuse (WebhookURLError) a URL that may not be a target: `check_url_static`, then every address
+    its host resolves to (on the running loop's default executor, not blocking it)."""
     host = check_url_static(url, allow_private)
     if allow_private or _ip_literal(host) is not None:
         return
@@ -252,8 +243,11 @@ async def check_url_async(url: str, allow_private: bool) -> None:
     _refuse_any(host, [str(info[4][0]) for info in infos])
 
 
+# ---- the client ---------------------------------------------------------------------------------
+
+
 class PinnedResolver(AbstractResolver):
-    """aiohttp resolver for deliveries: resolves once, refuses the host if ANY of its addresses is
+    """The resolver of egress sessions: resolves once, refuses the host if ANY of its addresses is
     non-public (unless allow_private), and returns exactly the checked addresses, which aiohttp
     then connects to without resolving again. (aiohttp never asks a resolver about IP-literal
     hosts: those are checked by `check_url_static` before the request.)"""
