@@ -1,7 +1,7 @@
 """The webhook channel of the outbox: a signed POST of the stored body bytes.
 
-Each attempt carries X-Service-Signature and the Standard Webhooks headers (core.webhooks); the
-target is checked again at delivery time and connected to through the pinned resolver, so a DNS
+Each attempt carries X-Service-Signature and the Standard Webhooks headers (core.egress); the
+target is checked again at delivery time and connected to through an egress session, so a DNS
 answer that changed since the URL was accepted cannot reach a private address. Success is a 2xx
 answer within `timeout` seconds; redirects are not followed.
 """
@@ -25,17 +25,12 @@ class WebhookChannel:
         self.timeout = timeout
         self._http: aiohttp.ClientSession | None = None
         #: URLs that passed check_url_static (a pure function of the URL and allow_private: no DNS, so
-        #: its answer cannot change; the resolver still checks every connection's addresses).
+        #: its answer cannot change; the session still checks every connection's addresses).
         self._checked: set[str] = set()
 
     async def start(self, concurrency: int) -> None:
-        connector = aiohttp.TCPConnector(resolver=egress.PinnedResolver(self.allow_private), limit=concurrency)
-        self._http = aiohttp.ClientSession(
-            connector=connector,
-            timeout=aiohttp.ClientTimeout(total=self.timeout),
-            headers={"User-Agent": USER_AGENT},
-            auto_decompress=False,
-        )
+        timeout = aiohttp.ClientTimeout(total=self.timeout)
+        self._http = egress.session(self.allow_private, limit=concurrency, timeout=timeout, user_agent=USER_AGENT)
 
     async def close(self) -> None:
         if self._http is not None:
