@@ -56,6 +56,7 @@ from core.checkout.sweep import SWEEP_INTERVAL, sweep
 from core.config import Settings
 from core.deliverables import PIN_INTERVAL, Deliverables
 from core.deployments import Deployment
+from core.egress import allow_private_for
 from core.hire import Hire
 from core.hire import settle as hire_jobs
 from core.jobs import DailyAt, Every, Job, JobRunner, Service
@@ -67,7 +68,6 @@ from core.operator import Operator, operator_account
 from core.outbox.dispatcher import Dispatcher
 from core.outbox.email import channel_for
 from core.store import Conn, ProcessLock, database_of
-from core.webhooks import allow_private_for
 
 __all__ = ["accepts", "add_jobs", "create_app", "make_runner"]
 

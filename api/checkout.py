@@ -28,7 +28,7 @@ from api.errors import ApiError
 from api.http import CHECKOUT, CLOCK, HOOKS, READS, WRITER, Hooks, encode, ok, wake_outbox
 from api.operation import Call, Operation, Quoted, Reply
 from api.policy import serve
-from core import webhooks
+from core import egress
 from core.checkout import funding, rules, sessions, views
 from core.checkout.context import Checkout
 from core.errors import ServiceError
@@ -76,7 +76,7 @@ class SessionCreateRequest(_Strict):
     line_items: Annotated[list[LineItemRequest], Field(min_length=1, max_length=rules.MAX_LINE_ITEMS)]
     buyer: BuyerRequest | None = None
     webhook_url: (
-        Annotated[str, Field(min_length=1, max_length=2048, json_schema_extra={"pattern": webhooks.URL_PATTERN})] | None
+        Annotated[str, Field(min_length=1, max_length=2048, json_schema_extra={"pattern": egress.URL_PATTERN})] | None
     ) = None
     currency: Annotated[str, Field(pattern=r"^usdc$")] | None = None
     capabilities: dict[str, Any] | None = None  # accepted (ACP), not used

@@ -22,7 +22,7 @@ from api.http import CLOCK, READS, WRITER, encode, wake_outbox
 from api.models import decode_json, validation_error
 from api.operation import Call, Operation, Reply
 from api.policy import serve
-from core import decisions, webhooks
+from core import decisions, egress
 from core.store import Conn
 
 PATH = "/api/agents/{agent_uuid}/log"
@@ -68,7 +68,7 @@ class DecisionLogRequest(_Strict):
         | None
     ) = None
     webhook_url: (
-        Annotated[str, Field(min_length=1, max_length=2048, json_schema_extra={"pattern": webhooks.URL_PATTERN})] | None
+        Annotated[str, Field(min_length=1, max_length=2048, json_schema_extra={"pattern": egress.URL_PATTERN})] | None
     ) = None
     webhook_secret: (
         Annotated[str, Field(pattern=r"^[\x21-\x7e]{16,256}$", description="HMAC key; a random one when absent")] | None
@@ -157,7 +157,7 @@ async def run_log_decision(app: web.Application, call: Call) -> Reply:
     if req.webhook_url is not None:
         secret = req.webhook_secret
         if secret is None:
-            secret = generated = webhooks.new_secret()
+            secret = generated = egress.new_secret()
         webhook = (req.webhook_url, secret)
     logged: list[decisions.Logged] = []
 
@@ -198,7 +198,7 @@ def add_decision_routes(
 ) -> None:
     """Mount POST /api/agents/{agent_uuid}/log on an app that has the wallet routes (READS,
     WRITER, CLOCK); webhooks go out through the outbox dispatcher when one is mounted.
-    `allow_private_webhooks`: core.webhooks.allow_private_for(Settings.webhook_allow_private, chain)."""
+    `allow_private_webhooks`: core.egress.allow_private_for(Settings.webhook_allow_private, chain)."""
     app[ALLOW_PRIVATE] = allow_private_webhooks
     app[RATE_LIMIT] = rate_limit
     app.router.add_post(PATH, log_decision)

@@ -28,7 +28,7 @@ from api.http import CLOCK, READS, WRITER, encode, ok
 from api.models import Amount, Strict, UsdcOut, Wallet, parse_body, parse_query
 from api.operation import Call, Operation, Quoted, Reply
 from api.policy import serve
-from core import webhooks
+from core import egress
 from core.errors import ServiceError
 from core.hire import escrow, moves, registry, rules, services, standard
 from core.hire.context import Hire
@@ -274,8 +274,8 @@ async def _check_webhook(hire: Hire, url: str | None, secret: str | None, *, nee
             422, "missing_field", "webhookUrl needs webhookSecret (16-256 characters)", param="webhookSecret"
         )
     try:
-        await webhooks.check_url_async(url, hire.allow_private)
-    except webhooks.WebhookURLError as exc:
+        await egress.check_url(url, hire.allow_private)
+    except egress.WebhookURLError as exc:
         raise ApiError(422, "invalid_webhook_url", str(exc), param="webhookUrl") from exc
 
 
@@ -336,7 +336,7 @@ async def run_publish_service(app: web.Application, call: Call) -> Reply:
         row, secret = services.publish(conn, agent.uuid, agent.wallet, p, now)
         out = _service_json(conn, call.base_url, row)
         if secret is not None:
-            out["signingSecret"] = webhooks.standard_secret(secret)
+            out["signingSecret"] = egress.standard_secret(secret)
             out["signingSecretRaw"] = secret
         if req.webhookUrl is not None and req.webhookSecret is None and not existed:
             out["webhookSecret"] = row.webhook_secret

@@ -26,7 +26,7 @@ from api.http import CLOCK, WRITER, encode, ok, usdc, wake_outbox
 from api.models import Amount, Strict, UsdcOut, Wallet, parse_body, parse_query, validate
 from api.operation import Call, Operation, Quoted, Reply
 from api.policy import serve
-from core import webhooks
+from core import egress
 from core.jsontext import bad_text, invalid_string
 from core.keys import Caller, hash_api_key, new_api_key
 from core.marketplace import handover, rules, trading, views
@@ -124,7 +124,7 @@ class WatchRequest(Strict):
     agentId: Wallet
     email: Email | None = None
     webhookUrl: (
-        Annotated[str, Field(min_length=1, max_length=2048, json_schema_extra={"pattern": webhooks.URL_PATTERN})] | None
+        Annotated[str, Field(min_length=1, max_length=2048, json_schema_extra={"pattern": egress.URL_PATTERN})] | None
     ) = None
 
 
@@ -492,10 +492,10 @@ async def run_watch(app: web.Application, call: Call) -> Reply:
     secret = None
     if req.webhookUrl is not None:
         try:
-            await webhooks.check_url_async(req.webhookUrl, m.notices.allow_private_webhooks)
-        except webhooks.WebhookURLError as exc:
-            raise webhooks.url_error(exc, "webhookUrl") from exc
-        secret = webhooks.new_secret()
+            await egress.check_url(req.webhookUrl, m.notices.allow_private_webhooks)
+        except egress.WebhookURLError as exc:
+            raise egress.url_error(exc, "webhookUrl") from exc
+        secret = egress.new_secret()
     now = app[CLOCK]()
     # held by the key's agent; by the watched agent when an account key watches one of its own (so that
     # agent's key reaches it and its siblings' do not); else by the account (core.keys.Caller.reach)

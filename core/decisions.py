@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from core import audit, outbox, webhooks
+from core import audit, egress, outbox
 from core.errors import ServiceError
 from core.isotime import iso_utc
 from core.keys import Caller
@@ -224,12 +224,12 @@ def agent_for(conn: Conn, caller: Caller, agent_uuid: str) -> wallet_store.Agent
 
 
 async def check_webhook_url(url: str, allow_private: bool) -> None:
-    """core.webhooks.check_url_async as the refusal webhooks.url_error names (it resolves DNS: never
+    """core.egress.check_url as the refusal egress.url_error names (it resolves DNS: never
     inside a transaction)."""
     try:
-        await webhooks.check_url_async(url, allow_private)
-    except webhooks.WebhookURLError as exc:
-        raise webhooks.url_error(exc, "webhook_url") from exc
+        await egress.check_url(url, allow_private)
+    except egress.WebhookURLError as exc:
+        raise egress.url_error(exc, "webhook_url") from exc
 
 
 def log_decision(

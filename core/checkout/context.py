@@ -24,7 +24,7 @@ class Checkout:
     clock: Callable[[], float] = time.time
     #: Seconds before an unpaid session expires (AGENTLEDGER_CHECKOUT_SESSION_TTL).
     session_ttl: float = 3600.0
-    #: Whether webhook targets may be private addresses (core.webhooks.allow_private_for).
+    #: Whether webhook targets may be private addresses (core.egress.allow_private_for).
     allow_private_webhooks: bool = False
     #: Job ids whose funding this process is sending (from complete_in_progress until the send's
     #: outcome is known): the stuck-session sweep never resets those.

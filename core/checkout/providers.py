@@ -19,7 +19,7 @@ import asyncio
 import logging
 import secrets
 
-from core import agents_onchain, instance, signatures, webhooks
+from core import agents_onchain, egress, instance, signatures
 from core.checkout import rules
 from core.checkout.context import Checkout
 from core.errors import ServiceError
@@ -152,12 +152,12 @@ def linked_provider(conn: Conn, agent_uuid: str) -> ProviderRow:
 
 
 async def check_webhook_url(url: str, allow_private: bool) -> None:
-    """400 invalid_webhook_url unless `url` is an acceptable target: the SSRF rules of core.webhooks
+    """400 invalid_webhook_url unless `url` is an acceptable target: the SSRF rules of core.egress
     (http(s) only; no private, loopback or link-local address, also after DNS resolution; the
     dispatcher checks again at delivery). Resolves DNS: call it before the transaction."""
     try:
-        await webhooks.check_url_async(url, allow_private)
-    except webhooks.WebhookURLError as exc:
+        await egress.check_url(url, allow_private)
+    except egress.WebhookURLError as exc:
         raise ServiceError(400, "invalid_webhook_url", str(exc), param="$.url") from exc
 
 
@@ -165,7 +165,7 @@ def set_webhook(conn: Conn, agent_uuid: str, url: str) -> str:
     """Register `url` for the provider's order webhooks with a new secret (returned: shown once;
     each registration rotates it)."""
     linked_provider(conn, agent_uuid)
-    secret = webhooks.new_secret()
+    secret = egress.new_secret()
     order_store.set_provider_webhook(conn, agent_uuid, url, secret)
     return secret
 

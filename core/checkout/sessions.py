@@ -11,7 +11,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from core import webhooks
+from core import egress
 from core.checkout import rules
 from core.checkout.context import Checkout
 from core.errors import ServiceError
@@ -108,12 +108,12 @@ def merged_buyer(given: dict[str, Any] | None, base: dict[str, Any] | None = Non
 
 
 async def check_webhook_url(url: str, allow_private: bool) -> None:
-    """Refuse `url` unless it is an acceptable target (webhooks.url_error); it resolves DNS: call it
+    """Refuse `url` unless it is an acceptable target (egress.url_error); it resolves DNS: call it
     before the transaction."""
     try:
-        await webhooks.check_url_async(url, allow_private)
-    except webhooks.WebhookURLError as exc:
-        raise webhooks.url_error(exc, "$.webhook_url") from exc
+        await egress.check_url(url, allow_private)
+    except egress.WebhookURLError as exc:
+        raise egress.url_error(exc, "$.webhook_url") from exc
 
 
 def create(
@@ -129,7 +129,7 @@ def create(
     """A new incomplete session priced from the catalogue, and the webhook secret made for it
     (shown once) when a webhook_url was given."""
     lines, provider = priced(conn, line_items)
-    secret = webhooks.new_secret() if webhook_url else None
+    secret = egress.new_secret() if webhook_url else None
     s = SessionRow(
         id="cs_" + secrets.token_hex(12),
         key_hash=caller.key_hash,

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import aiohttp
 
-from core import webhooks
+from core import egress
 from core.operator import Operator
 from core.store.committer import GroupCommitter
 from core.store.reads import Reads
@@ -63,13 +63,10 @@ class Hire:
         return str(self.operator.contract("AgentEscrow").address)
 
     def http(self) -> aiohttp.ClientSession:
-        """The runners' HTTP client (created in the running loop): every connection goes through the
-        pinned resolver (webhook SSRF rules, also after DNS), redirects are never followed."""
+        """The runners' egress session (created in the running loop), of HTTPS runs, A2A calls and
+        health probes alike: the SSRF rules on every connection; redirects are never followed."""
         if self._http is None or self._http.closed:
-            connector = aiohttp.TCPConnector(resolver=webhooks.PinnedResolver(self.allow_private), limit=256)
-            self._http = aiohttp.ClientSession(
-                connector=connector, headers={"User-Agent": USER_AGENT}, auto_decompress=False
-            )
+            self._http = egress.session(self.allow_private, limit=256, user_agent=USER_AGENT)
         return self._http
 
     async def close(self) -> None:

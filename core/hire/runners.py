@@ -5,12 +5,13 @@ the service's webhooks, with the Standard Webhooks headers (`webhook-id` = the j
 `webhook-timestamp`, `webhook-signature`; key: the service's signing secret, whose "whsec_" form
 any Standard Webhooks library takes) and `X-Service-Signature`. The answer must be a 2xx whose
 body is the output as JSON, within the service's SLA and MAX_OUTPUT_BYTES; redirects are not
-followed and every connection goes through the webhook SSRF rules (checked after DNS).
+followed and every connection goes through the SSRF rules (core.egress, checked after DNS).
 
 A2A: the agent card is fetched from the published URL (capped, SSRF-checked), the job is sent as
 one A2A message (a data part holding the input; metadata jobId and serviceType) with the a2a-sdk
-client, and the task's last artifact is the output (its data part; or its text, read as JSON when
-it is JSON and as a string otherwise). The task must end `completed` within the SLA.
+client over the same egress session, and the task's last artifact is the output (its data part; or
+its text, read as JSON when it is JSON and as a string otherwise). The task must end `completed`
+within the SLA.
 
 Either way the output must satisfy the service's output schema. A run never raises: it returns an
 Outcome, failed with one of core.hire.rules.FAILURES' codes.
@@ -19,22 +20,17 @@ Outcome, failed with one of core.hire.rules.FAILURES' codes.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 import logging
-import socket
 import time
-import typing
 import uuid
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
-import httpcore
 import httpx
 
-from core import webhooks
+from core import egress
 from core.hire import rules, schemas
 from core.hire.context import USER_AGENT, Hire
 from core.store.hire import ServiceRow
@@ -110,20 +106,20 @@ async def _run_https(ctx: Hire, service: ServiceRow, job_id: str, input_bytes: b
         "Content-Type": "application/json",
         "Accept": "application/json",
         "Accept-Encoding": "identity",
-        "X-Service-Signature": webhooks.sign_service(body, service.signing_secret),
-        **webhooks.standard_headers(job_id, now, body, service.signing_secret),
+        "X-Service-Signature": egress.sign_service(body, service.signing_secret),
+        **egress.standard_headers(job_id, now, body, service.signing_secret),
     }
     try:
-        webhooks.check_url_static(service.endpoint, ctx.allow_private)
+        egress.check_url_static(service.endpoint, ctx.allow_private)
         async with ctx.http().post(service.endpoint, data=body, headers=headers, allow_redirects=False) as resp:
-            raw = await _read_capped(resp)
+            raw = await egress.read_capped(resp, rules.MAX_OUTPUT_BYTES)
             if raw is None:
                 return _fail(
                     started, "provider_response_too_large", f"the answer passed {rules.MAX_OUTPUT_BYTES} bytes"
                 )
             if not 200 <= resp.status < 300:
                 return _fail(started, "provider_error", f"the provider answered HTTP {resp.status}")
-    except webhooks.WebhookURLError as exc:
+    except egress.WebhookURLError as exc:
         return _fail(started, "provider_refused_target", str(exc))
     except (aiohttp.ClientConnectionError, OSError) as exc:
         return _fail(started, "provider_unreachable", f"{type(exc).__name__}: {exc}")
@@ -136,18 +132,6 @@ async def _run_https(ctx: Hire, service: ServiceRow, job_id: str, input_bytes: b
     return _finish(started, service, value)
 
 
-async def _read_capped(resp: aiohttp.ClientResponse) -> bytes | None:
-    """The body, or None as soon as it passes MAX_OUTPUT_BYTES (the rest is never read)."""
-    if resp.content_length is not None and resp.content_length > rules.MAX_OUTPUT_BYTES:
-        return None
-    out = bytearray()
-    async for chunk in resp.content.iter_chunked(64 * 1024):
-        out += chunk
-        if len(out) > rules.MAX_OUTPUT_BYTES:
-            return None
-    return bytes(out)
-
-
 async def probe(ctx: Hire, service: ServiceRow, timeout: float = 5.0) -> str | None:
     """A health probe: None when the provider answers, else why not. HTTPS: any answer below 500 to a
     HEAD of the endpoint; A2A: its agent card fetched and parsed."""
@@ -156,108 +140,24 @@ async def probe(ctx: Hire, service: ServiceRow, timeout: float = 5.0) -> str | N
             if service.runner == "a2a":
                 await _fetch_card(ctx, service.endpoint)
                 return None
-            webhooks.check_url_static(service.endpoint, ctx.allow_private)
+            egress.check_url_static(service.endpoint, ctx.allow_private)
             async with ctx.http().head(service.endpoint, allow_redirects=False) as resp:
                 return None if resp.status < 500 else f"HTTP {resp.status}"
     except TimeoutError:
         return f"no answer within {timeout:g} s"
-    except (webhooks.WebhookURLError, aiohttp.ClientError, OSError, _CardError) as exc:
+    except (egress.WebhookURLError, aiohttp.ClientError, OSError, _CardError) as exc:
         return f"{type(exc).__name__}: {exc}"
 
 
 # ---- A2A -----------------------------------------------------------------------------------------
 
 
-class _PinnedBackend(httpcore.AsyncNetworkBackend):
-    """httpcore's network backend with the webhook SSRF rules: the host is resolved once, refused when
-    any address is non-public (unless private targets are allowed), and the checked address is the
-    one connected to (TLS still verifies the host name). A DNS answer that changes between check and
-    connect (rebinding) cannot reach a private address."""
-
-    def __init__(self, allow_private: bool) -> None:
-        self.allow_private = allow_private
-        self._inner = httpcore.AnyIOBackend()
-
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: typing.Iterable[Any] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        addresses = [str(info[4][0]) for info in infos]
-        if not addresses:
-            raise OSError(f"{host} has no address")
-        if not self.allow_private:
-            for text in addresses:
-                if webhooks.forbidden_address(ipaddress.ip_address(text.split("%", 1)[0])):
-                    raise webhooks.WebhookURLError(f"host {host!r} resolves to a non-public address")
-        return await self._inner.connect_tcp(
-            addresses[0], port, timeout=timeout, local_address=local_address, socket_options=socket_options
-        )
-
-    async def connect_unix_socket(self, *args: Any, **kwargs: Any) -> httpcore.AsyncNetworkStream:
-        raise OSError("unix sockets are not a provider target")
-
-    async def sleep(self, seconds: float) -> None:
-        await self._inner.sleep(seconds)
-
-
-class _TooLarge(Exception):
-    pass
-
-
-class _CappedStream(httpx.AsyncByteStream):
-    def __init__(self, inner: httpx.AsyncByteStream, cap: int, flag: list[bool]) -> None:
-        self._inner, self._cap, self._flag = inner, cap, flag
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        seen = 0
-        async for chunk in self._inner:
-            seen += len(chunk)
-            if seen > self._cap:
-                self._flag.append(True)
-                raise _TooLarge(f"the answer passed {self._cap} bytes")
-            yield chunk
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
-class _CappedTransport(httpx.AsyncBaseTransport):
-    """Every response body read through it is cut off past `cap` bytes (noted in `too_large`)."""
-
-    def __init__(self, allow_private: bool, cap: int) -> None:
-        self._inner = httpx.AsyncHTTPTransport()
-        # httpx 0.28 takes no network backend: its pool is rebuilt on the pinned one (pinned version).
-        self._inner._pool = httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(), network_backend=_PinnedBackend(allow_private)
-        )
-        self.cap = cap
-        self.too_large: list[bool] = []
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        resp = await self._inner.handle_async_request(request)
-        assert isinstance(resp.stream, httpx.AsyncByteStream)
-        return httpx.Response(
-            resp.status_code,
-            headers=resp.headers,
-            stream=_CappedStream(resp.stream, self.cap, self.too_large),
-            extensions=resp.extensions,
-        )
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
 class _CardError(Exception):
     pass
 
 
-def _client(ctx: Hire, cap: int) -> tuple[httpx.AsyncClient, _CappedTransport]:
-    transport = _CappedTransport(ctx.allow_private, cap)
+def _client(ctx: Hire, cap: int) -> tuple[httpx.AsyncClient, egress.HttpxTransport]:
+    transport = egress.HttpxTransport(ctx.http(), cap)
     # no per-request timeout here: every run is bounded by the SLA (asyncio.timeout in run)
     client = httpx.AsyncClient(
         transport=transport,
@@ -271,12 +171,12 @@ def _client(ctx: Hire, cap: int) -> tuple[httpx.AsyncClient, _CappedTransport]:
 async def _fetch_card(ctx: Hire, url: str) -> Any:
     from a2a.client.card_resolver import parse_agent_card  # the a2a-sdk is heavy: imported on first use
 
-    webhooks.check_url_static(url, ctx.allow_private)
+    egress.check_url_static(url, ctx.allow_private)
     client, _transport = _client(ctx, MAX_CARD_BYTES)
     async with client:
         try:
             resp = await client.get(url)
-        except _TooLarge as exc:
+        except egress.TooLarge as exc:
             raise _CardError(f"the agent card is larger than {MAX_CARD_BYTES} bytes") from exc
         except httpx.HTTPError as exc:
             raise _CardError(f"the agent card could not be fetched: {type(exc).__name__}: {exc}") from exc
@@ -310,7 +210,7 @@ async def _run_a2a(ctx: Hire, service: ServiceRow, job_id: str, input_bytes: byt
         card = await _fetch_card(ctx, service.endpoint)
     except _CardError as exc:
         return _fail(started, "provider_unreachable", str(exc))
-    except webhooks.WebhookURLError as exc:
+    except egress.WebhookURLError as exc:
         return _fail(started, "provider_refused_target", str(exc))
     client, transport = _client(ctx, rules.MAX_OUTPUT_BYTES + MAX_CARD_BYTES)
     message = Message(
@@ -328,7 +228,7 @@ async def _run_a2a(ctx: Hire, service: ServiceRow, job_id: str, input_bytes: byt
     except Exception as exc:  # the a2a-sdk wraps transport errors in its own
         if transport.too_large:
             return _fail(started, "provider_response_too_large", f"the answer passed {rules.MAX_OUTPUT_BYTES} bytes")
-        if isinstance(exc, webhooks.WebhookURLError) or isinstance(exc.__cause__, webhooks.WebhookURLError):
+        if isinstance(exc, egress.WebhookURLError) or isinstance(exc.__cause__, egress.WebhookURLError):
             return _fail(started, "provider_refused_target", str(exc))
         return _fail(started, "provider_error", f"the A2A call failed: {type(exc).__name__}: {exc}")
     if last is None:

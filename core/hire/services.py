@@ -15,7 +15,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from core import webhooks
+from core import egress
 from core.errors import ServiceError
 from core.hire import reputation, rules, schemas
 from core.store import Conn
@@ -41,7 +41,7 @@ class Publish:
 
 
 def new_signing_secret() -> str:
-    """32 random bytes as hex; providers verify with core.webhooks.standard_secret's whsec_ form."""
+    """32 random bytes as hex; providers verify with core.egress.standard_secret's whsec_ form."""
     return secrets.token_hex(32)
 
 
@@ -49,8 +49,8 @@ def check_target(url: str, allow_private: bool, param: str) -> None:
     """The webhook URL rules for a runner endpoint or card URL (DNS checked again at every call).
     Production targets must be https."""
     try:
-        webhooks.check_url_static(url, allow_private)
-    except webhooks.WebhookURLError as exc:
+        egress.check_url_static(url, allow_private)
+    except egress.WebhookURLError as exc:
         raise ServiceError(422, "invalid_url", str(exc), param=param) from exc
     if not allow_private and not url.lower().startswith("https://"):
         raise ServiceError(422, "invalid_url", f"{param} must be an https URL", param=param)
@@ -64,8 +64,8 @@ async def check_targets(p: Publish, allow_private: bool) -> None:
         if url is None:
             continue
         try:
-            await webhooks.check_url_async(url, allow_private)
-        except webhooks.WebhookURLError as exc:
+            await egress.check_url(url, allow_private)
+        except egress.WebhookURLError as exc:
             raise ServiceError(422, "invalid_url", str(exc), param=param) from exc
 
 
@@ -99,7 +99,7 @@ def publish(conn: Conn, agent_uuid: str, wallet: str, p: Publish, now: float) ->
     secret = new_signing_secret() if fresh or current is None else current.signing_secret
     webhook_secret = p.webhook_secret
     if p.webhook_url is not None and webhook_secret is None:
-        webhook_secret = current.webhook_secret if current and current.webhook_url else webhooks.new_secret()
+        webhook_secret = current.webhook_secret if current and current.webhook_url else egress.new_secret()
     row = ServiceRow(
         provider_uuid=agent_uuid,
         service_type=p.service_type,

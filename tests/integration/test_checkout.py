@@ -37,11 +37,11 @@ from core.checkout.context import Checkout
 from core.checkout.follower import OrderFollower
 from core.checkout.sweep import STUCK_AFTER, sweep
 from core.deployments import Deployment
+from core.egress import verify_service
 from core.operator import Operator
 from core.store import checkout as store
 from core.store import connect, open_database, transaction
 from core.store import orders as order_store
-from core.webhooks import verify_service
 from indexer.rpc import RpcClient
 from tests.integration.chainkit import USDC, System
 from tests.integration.indexer_kit import make_indexer

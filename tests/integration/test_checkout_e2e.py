@@ -64,7 +64,7 @@ EXPECTED_MOVES = [
 TOLERANCE = 300
 
 
-# ---- the webhook receiver: its own verification code, not core.webhooks -------------------------
+# ---- the webhook receiver: its own verification code, not core.egress ---------------------------
 
 
 def service_signature_ok(body: bytes, secret: str, header: str) -> bool:

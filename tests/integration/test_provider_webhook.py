@@ -12,7 +12,7 @@ from agentledger_sdk import AsyncAgentLedger, NotFound
 from aiohttp import web
 
 from core.anvil import free_port
-from core.webhooks import verify_service
+from core.egress import verify_service
 from tests.integration.chainkit import System
 from tests.integration.test_checkout import Shop
 from tests.integration.test_providers import Harness, assert_error, run

@@ -21,7 +21,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer, make_mocked_request
 
 from api.http import DISPATCHER, wake_outbox
-from core import outbox, webhooks
+from core import egress, outbox
 from core.jobs import JobRunner
 from core.outbox.channel import Attempt
 from core.outbox.dispatcher import Dispatcher as WebhookDispatcher
@@ -73,7 +73,7 @@ class Receiver:
                 dict(request.headers),
                 body,
                 hmac.compare_digest(expected, request.headers.get("X-Service-Signature", "")),
-                webhooks.verify_standard(body, self.secret, request.headers, now=self.clock()),
+                egress.verify_standard(body, self.secret, request.headers, now=self.clock()),
             )
         )
         if self.delay:

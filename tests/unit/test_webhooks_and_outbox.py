@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from core import outbox, webhooks
+from core import egress, outbox
+from core.egress import WebhookURLError
 from core.store import connect, transaction
 from core.store import outbox as store
-from core.webhooks import WebhookURLError
 
 # ---- an independent verifier: HMAC-SHA256 from RFC 2104 over hashlib, no hmac module --------------
 
@@ -63,19 +63,19 @@ def test_independent_hmac_matches_rfc4231_and_the_standard_webhooks_vector() -> 
 
 
 def test_service_signature_is_hmac_sha256_hex_of_the_exact_body() -> None:
-    assert webhooks.sign_service(b"what do ya want for nothing?", "Jefe") == (
+    assert egress.sign_service(b"what do ya want for nothing?", "Jefe") == (
         "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
     )
-    secret = webhooks.new_secret()
+    secret = egress.new_secret()
     body = outbox.encode_body({"event": "job.state_changed", "job_id": "ord_1", "status": "acknowledged", "n": "é"})
-    header = webhooks.sign_service(body, secret)
+    header = egress.sign_service(body, secret)
     assert my_service_check(body, secret, header)
-    assert webhooks.verify_service(body, secret, header)
-    assert not webhooks.verify_service(body + b" ", secret, header)  # one byte more
-    assert not webhooks.verify_service(body, secret + "0", header)
-    assert not webhooks.verify_service(body, secret, header.replace("sha256=", "sha512="))
-    assert not webhooks.verify_service(body, secret, header[:-1])
-    assert not webhooks.verify_service(body, secret, header[:-1] + "é")  # non-ASCII does not raise
+    assert egress.verify_service(body, secret, header)
+    assert not egress.verify_service(body + b" ", secret, header)  # one byte more
+    assert not egress.verify_service(body, secret + "0", header)
+    assert not egress.verify_service(body, secret, header.replace("sha256=", "sha512="))
+    assert not egress.verify_service(body, secret, header[:-1])
+    assert not egress.verify_service(body, secret, header[:-1] + "é")  # non-ASCII does not raise
 
 
 def test_verification_uses_the_timing_safe_compare(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -88,24 +88,24 @@ def test_verification_uses_the_timing_safe_compare(monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr(hmac, "compare_digest", spy)
     body, secret = b'{"a":1}', "s3cret"
-    assert webhooks.verify_service(body, secret, webhooks.sign_service(body, secret))
+    assert egress.verify_service(body, secret, egress.sign_service(body, secret))
     assert len(calls) == 1
-    headers = webhooks.standard_headers("evt_1", 1_800_000_000, body, secret)
-    assert webhooks.verify_standard(body, secret, headers, now=1_800_000_000)
+    headers = egress.standard_headers("evt_1", 1_800_000_000, body, secret)
+    assert egress.verify_standard(body, secret, headers, now=1_800_000_000)
     assert len(calls) == 2
 
 
 def test_standard_headers_verify_independently_and_with_the_whsec_form() -> None:
-    secret = webhooks.new_secret()
+    secret = egress.new_secret()
     body = b'{"event":"decision_logged","job_id":7}'
     event_id = outbox.new_event_id()
-    headers = webhooks.standard_headers(event_id, 1_800_000_123, body, secret)
+    headers = egress.standard_headers(event_id, 1_800_000_123, body, secret)
     assert set(headers) == {"webhook-id", "webhook-timestamp", "webhook-signature"}
     assert headers["webhook-id"] == event_id and headers["webhook-timestamp"] == "1800000123"
     assert re.fullmatch(r"v1,[A-Za-z0-9+/]{43}=", headers["webhook-signature"])
     assert my_standard_check(body, secret.encode(), headers)
     # a Standard Webhooks library given the whsec_ form decodes it to the same key
-    whsec = webhooks.standard_secret(secret)
+    whsec = egress.standard_secret(secret)
     assert whsec.startswith("whsec_") and base64.b64decode(whsec[6:]) == secret.encode()
     assert my_standard_check(body, base64.b64decode(whsec[6:]), headers)
     assert not my_standard_check(body + b"x", secret.encode(), headers)
@@ -113,44 +113,44 @@ def test_standard_headers_verify_independently_and_with_the_whsec_form() -> None
 
 def test_verify_standard_refuses_stale_future_tampered_and_incomplete() -> None:
     secret, body, ts = "k", b'{"x":1}', 1_800_000_000
-    h = webhooks.standard_headers("evt_a", ts, body, secret)
-    assert webhooks.verify_standard(body, secret, h, now=ts + 300)
-    assert webhooks.verify_standard(body, secret, {k.upper(): v for k, v in h.items()}, now=ts)  # names any case
-    assert not webhooks.verify_standard(body, secret, h, now=ts + 301)  # stale: a replay
-    assert not webhooks.verify_standard(body, secret, h, now=ts - 301)  # from the future
-    assert webhooks.verify_standard(body, secret, h, now=ts + 900, tolerance=1000)
-    assert not webhooks.verify_standard(body + b"\n", secret, h, now=ts)
-    assert not webhooks.verify_standard(body, "other", h, now=ts)
-    assert not webhooks.verify_standard(body, secret, {**h, "webhook-id": "evt_b"}, now=ts)  # id is signed
-    assert not webhooks.verify_standard(body, secret, {**h, "webhook-timestamp": str(ts + 1)}, now=ts)  # so is time
-    assert not webhooks.verify_standard(body, secret, {**h, "webhook-timestamp": "-5"}, now=ts)
+    h = egress.standard_headers("evt_a", ts, body, secret)
+    assert egress.verify_standard(body, secret, h, now=ts + 300)
+    assert egress.verify_standard(body, secret, {k.upper(): v for k, v in h.items()}, now=ts)  # names any case
+    assert not egress.verify_standard(body, secret, h, now=ts + 301)  # stale: a replay
+    assert not egress.verify_standard(body, secret, h, now=ts - 301)  # from the future
+    assert egress.verify_standard(body, secret, h, now=ts + 900, tolerance=1000)
+    assert not egress.verify_standard(body + b"\n", secret, h, now=ts)
+    assert not egress.verify_standard(body, "other", h, now=ts)
+    assert not egress.verify_standard(body, secret, {**h, "webhook-id": "evt_b"}, now=ts)  # id is signed
+    assert not egress.verify_standard(body, secret, {**h, "webhook-timestamp": str(ts + 1)}, now=ts)  # so is time
+    assert not egress.verify_standard(body, secret, {**h, "webhook-timestamp": "-5"}, now=ts)
     for missing in h:
-        assert not webhooks.verify_standard(body, secret, {k: v for k, v in h.items() if k != missing}, now=ts)
+        assert not egress.verify_standard(body, secret, {k: v for k, v in h.items() if k != missing}, now=ts)
     # several signatures (key rotation): one match is enough
     several = {**h, "webhook-signature": "v1,AAAA " + h["webhook-signature"]}
-    assert webhooks.verify_standard(body, secret, several, now=ts)
-    assert not webhooks.verify_standard(body, secret, {**h, "webhook-signature": "v1,AAAA v1,BBBB"}, now=ts)
+    assert egress.verify_standard(body, secret, several, now=ts)
+    assert not egress.verify_standard(body, secret, {**h, "webhook-signature": "v1,AAAA v1,BBBB"}, now=ts)
 
 
 def test_ids_secrets_and_retry_schedule() -> None:
     ids = {outbox.new_event_id() for _ in range(100)}
     assert len(ids) == 100 and all(re.fullmatch(r"evt_[0-9a-f]{32}", i) for i in ids)
-    assert re.fullmatch(r"[0-9a-f]{64}", webhooks.new_secret())
+    assert re.fullmatch(r"[0-9a-f]{64}", egress.new_secret())
     assert outbox.RETRY_DELAYS == (0, 60, 300, 900, 3600, 14400)
     assert [outbox.next_delay(n) for n in range(7)] == [0, 60, 300, 900, 3600, 14400, None]
 
 
 def test_allow_private_for() -> None:
-    assert webhooks.allow_private_for("auto", 31337) is True  # anvil
+    assert egress.allow_private_for("auto", 31337) is True  # anvil
     # an unknown chain is not evidence of a dev machine (a private L2, a fork): private targets refused
-    assert webhooks.allow_private_for("auto", 999_999) is False
-    assert webhooks.allow_private_for("auto", 1) is False
-    assert webhooks.allow_private_for("auto", 8453) is False  # Base
-    assert webhooks.allow_private_for("AUTO", 84532) is False  # Base Sepolia
-    assert webhooks.allow_private_for("true", 8453) is True
-    assert webhooks.allow_private_for("false", 31337) is False
+    assert egress.allow_private_for("auto", 999_999) is False
+    assert egress.allow_private_for("auto", 1) is False
+    assert egress.allow_private_for("auto", 8453) is False  # Base
+    assert egress.allow_private_for("AUTO", 84532) is False  # Base Sepolia
+    assert egress.allow_private_for("true", 8453) is True
+    assert egress.allow_private_for("false", 31337) is False
     with pytest.raises(ValueError, match="auto, true or false"):
-        webhooks.allow_private_for("maybe", 31337)
+        egress.allow_private_for("maybe", 31337)
 
 
 # ---- target URLs ------------------------------------------------------------------------------
@@ -190,27 +190,20 @@ REFUSED = [
 @pytest.mark.parametrize(("url", "why"), REFUSED)
 def test_check_url_refuses(url: str, why: str) -> None:
     with pytest.raises(WebhookURLError, match=why) as err:
-        webhooks.check_url(url, allow_private=False)
+        asyncio.run(egress.check_url(url, allow_private=False))
     assert isinstance(err.value, ValueError)
-    with pytest.raises(WebhookURLError, match=why):
-        asyncio.run(webhooks.check_url_async(url, allow_private=False))
 
 
 def test_refusals_never_say_what_a_name_resolves_to(caplog: pytest.LogCaptureFixture) -> None:
     """localhost resolves to 127.0.0.1 and/or ::1: the caller learns only "non-public"; the log has it."""
     url = "http://localhost:8080/hook"
-    for asynchronous in (False, True):
-        caplog.clear()
-        with caplog.at_level("WARNING", logger="agentledger.webhooks"), pytest.raises(WebhookURLError) as err:
-            if asynchronous:
-                asyncio.run(webhooks.check_url_async(url, allow_private=False))
-            else:
-                webhooks.check_url(url, allow_private=False)
-        assert "non-public" in str(err.value)
-        assert "127.0.0.1" not in str(err.value) and "::1" not in str(err.value)
-        assert "127.0.0.1" in caplog.text or "::1" in caplog.text
+    with caplog.at_level("WARNING", logger="agentledger.egress"), pytest.raises(WebhookURLError) as err:
+        asyncio.run(egress.check_url(url, allow_private=False))
+    assert "non-public" in str(err.value)
+    assert "127.0.0.1" not in str(err.value) and "::1" not in str(err.value)
+    assert "127.0.0.1" in caplog.text or "::1" in caplog.text
     with pytest.raises(WebhookURLError) as err:
-        webhooks.check_url("http://10.1.2.3/hook", allow_private=False)
+        asyncio.run(egress.check_url("http://10.1.2.3/hook", allow_private=False))
     assert "10.1.2.3" not in str(err.value)
 
 
@@ -224,21 +217,20 @@ def test_refusals_never_say_what_a_name_resolves_to(caplog: pytest.LogCaptureFix
     ],
 )
 def test_check_url_accepts_public_addresses(url: str) -> None:
-    webhooks.check_url(url, allow_private=False)
-    asyncio.run(webhooks.check_url_async(url, allow_private=False))
+    asyncio.run(egress.check_url(url, allow_private=False))
 
 
 def test_allow_private_admits_loopback_but_never_other_schemes_or_credentials() -> None:
     for url in ("http://localhost:8080/hook", "http://127.0.0.1/h", "http://[::1]/h", "http://10.0.0.1/"):
-        webhooks.check_url(url, allow_private=True)
+        asyncio.run(egress.check_url(url, allow_private=True))
     for url in ("ftp://127.0.0.1/", "http://a:b@127.0.0.1/"):
         with pytest.raises(WebhookURLError):
-            webhooks.check_url(url, allow_private=True)
+            asyncio.run(egress.check_url(url, allow_private=True))
 
 
 def test_unresolvable_host_is_refused() -> None:
     with pytest.raises(WebhookURLError, match="does not resolve"):
-        webhooks.check_url("https://no-such-host.invalid/hook", allow_private=False)
+        asyncio.run(egress.check_url("https://no-such-host.invalid/hook", allow_private=False))
 
 
 @pytest.mark.parametrize(
@@ -257,14 +249,14 @@ def test_unresolvable_host_is_refused() -> None:
     ],
 )
 def test_forbidden_address(address: str, forbidden: bool) -> None:
-    assert webhooks.forbidden_address(ipaddress.ip_address(address)) is forbidden
+    assert egress.forbidden_address(ipaddress.ip_address(address)) is forbidden
 
 
 def test_pinned_resolver_refuses_private_answers_and_returns_checked_addresses() -> None:
     async def scenario() -> None:
         with pytest.raises(WebhookURLError, match="non-public"):
-            await webhooks.PinnedResolver(allow_private=False).resolve("localhost", 80)
-        allowed = await webhooks.PinnedResolver(allow_private=True).resolve("localhost", 8080)
+            await egress.PinnedResolver(allow_private=False).resolve("localhost", 80)
+        allowed = await egress.PinnedResolver(allow_private=True).resolve("localhost", 8080)
         assert allowed and {r["host"] for r in allowed} <= {"127.0.0.1", "::1"}
         assert all(r["port"] == 8080 and r["hostname"] == "localhost" for r in allowed)
 
