@@ -25,7 +25,7 @@ from pydantic.alias_generators import to_camel
 
 from api.http import MCP_INFO, McpInfo
 from api.operation import Call, Operation, Reply
-from api.policy import serve
+from api.policy import mount
 
 VERSION = "1.0.0"  # the API's version, as in the OpenAPI document
 A2A_PROTOCOL_VERSION = "1.0"
@@ -399,18 +399,9 @@ async def run_legacy_agent_card(app: web.Application, call: Call) -> Reply:
     return Reply(200, card.model_dump_json(by_alias=True, exclude_none=True).encode(), headers=_HEADERS)
 
 
-async def agent_card_handler(request: web.Request) -> web.Response:
-    return await serve(request, run_agent_card, "none")
-
-
-async def legacy_agent_card_handler(request: web.Request) -> web.Response:
-    return await serve(request, run_legacy_agent_card, "none")
-
-
 def add_agent_card_routes(app: web.Application) -> None:
     """The A2A 1.0 card at agent-card.json, the pre-1.0 one at agent.json (links from api.http.base_url)."""
-    app.router.add_get(PATH, agent_card_handler)
-    app.router.add_get(PATH_LEGACY, legacy_agent_card_handler)
+    mount(app, OPERATIONS)
 
 
 _CARD_HEADERS = {"Cache-Control": CACHE_CONTROL, **{k: "*: any origin may read it" for k in CORS_HEADERS}}

@@ -25,7 +25,7 @@ from api.errors import ApiError
 from api.http import ANCHOR_ADDRESS, CHAIN_ID, READS
 from api.models import parse_query
 from api.operation import Call, Operation, Reply
-from api.policy import serve
+from api.policy import mount
 from core.networks import network_for
 from core.store import Conn
 from core.store import audit as audit_store
@@ -114,10 +114,6 @@ async def run_checkpoints(app: web.Application, call: Call) -> Reply:
     return await app[READS].run(read)
 
 
-async def checkpoints(request: web.Request) -> web.Response:
-    return await serve(request, run_checkpoints, "none")
-
-
 async def run_proof(app: web.Application, call: Call) -> Reply:
     def read(conn: Conn) -> Reply:
         entry = entry_or_404(conn, call.path["audit_id"])
@@ -125,10 +121,6 @@ async def run_proof(app: web.Application, call: Call) -> Reply:
         return _json(proof_json(conn, app[CHAIN_ID], entry, q.tree_size or 0))
 
     return await app[READS].run(read)
-
-
-async def proof(request: web.Request) -> web.Response:
-    return await serve(request, run_proof, "none")
 
 
 async def run_consistency(app: web.Application, call: Call) -> Reply:
@@ -152,19 +144,13 @@ async def run_consistency(app: web.Application, call: Call) -> Reply:
     return await app[READS].run(read)
 
 
-async def consistency(request: web.Request) -> web.Response:
-    return await serve(request, run_consistency, "none")
-
-
 def add_audit_routes(app: web.Application, chain_id: int, anchor_address: str | None = None) -> None:
     """Mount the transparency-log reads on an app with reads (READS).
     `chain_id`: the chain the anchors are on; `anchor_address`: its AuditAnchor (shown to auditors)."""
     app[CHAIN_ID] = chain_id
     if anchor_address is not None:
         app[ANCHOR_ADDRESS] = anchor_address
-    app.router.add_get("/api/audit/checkpoints", checkpoints)
-    app.router.add_get("/api/audit/proof/{audit_id}", proof)
-    app.router.add_get("/api/audit/consistency", consistency)
+    mount(app, OPERATIONS)
 
 
 OPERATIONS: list[Operation] = [

@@ -27,7 +27,7 @@ from api.acp import acp_body, add_acp_headers
 from api.errors import ApiError
 from api.http import CHECKOUT, CLOCK, HOOKS, READS, WRITER, Hooks, encode, ok, wake_outbox
 from api.operation import Call, Operation, Quoted, Reply
-from api.policy import serve
+from api.policy import mount
 from core import egress
 from core.checkout import funding, rules, sessions, views
 from core.checkout.context import Checkout
@@ -223,10 +223,6 @@ async def run_create_session(app: web.Application, call: Call) -> Reply:
     return reply
 
 
-async def create_session(request: web.Request) -> web.Response:
-    return await serve(request, run_create_session, idempotent=True)
-
-
 async def run_get_session(app: web.Application, call: Call) -> Reply:
     ctx = app[CHECKOUT]
     sid = call.path["session_id"]
@@ -250,10 +246,6 @@ async def run_get_session(app: web.Application, call: Call) -> Reply:
     return await app[READS].run(lambda db: answer(db, store.get_session(db, sid) or first))
 
 
-async def get_session(request: web.Request) -> web.Response:
-    return await serve(request, run_get_session)
-
-
 async def run_update_session(app: web.Application, call: Call) -> Reply:
     ctx = app[CHECKOUT]
     caller = _caller(call)
@@ -272,10 +264,6 @@ async def run_update_session(app: web.Application, call: Call) -> Reply:
     return await idempotency.execute_call(app[WRITER], call, owner=caller.key_hash, now=now, work=work)
 
 
-async def update_session(request: web.Request) -> web.Response:
-    return await serve(request, run_update_session, idempotent=True)
-
-
 async def run_cancel_session(app: web.Application, call: Call) -> Reply:
     ctx = app[CHECKOUT]
     caller = _caller(call)
@@ -288,10 +276,6 @@ async def run_cancel_session(app: web.Application, call: Call) -> Reply:
 
     await sessions.persist_expiry(ctx, sid, now)
     return await idempotency.execute_call(app[WRITER], call, owner=caller.key_hash, now=now, work=work)
-
-
-async def cancel_session(request: web.Request) -> web.Response:
-    return await serve(request, run_cancel_session, idempotent=True)
 
 
 async def quote_complete(app: web.Application, call: Call) -> Quoted:
@@ -370,10 +354,6 @@ async def run_complete_session(app: web.Application, call: Call) -> Reply:
     return reply
 
 
-async def complete_session(request: web.Request) -> web.Response:
-    return await serve(request, run_complete_session, idempotent=True)
-
-
 async def run_get_order(app: web.Application, call: Call) -> Reply:
     caller = call.caller
     order_id = call.path["order_id"]
@@ -393,10 +373,6 @@ async def run_get_order(app: web.Application, call: Call) -> Reply:
         return Reply(200, encode(view).encode())
 
     return await app[READS].run(read)
-
-
-async def get_order(request: web.Request) -> web.Response:
-    return await serve(request, run_get_order, "optional")
 
 
 # ---- wiring -------------------------------------------------------------------------------------
@@ -548,9 +524,4 @@ def add_checkout_routes(app: web.Application, ctx: Checkout) -> None:
     if HOOKS not in app:
         app[HOOKS] = Hooks()
     add_acp_headers(app)
-    app.router.add_post(_BASE, create_session)
-    app.router.add_get(_BASE + "/{session_id}", get_session)
-    app.router.add_post(_BASE + "/{session_id}", update_session)
-    app.router.add_post(_BASE + "/{session_id}/cancel", cancel_session)
-    app.router.add_post(_BASE + "/{session_id}/complete", complete_session)
-    app.router.add_get("/api/acp/orders/{order_id}", get_order)
+    mount(app, OPERATIONS)

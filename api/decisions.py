@@ -21,7 +21,7 @@ from api.errors import JSON_BODY
 from api.http import CLOCK, READS, WRITER, encode, wake_outbox
 from api.models import decode_json, validation_error
 from api.operation import Call, Operation, Reply
-from api.policy import serve
+from api.policy import mount
 from core import decisions, egress
 from core.store import Conn
 
@@ -189,10 +189,6 @@ async def run_log_decision(app: web.Application, call: Call) -> Reply:
     return reply
 
 
-async def log_decision(request: web.Request) -> web.Response:
-    return await serve(request, run_log_decision, idempotent=True)
-
-
 def add_decision_routes(
     app: web.Application, *, allow_private_webhooks: bool = False, rate_limit: int = decisions.RATE_LIMIT_PER_HOUR
 ) -> None:
@@ -201,7 +197,7 @@ def add_decision_routes(
     `allow_private_webhooks`: core.egress.allow_private_for(Settings.webhook_allow_private, chain)."""
     app[ALLOW_PRIVATE] = allow_private_webhooks
     app[RATE_LIMIT] = rate_limit
-    app.router.add_post(PATH, log_decision)
+    mount(app, OPERATIONS)
 
 
 OPERATIONS: list[Operation] = [

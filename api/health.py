@@ -23,7 +23,7 @@ from pydantic.json_schema import SkipJsonSchema
 from api.errors import ApiError
 from api.http import CLOCK, DEPLOYMENT, JOBS, LIVENESS, READS, RPC_URL
 from api.operation import Call, Operation, Reply
-from api.policy import serve
+from api.policy import mount
 from core import indexing
 from core.isotime import iso_utc
 from core.jobs import JobRunner
@@ -211,10 +211,6 @@ def jobs_view(runner: JobRunner, held: dict[str, str] | None) -> dict[str, dict[
     return out
 
 
-async def healthz(request: web.Request) -> web.Response:
-    return await serve(request, run_healthz, "none")
-
-
 @dataclass(frozen=True)
 class TipView:
     """What the store says of the indexer: its checkpoint (seen, final, when it last moved) and its halt."""
@@ -263,7 +259,7 @@ async def _http_session(app: web.Application) -> Any:
 def add_health_routes(app: web.Application) -> None:
     """GET /healthz (needs DEPLOYMENT and RPC_URL; READS and JOBS add the indexer and the jobs)."""
     app.cleanup_ctx.append(_http_session)
-    app.router.add_get("/healthz", healthz)
+    mount(app, OPERATIONS)
 
 
 OPERATIONS: list[Operation] = [

@@ -27,7 +27,7 @@ from api.errors import ApiError
 from api.http import CLOCK, READS, WRITER, encode, ok
 from api.models import Amount, Strict, UsdcOut, Wallet, parse_body, parse_query
 from api.operation import Call, Operation, Quoted, Reply
-from api.policy import serve
+from api.policy import mount
 from core import egress
 from core.errors import ServiceError
 from core.hire import escrow, moves, registry, rules, services, standard
@@ -346,10 +346,6 @@ async def run_publish_service(app: web.Application, call: Call) -> Reply:
     return await idempotency.execute_call(app[WRITER], call, owner=_caller(call).key_hash, now=now, work=work)
 
 
-async def publish_service(request: web.Request) -> web.Response:
-    return await serve(request, run_publish_service, idempotent=True)
-
-
 async def run_list_services(app: web.Application, call: Call) -> Reply:
     q = parse_query(ServicesQuery, dict(call.query))
     caller = _caller(call)
@@ -360,10 +356,6 @@ async def run_list_services(app: web.Application, call: Call) -> Reply:
         return _reply({"services": [_service_json(db, call.base_url, s) for s in rows]})
 
     return await app[READS].run(read)
-
-
-async def list_services(request: web.Request) -> web.Response:
-    return await serve(request, run_list_services)
 
 
 async def run_withdraw_service(app: web.Application, call: Call) -> Reply:
@@ -382,10 +374,6 @@ async def run_withdraw_service(app: web.Application, call: Call) -> Reply:
         return _reply(_service_json(db, call.base_url, row))
 
     return await app[READS].run(read)
-
-
-async def withdraw_service(request: web.Request) -> web.Response:
-    return await serve(request, run_withdraw_service)
 
 
 def _hire_request(req: HireRequest, agent: AgentRow) -> standard.HireRequest:
@@ -459,10 +447,6 @@ async def quote_hire(app: web.Application, call: Call) -> Quoted:
     return await app[READS].run(read)
 
 
-async def hire_handler(request: web.Request) -> web.Response:
-    return await serve(request, run_hire, idempotent=True)
-
-
 def _escrow_deployed(hire: Hire) -> None:
     if not hire.has_escrow():
         raise ApiError(404, "escrow_not_deployed", "this deployment has no AgentEscrow contract")
@@ -529,19 +513,11 @@ async def quote_escrow(app: web.Application, call: Call) -> Quoted:
     )
 
 
-async def escrow_post(request: web.Request) -> web.Response:
-    return await serve(request, run_escrow, "optional", idempotent=True)
-
-
 async def run_escrow_status(app: web.Application, call: Call) -> Reply:
     hire = app[HIRE]
     _escrow_deployed(hire)
     q = parse_query(EscrowQuery, dict(call.query))
     return _reply(await escrow.status(hire, q.jobId.lower()))
-
-
-async def escrow_get(request: web.Request) -> web.Response:
-    return await serve(request, run_escrow_status, "none")
 
 
 async def run_job_audit(app: web.Application, call: Call) -> Reply:
@@ -558,10 +534,6 @@ async def run_job_audit(app: web.Application, call: Call) -> Reply:
         return _reply(moves.stream_json(db, job, call.base_url))
 
     return await app[READS].run(read)
-
-
-async def job_audit_get(request: web.Request) -> web.Response:
-    return await serve(request, run_job_audit, "none")
 
 
 def _price(text: str | None) -> int | None:
@@ -605,10 +577,6 @@ async def run_registry(app: web.Application, call: Call) -> Reply:
     return _reply(page)
 
 
-async def registry_get(request: web.Request) -> web.Response:
-    return await serve(request, run_registry, "none")
-
-
 async def run_reputation(app: web.Application, call: Call) -> Reply:
     q = parse_query(ReputationQuery, dict(call.query))
     limit = int(q.limit) if q.limit else 50
@@ -619,10 +587,6 @@ async def run_reputation(app: web.Application, call: Call) -> Reply:
             )
         )
     )
-
-
-async def reputation_get(request: web.Request) -> web.Response:
-    return await serve(request, run_reputation, "none")
 
 
 # ---- the operation table ------------------------------------------------------------------------
@@ -855,15 +819,7 @@ def add_hire_routes(app: web.Application, hire: Hire) -> None:
 
     app.on_startup.append(start)
     app.on_shutdown.append(stop)
-    app.router.add_post("/api/a2a/services", publish_service)
-    app.router.add_get("/api/a2a/services", list_services)
-    app.router.add_delete("/api/a2a/services/{serviceType}", withdraw_service)
-    app.router.add_post("/api/a2a/hire", hire_handler)
-    app.router.add_get("/api/a2a/registry", registry_get)
-    app.router.add_get("/api/a2a/reputation", reputation_get)
-    app.router.add_post("/api/a2a/escrow", escrow_post)
-    app.router.add_get("/api/a2a/escrow", escrow_get)
-    app.router.add_get("/api/a2a/hire/{jobId}/audit", job_audit_get)
+    mount(app, OPERATIONS)
 
 
 async def _settle_quietly(hire: Hire) -> None:

@@ -30,7 +30,7 @@ from pydantic import RootModel
 from api.errors import ApiError
 from api.http import READS
 from api.operation import Call, Operation, Reply
-from api.policy import serve
+from api.policy import mount, serve
 from core import ipfs
 from core.store import Conn
 from core.store import ipfs as store
@@ -132,7 +132,7 @@ async def ipfs_get(request: web.Request) -> web.StreamResponse:
 
 def add_ipfs_routes(app: web.Application) -> None:
     """Mount the gateway on an app that has its reads (READS)."""
-    app.router.add_get("/ipfs/{cid}", ipfs_get)  # HEAD too (aiohttp's allow_head)
+    mount(app, OPERATIONS)
 
 
 OPERATIONS: list[Operation] = [
@@ -151,6 +151,7 @@ OPERATIONS: list[Operation] = [
         path_params={"cid": "a CIDv0 (Qm...) or a CIDv1 (base32 b..., base36 k..., base58btc z...)"},
         tags=("ipfs",),
         run=run_ipfs_get,
+        handler=ipfs_get,
         resource="agentledger://ipfs/{cid}",
         description="The bytes whose CID (as `ipfs add --cid-version=1` of Kubo computes it) is `cid`; "
         "CIDv0 is accepted. Immutable: ETag is the CID, If-None-Match answers 304.",

@@ -25,7 +25,7 @@ from api.errors import ApiError
 from api.http import CLOCK, WRITER, encode, ok, usdc, wake_outbox
 from api.models import Amount, Strict, UsdcOut, Wallet, parse_body, parse_query, validate
 from api.operation import Call, Operation, Quoted, Reply
-from api.policy import serve
+from api.policy import mount, serve
 from core import egress
 from core.jsontext import bad_text, invalid_string
 from core.keys import Caller, hash_api_key, new_api_key
@@ -640,34 +640,6 @@ async def _full_listing(m: Market, caller: Caller | None, shown: _Shown) -> dict
 # ---- HTTP handlers ---------------------------------------------------------------------------------
 
 
-async def browse(request: web.Request) -> web.Response:
-    return await serve(request, run_browse, auth="optional")
-
-
-async def mint(request: web.Request) -> web.Response:
-    return await serve(request, run_mint, idempotent=True)
-
-
-async def statement(request: web.Request) -> web.Response:
-    return await serve(request, run_statement)
-
-
-async def list_agent(request: web.Request) -> web.Response:
-    return await serve(request, run_list, idempotent=True)
-
-
-async def offer(request: web.Request) -> web.Response:
-    return await serve(request, run_offer, idempotent=True)
-
-
-async def accept(request: web.Request) -> web.Response:
-    return await serve(request, run_accept, idempotent=True)
-
-
-async def cancel(request: web.Request) -> web.Response:
-    return await serve(request, run_cancel, idempotent=True)
-
-
 async def claim(request: web.Request) -> web.Response:
     if idempotency.HEADER in request.headers:
         raise ApiError(  # well-formed, but this combination cannot be honoured: 422, not 400
@@ -677,22 +649,6 @@ async def claim(request: web.Request) -> web.Response:
             param=idempotency.HEADER,
         )
     return await serve(request, run_claim, auth="optional")
-
-
-async def watch(request: web.Request) -> web.Response:
-    return await serve(request, run_watch)
-
-
-async def unwatch(request: web.Request) -> web.Response:
-    return await serve(request, run_unwatch)
-
-
-async def assets(request: web.Request) -> web.Response:
-    return await serve(request, run_assets, auth="none")
-
-
-async def flag_asset(request: web.Request) -> web.Response:
-    return await serve(request, run_flag_asset)
 
 
 _PAGE = '<!doctype html><html><head><meta charset="utf-8"><title>agentledger drop</title></head><body>{}</body></html>'
@@ -721,10 +677,6 @@ async def run_unsubscribe(app: web.Application, call: Call) -> Reply:
     if call.request is None or call.request.content_type != "application/x-www-form-urlencoded":
         return _reply({"unsubscribed": True})
     return Reply(200, _PAGE.format("<p>Unsubscribed: no more drop e-mails.</p>").encode(), media_type="text/html")
-
-
-async def unsubscribe_page(request: web.Request) -> web.Response:
-    return await serve(request, run_unsubscribe_page, auth="none")
 
 
 async def unsubscribe(request: web.Request) -> web.Response:
@@ -936,6 +888,7 @@ OPERATIONS: list[Operation] = [
         "token: <id>\\nowner: <address>\\ntimestamp: <unix s>'. With an account key the agent joins that account "
         "(an agent-scoped key comes back); without one its holding account becomes yours (an account key).",
         run=run_claim,
+        handler=claim,
         touches="account",
         scope="admin",
         open_world=True,
@@ -1025,6 +978,7 @@ OPERATIONS: list[Operation] = [
         request_forms={"application/x-www-form-urlencoded": OneClickForm},
         response_alternatives={"text/html": Page},
         run=run_unsubscribe,
+        handler=unsubscribe,
         destructive=True,
     ),
 ]
@@ -1033,17 +987,4 @@ OPERATIONS: list[Operation] = [
 def add_marketplace_routes(app: web.Application, market: Market) -> None:
     """Mount /api/a2a/drop (needs READS, WRITER and CLOCK, as api.app sets them)."""
     app[MARKET] = market
-    app.router.add_get(BASE, browse)
-    app.router.add_post(f"{BASE}/mint", mint)
-    app.router.add_post(f"{BASE}/statement", statement)
-    app.router.add_post(f"{BASE}/list", list_agent)
-    app.router.add_post(f"{BASE}/offer", offer)
-    app.router.add_post(f"{BASE}/accept", accept)
-    app.router.add_post(f"{BASE}/cancel", cancel)
-    app.router.add_post(f"{BASE}/claim", claim)
-    app.router.add_post(f"{BASE}/watch", watch)
-    app.router.add_delete(f"{BASE}/watch/{{watch_id}}", unwatch)
-    app.router.add_get(f"{BASE}/assets", assets)
-    app.router.add_post(f"{BASE}/assets", flag_asset)
-    app.router.add_get(f"{BASE}/unsubscribe", unsubscribe_page)
-    app.router.add_post(f"{BASE}/unsubscribe", unsubscribe)
+    mount(app, OPERATIONS)

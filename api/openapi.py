@@ -23,7 +23,7 @@ from pydantic.json_schema import JsonSchemaMode
 
 from api import idempotency
 from api.operation import Call, Operation, Reply
-from api.policy import serve
+from api.policy import mount
 from core.jsontext import TEXT_PATTERN
 
 OPENAPI_VERSION = "3.1.0"
@@ -406,13 +406,9 @@ async def run_schema(app: web.Application, call: Call) -> Reply:
     return Reply(200, text.encode())
 
 
-async def schema_handler(request: web.Request) -> web.Response:
-    return await serve(request, run_schema, "none")
-
-
 def add_schema_routes(app: web.Application, table: Iterable[Operation]) -> None:
     """Serve the document of `table` (the composed operation table, api.operation_table.OPERATIONS),
     limited to the routes `app` has registered."""
     app[TABLE] = tuple(table)
     app[_SERVED] = {}
-    app.router.add_get(SCHEMA_PATH, schema_handler)
+    mount(app, OPERATIONS)

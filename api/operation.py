@@ -3,11 +3,12 @@
 Its own module so that route modules can declare their rows beside their handlers
 (`OPERATIONS: list[Operation]`) and api.openapi and api.mcp can gather them without an import cycle.
 
-A row with `run` can be executed without HTTP: `run(app, call)` does what the route does (the route's
-handler parses the request into a Call, awaits the same `run` and writes its Reply), so a transport
-that is not HTTP (the MCP tools of api.mcp) calls the very same code. The row's other fields say what
-the transports need to know about it: who may call it (auth, scope), whether it moves value (quote),
-what the MCP annotations say (destructive, open_world) and which resource template reads it.
+A row with `run` can be executed without HTTP: `run(app, call)` does what the route does (the route, which
+api.policy.mount makes from the row, reads the request into a Call, awaits the same `run` and writes its
+Reply), so a transport that is not HTTP (the MCP tools of api.mcp) calls the very same code. The row's
+other fields say what the transports need to know about it: who may call it (auth, scope), whether it
+moves value (quote), what the MCP annotations say (destructive, open_world) and which resource template
+reads it.
 """
 
 from __future__ import annotations
@@ -150,6 +151,10 @@ class Operation:
     content_fields: tuple[str, ...] = ()
     #: The operation id this row serves again at a second path (an older well-known path): no tool.
     alias_of: str = ""
+    #: The route's own handler, for a row whose HTTP side is more than its run (a multipart upload read
+    #: as it streams, an HTML page, stored bytes with their own caching): None for every other row, which
+    #: api.policy.mount serves as `run` through api.policy.serve.
+    handler: Callable[[web.Request], Awaitable[web.StreamResponse]] | None = None
     #: Request media types the route takes besides application/json, each with the model of its
     #: fields (e.g. multipart/form-data); any other type is refused with 415 (api.errors.ACCEPTS).
     request_forms: Mapping[str, type[BaseModel]] = field(default_factory=dict)

@@ -34,6 +34,7 @@ __all__ = [
     "authorize",
     "http_call",
     "invoke",
+    "mount",
     "respond",
     "serve",
 ]
@@ -198,6 +199,29 @@ async def policy_middleware(
         raise
     await hold.settle(resp.status)
     return resp
+
+
+def mount(app: web.Application, rows: Iterable[Operation]) -> None:
+    """One route per row: its own `handler`, else its `run` served through `serve` with the row's auth and
+    idempotency. Static paths before templated ones, so a static path is never taken by a template's
+    match. A GET also answers HEAD (aiohttp's add_get)."""
+
+    def handler_of(op: Operation) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+        if op.handler is not None:
+            return op.handler
+        run, auth, idempotent = op.run, op.auth, op.idempotent
+        assert run is not None, f"{op.operation_id} has neither a run nor a handler"
+
+        async def route(request: web.Request) -> web.StreamResponse:
+            return await serve(request, run, auth, idempotent=idempotent)
+
+        return route
+
+    for op in sorted(rows, key=lambda op: "{" in op.path):
+        if op.method == "GET":
+            app.router.add_get(op.path, handler_of(op))
+        else:
+            app.router.add_route(op.method, op.path, handler_of(op))
 
 
 def add_policy(app: web.Application, table: Iterable[Operation]) -> None:

@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Annotated, Any
 
 from aiohttp import BodyPartReader, web
@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 from api.errors import ApiError
 from api.http import CHECKOUT, CLOCK, DELIVERABLES, READS, WRITER, read_capped, wake_outbox
 from api.operation import Call, Operation, Reply, Run
-from api.policy import respond, serve
+from api.policy import mount, respond
 from core import ipfs, signatures
 from core.audit import canonical
 from core.checkout import orders, provider_orders
@@ -136,15 +136,6 @@ def _action_run(action: str) -> Run:
 
 #: The run of each provider action (acknowledge, start, fail, recover).
 ACTION_RUNS: dict[str, Run] = {action: _action_run(action) for action in orders.PROVIDER_ACTIONS}
-
-
-def _action_handler(action: str) -> Callable[[web.Request], Any]:
-    run = ACTION_RUNS[action]
-
-    async def handler(request: web.Request) -> web.Response:
-        return await serve(request, run, "none")
-
-    return handler
 
 
 class UploadSlots:
@@ -407,10 +398,6 @@ async def run_complete(app: web.Application, call: Call) -> Reply:
     return Reply(200, json.dumps(answer).encode())
 
 
-async def complete(request: web.Request) -> web.Response:
-    return await serve(request, run_complete, "none")
-
-
 # ---- wiring -------------------------------------------------------------------------------------
 
 _SIGNED_ERRORS = {
@@ -471,6 +458,7 @@ OPERATIONS: list[Operation] = [
         },
         tags=("orders",),
         run=run_upload_deliverable,
+        handler=upload_deliverable,
         links={"cid": "agentledger://ipfs/{cid}"},
         description=f"multipart/form-data (one `file` part) or JSON {{content}}, signed in the headers "
         f"{TIMESTAMP_HEADER} (unix s), {DIGEST_HEADER} (hex SHA-256 of the exact bytes: the file part, or the "
@@ -509,7 +497,4 @@ def add_provider_order_routes(app: web.Application, uploads: UploadSlots | None 
     """Mount the provider-side order calls (needs the wallet routes' DB/WRITER/CLOCK and an OPERATOR);
     `uploads` sets the upload slots and read deadline (tests shorten it)."""
     app[UPLOAD_SLOTS] = uploads or UploadSlots()
-    for action in orders.PROVIDER_ACTIONS:
-        app.router.add_post(f"/api/acp/orders/{{order_id}}/{action}", _action_handler(action))
-    app.router.add_post("/api/acp/orders/{order_id}/deliverables", upload_deliverable)
-    app.router.add_post("/api/acp/orders/{order_id}/complete", complete)
+    mount(app, OPERATIONS)

@@ -51,7 +51,7 @@ from api.errors import ApiError
 from api.http import CHECKOUT, CLOCK, READS, WRITER, chain_unavailable, encode, iso, ok, usdc
 from api.models import Amount, Wallet
 from api.operation import Call, Operation, Reply
-from api.policy import serve
+from api.policy import mount
 from core.checkout import providers, rules, views
 from core.checkout.context import Checkout
 from core.operator import ChainUnavailable
@@ -234,10 +234,6 @@ async def run_link_provider(app: web.Application, call: Call) -> Reply:
     return await idempotency.execute_call(app[WRITER], call, owner=caller.key_hash, now=now, work=finish, before=steps)
 
 
-async def link_provider(request: web.Request) -> web.Response:
-    return await serve(request, run_link_provider, idempotent=True)
-
-
 def _reply(payload: dict[str, Any], status: int = 200) -> Reply:
     return Reply(status, encode(payload).encode())
 
@@ -251,10 +247,6 @@ async def run_get_provider(app: web.Application, call: Call) -> Reply:
     if p is None or p.token_id is None:
         raise ApiError(404, "provider_not_found", f"no linked provider {key}", param="agent_id")
     return _reply(provider_json(p))
-
-
-async def get_provider(request: web.Request) -> web.Response:
-    return await serve(request, run_get_provider, "none")
 
 
 # ---- the provider's webhook and its orders ---------------------------------------------------------
@@ -280,10 +272,6 @@ async def run_set_provider_webhook(app: web.Application, call: Call) -> Reply:
     return _reply({"agent_id": agent_id, "webhook_url": req.url, "webhook_secret": secret})
 
 
-async def set_provider_webhook(request: web.Request) -> web.Response:
-    return await serve(request, run_set_provider_webhook)
-
-
 async def run_delete_provider_webhook(app: web.Application, call: Call) -> Reply:
     caller = call.caller
     assert caller is not None
@@ -291,10 +279,6 @@ async def run_delete_provider_webhook(app: web.Application, call: Call) -> Reply
     p = await app[READS].run(lambda db: _own_provider(db, caller, agent_id))
     await app[WRITER].run(lambda conn: providers.clear_webhook(conn, p.agent_uuid))
     return _reply({"agent_id": agent_id, "webhook_url": None})
-
-
-async def delete_provider_webhook(request: web.Request) -> web.Response:
-    return await serve(request, run_delete_provider_webhook)
 
 
 async def run_list_provider_orders(app: web.Application, call: Call) -> Reply:
@@ -310,10 +294,6 @@ async def run_list_provider_orders(app: web.Application, call: Call) -> Reply:
         return _reply(views.provider_orders_page(db, p.agent_uuid, status=q.status, cursor=cursor, limit=limit))
 
     return await app[READS].run(read)
-
-
-async def list_provider_orders(request: web.Request) -> web.Response:
-    return await serve(request, run_list_provider_orders)
 
 
 # ---- catalogue ----------------------------------------------------------------------------------
@@ -356,10 +336,6 @@ async def run_create_item(app: web.Application, call: Call) -> Reply:
     return await idempotency.execute_call(app[WRITER], call, owner=caller.key_hash, now=now, work=work)
 
 
-async def create_item(request: web.Request) -> web.Response:
-    return await serve(request, run_create_item, idempotent=True)
-
-
 async def run_list_items(app: web.Application, call: Call) -> Reply:
     q = acp_body(ItemsQuery, None, query=dict(call.query))
     limit = min(int(q.limit), 100) if q.limit else 100
@@ -383,10 +359,6 @@ async def run_list_items(app: web.Application, call: Call) -> Reply:
     return await app[READS].run(read)
 
 
-async def list_items(request: web.Request) -> web.Response:
-    return await serve(request, run_list_items, "none")
-
-
 async def run_get_item(app: web.Application, call: Call) -> Reply:
     item_id = call.path["item_id"]
 
@@ -397,10 +369,6 @@ async def run_get_item(app: web.Application, call: Call) -> Reply:
         return _reply(item_json(item, store.get_provider(db, item.provider_uuid)))
 
     return await app[READS].run(read)
-
-
-async def get_item(request: web.Request) -> web.Response:
-    return await serve(request, run_get_item, "none")
 
 
 # ---- wiring -------------------------------------------------------------------------------------
@@ -548,11 +516,4 @@ def add_provider_routes(app: web.Application, ctx: Checkout) -> None:
     """Mount provider linking and the catalogue (needs READS, WRITER and CLOCK, as api.app sets them)."""
     app[CHECKOUT] = ctx
     add_acp_headers(app)
-    app.router.add_post("/api/acp/providers", link_provider)
-    app.router.add_get("/api/acp/providers/{agent_id}", get_provider)
-    app.router.add_post("/api/acp/providers/{agent_id}/webhook", set_provider_webhook)
-    app.router.add_delete("/api/acp/providers/{agent_id}/webhook", delete_provider_webhook)
-    app.router.add_get("/api/acp/providers/{agent_id}/orders", list_provider_orders)
-    app.router.add_post("/api/acp/items", create_item)
-    app.router.add_get("/api/acp/items", list_items)
-    app.router.add_get("/api/acp/items/{item_id}", get_item)
+    mount(app, OPERATIONS)

@@ -23,7 +23,7 @@ import merkle
 from api.http import ANCHOR_ADDRESS, CHAIN_ID, MCP_INFO, READS, McpInfo, base_url, iso
 from api.models import parse_query
 from api.operation import Call, Operation, Reply
-from api.policy import serve
+from api.policy import mount, serve
 from core import audit, decisions
 from core.networks import network_for
 from core.store import Conn
@@ -411,10 +411,6 @@ async def run_well_known(app: web.Application, call: Call) -> Reply:
     return _json(discovery(call.base_url, app.get(MCP_INFO)), {"Cache-Control": CACHE_CONTROL})
 
 
-async def well_known(request: web.Request) -> web.Response:
-    return await serve(request, run_well_known, "none")
-
-
 class _Loose(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -457,6 +453,7 @@ OPERATIONS: list[Operation] = [
         tags=("decisions",),
         path_params={"audit_id": "the entry's integer audit_id"},
         run=run_verify,
+        handler=verify_page,
         resource="agentledger://audit/{audit_id}",
     ),
     Operation(
@@ -470,6 +467,7 @@ OPERATIONS: list[Operation] = [
         auth="none",
         tags=("decisions",),
         run=run_methodology,
+        handler=methodology,
         resource="agentledger://methodology",
         uses_database=False,
     ),
@@ -497,7 +495,4 @@ OPERATIONS: list[Operation] = [
 
 def add_verification_routes(app: web.Application) -> None:
     """Mount the public verification pages (needs CHAIN_ID and READS)."""
-    app.router.add_get("/verify/{audit_id}", verify_page)
-    app.router.add_get("/methodology", methodology)
-    for path in WELL_KNOWN_PATHS:
-        app.router.add_get(path, well_known)
+    mount(app, OPERATIONS)

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 from api.auth import PROTECTED_RESOURCE_PATH
 from api.http import encode
 from api.operation import Call, Operation, Reply
-from api.policy import serve
+from api.policy import mount
 from core.keys import SCOPES
 
 MCP_PATH = "/api/mcp"
@@ -52,17 +52,8 @@ async def run_mcp_metadata(app: web.Application, call: Call) -> Reply:
     return _reply(call.base_url, MCP_PATH)
 
 
-async def api_metadata(request: web.Request) -> web.Response:
-    return await serve(request, run_api_metadata, "none")
-
-
-async def mcp_metadata(request: web.Request) -> web.Response:
-    return await serve(request, run_mcp_metadata, "none")
-
-
 def add_discovery_routes(app: web.Application) -> None:
-    app.router.add_get(PROTECTED_RESOURCE_PATH, api_metadata)
-    app.router.add_get(PROTECTED_RESOURCE_PATH + MCP_PATH, mcp_metadata)
+    mount(app, OPERATIONS)
 
 
 OPERATIONS: list[Operation] = [

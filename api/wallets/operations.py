@@ -236,5 +236,6 @@ OPERATIONS: list[Operation] = [
         errors={400: ("invalid_email",), 409: ("email_has_key",), 422: ("idempotency_unsupported",)},
         tags=("agents",),
         run=routes.run_create_key,
+        handler=routes.create_key,
     ),
 ]

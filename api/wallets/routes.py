@@ -29,7 +29,7 @@ from api.errors import JSON_BODY, ApiError, error_middleware
 from api.http import CLOCK, HOOKS, READS, WRITER, Hooks, RawJson, encode, iso, usdc
 from api.models import parse_body, parse_query
 from api.operation import Call, Quoted, Reply
-from api.policy import add_policy, serve
+from api.policy import add_policy, mount, serve
 from api.wallets.models import (
     AgentQuery,
     BrainUpdateRequest,
@@ -150,10 +150,6 @@ async def run_register(app: web.Application, call: Call) -> Reply:
     return await _execute(app, call, work)
 
 
-async def register(request: web.Request) -> web.Response:
-    return await serve(request, run_register, "optional", idempotent=True)
-
-
 def _earn_work(
     conn: Conn,
     caller: Caller,
@@ -181,10 +177,6 @@ async def run_earn(app: web.Application, call: Call) -> Reply:
     if fresh and reply.status == 200 and writing is not None:  # committed: the agent can come from the cache
         remember_agents(writing, fresh)
     return reply
-
-
-async def earn(request: web.Request) -> web.Response:
-    return await serve(request, run_earn, idempotent=True)
 
 
 _json_str = json.encoder.encode_basestring_ascii  # what json.dumps does to a str
@@ -245,10 +237,6 @@ async def run_earn_batch(app: web.Application, call: Call) -> Reply:
     return await _authenticated_write(app, call, work)
 
 
-async def earn_batch(request: web.Request) -> web.Response:
-    return await serve(request, run_earn_batch, idempotent=True)
-
-
 async def run_compound(app: web.Application, call: Call) -> Reply:
     """POST /api/agents/compound: move reinvestPercent % (default 20) of the spendable balance into
     the reinvested bucket (see core.wallets.compound); `moved` is the amount moved."""
@@ -270,10 +258,6 @@ async def run_compound(app: web.Application, call: Call) -> Reply:
         )
 
     return await _authenticated_write(app, call, work)
-
-
-async def compound(request: web.Request) -> web.Response:
-    return await serve(request, run_compound, idempotent=True)
 
 
 async def quote_spend(app: web.Application, call: Call) -> Quoted:
@@ -323,10 +307,6 @@ async def run_spend(app: web.Application, call: Call) -> Reply:
     return await _authenticated_write(app, call, work)
 
 
-async def spend(request: web.Request) -> web.Response:
-    return await serve(request, run_spend, idempotent=True)
-
-
 def _balance_json(bal: BalanceRow, memory_entries: int, settled: int) -> dict[str, Any]:
     return {
         "balance": usdc(bal.balance),
@@ -351,10 +331,6 @@ async def run_balance(app: web.Application, call: Call) -> Reply:
     return await app[READS].run(read)
 
 
-async def balance(request: web.Request) -> web.Response:
-    return await serve(request, run_balance)
-
-
 async def run_identity(app: web.Application, call: Call) -> Reply:
     def read(db: Conn) -> Reply:
         q = parse_query(AgentQuery, dict(call.query))
@@ -362,10 +338,6 @@ async def run_identity(app: web.Application, call: Call) -> Reply:
         return _reply({"uuid": agent.uuid, "wallet": agent.wallet})
 
     return await app[READS].run(read)
-
-
-async def identity(request: web.Request) -> web.Response:
-    return await serve(request, run_identity)
 
 
 # ---- memory ---------------------------------------------------------------------------------
@@ -387,10 +359,6 @@ async def run_memory_write(app: web.Application, call: Call) -> Reply:
     return await _authenticated_write(app, call, work)
 
 
-async def memory_write(request: web.Request) -> web.Response:
-    return await serve(request, run_memory_write, idempotent=True)
-
-
 async def run_memory_read(app: web.Application, call: Call) -> Reply:
     """GET /api/agents/memory?agentId=&query=&limit=&cursor=: the agent's entries ordered by key,
     `query` a case-sensitive substring of the key, `limit` 1-200 (default 50); nextCursor is the
@@ -405,10 +373,6 @@ async def run_memory_read(app: web.Application, call: Call) -> Reply:
         return _reply({"memories": [_memory_json(m) for m in rows], "nextCursor": rows[-1].key if more else None})
 
     return await app[READS].run(read)
-
-
-async def memory_read(request: web.Request) -> web.Response:
-    return await serve(request, run_memory_read)
 
 
 # ---- brain --------------------------------------------------------------------------------------
@@ -477,10 +441,6 @@ async def run_brain_read(app: web.Application, call: Call) -> Reply:
     return await app[READS].run(read)
 
 
-async def brain_read(request: web.Request) -> web.Response:
-    return await serve(request, run_brain_read)
-
-
 async def run_brain_write(app: web.Application, call: Call) -> Reply:
     """POST /api/agents/brain {agentId, action listed|sold, niche, price, revenue?, name?}: one listing
     or sale (of the product `name`, when given) into the agent's brain (memory brain:v1) and the
@@ -493,10 +453,6 @@ async def run_brain_write(app: web.Application, call: Call) -> Reply:
         return _ok({"success": True, **_brain_payload(brain, store.shared_brain(conn))})
 
     return await _authenticated_write(app, call, work)
-
-
-async def brain_write(request: web.Request) -> web.Response:
-    return await serve(request, run_brain_write, idempotent=True)
 
 
 # ---- runs, network, keys ------------------------------------------------------------------------
@@ -515,19 +471,11 @@ async def run_record_run(app: web.Application, call: Call) -> Reply:
     return await _authenticated_write(app, call, work)
 
 
-async def record_run(request: web.Request) -> web.Response:
-    return await serve(request, run_record_run, idempotent=True)
-
-
 async def run_network(app: web.Application, call: Call) -> Reply:
     """GET /api/agents/network (public): agents registered, total earned and total tolls in USDC
     (reported earnings plus settled on-chain payouts; see core.store.wallets.network_totals)."""
     agents, earned, tolls = await app[READS].run(store.network_totals)
     return _reply({"totalAgents": agents, "totalEarned": usdc(earned), "totalTolls": usdc(tolls)})
-
-
-async def network(request: web.Request) -> web.Response:
-    return await serve(request, run_network, "none")
 
 
 async def run_create_key(app: web.Application, call: Call) -> Reply:
@@ -587,20 +535,9 @@ def add_wallet_routes(
     app.on_cleanup.append(close_writer)
     app[CLOCK] = clock
     app[HOOKS] = hooks or Hooks()
-    app.router.add_post("/api/agents/register", register)
-    app.router.add_post("/api/agents/earn", earn)
-    app.router.add_post("/api/agents/spend", spend)
-    app.router.add_get("/api/agents/balance", balance)
-    app.router.add_get("/api/agents/identity", identity)
-    app.router.add_post("/api/agents/earn/batch", earn_batch)
-    app.router.add_post("/api/agents/compound", compound)
-    app.router.add_post("/api/agents/memory", memory_write)
-    app.router.add_get("/api/agents/memory", memory_read)
-    app.router.add_get("/api/agents/brain", brain_read)
-    app.router.add_post("/api/agents/brain", brain_write)
-    app.router.add_post("/api/agents/runs", record_run)
-    app.router.add_get("/api/agents/network", network)
-    app.router.add_post("/api/keys", create_key)
+    from api.wallets.operations import OPERATIONS  # the rows name this module's runs
+
+    mount(app, OPERATIONS)
 
 
 def create_wallet_app(db: Conn, clock: Callable[[], float] = time.time, hooks: Hooks | None = None) -> web.Application:
@@ -608,7 +545,7 @@ def create_wallet_app(db: Conn, clock: Callable[[], float] = time.time, hooks: H
     (an agent-scoped key's limits, scopes, daily caps) over these routes as api.app.create_app mounts
     it over every route. Nothing deployable serves this app; the benchmarks serve create_app
     (benchmarks._kit.API_SERVER)."""
-    from api.wallets.operations import OPERATIONS  # the rows name this module's runs
+    from api.wallets.operations import OPERATIONS
 
     app = web.Application(middlewares=[error_middleware])
     add_wallet_routes(app, db, clock, hooks)
