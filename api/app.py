@@ -29,12 +29,14 @@ from api.http import (
     DELIVERABLES,
     DEPLOYMENT,
     DISPATCHER,
+    HOOKS,
     JOBS,
     LIVENESS,
     OPERATOR,
     PUBLIC_URL,
     READS,
     RPC_URL,
+    SERVICES,
     WRITER,
     Hooks,
 )
@@ -67,6 +69,7 @@ from core.networks import LOCAL_CHAIN_ID
 from core.operator import Operator, operator_account
 from core.outbox.dispatcher import Dispatcher
 from core.outbox.email import channel_for
+from core.services import Services
 from core.store import Conn, ProcessLock, database_of
 
 __all__ = ["accepts", "add_jobs", "create_app", "make_runner"]
@@ -156,6 +159,9 @@ def create_app(
     app[RPC_URL] = rpc_url
     if public_url:
         app[PUBLIC_URL] = public_url
+    services = app[SERVICES] = Services(
+        deployment, settings, rpc_url, clock, public_url=public_url, hooks=hooks, legacy=app
+    )
     add_health_routes(app)
     add_schema_routes(app, OPERATIONS)
     add_agent_card_routes(app)
@@ -164,6 +170,8 @@ def create_app(
     chain_id = deployment.chain_id
     allow_private = allow_private_for(settings.webhook_allow_private, chain_id)
     add_wallet_routes(app, db, clock, hooks, read_pool_size=settings.read_pool_size)
+    services.database_reads, services.database_writer, services.hooks = app[READS], app[WRITER], app[HOOKS]
+    services.allow_private = allow_private
     add_decision_routes(app, allow_private_webhooks=allow_private)
     add_audit_routes(app, chain_id, deployment.contracts.get("AuditAnchor"))
     add_verification_routes(app)
@@ -178,7 +186,7 @@ def create_app(
             deployment.usdc,
             send_lock=ProcessLock(database_of(db), f"operator-{account.address}").held,
         )
-    app[OPERATOR] = operator
+    app[OPERATOR] = services.operator_sender = operator
     writer = app[WRITER]
     checkout = Checkout(
         reads=app[READS],
@@ -221,9 +229,9 @@ def create_app(
         settings.smtp_url, sender=settings.smtp_from, ca_file=settings.smtp_ca_file, data_dir=settings.data_dir
     )
     dispatcher = Dispatcher(database_of(db), clock, allow_private=allow_private, channels=[mail])
-    hire.wake = dispatcher.wake
-    services: list[Service] = [dispatcher]
-    runner = add_jobs(app, JobRunner(jobs, services, clock=clock, writer=writer))
+    hire.wake = services.wake = dispatcher.wake
+    long_lived: list[Service] = [dispatcher]
+    runner = add_jobs(app, JobRunner(jobs, long_lived, clock=clock, writer=writer))
     app[LIVENESS] = Liveness({"writer": writer.health, "outbox": dispatcher.health, "jobs": runner.health})
     return app
 

@@ -25,6 +25,7 @@ from core.jsontext import RawJson, encode, usdc
 from core.liveness import Liveness
 from core.operator import Operator
 from core.outbox.dispatcher import Dispatcher
+from core.services import Services
 from core.store.committer import GroupCommitter
 from core.store.reads import Reads
 
@@ -44,6 +45,7 @@ __all__ = [
     "PUBLIC_URL",
     "READS",
     "RPC_URL",
+    "SERVICES",
     "WRITER",
     "Hooks",
     "McpInfo",
@@ -55,6 +57,7 @@ __all__ = [
     "json_response",
     "ok",
     "read_capped",
+    "services_of",
     "usdc",
     "wake_outbox",
 ]
@@ -86,6 +89,17 @@ JOBS: web.AppKey[JobRunner] = web.AppKey("jobs", JobRunner)
 LIVENESS: web.AppKey[Liveness] = web.AppKey("liveness", Liveness)
 #: What the checkout use cases run with (core.checkout.context), shared by the /api/acp routes.
 CHECKOUT: web.AppKey[Checkout] = web.AppKey("checkout", Checkout)
+#: What every operation's run receives (core.services): the process's shared parts.
+SERVICES: web.AppKey[Services] = web.AppKey("services", Services)
+
+
+def services_of(app: web.Application) -> Any:
+    """What `app`'s runs receive: its Services; an app put together without one (a test's partial app)
+    hands over itself, whose keys the runs not yet moved to Services read."""
+    found = app.get(SERVICES)
+    return app if found is None else found
+
+
 #: Deliverables stored by CID and pinned to a Kubo node when one is configured (core.deliverables).
 DELIVERABLES: web.AppKey[Deliverables] = web.AppKey("deliverables", Deliverables)
 

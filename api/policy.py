@@ -20,7 +20,7 @@ from aiohttp import web
 from api import idempotency
 from api.auth import AuthError, account_key_required, authenticate, authenticate_optional
 from api.errors import ApiError, answer_unexpected, error_response
-from api.http import CLOCK, READS, WRITER, base_url
+from api.http import CLOCK, READS, WRITER, base_url, services_of
 from api.operation import Auth, Call, Operation, Reply, Run
 from core import spend_caps
 from core.errors import ServiceError
@@ -83,7 +83,7 @@ async def serve(request: web.Request, run: Run, auth: Auth = "required", *, idem
     A refusal of an idempotent operation echoes the Idempotency-Key too."""
     call = await http_call(request, auth, idempotent=idempotent)
     try:
-        reply = await run(request.app, call)
+        reply = await run(services_of(request.app), call)
     except ServiceError as exc:
         refusal = exc
     except StoreError as exc:  # the database out of reach: 503, with the key echoed as any refusal's
@@ -137,7 +137,7 @@ class CapHold:
             return cls(app, None)
         if amount is None:
             try:
-                amount = (await op.quote(app, call)).amount
+                amount = (await op.quote(services_of(app), call)).amount
             except ServiceError:
                 return cls(app, None)
         key = call.idempotency_key
@@ -165,7 +165,7 @@ async def invoke(app: web.Application, op: Operation, call: Call, *, amount: int
     authorize(op, call.caller)
     hold = await CapHold.take(app, op, call, amount)
     try:
-        reply = await op.run(app, call)
+        reply = await op.run(services_of(app), call)
     except BaseException:
         await hold.release()
         raise

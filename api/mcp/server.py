@@ -33,7 +33,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from api.auth import AuthError
 from api.errors import answer_unexpected
-from api.http import CLOCK, READS, WRITER, iso
+from api.http import CLOCK, READS, WRITER, iso, services_of
 from api.mcp.tools import (
     CONTENT_TEMPLATE,
     META,
@@ -291,7 +291,7 @@ class Tools:
         authorize(op, caller)
         caller = _quote_holder(caller)
         arguments = canonical_arguments(args)
-        quoted = await op.quote(self.app, to_call(op, arguments, caller=caller, base_url=base_of(ctx)))
+        quoted = await op.quote(services_of(self.app), to_call(op, arguments, caller=caller, base_url=base_of(ctx)))
         if quoted.refusal is not None:
             raise quoted.refusal
         now = self.app[CLOCK]()

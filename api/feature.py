@@ -1,0 +1,46 @@
+"""What a feature is to the process that hosts it: its operation rows, and what it installs.
+
+A feature is one package under core/ (its rules, transactions, jobs and chain follower) and one under
+api/ (its request models, its rows and their runs); the process loops over one list of them
+(api.features.FEATURES): create_app mounts every feature's rows and starts what its install answers,
+the indexer hands its follower the final events. Adding a feature is that package pair and one line
+in the list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from api.operation import Operation
+from core.followers import Follower
+from core.jobs import Job, Service
+from core.services import Services
+from core.store.health import PartHealth
+
+__all__ = ["Feature", "Parts"]
+
+
+@dataclass(frozen=True)
+class Parts:
+    """What a feature's install made for this process, beside the context it registered in Services
+    (services.provide): its background jobs, its long-lived services (run by the process's JobRunner)
+    and the health of what it keeps running (shown in /healthz, watched by core.liveness)."""
+
+    jobs: tuple[Job, ...] = ()
+    long_lived: tuple[Service, ...] = ()
+    health: dict[str, PartHealth] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Feature:
+    #: Its name (unique): the key of its parts in logs and in the layering rules.
+    name: str
+    #: Its rows of the operation table: routes, /api/schema, MCP tools and the SDKs come from them.
+    operations: tuple[Operation, ...] = ()
+    #: Makes the feature's context from the shared services (registered with services.provide, so runs
+    #: find it by type) and answers what this process must run for it. Called once per API process.
+    install: Callable[[Services], Parts] | None = None
+    #: Its follower of final chain events, if it has one (None when the deployment lacks its contract).
+    #: Called by the indexer with the indexer's services (no API reads or writer there).
+    follower: Callable[[Services], Follower | None] | None = None
