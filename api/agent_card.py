@@ -23,9 +23,10 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from api.http import MCP_INFO, McpInfo
+from api.http import McpInfo
 from api.operation import Call, Operation, Reply
 from api.policy import mount
+from core.services import Services
 
 VERSION = "1.0.0"  # the API's version, as in the OpenAPI document
 A2A_PROTOCOL_VERSION = "1.0"
@@ -320,8 +321,8 @@ def build_card(base: str, mcp: McpInfo | None = None) -> AgentCard:
 _HEADERS = {"Cache-Control": CACHE_CONTROL, **CORS_HEADERS}
 
 
-async def run_agent_card(app: web.Application, call: Call) -> Reply:
-    card = build_card(call.base_url, app.get(MCP_INFO))
+async def run_agent_card(services: Services, call: Call) -> Reply:
+    card = build_card(call.base_url, services.find(McpInfo))
     return Reply(200, card.model_dump_json(by_alias=True, exclude_none=True).encode(), headers=_HEADERS)
 
 
@@ -394,8 +395,8 @@ def build_legacy_card(base: str, mcp: McpInfo | None = None) -> LegacyAgentCard:
     )
 
 
-async def run_legacy_agent_card(app: web.Application, call: Call) -> Reply:
-    card = build_legacy_card(call.base_url, app.get(MCP_INFO))
+async def run_legacy_agent_card(services: Services, call: Call) -> Reply:
+    card = build_legacy_card(call.base_url, services.find(McpInfo))
     return Reply(200, card.model_dump_json(by_alias=True, exclude_none=True).encode(), headers=_HEADERS)
 
 

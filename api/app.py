@@ -1,10 +1,11 @@
 """The aiohttp application factory: one place where the service's parts are put together.
 
-create_app builds each feature's context once (the checkout's, the deliverables'), mounts every
-route module, and hosts this process's background jobs (core.jobs: the outbox dispatcher, the
-checkout sweep, the IPFS pin job, and the daily anchor when asked for) in one runner whose state
-/healthz shows. The Operator is built once, by the caller (the runtime) or here, and handed to
-the routes and the jobs alike, so every transaction of the operator key shares one nonce sequence.
+create_app builds the plumbing once (metrics, the service's own documents, the database's reads and
+its one group committer, the Services every run receives, the Operator, the outbox dispatcher), then
+loops over the features (api.features.FEATURES): mounts each one's rows, calls its install, and hosts
+the jobs they answer in one runner whose state /healthz shows. The Operator is built once, by the
+caller (the runtime) or here, and handed to the runs and the jobs alike, so every transaction of the
+operator key shares one nonce sequence.
 """
 
 from __future__ import annotations
@@ -12,59 +13,29 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 from aiohttp import web
 from web3 import Web3
 
 from api.agent_card import add_agent_card_routes
-from api.audit_routes import add_audit_routes
-from api.checkout import add_checkout_routes
-from api.dashboard import add_dashboard_routes
-from api.decisions import add_decision_routes
 from api.errors import ACCEPTS, ApiRequestHandler, error_middleware
+from api.feature import Feature, Parts
+from api.features import FEATURES
 from api.health import add_health_routes
-from api.hire import add_hire_routes
-from api.http import (
-    DELIVERABLES,
-    DEPLOYMENT,
-    DISPATCHER,
-    HOOKS,
-    JOBS,
-    LIVENESS,
-    OPERATOR,
-    PUBLIC_URL,
-    READS,
-    RPC_URL,
-    SERVICES,
-    WRITER,
-    Hooks,
-)
-from api.ipfs_gateway import add_ipfs_routes
-from api.marketplace import add_marketplace_routes
+from api.http import DEPLOYMENT, DISPATCHER, JOBS, PUBLIC_URL, RPC_URL, SERVICES, Hooks, attach_database, services_of
 from api.mcp import add_mcp_routes
 from api.metrics import Metrics, add_metrics_routes, observer
 from api.openapi import add_schema_routes
 from api.operation import Operation
-from api.operation_table import OPERATIONS
-from api.policy import add_policy
-from api.provider_orders import add_provider_order_routes
-from api.providers import add_provider_routes
-from api.verification import add_verification_routes
-from api.wallets import add_wallet_routes
+from api.operation_table import table
+from api.policy import add_policy, mount
 from core import anchoring
-from core.checkout.context import Checkout
-from core.checkout.sweep import SWEEP_INTERVAL, sweep
 from core.config import Settings
-from core.deliverables import PIN_INTERVAL, Deliverables
 from core.deployments import Deployment
 from core.egress import allow_private_for
-from core.hire import Hire
-from core.hire import settle as hire_jobs
 from core.jobs import DailyAt, Every, Job, JobRunner, Service
 from core.liveness import Liveness
-from core.marketplace import Market, notices_for
-from core.marketplace import sweep as drop_sweep
 from core.networks import LOCAL_CHAIN_ID
 from core.operator import Operator, operator_account
 from core.outbox.dispatcher import Dispatcher
@@ -72,7 +43,7 @@ from core.outbox.email import channel_for
 from core.services import Services
 from core.store import Conn, ProcessLock, database_of
 
-__all__ = ["accepts", "add_jobs", "create_app", "make_runner"]
+__all__ = ["accepts", "add_jobs", "create_app", "install", "make_runner"]
 
 
 def accepts(table: tuple[Operation, ...]) -> dict[tuple[str, str], tuple[str, ...]]:
@@ -107,12 +78,17 @@ def make_runner(app: web.Application, **kwargs: Any) -> web.AppRunner:
 
 
 def add_jobs(app: web.Application, runner: JobRunner) -> JobRunner:
-    """Host `runner` in `app`: started with it, stopped before its connections close; its outbox
-    dispatcher (if it has one) is what writers wake."""
+    """Host `runner` in `app`: started with it, stopped before its connections close, a part of the app's
+    Services (/healthz shows it); its outbox dispatcher (if it has one) is what writers wake."""
     app[JOBS] = runner
+    services = app.get(SERVICES)
+    if services is not None:
+        services.provide(runner)
     for service in runner.services:
         if isinstance(service, Dispatcher):
             app[DISPATCHER] = service
+            if services is not None:
+                services.wake = service.wake
 
     async def start(_app: web.Application) -> None:
         await runner.start()
@@ -123,6 +99,19 @@ def add_jobs(app: web.Application, runner: JobRunner) -> JobRunner:
     app.on_startup.append(start)
     app.on_shutdown.append(stop)
     return runner
+
+
+def install(app: web.Application, features: tuple[Feature, ...]) -> list[Parts]:
+    """Mount each feature's rows and pages on `app` and call its install with the app's Services; what
+    each install answered (its jobs, long-lived parts and their health), in the features' order."""
+    services = services_of(app)
+    installed = []
+    for feature in features:
+        mount(app, feature.operations)
+        if feature.pages is not None:
+            feature.pages(app)
+        installed.append(Parts() if feature.install is None else feature.install(services))
+    return installed
 
 
 def create_app(
@@ -136,26 +125,30 @@ def create_app(
     operator: Operator | None = None,
     hooks: Hooks | None = None,
     anchor_daily: bool = False,
-    sweep_interval: float | None = SWEEP_INTERVAL,
+    sweep_interval: float | Literal["declared"] | None = "declared",
+    features: tuple[Feature, ...] = FEATURES,
 ) -> web.Application:
-    """The service. Without `db`: health, schema, agent card and /metrics only. With it: wallets,
-    decision logging and its verification, the audit log, escrow checkout and orders, deliverables,
-    the dashboard, and the background jobs. `public_url` (default: settings.public_url, else the
-    request's own scheme and host) makes published URLs absolute behind a proxy; `operator` defaults to one built from
-    settings.operator_key (anvil's development key on a local chain only); `hooks` are test seams;
+    """The service. Without `db`: health, schema, agent card and /metrics only. With it: every feature of
+    `features` (api.features.FEATURES: wallets, decision logging and its verification, the audit log,
+    escrow checkout and orders, deliverables, hire, the drop, the dashboard), the MCP endpoint over all
+    their rows, and the background jobs. `public_url` (default: settings.public_url, else the request's
+    own scheme and host) makes published URLs absolute behind a proxy; `operator` defaults to one built
+    from settings.operator_key (anvil's development key on a local chain only); `hooks` are test seams;
     `anchor_daily` schedules the daily anchor of the audit log (the runtime's choice); a
-    `sweep_interval` of None leaves the checkout sweep to the caller (tests)."""
+    `sweep_interval` of None leaves the checkout sweep to the caller (tests), a number overrides its
+    declared interval."""
     settings = settings or Settings()
     public_url = public_url or settings.public_url or None
     if public_url is None and db is not None and deployment.chain_id != LOCAL_CHAIN_ID:
         # Published links (verification_url, /verify, discovery documents cached for an hour) would
         # otherwise come from the caller's Host header.
         raise ValueError(f"set AGENTLEDGER_PUBLIC_URL: it is required on chain {deployment.chain_id}")
+    rows = table(features)
     metrics = Metrics()
     app = web.Application(middlewares=[observer(metrics, access_log=settings.log_format == "json"), error_middleware])
-    app[ACCEPTS] = accepts(OPERATIONS)
+    app[ACCEPTS] = accepts(rows)
     add_metrics_routes(app, metrics, token=settings.metrics_token)
-    app[DEPLOYMENT] = deployment
+    app[DEPLOYMENT] = deployment  # the app keys of the route modules not yet moved to Services
     app[RPC_URL] = rpc_url
     if public_url:
         app[PUBLIC_URL] = public_url
@@ -163,19 +156,13 @@ def create_app(
         deployment, settings, rpc_url, clock, public_url=public_url, hooks=hooks, legacy=app
     )
     add_health_routes(app)
-    add_schema_routes(app, OPERATIONS)
+    add_schema_routes(app, rows)
     add_agent_card_routes(app)
     if db is None:
         return app
     chain_id = deployment.chain_id
-    allow_private = allow_private_for(settings.webhook_allow_private, chain_id)
-    add_wallet_routes(app, db, clock, hooks, read_pool_size=settings.read_pool_size)
-    services.database_reads, services.database_writer, services.hooks = app[READS], app[WRITER], app[HOOKS]
-    services.allow_private = allow_private
-    add_decision_routes(app, allow_private_webhooks=allow_private)
-    add_audit_routes(app, chain_id, deployment.contracts.get("AuditAnchor"))
-    add_verification_routes(app)
-    add_ipfs_routes(app)
+    attach_database(app, services, db, settings.read_pool_size)
+    services.allow_private = allow_private = allow_private_for(settings.webhook_allow_private, chain_id)
     if operator is None:
         account = operator_account(settings.operator_key, chain_id)
         operator = Operator(
@@ -186,82 +173,36 @@ def create_app(
             deployment.usdc,
             send_lock=ProcessLock(database_of(db), f"operator-{account.address}").held,
         )
-    app[OPERATOR] = services.operator_sender = operator
-    writer = app[WRITER]
-    checkout = Checkout(
-        reads=app[READS],
-        writer=writer,
-        operator=operator,
-        chain_id=chain_id,
-        clock=clock,
-        session_ttl=settings.checkout_session_ttl,
-        allow_private_webhooks=allow_private,
-    )
-    deliverables = Deliverables(app[READS], writer, settings.ipfs_api_url, clock)
-    app[DELIVERABLES] = deliverables
-    add_provider_routes(app, checkout)
-    add_checkout_routes(app, checkout)
-    add_provider_order_routes(app)
+    services.operator_sender = operator
+    writer = services.writer
     metrics.watch(writer)
-    add_dashboard_routes(app)
-    hire = Hire(
-        reads=app[READS], writer=writer, operator=operator, chain_id=chain_id, clock=clock, allow_private=allow_private
-    )
-    add_hire_routes(app, hire)
-    add_mcp_routes(app, OPERATIONS)  # after every route module: the tools are the table's rows
-    add_policy(app, OPERATIONS)  # the limits of keys (scopes, daily caps), for HTTP as for MCP
-    jobs: list[Job] = []
-    if sweep_interval is not None:
-        # at start too: sessions a crashed run left complete_in_progress are settled against the chain at once
-        jobs.append(Job("checkout-sweep", Every(sweep_interval), lambda: sweep(checkout), at_start=True))
-    if settings.ipfs_api_url:
-        jobs.append(Job("ipfs-pin", Every(PIN_INTERVAL), deliverables.pin_unpinned))
-    if anchor_daily and "AuditAnchor" in deployment.contracts:
-        jobs.append(
-            Job("anchor", DailyAt(settings.anchor_time_utc), lambda: anchoring.anchor_once(operator, database_of(db)))
-        )
-    jobs.append(Job("hire-health", Every(hire_jobs.PROBE_INTERVAL), lambda: hire_jobs.probe_due(hire)))
-    jobs.append(Job("hire-reputation", Every(hire_jobs.SCORE_INTERVAL), lambda: hire_jobs.refresh_scores(hire)))
-    if "AgentEscrow" in deployment.contracts:
-        jobs.append(Job("hire-settle", Every(hire_jobs.SETTLE_INTERVAL), lambda: hire_jobs.settle_due(hire)))
-    jobs.extend(_add_marketplace(app, deployment, settings, db, operator, clock, public_url, allow_private))
     mail = channel_for(
         settings.smtp_url, sender=settings.smtp_from, ca_file=settings.smtp_ca_file, data_dir=settings.data_dir
     )
     dispatcher = Dispatcher(database_of(db), clock, allow_private=allow_private, channels=[mail])
-    hire.wake = services.wake = dispatcher.wake
-    long_lived: list[Service] = [dispatcher]
+    services.wake = dispatcher.wake
+    installed = install(app, features)
+    add_mcp_routes(app, rows)  # after every feature: the tools are the table's rows
+    add_policy(app, rows)  # the limits of keys (scopes, daily caps), for HTTP as for MCP
+    jobs = _chosen([job for parts in installed for job in parts.jobs], sweep_interval)
+    if anchor_daily and "AuditAnchor" in deployment.contracts:
+        jobs.append(
+            Job("anchor", DailyAt(settings.anchor_time_utc), lambda: anchoring.anchor_once(operator, database_of(db)))
+        )
+    long_lived: list[Service] = [dispatcher, *(service for parts in installed for service in parts.long_lived)]
     runner = add_jobs(app, JobRunner(jobs, long_lived, clock=clock, writer=writer))
-    app[LIVENESS] = Liveness({"writer": writer.health, "outbox": dispatcher.health, "jobs": runner.health})
+    health = {"writer": writer.health, "outbox": dispatcher.health, "jobs": runner.health}
+    for parts in installed:
+        health.update(parts.health)
+    services.provide(Liveness(health))
     return app
 
 
-def _add_marketplace(
-    app: web.Application,
-    deployment: Deployment,
-    settings: Settings,
-    db: Conn,
-    operator: Operator,
-    clock: Callable[[], float],
-    public_url: str | None,
-    allow_private: bool,
-) -> list[Job]:
-    """The drop's routes and its three jobs (settle, expire, reconcile; none without a marketplace)."""
-    notices = replace(notices_for(settings, deployment.chain_id, public_url), allow_private_webhooks=allow_private)
-    market = Market(
-        reads=app[READS],
-        writer=app[WRITER],
-        operator=operator,
-        chain_id=deployment.chain_id,
-        marketplace=Web3.to_checksum_address(deployment.contracts.get("AgentMarketplace", "0x" + "0" * 40)),
-        notices=notices,
-        clock=clock,
-    )
-    add_marketplace_routes(app, market)
-    if "AgentMarketplace" not in deployment.contracts:
-        return []
-    return [
-        Job("drop-settle", Every(settings.drop_settle_interval), lambda: drop_sweep.settle_sweep(market)),
-        Job("drop-expire", Every(settings.drop_expire_interval), lambda: drop_sweep.expire_sweep(market)),
-        Job("drop-reconcile", Every(settings.drop_reconcile_interval), lambda: drop_sweep.reconcile(market)),
-    ]
+def _chosen(jobs: list[Job], sweep_interval: float | Literal["declared"] | None) -> list[Job]:
+    """The features' jobs as the caller chose: tests leave the checkout sweep to themselves (None) or
+    time it (a number); every other job as its feature declared it."""
+    if sweep_interval == "declared":
+        return jobs
+    if sweep_interval is None:
+        return [job for job in jobs if job.name != "checkout-sweep"]
+    return [replace(job, schedule=Every(sweep_interval)) if job.name == "checkout-sweep" else job for job in jobs]

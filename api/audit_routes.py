@@ -17,19 +17,18 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from api.errors import ApiError
-from api.http import ANCHOR_ADDRESS, CHAIN_ID, READS
+from api.feature import Feature
 from api.models import parse_query
 from api.operation import Call, Operation, Reply
-from api.policy import mount
 from core.networks import network_for
+from core.services import Services
 from core.store import Conn
 from core.store import audit as audit_store
-from core.transparency import checkpoint_json, entry_or_404, hex32, proof_json
+from core.transparency import anchor_address, checkpoint_json, entry_or_404, hex32, proof_json
 
 Hash32 = Annotated[str, Field(pattern=r"^0x[0-9a-f]{64}$")]
 
@@ -97,33 +96,33 @@ def _json(payload: dict[str, Any]) -> Reply:
     return Reply(200, json.dumps(payload).encode())
 
 
-async def run_checkpoints(app: web.Application, call: Call) -> Reply:
+async def run_checkpoints(services: Services, call: Call) -> Reply:
     def read(conn: Conn) -> Reply:
-        chain_id = app[CHAIN_ID]
+        chain_id = services.chain_id
         size = audit_store.size(conn)
         body = {
             "chain_id": chain_id,
             "network": network_for(chain_id).name,
-            "contract": app.get(ANCHOR_ADDRESS),
+            "contract": anchor_address(services.deployment),
             "log_size": size,
             "log_root": hex32(audit_store.root(conn, size)),
             "checkpoints": [checkpoint_json(chain_id, a) for a in audit_store.anchors(conn, chain_id)],
         }
         return _json(body)
 
-    return await app[READS].run(read)
+    return await services.reads.run(read)
 
 
-async def run_proof(app: web.Application, call: Call) -> Reply:
+async def run_proof(services: Services, call: Call) -> Reply:
     def read(conn: Conn) -> Reply:
         entry = entry_or_404(conn, call.path["audit_id"])
         q = parse_query(ProofQuery, dict(call.query))
-        return _json(proof_json(conn, app[CHAIN_ID], entry, q.tree_size or 0))
+        return _json(proof_json(conn, services.chain_id, entry, q.tree_size or 0))
 
-    return await app[READS].run(read)
+    return await services.reads.run(read)
 
 
-async def run_consistency(app: web.Application, call: Call) -> Reply:
+async def run_consistency(services: Services, call: Call) -> Reply:
     def read(conn: Conn) -> Reply:
         q = parse_query(ConsistencyQuery, dict(call.query))
         if q.first > q.second:
@@ -141,16 +140,7 @@ async def run_consistency(app: web.Application, call: Call) -> Reply:
         }
         return _json(body)
 
-    return await app[READS].run(read)
-
-
-def add_audit_routes(app: web.Application, chain_id: int, anchor_address: str | None = None) -> None:
-    """Mount the transparency-log reads on an app with reads (READS).
-    `chain_id`: the chain the anchors are on; `anchor_address`: its AuditAnchor (shown to auditors)."""
-    app[CHAIN_ID] = chain_id
-    if anchor_address is not None:
-        app[ANCHOR_ADDRESS] = anchor_address
-    mount(app, OPERATIONS)
+    return await services.reads.run(read)
 
 
 OPERATIONS: list[Operation] = [
@@ -190,3 +180,6 @@ OPERATIONS: list[Operation] = [
         run=run_consistency,
     ),
 ]
+
+#: The transparency log's reads; its daily anchoring is the runtime's job (api.app, anchor_daily).
+FEATURE = Feature("audit", tuple(OPERATIONS))

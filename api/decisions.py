@@ -13,16 +13,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from api import idempotency
 from api.errors import JSON_BODY
-from api.http import CLOCK, READS, WRITER, encode, wake_outbox
+from api.feature import Feature, Parts
+from api.http import encode
 from api.models import decode_json, validation_error
 from api.operation import Call, Operation, Reply
-from api.policy import mount
 from core import decisions, egress
+from core.services import Services
 from core.store import Conn
 
 PATH = "/api/agents/{agent_uuid}/log"
@@ -129,13 +129,8 @@ def as_decision(req: DecisionLogRequest) -> decisions.Decision:
 
 # ---- handler -------------------------------------------------------------------------------------
 
-#: Whether webhook targets may be private addresses; set by add_decision_routes.
-ALLOW_PRIVATE: web.AppKey[bool] = web.AppKey("decision_allow_private", bool)
-#: Decision events per API key per UTC hour; set by add_decision_routes.
-RATE_LIMIT: web.AppKey[int] = web.AppKey("decision_rate_limit", int)
 
-
-async def run_log_decision(app: web.Application, call: Call) -> Reply:
+async def run_log_decision(services: Services, call: Call) -> Reply:
     caller = call.caller
     assert caller is not None
     agent_uuid = call.path["agent_uuid"]
@@ -148,9 +143,10 @@ async def run_log_decision(app: web.Application, call: Call) -> Reply:
     if req.webhook_url is not None:
         # Ownership first (404 otherwise): resolving the URL for any caller would let a stranger
         # probe which internal names exist. The transaction checks the agent again.
-        await app[READS].run(lambda db: decisions.agent_for(db, caller, agent_uuid))
-        await decisions.check_webhook_url(req.webhook_url, app[ALLOW_PRIVATE])
-    now = app[CLOCK]()
+        await services.reads.run(lambda db: decisions.agent_for(db, caller, agent_uuid))
+        await decisions.check_webhook_url(req.webhook_url, services.allow_private)
+    now = services.clock()
+    rate_limit = services.part(decisions.DecisionLog).rate_limit
     verify_base = call.base_url
     generated = None  # a webhook secret made here: shown once in the 201, stored only in the delivery
     webhook = None
@@ -169,7 +165,7 @@ async def run_log_decision(app: web.Application, call: Call) -> Reply:
             decision,
             webhook=webhook,
             verify_base=verify_base,
-            rate_limit=app[RATE_LIMIT],
+            rate_limit=rate_limit,
             now=now,
         )
         logged[:] = [done]
@@ -179,25 +175,19 @@ async def run_log_decision(app: web.Application, call: Call) -> Reply:
     # savepoint of its own (GroupCommitter.run; the committer checks the promise). Under a key the
     # stored answer is a write after the work, and idempotency.execute keeps the savepoint then.
     reply = await idempotency.execute_call(
-        app[WRITER], call, owner=caller.key_hash, now=now, work=work, savepoint=False
+        services.writer, call, owner=caller.key_hash, now=now, work=work, savepoint=False
     )
     if reply.status == 201 and logged and not reply.replayed:
         if generated is not None:
             reply = reply._replace(body=encode({**logged[0].answer, "webhook_secret": generated}).encode())
         if logged[0].webhook_event_id is not None:
-            wake_outbox(app)
+            services.wake()
     return reply
 
 
-def add_decision_routes(
-    app: web.Application, *, allow_private_webhooks: bool = False, rate_limit: int = decisions.RATE_LIMIT_PER_HOUR
-) -> None:
-    """Mount POST /api/agents/{agent_uuid}/log on an app that has the wallet routes (READS,
-    WRITER, CLOCK); webhooks go out through the outbox dispatcher when one is mounted.
-    `allow_private_webhooks`: core.egress.allow_private_for(Settings.webhook_allow_private, chain)."""
-    app[ALLOW_PRIVATE] = allow_private_webhooks
-    app[RATE_LIMIT] = rate_limit
-    mount(app, OPERATIONS)
+def install(services: Services) -> Parts:
+    services.provide(decisions.DecisionLog())
+    return Parts()
 
 
 OPERATIONS: list[Operation] = [
@@ -228,3 +218,5 @@ OPERATIONS: list[Operation] = [
         ),
     ),
 ]
+
+FEATURE = Feature("decisions", tuple(OPERATIONS), install)

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from api.operation import Operation
 from core.followers import Follower
 from core.jobs import Job, Service
 from core.services import Services
 from core.store.health import PartHealth
+
+if TYPE_CHECKING:
+    from aiohttp import web
 
 __all__ = ["Feature", "Parts"]
 
@@ -44,3 +48,6 @@ class Feature:
     #: Its follower of final chain events, if it has one (None when the deployment lacks its contract).
     #: Called by the indexer with the indexer's services (no API reads or writer there).
     follower: Callable[[Services], Follower | None] | None = None
+    #: Mounts its pages for people that are not operations (the dashboard's HTML, forms and assets: in
+    #: no schema, no MCP tool); their handlers find the Services with api.http.services_of.
+    pages: Callable[[web.Application], None] | None = None

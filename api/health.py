@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -21,14 +20,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from api.errors import ApiError
-from api.http import CLOCK, DEPLOYMENT, JOBS, LIVENESS, READS, RPC_URL
+from api.http import services_of
 from api.operation import Call, Operation, Reply
 from api.policy import mount
 from core import indexing
 from core.isotime import iso_utc
 from core.jobs import JobRunner
 from core.leases import holders, indexer_lease_name, is_this_process, job_lease_name, service_lease_name
+from core.liveness import Liveness
 from core.networks import network_for
+from core.services import Services
 from core.store import Conn, StoreError, unavailable
 from core.store.projections import get_tip, tip_updated_at
 
@@ -39,8 +40,14 @@ BEHIND_BLOCKS = 5
 STALLED_SECONDS = 30.0
 #: Seconds /healthz waits for the database before it reports it down.
 DATABASE_WAIT = 0.8
-#: The HTTP client of health checks (one per app, closed with it).
-HTTP: web.AppKey[aiohttp.ClientSession] = web.AppKey("health_http", aiohttp.ClientSession)
+
+
+@dataclass
+class ChainProbe:
+    """The HTTP client /healthz asks the node with: a part of the app's Services, its session opened
+    and closed with the app."""
+
+    session: aiohttp.ClientSession | None = None
 
 
 def _no_default(schema: dict[str, Any]) -> None:
@@ -129,13 +136,16 @@ async def _rpc_batch(session: aiohttp.ClientSession, url: str, calls: list[tuple
     return out
 
 
-async def run_healthz(app: web.Application, call: Call) -> Reply:
+async def run_healthz(services: Services, call: Call) -> Reply:
     """Liveness plus the chain view: chain id, latest block and every deployed address; the database, the
-    indexer, the process's parts and its jobs (module docstring)."""
-    dep = app[DEPLOYMENT]
-    chain = asyncio.ensure_future(_rpc_batch(app[HTTP], app[RPC_URL], [("eth_chainId", []), ("eth_blockNumber", [])]))
-    now = app.get(CLOCK, time.time)()
-    stored = asyncio.ensure_future(_stored_view(app, dep.chain_id, now)) if READS in app else None
+    indexer, the process's parts and its jobs (module docstring). The parts and jobs are those create_app
+    registered in `services` (a process with a database)."""
+    dep = services.deployment
+    session = services.part(ChainProbe).session
+    assert session is not None, "the probe's session opens with the app"
+    chain = asyncio.ensure_future(_rpc_batch(session, services.rpc_url, [("eth_chainId", []), ("eth_blockNumber", [])]))
+    now = services.clock()
+    stored = asyncio.ensure_future(_stored_view(services, dep.chain_id, now)) if services.has_database else None
     try:
         chain_id_hex, block_hex = await chain
     except (TimeoutError, aiohttp.ClientError, RuntimeError, ValueError) as exc:
@@ -164,7 +174,7 @@ async def run_healthz(app: web.Application, call: Call) -> Reply:
     }
     held: dict[str, str] | None = None
     if stored is not None:
-        body["backend"] = app[READS].kind
+        body["backend"] = services.reads.kind
         found = await stored
         if isinstance(found, str):
             body["database"] = {"state": "down", "error": found}
@@ -175,23 +185,24 @@ async def run_healthz(app: web.Application, call: Call) -> Reply:
             body["indexer"] = indexer_view(tip, latest, held.get(indexer_lease_name(chain_id)), now)
             if body["indexer"]["state"] != "synced":
                 body["status"] = "degraded"
-    if LIVENESS in app:
-        body["parts"] = app[LIVENESS].view()
-        if not app[LIVENESS].ok():
+    liveness, runner = services.find(Liveness), services.find(JobRunner)
+    if liveness is not None:
+        body["parts"] = liveness.view()
+        if not liveness.ok():
             body["status"] = "degraded"
-    if JOBS in app:
-        body["jobs"] = jobs_view(app[JOBS], held)
+    if runner is not None:
+        body["jobs"] = jobs_view(runner, held)
     return Reply(200, json.dumps(body).encode())
 
 
-async def _stored_view(app: web.Application, chain_id: int, now: float) -> tuple[dict[str, str], TipView] | str:
+async def _stored_view(services: Services, chain_id: int, now: float) -> tuple[dict[str, str], TipView] | str:
     """The leases' holders and the indexer's checkpoint, or why the database did not answer in time."""
 
     def read(db: Conn) -> tuple[dict[str, str], TipView]:
         return holders(db, now), tip_view(db, chain_id)
 
     try:
-        return await asyncio.wait_for(app[READS].run(read), DATABASE_WAIT)
+        return await asyncio.wait_for(services.reads.run(read), DATABASE_WAIT)
     except TimeoutError:
         return f"no answer within {DATABASE_WAIT} s"
     except StoreError as exc:
@@ -250,15 +261,17 @@ def indexer_view(tip: TipView, latest: int, holder: str | None, now: float) -> d
     return view
 
 
-async def _http_session(app: web.Application) -> Any:
-    app[HTTP] = aiohttp.ClientSession()
-    yield
-    await app[HTTP].close()
-
-
 def add_health_routes(app: web.Application) -> None:
-    """GET /healthz (needs DEPLOYMENT and RPC_URL; READS and JOBS add the indexer and the jobs)."""
-    app.cleanup_ctx.append(_http_session)
+    """GET /healthz, answered from the app's Services (a database, a Liveness and a JobRunner among its
+    parts add the indexer, the parts and the jobs)."""
+    probe = services_of(app).provide(ChainProbe())
+
+    async def session(_app: web.Application) -> Any:
+        probe.session = aiohttp.ClientSession()
+        yield
+        await probe.session.close()
+
+    app.cleanup_ctx.append(session)
     mount(app, OPERATIONS)
 
 

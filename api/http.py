@@ -8,6 +8,7 @@ models, operation, acp) and core; never each other. api.app fills these keys onc
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -17,21 +18,21 @@ from aiohttp import BodyPartReader, web
 from api.errors import ApiError
 from core import errors
 from core.checkout.context import Checkout
+from core.config import Settings
 from core.deliverables import MAX_DELIVERABLE_BYTES, Deliverables, too_large
 from core.deployments import Deployment
 from core.isotime import iso_utc
 from core.jobs import JobRunner
 from core.jsontext import RawJson, encode, usdc
-from core.liveness import Liveness
-from core.operator import Operator
+from core.networks import LOCAL_CHAIN_ID
 from core.outbox.dispatcher import Dispatcher
 from core.services import Services
+from core.store import Conn, database_of
+from core.store.backend import reads_beside
 from core.store.committer import GroupCommitter
-from core.store.reads import Reads
+from core.store.reads import READ_POOL_SIZE, Reads
 
 __all__ = [
-    "ANCHOR_ADDRESS",
-    "CHAIN_ID",
     "CHECKOUT",
     "CLOCK",
     "DELIVERABLES",
@@ -39,9 +40,7 @@ __all__ = [
     "DISPATCHER",
     "HOOKS",
     "JOBS",
-    "LIVENESS",
-    "MCP_INFO",
-    "OPERATOR",
+    "NO_DEPLOYMENT",
     "PUBLIC_URL",
     "READS",
     "RPC_URL",
@@ -50,6 +49,7 @@ __all__ = [
     "Hooks",
     "McpInfo",
     "RawJson",
+    "attach_database",
     "base_url",
     "chain_unavailable",
     "encode",
@@ -58,6 +58,7 @@ __all__ = [
     "ok",
     "read_capped",
     "services_of",
+    "standalone_services",
     "usdc",
     "wake_outbox",
 ]
@@ -71,12 +72,6 @@ READS: web.AppKey[Reads] = web.AppKey("reads", Reads)
 WRITER: web.AppKey[GroupCommitter] = web.AppKey("writer", GroupCommitter)
 #: The clock (seconds since the epoch); tests inject their own.
 CLOCK: web.AppKey[Callable[[], float]] = web.AppKey("clock", Callable[[], float])  # type: ignore[arg-type]
-#: The service's transaction sender (core.operator), built once by the runtime.
-OPERATOR: web.AppKey[Operator] = web.AppKey("operator", Operator)
-#: The chain the service's contracts live on (the audit log's anchors among them).
-CHAIN_ID: web.AppKey[int] = web.AppKey("chain_id", int)
-#: The AuditAnchor contract's address, shown to auditors.
-ANCHOR_ADDRESS: web.AppKey[str] = web.AppKey("anchor_address", str)
 DEPLOYMENT: web.AppKey[Deployment] = web.AppKey("deployment", Deployment)
 RPC_URL: web.AppKey[str] = web.AppKey("rpc_url", str)
 #: AGENTLEDGER_PUBLIC_URL: the base of every published link (never the caller's Host header).
@@ -85,19 +80,52 @@ PUBLIC_URL: web.AppKey[str] = web.AppKey("public_url", str)
 DISPATCHER: web.AppKey[Dispatcher] = web.AppKey("dispatcher", Dispatcher)
 #: The background jobs of this process (sweeps, dispatcher, anchorer): their state is in /healthz.
 JOBS: web.AppKey[JobRunner] = web.AppKey("jobs", JobRunner)
-#: The long-lived parts of this process and their health (core.liveness), shown in /healthz.
-LIVENESS: web.AppKey[Liveness] = web.AppKey("liveness", Liveness)
 #: What the checkout use cases run with (core.checkout.context), shared by the /api/acp routes.
 CHECKOUT: web.AppKey[Checkout] = web.AppKey("checkout", Checkout)
 #: What every operation's run receives (core.services): the process's shared parts.
 SERVICES: web.AppKey[Services] = web.AppKey("services", Services)
 
 
-def services_of(app: web.Application) -> Any:
-    """What `app`'s runs receive: its Services; an app put together without one (a test's partial app)
-    hands over itself, whose keys the runs not yet moved to Services read."""
-    found = app.get(SERVICES)
-    return app if found is None else found
+def services_of(app: web.Application) -> Services:
+    """What `app`'s runs and quotes receive: its Services (create_app's, or a partial app's:
+    standalone_services)."""
+    return app[SERVICES]
+
+
+#: A partial app's deployment (the tests' wallet-only apps): the local chain, no contracts.
+NO_DEPLOYMENT = Deployment(LOCAL_CHAIN_ID, "anvil", 0, "", "", True, {})
+
+
+def attach_database(app: web.Application, services: Services, db: Conn, read_pool_size: int) -> None:
+    """Give `services` the process's reads (on `db`, or a pool of `read_pool_size` beside it on
+    PostgreSQL) and its one group committer (its own connection, synchronous=FULL), both closed with
+    `app`. Also under the app keys READS, WRITER, CLOCK and HOOKS, which the route modules not yet
+    moved to Services read."""
+    reads = services.database_reads = reads_beside(db, size=read_pool_size)
+    writer = services.database_writer = GroupCommitter(database_of(db))
+
+    async def close(_app: web.Application) -> None:
+        await writer.close()
+        reads.close()
+
+    app.on_cleanup.append(close)
+    app[READS], app[WRITER], app[CLOCK] = reads, writer, services.clock
+    app[HOOKS] = services.hooks = services.hooks or Hooks()
+
+
+def standalone_services(
+    app: web.Application,
+    db: Conn,
+    clock: Callable[[], float] = time.time,
+    hooks: Hooks | None = None,
+    *,
+    read_pool_size: int = READ_POOL_SIZE,
+) -> Services:
+    """The Services of a partial app (tests put a few features together without create_app): the
+    database's parts on `db`, the local chain without contracts; registered in `app`."""
+    services = app[SERVICES] = Services(NO_DEPLOYMENT, Settings(), "", clock, hooks=hooks, legacy=app)
+    attach_database(app, services, db, read_pool_size)
+    return services
 
 
 #: Deliverables stored by CID and pinned to a Kubo node when one is configured (core.deliverables).
@@ -106,15 +134,13 @@ DELIVERABLES: web.AppKey[Deliverables] = web.AppKey("deliverables", Deliverables
 
 @dataclass(frozen=True)
 class McpInfo:
-    """The MCP endpoint this app serves (set by api.mcp), for the discovery documents: its path, the
-    protocol revisions it speaks and the tool of each operation (operation id -> tool names)."""
+    """The MCP endpoint this app serves (a part of its Services, provided by api.mcp), for the discovery
+    documents: its path, the protocol revisions it speaks and the tool of each operation (operation id
+    -> tool names)."""
 
     path: str
     versions: tuple[str, ...]
     tools: Mapping[str, tuple[str, ...]]
-
-
-MCP_INFO: web.AppKey[McpInfo] = web.AppKey("mcp_info", McpInfo)
 
 
 @dataclass

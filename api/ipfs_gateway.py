@@ -28,10 +28,12 @@ from aiohttp import web
 from pydantic import RootModel
 
 from api.errors import ApiError
-from api.http import READS
+from api.feature import Feature
+from api.http import services_of
 from api.operation import Call, Operation, Reply
-from api.policy import mount, serve
+from api.policy import serve
 from core import ipfs
+from core.services import Services
 from core.store import Conn
 from core.store import ipfs as store
 
@@ -103,7 +105,7 @@ def _headers(text: str, cid: str) -> dict[str, str]:
     }
 
 
-async def run_ipfs_get(app: web.Application, call: Call) -> Reply:
+async def run_ipfs_get(services: Services, call: Call) -> Reply:
     """The stored bytes of a CID (provider-produced content: MCP hands it out as a resource link)."""
     text = call.path["cid"]
 
@@ -114,13 +116,13 @@ async def run_ipfs_get(app: web.Application, call: Call) -> Reply:
             raise ApiError(404, "content_not_found", f"{cid} is not stored here", param="cid")
         return cid, content
 
-    cid, content = await app[READS].run(read)
+    cid, content = await services.reads.run(read)
     return Reply(200, content, media_type=content_type(content), headers=_headers(text, cid))
 
 
 async def ipfs_get(request: web.Request) -> web.StreamResponse:
     text = request.match_info["cid"]
-    cid, meta = await request.app[READS].run(lambda db: _find(db, text))
+    cid, meta = await services_of(request.app).reads.run(lambda db: _find(db, text))
     headers = _headers(text, cid)
     if _etag_matches(request.headers.get("If-None-Match", ""), headers["ETag"]):
         return web.Response(status=304, headers=headers)
@@ -128,11 +130,6 @@ async def ipfs_get(request: web.Request) -> web.StreamResponse:
         headers["Content-Length"] = str(meta.size)
         return web.Response(headers=headers, content_type="application/octet-stream")
     return await serve(request, run_ipfs_get, "none")
-
-
-def add_ipfs_routes(app: web.Application) -> None:
-    """Mount the gateway on an app that has its reads (READS)."""
-    mount(app, OPERATIONS)
 
 
 OPERATIONS: list[Operation] = [
@@ -163,3 +160,6 @@ OPERATIONS: list[Operation] = [
         },
     ),
 ]
+
+#: Reads only: the deliverables it serves are stored and pinned by the checkout's provider orders.
+FEATURE = Feature("ipfs", tuple(OPERATIONS))

@@ -38,7 +38,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from api.errors import ApiError, Handler
-from api.http import CHAIN_ID, DISPATCHER, JOBS, READS
+from api.http import DISPATCHER, JOBS, SERVICES
 from core.dashboard import operator
 from core.store.committer import GroupCommitter
 
@@ -306,10 +306,10 @@ async def metrics_handler(request: web.Request) -> web.Response:
                 headers={"WWW-Authenticate": 'Bearer realm="agentledger-metrics"'},
             )
     body = generate_latest(request.app[METRICS].registry)
-    reads = request.app.get(READS)
-    if reads is not None:  # the database's figures, read off the loop on PostgreSQL, appended
-        chain_id = request.app.get(CHAIN_ID)
-        found = await reads.run(lambda conn: list(ServiceCollector.database(conn, chain_id)))
+    services = request.app.get(SERVICES)
+    if services is not None and services.has_database:  # the database's figures, read off the loop on PostgreSQL
+        chain_id = services.chain_id
+        found = await services.reads.run(lambda conn: list(ServiceCollector.database(conn, chain_id)))
         body += generate_latest(_Read(found))  # type: ignore[arg-type]
     return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST, "Cache-Control": "no-store"})
 

@@ -22,9 +22,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import JsonSchemaMode
 
 from api import idempotency
+from api.http import services_of
 from api.operation import Call, Operation, Reply
 from api.policy import mount
 from core.jsontext import TEXT_PATTERN
+from core.services import Services
 
 OPENAPI_VERSION = "3.1.0"
 API_VERSION = "1.0.0"  # also the agent card's version (api.agent_card.VERSION)
@@ -68,14 +70,25 @@ OPERATIONS: list[Operation] = [
         OpenApiDocument,
         auth="none",
         tags=("service",),
-        run=lambda app, call: run_schema(app, call),
+        run=lambda services, call: run_schema(services, call),
         uses_database=False,
     ),
 ]
 
-#: The whole table the running app's document is generated from (set by add_schema_routes).
-TABLE: web.AppKey[tuple[Operation, ...]] = web.AppKey("operation_table", tuple)
-_SERVED: web.AppKey[dict[str, str]] = web.AppKey("schema_served", dict)
+
+class ServedSchema:
+    """The document an app serves (a part of its Services, provided by add_schema_routes): generated from
+    the whole table once, on the first request, for the routes the app has registered (frozen by then)."""
+
+    def __init__(self, table: Iterable[Operation], router: web.UrlDispatcher) -> None:
+        self.table = tuple(table)
+        self._router = router
+        self._text: str | None = None
+
+    def text(self) -> str:
+        if self._text is None:
+            self._text = json.dumps(document(self.table, routes_of(self._router)))
+        return self._text
 
 
 # ---- generation ---------------------------------------------------------------------------------
@@ -386,8 +399,12 @@ def document(table: tuple[Operation, ...], routes: frozenset[tuple[str, str]] | 
 
 def app_routes(app: web.Application) -> frozenset[tuple[str, str]]:
     """(METHOD, path) of every route of `app`, HEAD and OPTIONS aside."""
+    return routes_of(app.router)
+
+
+def routes_of(router: web.UrlDispatcher) -> frozenset[tuple[str, str]]:
     out = set()
-    for route in app.router.routes():
+    for route in router.routes():
         if route.method in ("HEAD", "OPTIONS"):
             continue
         canonical = route.resource.canonical if route.resource is not None else ""
@@ -399,16 +416,12 @@ def documented_routes(ops: Iterable[Operation]) -> frozenset[tuple[str, str]]:
     return frozenset((op.method, op.path) for op in ops)
 
 
-async def run_schema(app: web.Application, call: Call) -> Reply:
-    text = app[_SERVED].get("text")
-    if text is None:  # generated once per app (its routes are frozen once it serves)
-        text = app[_SERVED]["text"] = json.dumps(document(app[TABLE], app_routes(app)))
-    return Reply(200, text.encode())
+async def run_schema(services: Services, call: Call) -> Reply:
+    return Reply(200, services.part(ServedSchema).text().encode())
 
 
 def add_schema_routes(app: web.Application, table: Iterable[Operation]) -> None:
-    """Serve the document of `table` (the composed operation table, api.operation_table.OPERATIONS),
+    """Serve the document of `table` (the composed operation table, api.operation_table.table),
     limited to the routes `app` has registered."""
-    app[TABLE] = tuple(table)
-    app[_SERVED] = {}
+    services_of(app).provide(ServedSchema(table, app.router))
     mount(app, OPERATIONS)

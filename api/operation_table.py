@@ -1,34 +1,24 @@
-"""The operation table: every route module's rows, in the order of the OpenAPI document.
+"""The operation table: the service's own rows and every feature's, in the order of the OpenAPI
+document and of the MCP tools.
 
-/api/schema is generated from it (api.openapi) and so are the MCP tools (api.mcp). A new feature's
-route module declares its OPERATIONS beside its handlers (each with its `run`) and is added here.
+/api/schema is generated from it (api.openapi) and so are the MCP tools (api.mcp). A feature declares
+its rows in its package (api.feature.Feature.operations); the features are listed in api.features.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from api import (
-    agent_card,
-    audit_routes,
-    checkout,
-    decisions,
-    health,
-    hire,
-    ipfs_gateway,
-    marketplace,
-    openapi,
-    provider_orders,
-    providers,
-    verification,
-)
+from api import agent_card, health, openapi, provider_orders
+from api.feature import Feature
+from api.features import FEATURES
 from api.mcp import OPERATIONS as MCP_DISCOVERY
 from api.models import CanonicalJson
 from api.operation import Operation
-from api.wallets import operations as wallets
 
 
 class DeliverableForm(BaseModel):
@@ -68,10 +58,11 @@ _COMPLETE = ("POST", "/api/acp/orders/{order_id}/complete")
 
 
 def _with_forms(op: Operation) -> Operation:
-    # Rows of api.provider_orders described as that module reads them: the upload also takes
-    # multipart/form-data, a JSON deliverable's content has an RFC 8785 form, and a completion names
-    # a CID this service issued. Declared here until those rows say so themselves (request_forms and
-    # the models), so that api.errors lets the form through and /api/schema is exact.
+    # Transitional (moves into the checkout package with its rows): rows of api.provider_orders
+    # described as that module reads them: the upload also takes multipart/form-data, a JSON
+    # deliverable's content has an RFC 8785 form, and a completion names a CID this service issued.
+    # Declared here until those rows say so themselves (request_forms and the models), so that
+    # api.errors lets the form through and /api/schema is exact.
     if (op.method, op.path) == _DELIVERABLES and not op.request_forms:
         return dataclasses.replace(
             op, request=DeliverableContent, request_forms={"multipart/form-data": DeliverableForm}
@@ -81,20 +72,17 @@ def _with_forms(op: Operation) -> Operation:
     return op
 
 
-_ROWS: tuple[Operation, ...] = (
-    *wallets.OPERATIONS,
-    *health.OPERATIONS,
-    *openapi.OPERATIONS,
-    *agent_card.OPERATIONS,
-    *decisions.OPERATIONS,
-    *audit_routes.OPERATIONS,
-    *checkout.OPERATIONS,
-    *providers.OPERATIONS,
-    *provider_orders.OPERATIONS,
-    *ipfs_gateway.OPERATIONS,
-    *hire.OPERATIONS,
-    *verification.OPERATIONS,
-    *marketplace.OPERATIONS,
-    *MCP_DISCOVERY,
-)
-OPERATIONS: tuple[Operation, ...] = tuple(_with_forms(op) for op in _ROWS)
+#: The service's own documents, served by every app (a database or not): health, this schema, the cards.
+SERVICE_ROWS: tuple[Operation, ...] = (*health.OPERATIONS, *openapi.OPERATIONS, *agent_card.OPERATIONS)
+
+
+def table(features: Sequence[Feature]) -> tuple[Operation, ...]:
+    """Every row an app with `features` serves, in the document's order: the features' in their order,
+    the service's own documents after the first feature's (the wallets': the API's front door) and the
+    MCP discovery documents last, the order /api/schema and tools/list have always had."""
+    first, *rest = features
+    rows = (*first.operations, *SERVICE_ROWS, *(op for feature in rest for op in feature.operations), *MCP_DISCOVERY)
+    return tuple(_with_forms(op) for op in rows)
+
+
+OPERATIONS: tuple[Operation, ...] = table(FEATURES)

@@ -20,11 +20,12 @@ from aiohttp import web
 from api import idempotency
 from api.auth import AuthError, account_key_required, authenticate, authenticate_optional
 from api.errors import ApiError, answer_unexpected, error_response
-from api.http import CLOCK, READS, WRITER, base_url, services_of
+from api.http import base_url, services_of
 from api.operation import Auth, Call, Operation, Reply, Run
 from core import spend_caps
 from core.errors import ServiceError
 from core.keys import Caller
+from core.services import Services
 from core.store import StoreError, unavailable
 
 __all__ = [
@@ -53,7 +54,7 @@ async def http_call(request: web.Request, auth: Auth = "required", *, idempotent
     Idempotency-Key when the operation honours one (400 for a malformed key)."""
     caller: Caller | None = request.get(_CALLER)
     if caller is None and auth != "none":
-        reads = request.app[READS]
+        reads = services_of(request.app).reads
         caller = await (authenticate(reads, request) if auth == "required" else authenticate_optional(reads, request))
     body = await request.read() if request.body_exists else b""
     return Call(
@@ -123,28 +124,28 @@ def authorize(op: Operation, caller: Caller | None) -> None:
 class CapHold:
     """What one value-moving call of a capped key holds of its daily cap (core.spend_caps)."""
 
-    def __init__(self, app: web.Application, held: spend_caps.Hold | None) -> None:
-        self._app = app
+    def __init__(self, services: Services, held: spend_caps.Hold | None) -> None:
+        self._services = services
         self._held = held
 
     @classmethod
-    async def take(cls, app: web.Application, op: Operation, call: Call, amount: int | None = None) -> CapHold:
+    async def take(cls, services: Services, op: Operation, call: Call, amount: int | None = None) -> CapHold:
         """Hold what `call` of `op` would move (`amount`, else its quote's) when the caller's key has a
         cap. A quote that refuses the call outright (a malformed body, another key's agent) holds
         nothing: the run refuses it the same way."""
         caller = call.caller
         if op.quote is None or caller is None or caller.daily_cap is None:
-            return cls(app, None)
+            return cls(services, None)
         if amount is None:
             try:
-                amount = (await op.quote(services_of(app), call)).amount
+                amount = (await op.quote(services, call)).amount
             except ServiceError:
-                return cls(app, None)
+                return cls(services, None)
         key = call.idempotency_key
         ref = spend_caps.hold_ref(None if key is None else f"{caller.key_hash} {call.target} {key}")
-        now = app[CLOCK]()
-        held = await app[WRITER].run(lambda conn: spend_caps.hold(conn, caller, ref, amount, now))
-        return cls(app, held)
+        now = services.clock()
+        held = await services.writer.run(lambda conn: spend_caps.hold(conn, caller, ref, amount, now))
+        return cls(services, held)
 
     async def settle(self, status: int) -> None:
         """Keep the hold of a call that moved value (or replayed one that did); release it otherwise."""
@@ -154,18 +155,18 @@ class CapHold:
     async def release(self) -> None:
         held, self._held = self._held, None
         if held is not None and held.made:
-            await self._app[WRITER].run(lambda conn: spend_caps.release(conn, held))
+            await self._services.writer.run(lambda conn: spend_caps.release(conn, held))
 
 
-async def invoke(app: web.Application, op: Operation, call: Call, *, amount: int | None = None) -> Reply:
+async def invoke(services: Services, op: Operation, call: Call, *, amount: int | None = None) -> Reply:
     """Run `op` for `call` (a transport that is not HTTP: MCP), the key's limits enforced first;
     `amount`: what a quoted call moves (else the row's quote is asked)."""
     if op.run is None:
         raise ApiError(501, "not_runnable", f"{op.operation_id} has no transport-free run", type_="service_error")
     authorize(op, call.caller)
-    hold = await CapHold.take(app, op, call, amount)
+    hold = await CapHold.take(services, op, call, amount)
     try:
-        reply = await op.run(services_of(app), call)
+        reply = await op.run(services, call)
     except BaseException:
         await hold.release()
         raise
@@ -183,7 +184,8 @@ async def policy_middleware(
     op = None if resource is None else request.app[POLICY].get((request.method, resource.canonical))
     if op is None or op.auth == "none":
         return await handler(request)
-    caller = await authenticate_optional(request.app[READS], request)
+    services = services_of(request.app)
+    caller = await authenticate_optional(services.reads, request)
     if caller is None:  # the handler refuses (or serves the anonymous view of) a call without a key
         return await handler(request)
     authorize(op, caller)
@@ -191,7 +193,7 @@ async def policy_middleware(
     if op.quote is None or caller.daily_cap is None:
         return await handler(request)
     call = await http_call(request, op.auth, idempotent=op.idempotent)
-    hold = await CapHold.take(request.app, op, call)
+    hold = await CapHold.take(services, op, call)
     try:
         resp = await handler(request)
     except BaseException:

@@ -20,15 +20,18 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, RootModel
 
 import merkle
-from api.http import ANCHOR_ADDRESS, CHAIN_ID, MCP_INFO, READS, McpInfo, base_url, iso
+from api.feature import Feature
+from api.http import McpInfo, base_url, iso, services_of
 from api.models import parse_query
 from api.operation import Call, Operation, Reply
-from api.policy import mount, serve
+from api.policy import serve
 from core import audit, decisions
+from core.deployments import Deployment
 from core.networks import network_for
+from core.services import Services
 from core.store import Conn
 from core.store import audit as audit_store
-from core.transparency import entry_or_404, proof_json
+from core.transparency import anchor_address, entry_or_404, proof_json
 
 CACHE_CONTROL = "public, max-age=3600"
 WELL_KNOWN_PATHS = ("/well-known/decisional-logging.json", "/.well-known/decisional-logging.json")
@@ -142,8 +145,8 @@ def _previous(conn: Any, entry: audit_store.AuditEntry) -> dict[str, Any] | None
     return {"audit_id": prev.id, "chain_hash": prev.chain_hash, "links": prev.chain_hash == entry.prev_hash}
 
 
-def verification_json(conn: Conn, app: web.Application, base: str, entry: audit_store.AuditEntry) -> dict[str, Any]:
-    chain_id = app[CHAIN_ID]
+def verification_json(conn: Conn, deployment: Deployment, base: str, entry: audit_store.AuditEntry) -> dict[str, Any]:
+    chain_id = deployment.chain_id
     payload_hash = audit.sha256_hex(entry.payload.encode())
     decision = entry.stream.startswith("agent:")
     if decision:
@@ -188,7 +191,7 @@ def verification_json(conn: Conn, app: web.Application, base: str, entry: audit_
             **anchor,
             "chain_id": chain_id,
             "network": network_for(chain_id).name,
-            "contract": app.get(ANCHOR_ADDRESS),
+            "contract": anchor_address(deployment),
         },
         "previous": _previous(conn, entry),
         "verify_command": f"verify {entry.id} --api {base} --rpc <JSON-RPC URL of chain {chain_id}>",
@@ -284,24 +287,25 @@ def verification_html(v: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-async def run_verify(app: web.Application, call: Call) -> Reply:
+async def run_verify(services: Services, call: Call) -> Reply:
     parse_query(FormatQuery, dict(call.query))  # the route's query rule (a tool answers JSON whatever it says)
 
     def read(conn: Conn) -> dict[str, Any]:
-        return verification_json(conn, app, call.base_url, entry_or_404(conn, call.path["audit_id"]))
+        return verification_json(conn, services.deployment, call.base_url, entry_or_404(conn, call.path["audit_id"]))
 
-    return _json(await app[READS].run(read))
+    return _json(await services.reads.run(read))
 
 
 async def verify_page(request: web.Request) -> web.Response:
     if wants_json(request):
         return await serve(request, run_verify, "none")
     base = base_url(request)
+    services = services_of(request.app)
 
     def read(conn: Conn) -> dict[str, Any]:
-        return verification_json(conn, request.app, base, entry_or_404(conn, request.match_info["audit_id"]))
+        return verification_json(conn, services.deployment, base, entry_or_404(conn, request.match_info["audit_id"]))
 
-    v = await request.app[READS].run(read)
+    v = await services.reads.run(read)
     return _page(f"Audit entry {v['audit_id']}", verification_html(v))
 
 
@@ -334,7 +338,7 @@ def methodology_html() -> str:
     )
 
 
-async def run_methodology(app: web.Application, call: Call) -> Reply:
+async def run_methodology(services: Services, call: Call) -> Reply:
     parse_query(FormatQuery, dict(call.query))  # the route's query rule (a tool answers JSON whatever it says)
     return _json(METHODOLOGY)
 
@@ -407,8 +411,8 @@ def discovery(base: str, mcp: McpInfo | None = None) -> dict[str, Any]:
     return doc
 
 
-async def run_well_known(app: web.Application, call: Call) -> Reply:
-    return _json(discovery(call.base_url, app.get(MCP_INFO)), {"Cache-Control": CACHE_CONTROL})
+async def run_well_known(services: Services, call: Call) -> Reply:
+    return _json(discovery(call.base_url, services.find(McpInfo)), {"Cache-Control": CACHE_CONTROL})
 
 
 class _Loose(BaseModel):
@@ -493,6 +497,5 @@ OPERATIONS: list[Operation] = [
 ]
 
 
-def add_verification_routes(app: web.Application) -> None:
-    """Mount the public verification pages (needs CHAIN_ID and READS)."""
-    mount(app, OPERATIONS)
+#: Public verification: pages and JSON for anyone checking an entry against the anchored log.
+FEATURE = Feature("verification", tuple(OPERATIONS))

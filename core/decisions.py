@@ -46,6 +46,15 @@ RATE_LIMIT_PER_HOUR = 1000
 MAX_EVIDENCE_ITEMS = 64
 EVENT = "decision_logged"
 
+
+@dataclass(frozen=True)
+class DecisionLog:
+    """What the decision log runs with in this process (a part of its Services)."""
+
+    #: Decision events per API key per UTC hour.
+    rate_limit: int = RATE_LIMIT_PER_HOUR
+
+
 #: Names that only raw content would use: refused as `evidence_content_not_accepted`, not merely unknown.
 CONTENT_FIELDS = frozenset(
     {

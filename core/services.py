@@ -94,6 +94,11 @@ class Services:
         except KeyError:
             raise ServiceError(501, "not_installed", f"{kind.__name__} is not installed in this process") from None
 
+    def find(self, kind: type[T]) -> T | None:
+        """The registered part of type `kind`, or None: for what only some processes have (the jobs
+        runner and the liveness of a process with a database, the MCP endpoint of a full app)."""
+        return self._parts.get(kind)
+
     def __getitem__(self, key: Any) -> Any:
         return self.legacy[key]
 

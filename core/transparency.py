@@ -9,10 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.deployments import Deployment
 from core.errors import ServiceError
 from core.networks import network_for
 from core.store import Conn
 from core.store import audit as audit_store
+
+
+def anchor_address(deployment: Deployment) -> str | None:
+    """The AuditAnchor contract the log's checkpoints are anchored in (shown to auditors), if deployed."""
+    return deployment.contracts.get("AuditAnchor")
 
 
 def hex32(b: bytes) -> str:

@@ -236,17 +236,24 @@ def check_not_settling(conn: Conn, agent: AgentRow) -> None:
         )
 
 
+def shortfall(balance: int, amount: int) -> WalletError | None:
+    """The refusal of spending `amount` from `balance`, or None when it covers it (a spend's quote
+    shows it before the spend raises it)."""
+    if amount <= balance:
+        return None
+    return WalletError(
+        "insufficient_balance", f"balance {usdc_text(balance)} USDC cannot cover {usdc_text(amount)} USDC", "amount"
+    )
+
+
 def spend(conn: Conn, agent: AgentRow, amount: int, destination: str, now: float) -> SpendResult:
     """Debit `amount` (self part first, then owner part); refuse more than the balance, and any
     spend of an agent paused for a sale."""
     check_not_paused(conn, agent)
     cur = store.get_balance(conn, agent.uuid)
-    if amount > cur.balance:
-        raise WalletError(
-            "insufficient_balance",
-            f"balance {usdc_text(cur.balance)} USDC cannot cover {usdc_text(amount)} USDC",
-            "amount",
-        )
+    short = shortfall(cur.balance, amount)
+    if short is not None:
+        raise short
     from_self = min(amount, cur.self_balance)
     entry = LedgerEntry(
         agent_uuid=agent.uuid,

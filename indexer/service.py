@@ -1,12 +1,15 @@
 """The indexer as a service: built from configuration and a deployment, with every feature's
-follower installed. `make run` and `python -m indexer` both build it here, so they index
-identically (an order reaches released, and its webhook goes out, whichever process indexes)."""
+follower installed (api.features.FEATURES, the features' one list). `make run` and `python -m indexer`
+both build it here, so they index identically (an order reaches released, and its webhook goes out,
+whichever process indexes)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
+from api.feature import Feature
+from api.features import FEATURES
 from core.checkout.follower import OrderFollower
 from core.config import Settings
 from core.deployments import Deployment
@@ -14,19 +17,33 @@ from core.followers import Follower
 from core.hire import EscrowFollower
 from core.marketplace import MarketFollower, Notices, notices_for
 from core.networks import network_for
+from core.services import Services
 from core.store import Conn
 from indexer.progress import Snapshot
 from indexer.rpc import RpcClient
 from indexer.sync import Indexer
 
 
+def feature_followers(services: Services, features: Sequence[Feature] = FEATURES) -> list[Follower]:
+    """Every feature's follower of final events, made from the indexer's `services` (its deployment,
+    settings, node and clock: no API reads or writer)."""
+    found = [feature.follower(services) for feature in features if feature.follower is not None]
+    contracts = services.deployment.contracts
+    notices = notices_for(services.settings, services.chain_id) if "AgentMarketplace" in contracts else None
+    return [follower for follower in found if follower is not None] + followers(services.clock, notices)
+
+
+# ---- moved into FEATURES by the checkout/hire/marketplace packages ---------------------------------
 def followers(clock: Callable[[], float] = time.time, notices: Notices | None = None) -> list[Follower]:
-    """Every feature's follower of final events (a new feature adds its own here); the marketplace's
-    when the deployment has one (`notices`: how its e-mails link back to the service)."""
+    """Transitional: the followers of the checkout, hire and the drop, as before their packages; the
+    marketplace's when the deployment has one (`notices`: how its e-mails link back to the service)."""
     found: list[Follower] = [OrderFollower(clock), EscrowFollower(clock)]
     if notices is not None:
         found.append(MarketFollower(clock, notices))
     return found
+
+
+# ---- end of the transitional block -----------------------------------------------------------------
 
 
 def build_indexer(
@@ -50,9 +67,7 @@ def build_indexer(
         start_block=deployment.deploy_block,
         confirmations=confirmations,
         poll_interval=settings.poll_interval,
-        followers=followers(
-            clock, notices_for(settings, deployment.chain_id) if "AgentMarketplace" in deployment.contracts else None
-        ),
+        followers=feature_followers(Services(deployment, settings, rpc.url, clock)),
         # A development chain's `finalized` tag is synthetic (anvil: head - 64): there, final means
         # `confirmations` blocks deep; on Base the tag is the real (L1) finality.
         use_finalized_tag=network.explorer is not None,

@@ -22,11 +22,11 @@ from web3 import Web3
 
 from api.app import create_app, make_runner
 from api.dashboard import INDEXER_STATUS
-from api.http import LIVENESS, READS
+from api.http import SERVICES
 from api.metrics import METRICS
 from core.config import Settings
 from core.deployments import Deployment
-from core.liveness import EXIT_UNHEALTHY, answers_within, watch
+from core.liveness import EXIT_UNHEALTHY, Liveness, answers_within, watch
 from core.operator import Operator, operator_account
 from core.store import Conn, ProcessLock
 from indexer.metrics import IndexerCollector
@@ -94,7 +94,8 @@ async def serve(settings: Settings, dep: Deployment, rpc_url: str, stop: asyncio
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(sig, stop.set)
         task: asyncio.Task[None] | None = None
-        liveness = app[LIVENESS]
+        services = app[SERVICES]
+        liveness = services.part(Liveness)
         if ix is not None:
             liveness.add("indexer", ix.health)
             task = asyncio.create_task(ix.run(stop), name="indexer")
@@ -105,7 +106,7 @@ async def serve(settings: Settings, dep: Deployment, rpc_url: str, stop: asyncio
                 dep.deploy_block,
                 settings.database.redacted,
             )
-        reads = app[READS]
+        reads = services.reads
         status = 0
         try:
             reason = await watch(

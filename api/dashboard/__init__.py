@@ -20,9 +20,10 @@ from api.dashboard.page import ASSET_CACHE, error_page, html_errors, load_assets
 from api.dashboard.page import static as static_handler
 from api.dashboard.session import current, sign_in, sign_in_form, sign_out
 from api.errors import OWN_BODY
+from api.feature import Feature
 from core.errors import ServiceError
 
-__all__ = ["INDEXER_STATUS", "ROUTES", "add_dashboard_routes"]
+__all__ = ["FEATURE", "INDEXER_STATUS", "ROUTES", "add_dashboard_routes"]
 
 
 async def live(request: web.Request) -> web.StreamResponse:
@@ -81,7 +82,7 @@ ROUTES: frozenset[tuple[str, str]] = frozenset(
 
 
 def add_dashboard_routes(app: web.Application) -> None:
-    """Mount the dashboard (needs READS, WRITER, CLOCK, DEPLOYMENT and RPC_URL, as create_app sets)."""
+    """Mount the dashboard on an app with Services (create_app's)."""
     app[ASSET_CACHE] = load_assets()
     r = app.router
     r.add_get("/dashboard", owner.overview)
@@ -99,3 +100,7 @@ def add_dashboard_routes(app: web.Application) -> None:
     r.add_get("/dashboard/{tail:.+}", not_found)
     # HTML forms (urlencoded) are read by read_form (Origin, size, the string rule), not by api.errors
     app.setdefault(OWN_BODY, set()).update(path for method, path in ROUTES if method == "POST")
+
+
+#: Pages only (no operation rows): it reads every feature's tables to show owners and the operator.
+FEATURE = Feature("dashboard", pages=add_dashboard_routes)

@@ -30,12 +30,13 @@ from api.dashboard.page import (
     when,
 )
 from api.dashboard.session import posted, viewer_of
-from api.http import CLOCK, DEPLOYMENT, JOBS, READS, RPC_URL, WRITER, wake_outbox
+from api.http import services_of, wake_outbox
 from core.dashboard import access, operator
 from core.dashboard.access import Viewer
 from core.dashboard.operator import IndexerStatus
 from core.deployments import Deployment
 from core.errors import ServiceError
+from core.jobs import JobRunner
 from core.networks import network_for
 from core.store import Conn
 
@@ -367,7 +368,7 @@ OPERATOR_PANELS: list[Panel] = [
 
 async def _operator_viewer(request: web.Request) -> Viewer | None:
     """The signed-in viewer (None: not signed in), 403 unless its key is an operator's."""
-    now = request.app[CLOCK]()
+    now = services_of(request.app).clock()
 
     def read(db: Conn) -> Viewer | None:
         viewer = viewer_of(db, request, now)
@@ -375,24 +376,24 @@ async def _operator_viewer(request: web.Request) -> Viewer | None:
             access.require_operator(db, viewer.caller)
         return viewer
 
-    return await request.app[READS].run(read)
+    return await services_of(request.app).reads.run(read)
 
 
 async def _require_operator(request: web.Request, viewer: Viewer) -> None:
-    await request.app[READS].run(lambda db: access.require_operator(db, viewer.caller))
+    await services_of(request.app).reads.run(lambda db: access.require_operator(db, viewer.caller))
 
 
 async def operator_view(request: web.Request, viewer: Viewer, render: Callable[[OperatorView], T], **extra: Any) -> T:
     """`render(view)`: the view built and rendered in one read function. What is not in the database
     (the node's balances, the indexer's and the jobs' status) is taken first, on the loop."""
-    dep = request.app[DEPLOYMENT]
-    balances = await operator.usdc_balances(request.app[RPC_URL], dep.usdc, sorted(dep.contracts.values()))
+    dep = services_of(request.app).deployment
+    balances = await operator.usdc_balances(services_of(request.app).rpc_url, dep.usdc, sorted(dep.contracts.values()))
     status = request.app.get(INDEXER_STATUS)
     indexer_now = None if status is None else IndexerNow(status.head, status.halted, status.last_error, status.node_ok)
-    runner = request.app.get(JOBS)
+    runner = services_of(request.app).find(JobRunner)
     jobs = None if runner is None else runner.status()
-    now = request.app[CLOCK]()
-    return await request.app[READS].run(
+    now = services_of(request.app).clock()
+    return await services_of(request.app).reads.run(
         lambda db: render(OperatorView(request, db, viewer, now, dep, balances, indexer_now, jobs, **extra))
     )
 
@@ -447,8 +448,8 @@ async def reset_dead_letters(request: web.Request) -> web.StreamResponse:
     viewer, form = await posted(request)
     await _require_operator(request, viewer)
     event_id = None if form.get("all") == "1" else form.get("event_id", "")
-    now = request.app[CLOCK]()
-    n = await request.app[WRITER].run(lambda conn: operator.reset_dead_letters(conn, event_id, now))
+    now = services_of(request.app).clock()
+    n = await services_of(request.app).writer.run(lambda conn: operator.reset_dead_letters(conn, event_id, now))
     wake_outbox(request)
     return redirect("/dashboard/operator?" + urlencode({"done": "reset", "n": n}) + "#outbox")
 
@@ -462,7 +463,7 @@ async def issue_key(request: web.Request) -> web.StreamResponse:
         raise ServiceError(400, "invalid_field", "scope must be new, account or agent", param="scope")
     if scope != "new" and not ident:
         raise ServiceError(400, "invalid_field", "give the account's or the agent's id", param="id")
-    now = request.app[CLOCK]()
+    now = services_of(request.app).clock()
 
     def work(conn: Conn) -> tuple[str, str, str | None]:
         return operator.issue_key(
@@ -472,7 +473,7 @@ async def issue_key(request: web.Request) -> web.StreamResponse:
             agent_uuid=ident if scope == "agent" else None,
         )
 
-    issued = await request.app[WRITER].run(work)
+    issued = await services_of(request.app).writer.run(work)
     return html_response(await operator_view(request, viewer, _page, issued=issued), status=201)
 
 
@@ -480,7 +481,7 @@ async def issue_key(request: web.Request) -> web.StreamResponse:
 async def revoke_key(request: web.Request) -> web.StreamResponse:
     viewer, form = await posted(request)
     await _require_operator(request, viewer)
-    ref, now = form.get("key", ""), request.app[CLOCK]()
-    await request.app[WRITER].run(lambda conn: operator.revoke_key(conn, ref, now, viewer.caller))
+    ref, now = form.get("key", ""), services_of(request.app).clock()
+    await services_of(request.app).writer.run(lambda conn: operator.revoke_key(conn, ref, now, viewer.caller))
     clear_auth_caches()  # committed: no cached lookup may still admit the key
     return redirect("/dashboard/operator?done=revoked#keys")

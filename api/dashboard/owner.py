@@ -37,7 +37,7 @@ from api.dashboard.page import (
     when,
 )
 from api.dashboard.session import viewer_of
-from api.http import CLOCK, DEPLOYMENT, READS
+from api.http import services_of
 from api.models import WALLET_PATTERN, parse_query
 from core.dashboard import owner
 from core.dashboard.access import Viewer
@@ -78,7 +78,7 @@ class MemoryQuery(BaseModel):
 @dataclass
 class OwnerView:
     """What every owner panel renders from (read once per page or live update). Built and rendered
-    inside one read function (`app[READS].run`): `conn` is that function's connection, never kept
+    inside one read function (`services.reads.run`): `conn` is that function's connection, never kept
     past it."""
 
     request: web.Request
@@ -138,7 +138,7 @@ def agents_panel(v: OwnerView) -> str:
 
 
 def earnings_panel(v: OwnerView) -> str:
-    deployed = v.request.app[DEPLOYMENT].contracts
+    deployed = services_of(v.request.app).deployment.contracts
     e = owner.earnings(v.conn, v.agents, v.now, deployed)
     data = {
         "days": e.days,
@@ -319,7 +319,7 @@ def _tx(v: OwnerView, label: str, tx_hash: str | None) -> str:
     if not tx_hash:
         return ""
     code = f'<code title="{esc(tx_hash)}">{esc(short(tx_hash))}</code>'
-    url = explorer_tx_url(v.request.app[DEPLOYMENT].chain_id, tx_hash)
+    url = explorer_tx_url(services_of(v.request.app).deployment.chain_id, tx_hash)
     inner = f'<a href="{esc(url)}" rel="noopener noreferrer">{code}</a>' if url else code
     return f"<span>{esc(label)} {inner}</span>"
 
@@ -561,7 +561,7 @@ def _live_url(view: str, query: dict[str, str]) -> str:
 
 @html_errors
 async def overview(request: web.Request) -> web.StreamResponse:
-    now = request.app[CLOCK]()
+    now = services_of(request.app).clock()
 
     def read(db: Conn) -> str | None:
         viewer = viewer_of(db, request, now)
@@ -578,7 +578,7 @@ async def overview(request: web.Request) -> web.StreamResponse:
             charts=True,
         )
 
-    page = await request.app[READS].run(read)
+    page = await services_of(request.app).reads.run(read)
     if page is None:
         return redirect("/dashboard/sign-in")
     return html_response(page)
@@ -586,7 +586,7 @@ async def overview(request: web.Request) -> web.StreamResponse:
 
 @html_errors
 async def agent_page(request: web.Request) -> web.StreamResponse:
-    now = request.app[CLOCK]()
+    now = services_of(request.app).clock()
     wallet = request.match_info["wallet"]
 
     def read(db: Conn) -> str | None:
@@ -598,7 +598,7 @@ async def agent_page(request: web.Request) -> web.StreamResponse:
         live = _live_url("agent", {"wallet": wallet, **dict(request.query)})
         return layout(request, v.agent.name, render(AGENT_PANELS, v), nav=Nav(viewer.csrf, viewer.operator), live=live)
 
-    page = await request.app[READS].run(read)
+    page = await services_of(request.app).reads.run(read)
     if page is None:
         return redirect("/dashboard/sign-in")
     return html_response(page)
@@ -607,7 +607,7 @@ async def agent_page(request: web.Request) -> web.StreamResponse:
 @html_errors
 async def ledger_csv(request: web.Request) -> web.StreamResponse:
     """GET /dashboard/ledger.csv?<the ledger's filters>: every matching row, newest first (streamed)."""
-    now = request.app[CLOCK]()
+    now = services_of(request.app).clock()
 
     def first(db: Conn) -> tuple[list[AgentRow], LedgerFilter, tuple[list[list[str]], int | None]] | None:
         viewer = viewer_of(db, request, now)
@@ -616,7 +616,9 @@ async def ledger_csv(request: web.Request) -> web.StreamResponse:
         v = overview_view(db, request, viewer, now)
         return v.agents, v.ledger, owner.ledger_csv_page(db, v.agents, v.ledger, None)
 
-    found = await request.app[READS].run(first)  # the first page with the viewer: an error is a page, not a cut stream
+    found = await services_of(request.app).reads.run(
+        first
+    )  # the first page with the viewer: an error is a page, not a cut stream
     if found is None:
         return redirect("/dashboard/sign-in")
     agents, ledger, (rows, before) = found
@@ -640,7 +642,7 @@ async def ledger_csv(request: web.Request) -> web.StreamResponse:
         if before is None:
             break
         # each page its own read: it is written out before the next one is read
-        rows, before = await request.app[READS].run(
+        rows, before = await services_of(request.app).reads.run(
             functools.partial(owner.ledger_csv_page, agents_=agents, f=ledger, before=before)
         )
     await resp.write(buf.getvalue().encode("utf-8"))
@@ -651,7 +653,7 @@ async def ledger_csv(request: web.Request) -> web.StreamResponse:
 async def owner_live(request: web.Request) -> dict[str, str] | None:
     """The panels of /dashboard (view=overview) or of one agent's page (view=agent&wallet=), in one
     read with the viewer's own; None when the request has no viewer (its session ended)."""
-    now = request.app[CLOCK]()
+    now = services_of(request.app).clock()
 
     def read(db: Conn) -> dict[str, str] | None:
         viewer = viewer_of(db, request, now)
@@ -662,4 +664,4 @@ async def owner_live(request: web.Request) -> dict[str, str] | None:
             return live_panels(AGENT_PANELS, v)
         return live_panels(OVERVIEW_PANELS, overview_view(db, request, viewer, now))
 
-    return await request.app[READS].run(read)
+    return await services_of(request.app).reads.run(read)

@@ -17,7 +17,7 @@ from aiohttp import web
 from multidict import MultiDict, MultiDictProxy
 
 from api.dashboard.page import Nav, esc, html_errors, html_response, layout, redirect
-from api.http import CLOCK, PUBLIC_URL, READS, WRITER, base_url
+from api.http import PUBLIC_URL, base_url, services_of
 from core.dashboard import access
 from core.dashboard.access import Viewer
 from core.errors import ServiceError
@@ -60,8 +60,8 @@ def viewer_of(db: Conn, request: web.Request, now: float) -> Viewer | None:
 
 async def current(request: web.Request) -> Viewer | None:
     """The signed-in viewer of this request, if any (revoked keys and expired sessions: None)."""
-    now = request.app[CLOCK]()
-    return await request.app[READS].run(lambda db: viewer_of(db, request, now))
+    now = services_of(request.app).clock()
+    return await services_of(request.app).reads.run(lambda db: viewer_of(db, request, now))
 
 
 async def require(request: web.Request) -> Viewer:
@@ -146,9 +146,9 @@ async def sign_in(request: web.Request) -> web.StreamResponse:
     if expected is None or not access.csrf_ok(expected, form.get("csrf")):
         return _sign_in_page(request, secrets.token_urlsafe(24), "The form expired; please try again.", 403)
     key = form.get("key", "")
-    now = request.app[CLOCK]()
+    now = services_of(request.app).clock()
     try:
-        token, _viewer = await request.app[WRITER].run(lambda conn: access.sign_in(conn, key, now))
+        token, _viewer = await services_of(request.app).writer.run(lambda conn: access.sign_in(conn, key, now))
     except ServiceError as exc:
         if exc.status != 401:
             raise
@@ -163,7 +163,7 @@ async def sign_in(request: web.Request) -> web.StreamResponse:
 async def sign_out(request: web.Request) -> web.StreamResponse:
     await posted(request)  # signed in, the session's own form
     token = request.cookies.get(SESSION_COOKIE, "")
-    await request.app[WRITER].run(lambda conn: access.sign_out(conn, token))
+    await services_of(request.app).writer.run(lambda conn: access.sign_out(conn, token))
     resp = redirect("/dashboard/sign-in")
     clear_cookie(request, resp, SESSION_COOKIE)
     return resp

@@ -36,7 +36,7 @@ from starlette.requests import Request as StarletteRequest
 
 from api.auth import lookup_key, resource_metadata_url
 from api.errors import OWN_BODY
-from api.http import PUBLIC_URL, READS, base_url
+from api.http import PUBLIC_URL, base_url, services_of
 from api.mcp.server import BASE_URL, CALLER
 from core.jsontext import DuplicateKey, unique_object
 from core.keys import KEY_RE, Caller
@@ -204,7 +204,7 @@ class Bridge:
             token = token.strip()
             if scheme.lower() != "bearer" or not KEY_RE.fullmatch(token):
                 return _challenge(request, self.path, "malformed_api_key", "Authorization must be Bearer aglk_...")
-            caller = await lookup_key(request.app[READS], token)
+            caller = await lookup_key(services_of(request.app).reads, token)
             if caller is None:
                 return _challenge(request, self.path, "invalid_api_key", "the API key is not valid")
         body = b""

@@ -5,14 +5,13 @@ server is named (RFC 9728 makes `authorization_servers` optional)."""
 
 from __future__ import annotations
 
-from aiohttp import web
 from pydantic import BaseModel, ConfigDict
 
 from api.auth import PROTECTED_RESOURCE_PATH
 from api.http import encode
 from api.operation import Call, Operation, Reply
-from api.policy import mount
 from core.keys import SCOPES
+from core.services import Services
 
 MCP_PATH = "/api/mcp"
 
@@ -44,16 +43,12 @@ def _reply(base: str, resource_path: str) -> Reply:
     return Reply(200, encode(metadata(base, resource_path)).encode(), headers={"Cache-Control": "public, max-age=3600"})
 
 
-async def run_api_metadata(app: web.Application, call: Call) -> Reply:
+async def run_api_metadata(services: Services, call: Call) -> Reply:
     return _reply(call.base_url, "")
 
 
-async def run_mcp_metadata(app: web.Application, call: Call) -> Reply:
+async def run_mcp_metadata(services: Services, call: Call) -> Reply:
     return _reply(call.base_url, MCP_PATH)
-
-
-def add_discovery_routes(app: web.Application) -> None:
-    mount(app, OPERATIONS)
 
 
 OPERATIONS: list[Operation] = [

@@ -23,7 +23,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import mcp_types as t
-from aiohttp import web
 from mcp import UriTemplate
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
@@ -33,7 +32,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from api.auth import AuthError
 from api.errors import answer_unexpected
-from api.http import CLOCK, READS, WRITER, iso, services_of
+from api.http import iso
 from api.mcp.tools import (
     CONTENT_TEMPLATE,
     META,
@@ -55,6 +54,7 @@ from core.errors import ServiceError
 from core.idempotency import check_key
 from core.keys import Caller
 from core.money import usdc_text
+from core.services import Services
 
 log = logging.getLogger("agentledger.mcp")
 
@@ -238,9 +238,9 @@ def _quote_holder(caller: Caller | None) -> Caller:
 class Tools:
     """The generated tools and resources of one app, and what runs them."""
 
-    def __init__(self, app: web.Application, table: Iterable[Operation]) -> None:
+    def __init__(self, services: Services, table: Iterable[Operation]) -> None:
         rows = list(table)
-        self.app = app
+        self.services = services
         self.tools: dict[str, ToolSpec] = build_tools(rows)
         self.resources: list[ResourceSpec] = build_resources(rows)
 
@@ -282,7 +282,7 @@ class Tools:
             if isinstance(given, str):
                 key = check_key(given)
         call = to_call(op, args, caller=caller_of(ctx), base_url=base_of(ctx), idempotency_key=key)
-        return tool_result(op, await invoke(self.app, op, call), path=call.path)
+        return tool_result(op, await invoke(self.services, op, call), path=call.path)
 
     async def _quote(self, ctx: Ctx, spec: ToolSpec, args: Mapping[str, Any]) -> t.CallToolResult:
         op = spec.op
@@ -291,12 +291,12 @@ class Tools:
         authorize(op, caller)
         caller = _quote_holder(caller)
         arguments = canonical_arguments(args)
-        quoted = await op.quote(services_of(self.app), to_call(op, arguments, caller=caller, base_url=base_of(ctx)))
+        quoted = await op.quote(self.services, to_call(op, arguments, caller=caller, base_url=base_of(ctx)))
         if quoted.refusal is not None:
             raise quoted.refusal
-        now = self.app[CLOCK]()
+        now = self.services.clock()
         summary = {"source": quoted.source, "recipient": quoted.recipient, "what": quoted.what, **quoted.details}
-        q = await self.app[WRITER].run(
+        q = await self.services.writer.run(
             lambda conn: quotes.create(conn, caller, op.operation_id, arguments, quoted.amount, summary, now)
         )
         answer = QuoteAnswer(
@@ -333,8 +333,8 @@ class Tools:
         quote_id = args.get("quote_id")
         if not isinstance(quote_id, str):
             raise ServiceError(400, "missing_field", "quote_id: a quote_id from the quote tool", param="quote_id")
-        now = self.app[CLOCK]()
-        q = await self.app[READS].run(lambda db: quotes.peek(db, caller, quote_id, op.operation_id, now))
+        now = self.services.clock()
+        q = await self.services.reads.run(lambda db: quotes.peek(db, caller, quote_id, op.operation_id, now))
         if not q.executed and _elicits(ctx):
             confirmed = await self._confirm(ctx, params, q)
             if isinstance(confirmed, t.InputRequiredResult):
@@ -346,11 +346,11 @@ class Tools:
                     "the user did not confirm; nothing moved (the quote stays valid until it expires)",
                     param="quote_id",
                 )
-        q = await self.app[WRITER].run(lambda conn: quotes.claim(conn, caller, quote_id, op.operation_id, now))
+        q = await self.services.writer.run(lambda conn: quotes.claim(conn, caller, quote_id, op.operation_id, now))
         call = to_call(
             op, q.arguments, caller=caller, base_url=base_of(ctx), idempotency_key=quotes.idempotency_key(q.id)
         )
-        reply = await invoke(self.app, op, call, amount=q.amount)
+        reply = await invoke(self.services, op, call, amount=q.amount)
         if op.content_fields and reply.status < 400 and reply.media_type == "application/json":
             await self._keep_content(op, q.id, reply)
         meta = {
@@ -369,7 +369,7 @@ class Tools:
             return
         content = {name: answer[name] for name in op.content_fields if isinstance(answer.get(name), str)}
         if content:
-            await self.app[WRITER].run(lambda conn: quotes.keep_content(conn, quote_id, content))
+            await self.services.writer.run(lambda conn: quotes.keep_content(conn, quote_id, content))
 
     async def _confirm(
         self, ctx: Ctx, params: t.CallToolRequestParams, q: quotes.Quote
@@ -420,7 +420,7 @@ class Tools:
         if kept is not None and caller is not None:
             try:
                 quote_id, field = str(kept["quote_id"]), str(kept["field"])
-                text = await self.app[READS].run(lambda db: quotes.content(db, caller, quote_id, field))
+                text = await self.services.reads.run(lambda db: quotes.content(db, caller, quote_id, field))
             except ServiceError:
                 pass  # not found below, as for any unknown resource
             else:
@@ -434,7 +434,7 @@ class Tools:
             op = spec.op
             call = to_call(op, values, caller=caller_of(ctx), base_url=base_of(ctx))
             try:
-                reply = await invoke(self.app, op, call)
+                reply = await invoke(self.services, op, call)
             except ServiceError as exc:
                 if exc.status == 404:
                     break

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import json
-import time
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
@@ -25,11 +24,11 @@ from api.auth import (
     agent_for,
     remember_agents,
 )
-from api.errors import JSON_BODY, ApiError, error_middleware
-from api.http import CLOCK, HOOKS, READS, WRITER, Hooks, RawJson, encode, iso, usdc
+from api.errors import JSON_BODY, ApiError
+from api.http import RawJson, encode, iso, usdc
 from api.models import parse_body, parse_query
 from api.operation import Call, Quoted, Reply
-from api.policy import add_policy, mount, serve
+from api.policy import serve
 from api.wallets.models import (
     AgentQuery,
     BrainUpdateRequest,
@@ -46,11 +45,9 @@ from api.wallets.models import (
 from core import wallets
 from core.keys import hash_api_key, new_api_key
 from core.money import usdc_text
-from core.store import Conn, database_of
+from core.services import Services
+from core.store import Conn
 from core.store import wallets as store
-from core.store.backend import reads_beside
-from core.store.committer import GroupCommitter
-from core.store.reads import READ_POOL_SIZE
 from core.store.wallets import AgentRow, BalanceRow, get_balance
 
 
@@ -84,15 +81,15 @@ def _caller(call: Call) -> Caller:
     return call.caller
 
 
-async def _execute(app: web.Application, call: Call, work: idempotency.TxWork, *, savepoint: bool = True) -> Reply:
-    hook = app[HOOKS].before_write
+async def _execute(services: Services, call: Call, work: idempotency.TxWork, *, savepoint: bool = True) -> Reply:
+    hook = services.hooks.before_write
     before = None if hook is None or call.request is None else functools.partial(hook, call.request)
     owner = "anonymous" if call.caller is None else call.caller.key_hash
     return await idempotency.execute_call(
-        app[WRITER],
+        services.writer,
         call,
         owner=owner,
-        now=app[CLOCK](),
+        now=services.clock(),
         work=work,
         before=before,
         savepoint=savepoint,
@@ -107,17 +104,17 @@ def _bind(work: WriteWork, caller: Caller, body: bytes, now: float, conn: Conn) 
     return work(conn, caller, body, now)
 
 
-async def _authenticated_write(app: web.Application, call: Call, work: WriteWork, *, savepoint: bool = True) -> Reply:
+async def _authenticated_write(services: Services, call: Call, work: WriteWork, *, savepoint: bool = True) -> Reply:
     """The common path of an authenticated value-moving POST: run `work` under the call's
     Idempotency-Key in the next group commit. The body is parsed inside `work`, so a 4xx is stored
     under the key like any other answer. savepoint=False for a `work` that writes nothing when it
     raises (idempotency.execute)."""
     caller = _caller(call)
-    now = app[CLOCK]()
-    return await _execute(app, call, functools.partial(_bind, work, caller, call.body, now), savepoint=savepoint)
+    now = services.clock()
+    return await _execute(services, call, functools.partial(_bind, work, caller, call.body, now), savepoint=savepoint)
 
 
-async def run_register(app: web.Application, call: Call) -> Reply:
+async def run_register(services: Services, call: Call) -> Reply:
     caller = call.caller
     if caller is None and call.idempotency_key is not None:
         raise ApiError(  # well-formed, but this combination cannot be honoured: 422, not 400
@@ -129,7 +126,7 @@ async def run_register(app: web.Application, call: Call) -> Reply:
         )
     body = call.body
     api_key = new_api_key() if caller is None else None
-    now = app[CLOCK]()
+    now = services.clock()
 
     def work(conn: Conn) -> tuple[int, bytes]:
         req = parse_body(RegisterRequest, body)
@@ -147,7 +144,7 @@ async def run_register(app: web.Application, call: Call) -> Reply:
             payload["api_key"] = api_key
         return _ok(payload, 201)
 
-    return await _execute(app, call, work)
+    return await _execute(services, call, work)
 
 
 def _earn_work(
@@ -166,14 +163,14 @@ def _earn_work(
     return 200, _earn_text(agent.wallet, r).encode()
 
 
-async def run_earn(app: web.Application, call: Call) -> Reply:
+async def run_earn(services: Services, call: Call) -> Reply:
     fresh = FreshAgents()
     # The body api.errors already decoded (HTTP: once per request, on the hot path); a call that did
     # not come through HTTP (an MCP tool) is decoded by parse_earn under the same rule.
     decoded = call.request.get(JSON_BODY) if call.request is not None else None
     work = functools.partial(_earn_work, fresh=fresh, decoded=decoded)
-    reply = await _authenticated_write(app, call, work, savepoint=False)
-    writing = app[WRITER].conn
+    reply = await _authenticated_write(services, call, work, savepoint=False)
+    writing = services.writer.conn
     if fresh and reply.status == 200 and writing is not None:  # committed: the agent can come from the cache
         remember_agents(writing, fresh)
     return reply
@@ -211,7 +208,7 @@ def _earn_text(wallet: str, r: wallets.EarnResult) -> str:
     )
 
 
-async def run_earn_batch(app: web.Application, call: Call) -> Reply:
+async def run_earn_batch(services: Services, call: Call) -> Reply:
     """POST /api/agents/earn/batch: every payment credited as POST /earn would, in ONE transaction:
     any refused item (validation, an agent the key may not act for, a total limit) answers its
     error with `param` naming it (e.g. `payments[3].amount`) and nothing is written. Items are
@@ -234,10 +231,10 @@ async def run_earn_batch(app: web.Application, call: Call) -> Reply:
             results.append(RawJson(_earn_text(agent.wallet, r)))
         return _ok({"success": True, "count": len(results), "results": results})
 
-    return await _authenticated_write(app, call, work)
+    return await _authenticated_write(services, call, work)
 
 
-async def run_compound(app: web.Application, call: Call) -> Reply:
+async def run_compound(services: Services, call: Call) -> Reply:
     """POST /api/agents/compound: move reinvestPercent % (default 20) of the spendable balance into
     the reinvested bucket (see core.wallets.compound); `moved` is the amount moved."""
 
@@ -257,10 +254,10 @@ async def run_compound(app: web.Application, call: Call) -> Reply:
             }
         )
 
-    return await _authenticated_write(app, call, work)
+    return await _authenticated_write(services, call, work)
 
 
-async def quote_spend(app: web.Application, call: Call) -> Quoted:
+async def quote_spend(services: Services, call: Call) -> Quoted:
     """What a spend would move (nothing is written): the amount, from the agent's wallet to the
     destination; 404 for an agent the key may not act for; past the balance, its refusal."""
     req = parse_body(SpendRequest, call.body)
@@ -268,26 +265,19 @@ async def quote_spend(app: web.Application, call: Call) -> Quoted:
     def read(db: Conn) -> Quoted:
         agent = agent_for(db, _caller(call), req.agentId)
         bal = get_balance(db, agent.uuid)
-        short = req.amount > bal.balance
         return Quoted(
             req.amount,
             agent.wallet,
             req.destination,
             f"spend {usdc_text(req.amount)} USDC from {agent.wallet} to {req.destination}",
             {"balance": usdc_text(bal.balance), "balance_after": usdc_text(max(0, bal.balance - req.amount))},
-            refusal=wallets.WalletError(
-                "insufficient_balance",
-                f"balance {usdc_text(bal.balance)} USDC cannot cover {usdc_text(req.amount)} USDC",
-                "amount",
-            )
-            if short
-            else None,
+            refusal=wallets.shortfall(bal.balance, req.amount),
         )
 
-    return await app[READS].run(read)
+    return await services.reads.run(read)
 
 
-async def run_spend(app: web.Application, call: Call) -> Reply:
+async def run_spend(services: Services, call: Call) -> Reply:
     def work(conn: Conn, caller: Caller, body: bytes, now: float) -> tuple[int, bytes]:
         req = parse_body(SpendRequest, body)
         agent = agent_for(conn, caller, req.agentId)
@@ -304,7 +294,7 @@ async def run_spend(app: web.Application, call: Call) -> Reply:
             }
         )
 
-    return await _authenticated_write(app, call, work)
+    return await _authenticated_write(services, call, work)
 
 
 def _balance_json(bal: BalanceRow, memory_entries: int, settled: int) -> dict[str, Any]:
@@ -321,23 +311,23 @@ def _balance_json(bal: BalanceRow, memory_entries: int, settled: int) -> dict[st
     }
 
 
-async def run_balance(app: web.Application, call: Call) -> Reply:
+async def run_balance(services: Services, call: Call) -> Reply:
     def read(db: Conn) -> Reply:
         q = parse_query(AgentQuery, dict(call.query))
         agent = agent_for(db, _caller(call), q.agentId)
         bal = get_balance(db, agent.uuid)
         return _reply(_balance_json(bal, store.count_memories(db, agent.uuid), store.settled_earnings(db, agent.uuid)))
 
-    return await app[READS].run(read)
+    return await services.reads.run(read)
 
 
-async def run_identity(app: web.Application, call: Call) -> Reply:
+async def run_identity(services: Services, call: Call) -> Reply:
     def read(db: Conn) -> Reply:
         q = parse_query(AgentQuery, dict(call.query))
         agent = agent_for(db, _caller(call), q.agentId)
         return _reply({"uuid": agent.uuid, "wallet": agent.wallet})
 
-    return await app[READS].run(read)
+    return await services.reads.run(read)
 
 
 # ---- memory ---------------------------------------------------------------------------------
@@ -347,7 +337,7 @@ def _memory_json(m: store.MemoryRow) -> dict[str, Any]:
     return {"key": m.key, "value": RawJson(m.value), "createdAt": _iso(m.created_at), "updatedAt": _iso(m.updated_at)}
 
 
-async def run_memory_write(app: web.Application, call: Call) -> Reply:
+async def run_memory_write(services: Services, call: Call) -> Reply:
     """POST /api/agents/memory: upsert {key: value}; limits in api.models.MemoryWriteRequest."""
 
     def work(conn: Conn, caller: Caller, body: bytes, now: float) -> tuple[int, bytes]:
@@ -356,10 +346,10 @@ async def run_memory_write(app: web.Application, call: Call) -> Reply:
         m = wallets.put_memory(conn, agent, req.key, encode(req.value), now)
         return _ok({"success": True, "memory": _memory_json(m)})
 
-    return await _authenticated_write(app, call, work)
+    return await _authenticated_write(services, call, work)
 
 
-async def run_memory_read(app: web.Application, call: Call) -> Reply:
+async def run_memory_read(services: Services, call: Call) -> Reply:
     """GET /api/agents/memory?agentId=&query=&limit=&cursor=: the agent's entries ordered by key,
     `query` a case-sensitive substring of the key, `limit` 1-200 (default 50); nextCursor is the
     last key returned when more follow, else null."""
@@ -372,7 +362,7 @@ async def run_memory_read(app: web.Application, call: Call) -> Reply:
         rows = rows[: q.limit]
         return _reply({"memories": [_memory_json(m) for m in rows], "nextCursor": rows[-1].key if more else None})
 
-    return await app[READS].run(read)
+    return await services.reads.run(read)
 
 
 # ---- brain --------------------------------------------------------------------------------------
@@ -432,16 +422,16 @@ def _brain_payload(brain: wallets.Brain, network: dict[str, store.NicheStats]) -
     }
 
 
-async def run_brain_read(app: web.Application, call: Call) -> Reply:
+async def run_brain_read(services: Services, call: Call) -> Reply:
     def read(db: Conn) -> Reply:
         q = parse_query(AgentQuery, dict(call.query))
         agent = agent_for(db, _caller(call), q.agentId)
         return _reply(_brain_payload(wallets.load_brain(db, agent), store.shared_brain(db)))
 
-    return await app[READS].run(read)
+    return await services.reads.run(read)
 
 
-async def run_brain_write(app: web.Application, call: Call) -> Reply:
+async def run_brain_write(services: Services, call: Call) -> Reply:
     """POST /api/agents/brain {agentId, action listed|sold, niche, price, revenue?, name?}: one listing
     or sale (of the product `name`, when given) into the agent's brain (memory brain:v1) and the
     shared brain, in one transaction; answers the updated brain and weights."""
@@ -452,13 +442,13 @@ async def run_brain_write(app: web.Application, call: Call) -> Reply:
         brain = wallets.update_brain(conn, agent, req.action, req.niche, req.price, req.revenue, now, req.name)
         return _ok({"success": True, **_brain_payload(brain, store.shared_brain(conn))})
 
-    return await _authenticated_write(app, call, work)
+    return await _authenticated_write(services, call, work)
 
 
 # ---- runs, network, keys ------------------------------------------------------------------------
 
 
-async def run_record_run(app: web.Application, call: Call) -> Reply:
+async def run_record_run(services: Services, call: Call) -> Reply:
     """POST /api/agents/runs {agentId, success, niche?}: count one run of the agent under memory key
     run:YYYY-MM-DD:<niche or general> (UTC day) as {"success": n, "failure": m}."""
 
@@ -468,17 +458,17 @@ async def run_record_run(app: web.Application, call: Call) -> Reply:
         key, ok, failed = wallets.record_run(conn, agent, req.success, req.niche, now)
         return _ok({"success": True, "key": key, "runs": {"success": ok, "failure": failed}})
 
-    return await _authenticated_write(app, call, work)
+    return await _authenticated_write(services, call, work)
 
 
-async def run_network(app: web.Application, call: Call) -> Reply:
+async def run_network(services: Services, call: Call) -> Reply:
     """GET /api/agents/network (public): agents registered, total earned and total tolls in USDC
     (reported earnings plus settled on-chain payouts; see core.store.wallets.network_totals)."""
-    agents, earned, tolls = await app[READS].run(store.network_totals)
+    agents, earned, tolls = await services.reads.run(store.network_totals)
     return _reply({"totalAgents": agents, "totalEarned": usdc(earned), "totalTolls": usdc(tolls)})
 
 
-async def run_create_key(app: web.Application, call: Call) -> Reply:
+async def run_create_key(services: Services, call: Call) -> Reply:
     """POST /api/keys {email} (public): a new account and an account-scoped key bound to the
     address (compared case-insensitively), shown once; 409 email_has_key when the address already
     has one. Not replayable (the key is never stored), so Idempotency-Key is refused."""
@@ -491,8 +481,8 @@ async def run_create_key(app: web.Application, call: Call) -> Reply:
         )
     req = parse_body(KeyRequest, call.body)
     api_key = new_api_key()
-    now = app[CLOCK]()
-    account_id = await app[WRITER].run(
+    now = services.clock()
+    account_id = await services.writer.run(
         lambda conn: wallets.create_email_key(conn, req.email, hash_api_key(api_key), now)
     )
     payload = {"success": True, "api_key": api_key, "accountId": account_id, "email": req.email.lower()}
@@ -508,46 +498,3 @@ async def create_key(request: web.Request) -> web.Response:
             param=idempotency.HEADER,
         )
     return await serve(request, run_create_key, "none")
-
-
-# ---- wiring -----------------------------------------------------------------------------------
-
-
-def add_wallet_routes(
-    app: web.Application,
-    db: Conn,
-    clock: Callable[[], float] = time.time,
-    hooks: Hooks | None = None,
-    *,
-    read_pool_size: int = READ_POOL_SIZE,
-) -> None:
-    """Mount the wallet API on `app`: `db` (the process's read connection) serves reads through
-    app[READS] (core.store.reads: on it, or from a pool of `read_pool_size` beside it on PostgreSQL); a
-    GroupCommitter on the same file does every write and is closed with the app. `hooks`: test
-    seams (api.http.Hooks)."""
-    app[READS] = reads_beside(db, size=read_pool_size)
-    app[WRITER] = GroupCommitter(database_of(db))
-
-    async def close_writer(app: web.Application) -> None:
-        await app[WRITER].close()
-        app[READS].close()
-
-    app.on_cleanup.append(close_writer)
-    app[CLOCK] = clock
-    app[HOOKS] = hooks or Hooks()
-    from api.wallets.operations import OPERATIONS  # the rows name this module's runs
-
-    mount(app, OPERATIONS)
-
-
-def create_wallet_app(db: Conn, clock: Callable[[], float] = time.time, hooks: Hooks | None = None) -> web.Application:
-    """The wallet routes alone (no chain), for tests: without the metrics observer, with the key policy
-    (an agent-scoped key's limits, scopes, daily caps) over these routes as api.app.create_app mounts
-    it over every route. Nothing deployable serves this app; the benchmarks serve create_app
-    (benchmarks._kit.API_SERVER)."""
-    from api.wallets.operations import OPERATIONS
-
-    app = web.Application(middlewares=[error_middleware])
-    add_wallet_routes(app, db, clock, hooks)
-    add_policy(app, OPERATIONS)
-    return app

@@ -24,9 +24,9 @@ import pytest
 from aiohttp.test_utils import TestServer
 
 import merkle
-from api.audit_routes import add_audit_routes
-from api.decisions import add_decision_routes
-from api.verification import add_verification_routes
+from api import audit_routes, decisions, verification
+from api.app import install
+from api.http import SERVICES
 from api.wallets import create_wallet_app
 from core import audit, deployments
 from core.anchoring import Anchored, AnchorError, anchor_once
@@ -123,9 +123,8 @@ async def serve(tmp: Path, system: System, rpc_url: str) -> AsyncIterator[Log]:
     path = tmp / "log.db"
     db = connect(path, durable=True)
     app = create_wallet_app(db)
-    add_decision_routes(app)
-    add_audit_routes(app, system.deployment.chain_id, system.anchor.address)
-    add_verification_routes(app)
+    app[SERVICES].deployment = system.deployment  # the anchors' chain and AuditAnchor contract
+    install(app, (decisions.FEATURE, audit_routes.FEATURE, verification.FEATURE))
     server = TestServer(app, host="127.0.0.1", port=0)
     await server.start_server()
     try:

@@ -25,10 +25,11 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 import merkle
-from api.audit_routes import add_audit_routes
-from api.decisions import add_decision_routes
-from api.verification import add_verification_routes
+from api import audit_routes, decisions, verification
+from api.app import install
+from api.http import SERVICES
 from api.wallets import create_wallet_app
+from core.decisions import DecisionLog
 from core.keys import hash_api_key, new_api_key
 from core.outbox.dispatcher import Dispatcher as WebhookDispatcher
 from core.store import audit as audit_store
@@ -96,9 +97,9 @@ async def serve(
     db = connect(tmp / "decisions.db", durable=True)
     clock = Clock(T0 + 120)
     app = create_wallet_app(db, clock)
-    add_decision_routes(app, allow_private_webhooks=allow_private, rate_limit=rate_limit)
-    add_audit_routes(app, 31337)
-    add_verification_routes(app)
+    app[SERVICES].allow_private = allow_private
+    install(app, (decisions.FEATURE, audit_routes.FEATURE, verification.FEATURE))
+    app[SERVICES].provide(DecisionLog(rate_limit))
     if dispatcher:
         mount_dispatcher(app, WebhookDispatcher(tmp / "decisions.db", clock, allow_private=True))
     server = TestServer(app, host="127.0.0.1", port=0)

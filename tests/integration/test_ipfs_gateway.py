@@ -27,6 +27,7 @@ from multidict import CIMultiDict
 from multiformats import CID
 
 from api import ipfs_gateway as gw
+from api.app import install
 from api.errors import ACCEPTS, ApiError
 from api.http import DELIVERABLES, READS, WRITER, read_capped
 from api.wallets import create_wallet_app
@@ -75,7 +76,7 @@ async def serve(tmp_path: Path, ipfs_api_url: str = "") -> AsyncIterator[Gateway
     clock = Clock()
     app = create_wallet_app(db, clock)
     app[DELIVERABLES] = deliverables.Deliverables(app[READS], app[WRITER], ipfs_api_url, clock)
-    gw.add_ipfs_routes(app)
+    install(app, (gw.FEATURE,))
     app.router.add_post("/test/upload", upload)
     app[ACCEPTS] = {("POST", "/test/upload"): ("application/json", "multipart/form-data")}  # what the route reads
     server = TestServer(app, host="127.0.0.1", port=0)
