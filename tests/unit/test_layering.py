@@ -1,12 +1,17 @@
 """The layering rules of README "How a feature is shaped", read from the imports of every module.
 
-- core/ (rules and transactions) imports neither api/, indexer/, scripts/ nor service/;
+- core/ (rules and transactions) imports neither api/, indexer/, scripts/ nor service/, and nothing
+  of the web server (aiohttp.web: applications, requests, responses);
 - core/store/ (SQL only) imports nothing of the project but core.store and merkle;
-- indexer/ imports neither api/, scripts/ nor service/; its two phases (historical, realtime) never
-  import each other: what they share is the step (indexer.step) and the fetch helpers (indexer.fetch);
-- an api route module imports api's plumbing modules and core, never another route module
-  (modules of one feature package, such as api/wallets/, may import each other); only the
-  composition modules (api.app, api.operation_table) put route modules together;
+- indexer/ imports neither scripts/ nor service/, and no feature: it reaches the features only through
+  their one list (api.features.FEATURES); its two phases (historical, realtime) never import each
+  other: what they share is the step (indexer.step) and the fetch helpers (indexer.fetch);
+- a feature (FEATURES below: its package under api/ and its package under core/) imports plumbing and
+  its own modules, never another feature, except the wallets (every feature's agents and balances);
+  the dashboard, which shows them all, reads every feature;
+- plumbing (api's shared modules, and core outside the features) imports no feature; only the
+  composition modules (api.app, api.features, api.operation_table) put features together;
+- every module of api/ is plumbing, composition or a feature's;
 - packages used from outside name their public surface in __all__;
 - only core/store/ imports a database driver (apsw, psycopg): everything else types a connection as
   core.store.Conn and catches core.store.StoreError, so no module outside the store knows the backend;
@@ -23,10 +28,60 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("core", "api", "indexer", "merkle", "scripts", "service")
-API_PLUMBING = frozenset(
-    {"api.http", "api.errors", "api.auth", "api.idempotency", "api.models", "api.operation", "api.acp", "api.policy"}
+#: api's shared modules (a package counts with its modules): what every feature's HTTP side uses.
+API_PLUMBING = (
+    "api.http",
+    "api.errors",
+    "api.auth",
+    "api.idempotency",
+    "api.models",
+    "api.operation",
+    "api.policy",
+    "api.feature",
+    "api.health",
+    "api.openapi",
+    "api.agent_card",
+    "api.metrics",
+    "api.mcp",
 )
-API_COMPOSITION = frozenset({"api.app", "api.operation_table", "api"})
+API_COMPOSITION = frozenset({"api.app", "api.features", "api.operation_table", "api"})
+#: Each feature's packages (or single modules) under api/ and core/.
+FEATURES: dict[str, tuple[str, ...]] = {
+    "wallets": ("api.wallets", "core.wallets"),
+    # verification: the decision log's public checks and discovery document (its own FEATURES entry
+    # only for its place in /api/schema)
+    "decisions": ("api.decisions", "api.verification", "core.decisions"),
+    "audit": ("api.audit_routes",),
+    "ipfs": ("api.ipfs_gateway",),
+    "checkout": ("api.checkout", "core.checkout", "core.deliverables"),
+    "hire": ("api.hire", "core.hire"),
+    "marketplace": ("api.marketplace", "core.marketplace"),
+    "dashboard": ("api.dashboard", "core.dashboard"),
+}
+#: Features any feature may import.
+SHARED_FEATURES = frozenset({"wallets"})
+#: Features that may import any feature.
+READS_EVERY_FEATURE = frozenset({"dashboard"})
+#: Transitional, removed by the integrator with the checkout package: today's files of the checkout
+#: feature beside api/checkout.py (the package api.checkout holds them).
+CHECKOUT_FILES = {"api.providers": "checkout", "api.provider_orders": "checkout", "api.acp": "checkout"}
+#: Transitional, removed by the integrator once the checkout, hire and drop runs take Services: the
+#: plumbing's app keys of their contexts (api.http's CHECKOUT, DELIVERABLES and the upload's cap), and
+#: the indexer's transitional list of their followers (indexer.service).
+PLUMBING_IMPORTS_ALLOWED = frozenset(
+    {
+        ("api.http", "core.checkout.context"),
+        ("api.http", "core.deliverables"),
+        ("indexer.service", "core.checkout.follower"),
+        ("indexer.service", "core.hire"),
+        ("indexer.service", "core.marketplace"),
+        # /metrics reports the figures the operator's dashboard shows (indexer, outbox, anchors), from
+        # their one home
+        ("api.metrics", "core.dashboard.operator"),
+    }
+)
+#: What of api/ the indexer may import: the features' one list and the type of its entries.
+INDEXER_REACHES = frozenset({"api.features", "api.feature"})
 INDEXER_PHASES = frozenset({"indexer.historical", "indexer.realtime"})
 
 
@@ -49,7 +104,8 @@ MODULES = project_modules()
 
 
 def imports_of(path: Path) -> set[str]:
-    """The project modules `path` imports (for `from a.b import c`: a.b.c when that is a module, else a.b)."""
+    """The project modules `path` imports (for `from a.b import c`: a.b.c when that is a module, else a.b),
+    and aiohttp.web when it imports the web server."""
     tree = ast.parse(path.read_text(), filename=str(path))
     found: set[str] = set()
     for node in ast.walk(tree):
@@ -58,8 +114,8 @@ def imports_of(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             for alias in node.names:
                 candidate = f"{node.module}.{alias.name}"
-                found.add(candidate if candidate in MODULES else node.module)
-    return {name for name in found if name.split(".")[0] in PACKAGES}
+                found.add(candidate if candidate in MODULES or candidate == "aiohttp.web" else node.module)
+    return {name for name in found if name.split(".")[0] in PACKAGES or _in(name, "aiohttp.web")}
 
 
 DATABASE_DRIVERS = frozenset({"apsw", "psycopg", "psycopg_pool"})
@@ -81,34 +137,47 @@ def _in(name: str, package: str) -> bool:
     return name == package or name.startswith(package + ".")
 
 
-def _feature(name: str) -> str:
-    """A route module's feature: its package under api/ (api.wallets.routes -> api.wallets)."""
-    parts = name.split(".")
-    return ".".join(parts[:2])
+def feature_of(name: str) -> str | None:
+    """The feature module `name` belongs to (api.wallets.routes -> wallets), None for any other."""
+    for feature, homes in FEATURES.items():
+        if any(_in(name, home) for home in homes):
+            return feature
+    return CHECKOUT_FILES.get(name)
 
 
-def is_route_module(name: str) -> bool:
-    return _in(name, "api") and name not in API_PLUMBING and name not in API_COMPOSITION
+def is_plumbing(name: str) -> bool:
+    if _in(name, "api"):
+        return any(_in(name, p) for p in API_PLUMBING)
+    return _in(name, "core") and feature_of(name) is None
 
 
 def violations(name: str, imported: set[str]) -> list[str]:
     out = []
+    mine = feature_of(name)
     for dep in sorted(imported):
+        theirs = feature_of(dep)
         if _in(name, "core.store") and not (_in(dep, "core.store") or _in(dep, "merkle")):
             out.append(f"{name} (the store: SQL only) imports {dep}")
-        elif _in(name, "core") and any(_in(dep, p) for p in ("api", "indexer", "scripts", "service")):
+        elif _in(name, "core") and any(_in(dep, p) for p in ("api", "indexer", "scripts", "service", "aiohttp.web")):
             out.append(f"{name} (core) imports {dep}")
-        elif _in(name, "indexer") and any(_in(dep, p) for p in ("api", "scripts", "service")):
+        elif _in(name, "indexer") and (
+            any(_in(dep, p) for p in ("scripts", "service")) or (_in(dep, "api") and dep not in INDEXER_REACHES)
+        ):
             out.append(f"{name} (indexer) imports {dep}")
+        elif _in(name, "indexer") and theirs is not None and (name, dep) not in PLUMBING_IMPORTS_ALLOWED:
+            out.append(f"{name} (indexer) imports the feature module {dep} (features come through api.features)")
         elif name in INDEXER_PHASES and dep in INDEXER_PHASES and dep != name:
             out.append(f"{name} (an indexer phase) imports the other phase {dep}")
+        elif is_plumbing(name) and theirs is not None and (name, dep) not in PLUMBING_IMPORTS_ALLOWED:
+            out.append(f"{name} (plumbing) imports the feature module {dep}")
         elif (
-            _in(name, "api")
-            and name not in API_COMPOSITION
-            and is_route_module(dep)
-            and _feature(dep) != _feature(name)
+            mine is not None
+            and theirs is not None
+            and theirs != mine
+            and theirs not in SHARED_FEATURES
+            and mine not in READS_EVERY_FEATURE
         ):
-            out.append(f"{name} imports the route module {dep}")
+            out.append(f"{name} (feature {mine}) imports {dep} (feature {theirs})")
     return out
 
 
@@ -117,26 +186,59 @@ def test_every_module_keeps_to_its_layer() -> None:
     assert found == []
 
 
+def test_every_api_module_is_plumbing_composition_or_a_feature() -> None:
+    loose = [
+        name
+        for name in MODULES
+        if _in(name, "api") and not (is_plumbing(name) or name in API_COMPOSITION or feature_of(name) is not None)
+    ]
+    assert loose == []
+
+
 @pytest.mark.parametrize(
     ("name", "imported", "broken"),
     [
         ("core.wallets", {"api.http"}, True),
         ("core.checkout.funding", {"indexer.sync"}, True),
+        ("core.checkout.funding", {"aiohttp.web"}, True),
+        ("core.egress", {"core.errors"}, False),
         ("core.store.orders", {"core.audit"}, True),
         ("core.store.orders", {"core.store.audit", "merkle"}, False),
         ("indexer.sync", {"scripts.deploy"}, True),
         ("indexer.realtime", {"indexer.historical"}, True),
         ("indexer.realtime", {"indexer.step", "indexer.fetch"}, False),
         ("indexer.sync", {"indexer.historical", "indexer.realtime"}, False),
-        ("api.checkout", {"api.providers"}, True),
-        ("api.checkout", {"api.http", "api.auth", "core.checkout.sessions"}, False),
+        ("indexer.sync", {"core.hire.follower"}, True),
+        ("indexer.sync", {"api.hire"}, True),
+        ("indexer.service", {"api.features", "api.feature", "core.followers"}, False),
+        ("api.checkout.routes", {"api.hire"}, True),
+        ("api.checkout.routes", {"core.marketplace.trading"}, True),
+        ("core.hire.escrow", {"core.checkout.orders"}, True),
+        ("api.checkout.routes", {"api.checkout.models", "core.checkout.sessions", "api.http", "api.auth"}, False),
+        ("api.hire.routes", {"api.wallets.models", "core.wallets"}, False),
+        ("api.dashboard.owner", {"core.hire", "core.marketplace", "core.dashboard.owner"}, False),
         ("api.wallets.routes", {"api.wallets.models"}, False),
-        ("api.app", {"api.checkout", "api.providers"}, False),
+        ("api.http", {"core.hire.context"}, True),
+        ("api.health", {"api.wallets"}, True),
+        ("core.jobs", {"core.checkout.sweep"}, True),
+        ("api.features", {"api.checkout", "api.hire", "api.wallets"}, False),
+        ("api.app", {"api.features", "api.health"}, False),
     ],
 )
 def test_the_rules_catch_what_they_should(name: str, imported: set[str], broken: bool) -> None:
     """The checker itself: each rule fires on a violation and stays quiet on what is allowed."""
     assert bool(violations(name, imported)) is broken
+
+
+def test_the_import_reader_sees_the_web_server() -> None:
+    probe = ROOT / "core" / ".probe_web.py"
+    try:
+        probe.write_text("from aiohttp import web, ClientSession\n")
+        assert "aiohttp.web" in imports_of(probe)
+        probe.write_text("from aiohttp import ClientSession\n")
+        assert imports_of(probe) == set()
+    finally:
+        probe.unlink()
 
 
 #: The backends' own modules (core.store.backend's protocol, implemented once each).
