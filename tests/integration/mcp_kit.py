@@ -19,6 +19,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from api.app import create_app
+from api.feature import Feature
+from api.features import FEATURES
 from core import wallets
 from core.deployments import Deployment
 from core.keys import hash_api_key, new_api_key
@@ -80,10 +82,14 @@ def wallets_row(db: apsw.Connection, wallet: str) -> Any:
 
 
 @asynccontextmanager
-async def service(tmp_path: Path, *, public_url: str | None = None) -> AsyncIterator[Service]:
+async def service(
+    tmp_path: Path, *, public_url: str | None = None, features: tuple[Feature, ...] = FEATURES
+) -> AsyncIterator[Service]:
     db = connect(tmp_path / "ledger.db", durable=True)
     clock = Clock(now=time.time())
-    app = create_app(DEPLOYMENT, "http://127.0.0.1:9", db, clock=clock, sweep_interval=None, public_url=public_url)
+    app = create_app(
+        DEPLOYMENT, "http://127.0.0.1:9", db, clock=clock, sweep_interval=None, public_url=public_url, features=features
+    )
     runner = web.AppRunner(app)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
