@@ -23,7 +23,7 @@ from api.errors import ACCEPTS, ApiRequestHandler, error_middleware
 from api.feature import Feature, Parts
 from api.features import FEATURES
 from api.health import add_health_routes
-from api.http import DEPLOYMENT, DISPATCHER, JOBS, PUBLIC_URL, RPC_URL, SERVICES, Hooks, attach_database, services_of
+from api.http import DISPATCHER, JOBS, PUBLIC_URL, SERVICES, Hooks, attach_database, services_of
 from api.mcp import add_mcp_routes
 from api.metrics import Metrics, add_metrics_routes, observer
 from api.openapi import add_schema_routes
@@ -148,8 +148,6 @@ def create_app(
     app = web.Application(middlewares=[observer(metrics, access_log=settings.log_format == "json"), error_middleware])
     app[ACCEPTS] = accepts(rows)
     add_metrics_routes(app, metrics, token=settings.metrics_token)
-    app[DEPLOYMENT] = deployment  # the app keys of the route modules not yet moved to Services
-    app[RPC_URL] = rpc_url
     if public_url:
         app[PUBLIC_URL] = public_url
     services = app[SERVICES] = Services(

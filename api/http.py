@@ -1,8 +1,9 @@
-"""The HTTP plumbing every route module shares: the app keys of the service's parts, JSON bodies,
-the public base-URL policy, the chain-unavailable answer and the test seams.
+"""The HTTP plumbing every feature shares: where an app keeps its Services (services_of, the one seam
+runs and quotes receive them through), JSON bodies, the public base-URL policy, the chain-unavailable
+answer and the test seams.
 
-Route modules import this module (and the other plumbing modules: errors, auth, idempotency,
-models, operation, acp) and core; never each other. api.app fills these keys once per app.
+Features import this module (and the other plumbing modules: errors, auth, idempotency, models,
+operation, policy, feature) and core; never each other but the wallets. api.app fills the app once.
 """
 
 from __future__ import annotations
@@ -36,14 +37,12 @@ __all__ = [
     "CHECKOUT",
     "CLOCK",
     "DELIVERABLES",
-    "DEPLOYMENT",
     "DISPATCHER",
     "HOOKS",
     "JOBS",
     "NO_DEPLOYMENT",
     "PUBLIC_URL",
     "READS",
-    "RPC_URL",
     "SERVICES",
     "WRITER",
     "Hooks",
@@ -65,6 +64,8 @@ __all__ = [
 
 log = logging.getLogger("agentledger.api")
 
+# Transitional: READS, WRITER, CLOCK, HOOKS, CHECKOUT and DELIVERABLES are read by the checkout, hire
+# and drop modules until their runs take Services (services.reads, .writer, .clock, .hooks, a part).
 #: Where reads run (core.store.reads): `await app[READS].run(fn)`, off the loop on PostgreSQL; fn
 #: sees committed data only. A handler never holds a connection of its own.
 READS: web.AppKey[Reads] = web.AppKey("reads", Reads)
@@ -72,8 +73,6 @@ READS: web.AppKey[Reads] = web.AppKey("reads", Reads)
 WRITER: web.AppKey[GroupCommitter] = web.AppKey("writer", GroupCommitter)
 #: The clock (seconds since the epoch); tests inject their own.
 CLOCK: web.AppKey[Callable[[], float]] = web.AppKey("clock", Callable[[], float])  # type: ignore[arg-type]
-DEPLOYMENT: web.AppKey[Deployment] = web.AppKey("deployment", Deployment)
-RPC_URL: web.AppKey[str] = web.AppKey("rpc_url", str)
 #: AGENTLEDGER_PUBLIC_URL: the base of every published link (never the caller's Host header).
 PUBLIC_URL: web.AppKey[str] = web.AppKey("public_url", str)
 #: The outbox dispatcher, woken by writers right after they commit a delivery.

@@ -39,7 +39,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from api.errors import ApiError, Handler
 from api.http import DISPATCHER, JOBS, SERVICES
-from core.dashboard import operator
+from core import figures
 from core.store.committer import GroupCommitter
 
 __all__ = ["METRICS", "REQUEST_ID", "ROUTES", "Metrics", "add_metrics_routes", "observer"]
@@ -216,7 +216,7 @@ class ServiceCollector:
         """The figures read from the database (at a scrape, inside the reads' seam: see metrics_handler)."""
         now = time.time()
         if chain_id is not None:
-            ix = operator.indexer(conn, chain_id)  # type: ignore[arg-type]
+            ix = figures.indexer(conn, chain_id)  # type: ignore[arg-type]
             if ix.seen is not None:
                 for name, text, value in (
                     ("head_block", "The node's head as the indexer last saw it", ix.head),
@@ -226,7 +226,7 @@ class ServiceCollector:
                     ("checkpoint_timestamp_seconds", "When the indexer last wrote its checkpoint", ix.updated_at),
                 ):
                     yield GaugeMetricFamily(f"agentledger_indexer_{name}", text, value=value)
-            a = operator.anchors(conn, chain_id, limit=1)  # type: ignore[arg-type]
+            a = figures.anchors(conn, chain_id, limit=1)  # type: ignore[arg-type]
             yield GaugeMetricFamily(
                 "agentledger_anchors", "Checkpoints of the audit log anchored on-chain", value=a.count
             )
@@ -238,7 +238,7 @@ class ServiceCollector:
                 yield GaugeMetricFamily(
                     "agentledger_anchor_last_block", "Block of the latest anchor", value=a.recent[0].anchor.block_number
                 )
-        o = operator.outbox(conn, now, limit=10_000)  # type: ignore[arg-type]
+        o = figures.outbox(conn, now, limit=10_000)  # type: ignore[arg-type]
         c = o.counts
         yield GaugeMetricFamily(
             "agentledger_outbox_pending", "Deliveries waiting to be sent (outbox depth)", value=c.pending

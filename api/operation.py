@@ -3,7 +3,7 @@
 Its own module so that route modules can declare their rows beside their handlers
 (`OPERATIONS: list[Operation]`) and api.openapi and api.mcp can gather them without an import cycle.
 
-A row with `run` can be executed without HTTP: `run(app, call)` does what the route does (the route, which
+A row with `run` can be executed without HTTP: `run(services, call)` does what the route does (the route, which
 api.policy.mount makes from the row, reads the request into a Call, awaits the same `run` and writes its
 Reply), so a transport that is not HTTP (the MCP tools of api.mcp) calls the very same code. The row's
 other fields say what the transports need to know about it: who may call it (auth, scope), whether it

@@ -31,11 +31,12 @@ from api.dashboard.page import (
 )
 from api.dashboard.session import posted, viewer_of
 from api.http import services_of, wake_outbox
+from core import figures as service_figures
 from core.dashboard import access, operator
 from core.dashboard.access import Viewer
-from core.dashboard.operator import IndexerStatus
 from core.deployments import Deployment
 from core.errors import ServiceError
+from core.figures import IndexerStatus
 from core.jobs import JobRunner
 from core.networks import network_for
 from core.store import Conn
@@ -110,7 +111,7 @@ def network_panel(v: OperatorView) -> str:
 
 def indexer_panel(v: OperatorView) -> str:
     status = v.indexer_status
-    ix = operator.indexer(v.conn, v.deployment.chain_id, status)
+    ix = service_figures.indexer(v.conn, v.deployment.chain_id, status)
     node_head = v.balances[0] if v.balances is not None else None
     lag = ix.lag
     if node_head is not None and ix.seen is not None:
@@ -159,7 +160,7 @@ def jobs_panel(v: OperatorView) -> str:
 
 
 def outbox_panel(v: OperatorView) -> str:
-    o = operator.outbox(v.conn, v.now)
+    o = service_figures.outbox(v.conn, v.now)
     c = o.counts
     oldest = "" if c.oldest_pending_at is None else f"{max(0, int(v.now - c.oldest_pending_at))} s"
     figures = stats(
@@ -224,7 +225,7 @@ def outbox_panel(v: OperatorView) -> str:
 
 
 def anchors_panel(v: OperatorView) -> str:
-    a = operator.anchors(v.conn, v.deployment.chain_id)
+    a = service_figures.anchors(v.conn, v.deployment.chain_id)
     figures = stats(
         [
             ("Audit log entries", str(a.log_size)),

@@ -11,37 +11,23 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import aiohttp
 
-from core import indexing, wallets
+from core import wallets
 from core.errors import ServiceError
 from core.keys import Caller, hash_api_key, new_api_key
 from core.store import Conn
-from core.store import audit as audit_store
 from core.store import dashboard as store
 from core.store import hire as hire_store
 from core.store import outbox as outbox_store
 from core.store import wallets as wallet_store
-from core.transparency import explorer_tx_url
 
-#: The indexer counts as behind when the head is more than this many blocks past what it applied
-#: (the same threshold as /healthz).
-BEHIND_BLOCKS = 5
 #: A key is named in the operator's view by this many leading hex digits of its SHA-256.
 KEY_ID_HEX = 12
 _KEY_ID_RE = re.compile(r"[0-9a-f]{12,64}")
 _UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-
-
-class IndexerStatus(Protocol):
-    """The in-process indexer's own status (indexer.status.Status), when this process runs it."""
-
-    head: int
-    halted: str
-    last_error: str
-    node_ok: bool
 
 
 @dataclass(frozen=True)
@@ -82,46 +68,6 @@ def network(conn: Conn) -> Network:
     )
 
 
-@dataclass(frozen=True)
-class Indexer:
-    state: str  # starting, synced, behind, halted
-    seen: int | None  # last block applied
-    final: int | None
-    head: int | None  # the node's head as last seen by the indexer (or this process's own indexer)
-    lag: int | None
-    updated_at: float | None
-    halted: str
-    last_error: str
-
-
-def indexer(conn: Conn, chain_id: int, status: IndexerStatus | None = None) -> Indexer:
-    """The indexer's progress as its checkpoint records it (whichever process indexes), with the
-    in-process indexer's own head, halt and last error when this process runs it."""
-    row = store.sync_state(conn, chain_id)
-    halt = indexing.halt_of(conn, chain_id)  # stored with the checkpoint: seen whichever process indexes
-    halted = halt.reason if halt is not None else status.halted if status is not None else ""
-    error = status.last_error if status is not None else ""
-    if row is None:
-        return Indexer("halted" if halted else "starting", None, None, None, None, None, halted, error)
-    head = max(row.head_number, status.head if status is not None else 0)
-    lag = max(0, head - row.block_number)
-    state = "halted" if halted else "behind" if lag > BEHIND_BLOCKS else "synced"
-    return Indexer(state, row.block_number, row.finalized_number, head, lag, row.updated_at, halted, error)
-
-
-@dataclass(frozen=True)
-class Outbox:
-    counts: store.OutboxCounts
-    hosts: list[outbox_store.HostBacklog]
-    dead: list[store.DeadLetter]
-
-
-def outbox(conn: Conn, now: float, limit: int = 50) -> Outbox:
-    return Outbox(
-        store.outbox_counts(conn, now), outbox_store.hosts(conn, now)[:limit], store.dead_letters(conn, limit)
-    )
-
-
 def reset_dead_letters(conn: Conn, event_id: str | None, now: float) -> int:
     """Put one dead letter (or every one: None) back in the queue, due now (as `scripts.webhooks reset`);
     404 `dead_letter_not_found` when there is no such dead letter. The caller wakes the dispatcher."""
@@ -131,28 +77,6 @@ def reset_dead_letters(conn: Conn, event_id: str | None, now: float) -> int:
     if event_id is not None and n == 0:
         raise ServiceError(404, "dead_letter_not_found", f"no dead letter {event_id}", param="event_id")
     return n
-
-
-@dataclass(frozen=True)
-class AnchorView:
-    anchor: audit_store.Anchor
-    explorer_url: str | None  # Base / Base Sepolia: the block explorer's page of the anchor transaction
-
-
-@dataclass(frozen=True)
-class Anchors:
-    log_size: int
-    count: int  # checkpoints anchored
-    anchored_size: int  # entries the latest one covers
-    recent: list[AnchorView]  # newest first
-
-
-def anchors(conn: Conn, chain_id: int, limit: int = 20) -> Anchors:
-    latest = store.recent_anchors(conn, chain_id, limit)
-    recent = [AnchorView(a, explorer_tx_url(chain_id, a.tx_hash)) for a in latest]
-    return Anchors(
-        store.audit_size(conn), store.anchor_count(conn, chain_id), latest[0].tree_size if latest else 0, recent
-    )
 
 
 @dataclass(frozen=True)

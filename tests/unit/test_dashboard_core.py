@@ -13,7 +13,7 @@ from pathlib import Path
 import apsw
 import pytest
 
-from core import audit, decisions, outbox, wallets
+from core import audit, decisions, figures, outbox, wallets
 from core.checkout import orders
 from core.dashboard import access, operator, owner
 from core.dashboard.owner import LedgerFilter
@@ -465,31 +465,31 @@ def test_network_counts_keys_accounts_and_orders(conn: apsw.Connection) -> None:
 
 
 def test_indexer_state_from_the_checkpoint_and_the_in_process_status(conn: apsw.Connection) -> None:
-    assert operator.indexer(conn, 31337).state == "starting"
+    assert figures.indexer(conn, 31337).state == "starting"
     with transaction(conn):
         conn.execute(
             "INSERT INTO sync_state (chain_id, block_number, block_hash, head_number, finalized_number, updated_at)"
             " VALUES (31337, 100, '0x', 103, 90, ?)",
             (NOW,),
         )
-    ix = operator.indexer(conn, 31337)
+    ix = figures.indexer(conn, 31337)
     assert (ix.state, ix.seen, ix.final, ix.head, ix.lag) == ("synced", 100, 90, 103, 3)
 
     class Status:
         head, halted, last_error, node_ok = 120, "", "node slow", True
 
-    behind = operator.indexer(conn, 31337, Status())
+    behind = figures.indexer(conn, 31337, Status())
     assert (behind.state, behind.lag, behind.last_error) == ("behind", 20, "node slow")
     Status.halted = "reorg below final block 90"
-    assert operator.indexer(conn, 31337, Status()).state == "halted"
+    assert figures.indexer(conn, 31337, Status()).state == "halted"
     # a halt stored with the checkpoint (main's indexer.sync): seen with no in-process indexer too
     with transaction(conn):
         projections.set_halt(conn, 31337, "fork below final block 90", NOW)
-    stored = operator.indexer(conn, 31337)
+    stored = figures.indexer(conn, 31337)
     assert (stored.state, stored.halted) == ("halted", "fork below final block 90")
     with transaction(conn):
         projections.clear_halt(conn, 31337)
-    assert operator.indexer(conn, 31337).state == "synced"
+    assert figures.indexer(conn, 31337).state == "synced"
 
 
 def _dead(conn: apsw.Connection, url: str) -> str:
@@ -510,7 +510,7 @@ def test_the_outbox_view_shows_dead_letters_without_their_url_or_secret_and_rese
     two = _dead(conn, "https://other.example.org/x")
     with transaction(conn):
         outbox.enqueue_webhook(conn, event="e", source="s", url="https://a.example/h", secret="s", payload={}, now=NOW)
-    o = operator.outbox(conn, NOW + 1)
+    o = figures.outbox(conn, NOW + 1)
     assert (o.counts.pending, o.counts.dead_letters, o.counts.held) == (1, 2, 0)
     assert [d.event_id for d in o.dead] == [two, one] and o.dead[1].host == "hooks.example.com:443"
     assert "SECRETPATH" not in repr(o.dead) and "s3cr3t" not in repr(o.dead)
@@ -521,10 +521,10 @@ def test_the_outbox_view_shows_dead_letters_without_their_url_or_secret_and_rese
         assert info.value.code == code
     with transaction(conn):
         assert operator.reset_dead_letters(conn, one, NOW + 2) == 1
-    assert operator.outbox(conn, NOW + 2).counts.dead_letters == 1
+    assert figures.outbox(conn, NOW + 2).counts.dead_letters == 1
     with transaction(conn):
         assert operator.reset_dead_letters(conn, None, NOW + 3) == 1
-    after = operator.outbox(conn, NOW + 3)
+    after = figures.outbox(conn, NOW + 3)
     assert (after.counts.pending, after.counts.dead_letters) == (3, 0)
 
 
@@ -544,7 +544,7 @@ def test_anchors_link_to_the_networks_block_explorer(
                 " VALUES (?, ?, ?, '0xr', '0xa', ?, ?)",
                 (chain_id, idx, size, 10 + idx, f"0x{idx:064x}"),
             )
-    a = operator.anchors(conn, chain_id)
+    a = figures.anchors(conn, chain_id)
     assert (a.log_size, a.count, a.anchored_size) == (3, 2, 3)
     assert [v.anchor.idx for v in a.recent] == [1, 0]
     if explorer is None:

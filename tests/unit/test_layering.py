@@ -75,9 +75,6 @@ PLUMBING_IMPORTS_ALLOWED = frozenset(
         ("indexer.service", "core.checkout.follower"),
         ("indexer.service", "core.hire"),
         ("indexer.service", "core.marketplace"),
-        # /metrics reports the figures the operator's dashboard shows (indexer, outbox, anchors), from
-        # their one home
-        ("api.metrics", "core.dashboard.operator"),
     }
 )
 #: What of api/ the indexer may import: the features' one list and the type of its entries.
