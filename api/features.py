@@ -7,7 +7,6 @@ their runs, exporting FEATURE: api.feature) and one line here (README "How a fea
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
 from typing import Any
 
@@ -26,9 +25,14 @@ from api import (
     verification,
     wallets,
 )
-from api.acp import add_acp_headers
+from api.checkout import add_checkout_routes
 from api.feature import Feature, Parts
-from api.http import CHECKOUT, DELIVERABLES
+from api.hire import add_hire_routes
+from api.http import DELIVERABLES
+from api.marketplace import add_marketplace_routes
+from api.operation import Operation
+from api.provider_orders import add_provider_order_routes
+from api.providers import add_provider_routes
 from core.checkout.context import Checkout
 from core.checkout.sweep import SWEEP_INTERVAL, sweep
 from core.deliverables import PIN_INTERVAL, Deliverables
@@ -44,9 +48,10 @@ __all__ = ["FEATURES"]
 
 # ---- moved into FEATURES by the checkout/hire/marketplace packages ---------------------------------
 # Transitional: the wiring create_app did for api.checkout, api.providers, api.provider_orders,
-# api.hire and api.marketplace, unchanged in behaviour. Their runs still read app keys (the app is
-# services.legacy), and their followers are indexer.service's transitional list. The integrator
-# replaces this block with the three packages' FEATURE entries (and operation_table's forms).
+# api.hire and api.marketplace, unchanged: each install mounts its modules' routes itself (their
+# add_*_routes, on the app: services.legacy), so these entries declare no rows; the table takes theirs
+# from TRANSITIONAL_ROWS. Their followers are indexer.service's transitional list. The integrator
+# replaces this block with the three packages' FEATURE entries.
 
 
 def _install_checkout(services: Services) -> Parts:
@@ -60,10 +65,12 @@ def _install_checkout(services: Services) -> Parts:
         session_ttl=services.settings.checkout_session_ttl,
         allow_private_webhooks=services.allow_private,
     )
-    deliverables = Deliverables(services.reads, services.writer, services.settings.ipfs_api_url, services.clock)
-    app[DELIVERABLES], app[CHECKOUT] = deliverables, ctx
-    app[provider_orders.UPLOAD_SLOTS] = provider_orders.UploadSlots()
-    add_acp_headers(app)
+    deliverables = app[DELIVERABLES] = Deliverables(
+        services.reads, services.writer, services.settings.ipfs_api_url, services.clock
+    )
+    add_provider_routes(app, ctx)
+    add_checkout_routes(app, ctx)
+    add_provider_order_routes(app)
     # at start too: sessions a crashed run left complete_in_progress are settled against the chain at once
     jobs = [Job("checkout-sweep", Every(SWEEP_INTERVAL), lambda: sweep(ctx), at_start=True)]
     if services.settings.ipfs_api_url:
@@ -72,7 +79,6 @@ def _install_checkout(services: Services) -> Parts:
 
 
 def _install_hire(services: Services) -> Parts:
-    app: Any = services.legacy
     ctx = Hire(
         reads=services.reads,
         writer=services.writer,
@@ -82,22 +88,7 @@ def _install_hire(services: Services) -> Parts:
         allow_private=services.allow_private,
         wake=services.wake,
     )
-    app[hire.HIRE] = ctx
-    started: list[asyncio.Task[Any]] = []
-
-    async def start(_app: Any) -> None:  # before serving: settle what a crash left, then what is due
-        await hire_jobs.recover(ctx)
-        if ctx.has_escrow():
-            started.append(asyncio.create_task(hire._settle_quietly(ctx)))
-
-    async def stop(_app: Any) -> None:
-        for task in started:
-            task.cancel()
-        await asyncio.gather(*started, return_exceptions=True)
-        await ctx.close()
-
-    app.on_startup.append(start)
-    app.on_shutdown.append(stop)
+    add_hire_routes(services.legacy, ctx)  # type: ignore[arg-type]
     jobs = [
         Job("hire-health", Every(hire_jobs.PROBE_INTERVAL), lambda: hire_jobs.probe_due(ctx)),
         Job("hire-reputation", Every(hire_jobs.SCORE_INTERVAL), lambda: hire_jobs.refresh_scores(ctx)),
@@ -121,7 +112,7 @@ def _install_marketplace(services: Services) -> Parts:
         notices=notices,
         clock=services.clock,
     )
-    services.legacy[marketplace.MARKET] = market  # type: ignore[index]
+    add_marketplace_routes(services.legacy, market)  # type: ignore[arg-type]
     if "AgentMarketplace" not in contracts:
         return Parts()
     return Parts(
@@ -133,11 +124,15 @@ def _install_marketplace(services: Services) -> Parts:
     )
 
 
-_CHECKOUT = Feature(
-    "checkout", (*checkout.OPERATIONS, *providers.OPERATIONS, *provider_orders.OPERATIONS), _install_checkout
-)
-_HIRE = Feature("hire", tuple(hire.OPERATIONS), _install_hire)
-_MARKETPLACE = Feature("marketplace", tuple(marketplace.OPERATIONS), _install_marketplace)
+#: The rows of the transitional entries, by feature name (api.operation_table.table).
+TRANSITIONAL_ROWS: dict[str, tuple[Operation, ...]] = {
+    "checkout": (*checkout.OPERATIONS, *providers.OPERATIONS, *provider_orders.OPERATIONS),
+    "hire": tuple(hire.OPERATIONS),
+    "marketplace": tuple(marketplace.OPERATIONS),
+}
+_CHECKOUT = Feature("checkout", install=_install_checkout)
+_HIRE = Feature("hire", install=_install_hire)
+_MARKETPLACE = Feature("marketplace", install=_install_marketplace)
 # ---- end of the transitional block -----------------------------------------------------------------
 
 

@@ -12,9 +12,11 @@ app has no /api/agents paths; a wallet-only app has no /healthz).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from aiohttp import web
@@ -76,19 +78,17 @@ OPERATIONS: list[Operation] = [
 ]
 
 
+@dataclass
 class ServedSchema:
     """The document an app serves (a part of its Services, provided by add_schema_routes): generated from
     the whole table once, on the first request, for the routes the app has registered (frozen by then)."""
 
-    def __init__(self, table: Iterable[Operation], router: web.UrlDispatcher) -> None:
-        self.table = tuple(table)
-        self._router = router
-        self._text: str | None = None
+    table: tuple[Operation, ...]
+    router: web.UrlDispatcher
 
+    @functools.cached_property
     def text(self) -> str:
-        if self._text is None:
-            self._text = json.dumps(document(self.table, routes_of(self._router)))
-        return self._text
+        return json.dumps(document(self.table, routes_of(self.router)))
 
 
 # ---- generation ---------------------------------------------------------------------------------
@@ -417,11 +417,11 @@ def documented_routes(ops: Iterable[Operation]) -> frozenset[tuple[str, str]]:
 
 
 async def run_schema(services: Services, call: Call) -> Reply:
-    return Reply(200, services.part(ServedSchema).text().encode())
+    return Reply(200, services.part(ServedSchema).text.encode())
 
 
 def add_schema_routes(app: web.Application, table: Iterable[Operation]) -> None:
     """Serve the document of `table` (the composed operation table, api.operation_table.table),
     limited to the routes `app` has registered."""
-    services_of(app).provide(ServedSchema(table, app.router))
+    services_of(app).provide(ServedSchema(tuple(table), app.router))
     mount(app, OPERATIONS)

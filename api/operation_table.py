@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from api import agent_card, health, openapi, provider_orders
 from api.feature import Feature
-from api.features import FEATURES
+from api.features import FEATURES, TRANSITIONAL_ROWS
 from api.mcp import OPERATIONS as MCP_DISCOVERY
 from api.models import CanonicalJson
 from api.operation import Operation
@@ -80,8 +80,8 @@ def table(features: Sequence[Feature]) -> tuple[Operation, ...]:
     """Every row an app with `features` serves, in the document's order: the features' in their order,
     the service's own documents after the first feature's (the wallets': the API's front door) and the
     MCP discovery documents last, the order /api/schema and tools/list have always had."""
-    first, *rest = features
-    rows = (*first.operations, *SERVICE_ROWS, *(op for feature in rest for op in feature.operations), *MCP_DISCOVERY)
+    first, *rest = (feature.operations or TRANSITIONAL_ROWS.get(feature.name, ()) for feature in features)
+    rows = (*first, *SERVICE_ROWS, *(op for ops in rest for op in ops), *MCP_DISCOVERY)
     return tuple(_with_forms(op) for op in rows)
 
 
