@@ -24,6 +24,7 @@ from api.http import services_of
 from api.operation import Call, Operation, Reply
 from api.policy import mount
 from core import indexing
+from core.figures import BEHIND_BLOCKS
 from core.isotime import iso_utc
 from core.jobs import JobRunner
 from core.leases import holders, indexer_lease_name, is_this_process, job_lease_name, service_lease_name
@@ -33,10 +34,9 @@ from core.services import Services
 from core.store import Conn, StoreError, unavailable
 from core.store.projections import get_tip, tip_updated_at
 
-#: The indexer is "behind" when the node's head is more than this many blocks past what it applied...
-BEHIND_BLOCKS = 5
-#: ...or when it is behind at all and its checkpoint has not moved for this many seconds (a stalled
-#: indexer a few blocks back is not synced: nothing it has not applied is released).
+#: The indexer is "behind" when the node's head is more than BEHIND_BLOCKS past what it applied (the
+#: operator's figures' threshold), or when it is behind at all and its checkpoint has not moved for this
+#: many seconds (a stalled indexer a few blocks back is not synced: nothing it has not applied is released).
 STALLED_SECONDS = 30.0
 #: Seconds /healthz waits for the database before it reports it down.
 DATABASE_WAIT = 0.8

@@ -16,7 +16,7 @@ from core.store import outbox as outbox_store
 from core.transparency import explorer_tx_url
 
 #: The indexer counts as behind when the head is more than this many blocks past what it applied
-#: (the same threshold as /healthz).
+#: (here and in /healthz).
 BEHIND_BLOCKS = 5
 
 
