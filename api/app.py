@@ -23,7 +23,7 @@ from api.errors import ACCEPTS, ApiRequestHandler, error_middleware
 from api.feature import Feature, Parts
 from api.features import FEATURES
 from api.health import add_health_routes
-from api.http import DISPATCHER, JOBS, PUBLIC_URL, SERVICES, Hooks, attach_database, services_of
+from api.http import DISPATCHER, JOBS, OPERATOR, PUBLIC_URL, SERVICES, Hooks, attach_database, services_of
 from api.mcp import add_mcp_routes
 from api.metrics import Metrics, add_metrics_routes, observer
 from api.openapi import add_schema_routes
@@ -171,7 +171,7 @@ def create_app(
             deployment.usdc,
             send_lock=ProcessLock(database_of(db), f"operator-{account.address}").held,
         )
-    services.operator_sender = operator
+    app[OPERATOR] = services.operator_sender = operator
     writer = services.writer
     metrics.watch(writer)
     mail = channel_for(

@@ -26,6 +26,7 @@ from core.isotime import iso_utc
 from core.jobs import JobRunner
 from core.jsontext import RawJson, encode, usdc
 from core.networks import LOCAL_CHAIN_ID
+from core.operator import Operator
 from core.outbox.dispatcher import Dispatcher
 from core.services import Services
 from core.store import Conn, database_of
@@ -41,6 +42,7 @@ __all__ = [
     "HOOKS",
     "JOBS",
     "NO_DEPLOYMENT",
+    "OPERATOR",
     "PUBLIC_URL",
     "READS",
     "SERVICES",
@@ -64,8 +66,9 @@ __all__ = [
 
 log = logging.getLogger("agentledger.api")
 
-# Transitional: READS, WRITER, CLOCK, HOOKS, CHECKOUT and DELIVERABLES are read by the checkout, hire
-# and drop modules until their runs take Services (services.reads, .writer, .clock, .hooks, a part).
+# Transitional: READS, WRITER, CLOCK, HOOKS, OPERATOR, CHECKOUT and DELIVERABLES are read by the
+# checkout, hire and drop modules (and their tests) until their runs take Services (services.reads,
+# .writer, .clock, .hooks, .operator, a part).
 #: Where reads run (core.store.reads): `await app[READS].run(fn)`, off the loop on PostgreSQL; fn
 #: sees committed data only. A handler never holds a connection of its own.
 READS: web.AppKey[Reads] = web.AppKey("reads", Reads)
@@ -73,6 +76,8 @@ READS: web.AppKey[Reads] = web.AppKey("reads", Reads)
 WRITER: web.AppKey[GroupCommitter] = web.AppKey("writer", GroupCommitter)
 #: The clock (seconds since the epoch); tests inject their own.
 CLOCK: web.AppKey[Callable[[], float]] = web.AppKey("clock", Callable[[], float])  # type: ignore[arg-type]
+#: The service's transaction sender (core.operator), built once by the runtime.
+OPERATOR: web.AppKey[Operator] = web.AppKey("operator", Operator)
 #: AGENTLEDGER_PUBLIC_URL: the base of every published link (never the caller's Host header).
 PUBLIC_URL: web.AppKey[str] = web.AppKey("public_url", str)
 #: The outbox dispatcher, woken by writers right after they commit a delivery.
