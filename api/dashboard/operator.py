@@ -30,7 +30,7 @@ from api.dashboard.page import (
     when,
 )
 from api.dashboard.session import posted, viewer_of
-from api.http import services_of, wake_outbox
+from api.http import services_of
 from core import figures as service_figures
 from core.dashboard import access, operator
 from core.dashboard.access import Viewer
@@ -449,9 +449,10 @@ async def reset_dead_letters(request: web.Request) -> web.StreamResponse:
     viewer, form = await posted(request)
     await _require_operator(request, viewer)
     event_id = None if form.get("all") == "1" else form.get("event_id", "")
-    now = services_of(request.app).clock()
-    n = await services_of(request.app).writer.run(lambda conn: operator.reset_dead_letters(conn, event_id, now))
-    wake_outbox(request)
+    services = services_of(request.app)
+    now = services.clock()
+    n = await services.writer.run(lambda conn: operator.reset_dead_letters(conn, event_id, now))
+    services.wake()
     return redirect("/dashboard/operator?" + urlencode({"done": "reset", "n": n}) + "#outbox")
 
 
