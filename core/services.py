@@ -96,7 +96,9 @@ class Services:
 
     def find(self, kind: type[T]) -> T | None:
         """The registered part of type `kind`, or None: for what only some processes have (the jobs
-        runner and the liveness of a process with a database, the MCP endpoint of a full app)."""
+        runner and the liveness of a process with a database, the MCP endpoint of a full app). The
+        plumbing's own runs (/healthz, the schema, the cards) find these as parts rather than fields, so
+        Services stays what every feature shares and a part lives beside the module that makes it."""
         return self._parts.get(kind)
 
     def __getitem__(self, key: Any) -> Any:
