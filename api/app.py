@@ -17,16 +17,15 @@ from typing import Any
 from aiohttp import web
 from web3 import Web3
 
+from api import checkout, hire, marketplace
 from api.agent_card import add_agent_card_routes
 from api.audit_routes import add_audit_routes
-from api.checkout import add_checkout_routes
 from api.dashboard import add_dashboard_routes
 from api.decisions import add_decision_routes
 from api.errors import ACCEPTS, ApiRequestHandler, error_middleware
+from api.feature import Feature, Parts
 from api.health import add_health_routes
-from api.hire import add_hire_routes
 from api.http import (
-    DELIVERABLES,
     DEPLOYMENT,
     DISPATCHER,
     HOOKS,
@@ -41,30 +40,21 @@ from api.http import (
     Hooks,
 )
 from api.ipfs_gateway import add_ipfs_routes
-from api.marketplace import add_marketplace_routes
 from api.mcp import add_mcp_routes
 from api.metrics import Metrics, add_metrics_routes, observer
 from api.openapi import add_schema_routes
 from api.operation import Operation
 from api.operation_table import OPERATIONS
-from api.policy import add_policy
-from api.provider_orders import add_provider_order_routes
-from api.providers import add_provider_routes
+from api.policy import add_policy, mount
 from api.verification import add_verification_routes
 from api.wallets import add_wallet_routes
 from core import anchoring
-from core.checkout.context import Checkout
-from core.checkout.sweep import SWEEP_INTERVAL, sweep
+from core.checkout.sweep import SWEEP_INTERVAL
 from core.config import Settings
-from core.deliverables import PIN_INTERVAL, Deliverables
 from core.deployments import Deployment
 from core.egress import allow_private_for
-from core.hire import Hire
-from core.hire import settle as hire_jobs
 from core.jobs import DailyAt, Every, Job, JobRunner, Service
 from core.liveness import Liveness
-from core.marketplace import Market, notices_for
-from core.marketplace import sweep as drop_sweep
 from core.networks import LOCAL_CHAIN_ID
 from core.operator import Operator, operator_account
 from core.outbox.dispatcher import Dispatcher
@@ -72,7 +62,7 @@ from core.outbox.email import channel_for
 from core.services import Services
 from core.store import Conn, ProcessLock, database_of
 
-__all__ = ["accepts", "add_jobs", "create_app", "make_runner"]
+__all__ = ["accepts", "add_jobs", "create_app", "install_feature", "make_runner"]
 
 
 def accepts(table: tuple[Operation, ...]) -> dict[tuple[str, str], tuple[str, ...]]:
@@ -188,80 +178,55 @@ def create_app(
         )
     app[OPERATOR] = services.operator_sender = operator
     writer = app[WRITER]
-    checkout = Checkout(
-        reads=app[READS],
-        writer=writer,
-        operator=operator,
-        chain_id=chain_id,
-        clock=clock,
-        session_ttl=settings.checkout_session_ttl,
-        allow_private_webhooks=allow_private,
-    )
-    deliverables = Deliverables(app[READS], writer, settings.ipfs_api_url, clock)
-    app[DELIVERABLES] = deliverables
-    add_provider_routes(app, checkout)
-    add_checkout_routes(app, checkout)
-    add_provider_order_routes(app)
+    # Transitional, until the FEATURES loop: checkout, hire and the drop install themselves.
+    features = (checkout.FEATURE, hire.FEATURE, marketplace.FEATURE)
+    installed = {feature.name: install_feature(app, feature, services) for feature in features}
     metrics.watch(writer)
     add_dashboard_routes(app)
-    hire = Hire(
-        reads=app[READS], writer=writer, operator=operator, chain_id=chain_id, clock=clock, allow_private=allow_private
-    )
-    add_hire_routes(app, hire)
     add_mcp_routes(app, OPERATIONS)  # after every route module: the tools are the table's rows
     add_policy(app, OPERATIONS)  # the limits of keys (scopes, daily caps), for HTTP as for MCP
-    jobs: list[Job] = []
-    if sweep_interval is not None:
-        # at start too: sessions a crashed run left complete_in_progress are settled against the chain at once
-        jobs.append(Job("checkout-sweep", Every(sweep_interval), lambda: sweep(checkout), at_start=True))
-    if settings.ipfs_api_url:
-        jobs.append(Job("ipfs-pin", Every(PIN_INTERVAL), deliverables.pin_unpinned))
+    jobs = _with_sweep(installed["checkout"].jobs, sweep_interval)
     if anchor_daily and "AuditAnchor" in deployment.contracts:
         jobs.append(
             Job("anchor", DailyAt(settings.anchor_time_utc), lambda: anchoring.anchor_once(operator, database_of(db)))
         )
-    jobs.append(Job("hire-health", Every(hire_jobs.PROBE_INTERVAL), lambda: hire_jobs.probe_due(hire)))
-    jobs.append(Job("hire-reputation", Every(hire_jobs.SCORE_INTERVAL), lambda: hire_jobs.refresh_scores(hire)))
-    if "AgentEscrow" in deployment.contracts:
-        jobs.append(Job("hire-settle", Every(hire_jobs.SETTLE_INTERVAL), lambda: hire_jobs.settle_due(hire)))
-    jobs.extend(_add_marketplace(app, deployment, settings, db, operator, clock, public_url, allow_private))
+    jobs += [*installed["hire"].jobs, *installed["marketplace"].jobs]
     mail = channel_for(
         settings.smtp_url, sender=settings.smtp_from, ca_file=settings.smtp_ca_file, data_dir=settings.data_dir
     )
     dispatcher = Dispatcher(database_of(db), clock, allow_private=allow_private, channels=[mail])
-    hire.wake = services.wake = dispatcher.wake
+    services.wake = dispatcher.wake
     long_lived: list[Service] = [dispatcher]
     runner = add_jobs(app, JobRunner(jobs, long_lived, clock=clock, writer=writer))
     app[LIVENESS] = Liveness({"writer": writer.health, "outbox": dispatcher.health, "jobs": runner.health})
     return app
 
 
-def _add_marketplace(
-    app: web.Application,
-    deployment: Deployment,
-    settings: Settings,
-    db: Conn,
-    operator: Operator,
-    clock: Callable[[], float],
-    public_url: str | None,
-    allow_private: bool,
-) -> list[Job]:
-    """The drop's routes and its three jobs (settle, expire, reconcile; none without a marketplace)."""
-    notices = replace(notices_for(settings, deployment.chain_id, public_url), allow_private_webhooks=allow_private)
-    market = Market(
-        reads=app[READS],
-        writer=app[WRITER],
-        operator=operator,
-        chain_id=deployment.chain_id,
-        marketplace=Web3.to_checksum_address(deployment.contracts.get("AgentMarketplace", "0x" + "0" * 40)),
-        notices=notices,
-        clock=clock,
-    )
-    add_marketplace_routes(app, market)
-    if "AgentMarketplace" not in deployment.contracts:
-        return []
-    return [
-        Job("drop-settle", Every(settings.drop_settle_interval), lambda: drop_sweep.settle_sweep(market)),
-        Job("drop-expire", Every(settings.drop_expire_interval), lambda: drop_sweep.expire_sweep(market)),
-        Job("drop-reconcile", Every(settings.drop_reconcile_interval), lambda: drop_sweep.reconcile(market)),
-    ]
+def install_feature(app: web.Application, feature: Feature, services: Services) -> Parts:
+    """Transitional (folded into the FEATURES loop): mount `feature`'s rows and what its HTTP side adds,
+    install it, and run what it starts and stops with the app."""
+    mount(app, feature.operations)
+    if feature.http is not None:
+        feature.http(app)
+    parts = Parts() if feature.install is None else feature.install(services)
+
+    async def start(_app: web.Application) -> None:
+        for step in parts.starting:
+            await step()
+
+    async def stop(_app: web.Application) -> None:
+        for step in parts.stopping:
+            await step()
+
+    if parts.starting:
+        app.on_startup.append(start)
+    if parts.stopping:
+        app.on_shutdown.append(stop)
+    return parts
+
+
+def _with_sweep(jobs: tuple[Job, ...], sweep_interval: float | None) -> list[Job]:
+    """`jobs` with the checkout sweep at the caller's interval (None: left to the caller, as tests do)."""
+    if sweep_interval is None:
+        return [job for job in jobs if job.name != "checkout-sweep"]
+    return [replace(job, schedule=Every(sweep_interval)) if job.name == "checkout-sweep" else job for job in jobs]

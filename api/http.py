@@ -2,7 +2,7 @@
 the public base-URL policy, the chain-unavailable answer and the test seams.
 
 Route modules import this module (and the other plumbing modules: errors, auth, idempotency,
-models, operation, acp) and core; never each other. api.app fills these keys once per app.
+models, operation, policy) and core; never each other. api.app fills these keys once per app.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from aiohttp import BodyPartReader, web
 
 from api.errors import ApiError
 from core import errors
-from core.checkout.context import Checkout
 from core.deliverables import MAX_DELIVERABLE_BYTES, Deliverables, too_large
 from core.deployments import Deployment
 from core.isotime import iso_utc
@@ -32,7 +31,6 @@ from core.store.reads import Reads
 __all__ = [
     "ANCHOR_ADDRESS",
     "CHAIN_ID",
-    "CHECKOUT",
     "CLOCK",
     "DELIVERABLES",
     "DEPLOYMENT",
@@ -87,8 +85,6 @@ DISPATCHER: web.AppKey[Dispatcher] = web.AppKey("dispatcher", Dispatcher)
 JOBS: web.AppKey[JobRunner] = web.AppKey("jobs", JobRunner)
 #: The long-lived parts of this process and their health (core.liveness), shown in /healthz.
 LIVENESS: web.AppKey[Liveness] = web.AppKey("liveness", Liveness)
-#: What the checkout use cases run with (core.checkout.context), shared by the /api/acp routes.
-CHECKOUT: web.AppKey[Checkout] = web.AppKey("checkout", Checkout)
 #: What every operation's run receives (core.services): the process's shared parts.
 SERVICES: web.AppKey[Services] = web.AppKey("services", Services)
 

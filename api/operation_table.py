@@ -6,11 +6,6 @@ route module declares its OPERATIONS beside its handlers (each with its `run`) a
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Annotated
-
-from pydantic import BaseModel, ConfigDict, Field
-
 from api import (
     agent_card,
     audit_routes,
@@ -21,67 +16,13 @@ from api import (
     ipfs_gateway,
     marketplace,
     openapi,
-    provider_orders,
-    providers,
     verification,
 )
 from api.mcp import OPERATIONS as MCP_DISCOVERY
-from api.models import CanonicalJson
 from api.operation import Operation
 from api.wallets import operations as wallets
 
-
-class DeliverableForm(BaseModel):
-    """The multipart/form-data fields of a deliverable upload (api.provider_orders reads them)."""
-
-    model_config = ConfigDict(extra="forbid")
-    file: Annotated[bytes, Field(description="the deliverable's bytes, at most 32 MiB")]
-    timestamp: Annotated[int, Field(description="unix seconds; within 300 s of the server's clock")]
-    signature: Annotated[str, Field(pattern=provider_orders.SIGNATURE_PATTERN, description="EIP-191, 65 bytes hex")]
-
-
-class DeliverableContent(BaseModel):
-    """A JSON deliverable as api.provider_orders takes it: content with an RFC 8785 form."""
-
-    model_config = ConfigDict(extra="forbid")
-    content: dict[str, CanonicalJson]
-    timestamp: Annotated[int, Field(description="unix seconds; within 300 s of the server's clock")]
-    signature: Annotated[str, Field(pattern=provider_orders.SIGNATURE_PATTERN, description="EIP-191, 65 bytes hex")]
-
-
-#: The CIDs this service issues (core.ipfs.cid_of: CIDv1, base32, sha2-256; raw leaves or dag-pb),
-#: exactly: each string of this shape decodes as one (the last characters carry no padding bits).
-ISSUED_CID_PATTERN = r"^(bafkrei|bafybei)[a-h][a-z2-7]{50}[aeimquy4]$"
-
-
-class CompleteAttestation(BaseModel):
-    """The provider's completion (api.provider_orders reads it): the deliverable's CID, signed."""
-
-    model_config = ConfigDict(extra="forbid")
-    cid: Annotated[str, Field(pattern=ISSUED_CID_PATTERN, description="the deliverable's CID")]
-    timestamp: Annotated[int, Field(description="unix seconds; within 300 s of the server's clock")]
-    signature: Annotated[str, Field(pattern=provider_orders.SIGNATURE_PATTERN, description="EIP-191, 65 bytes hex")]
-
-
-_DELIVERABLES = ("POST", "/api/acp/orders/{order_id}/deliverables")
-_COMPLETE = ("POST", "/api/acp/orders/{order_id}/complete")
-
-
-def _with_forms(op: Operation) -> Operation:
-    # Rows of api.provider_orders described as that module reads them: the upload also takes
-    # multipart/form-data, a JSON deliverable's content has an RFC 8785 form, and a completion names
-    # a CID this service issued. Declared here until those rows say so themselves (request_forms and
-    # the models), so that api.errors lets the form through and /api/schema is exact.
-    if (op.method, op.path) == _DELIVERABLES and not op.request_forms:
-        return dataclasses.replace(
-            op, request=DeliverableContent, request_forms={"multipart/form-data": DeliverableForm}
-        )
-    if (op.method, op.path) == _COMPLETE and op.request is not None and op.request.__name__ == "CompleteRequest":
-        return dataclasses.replace(op, request=CompleteAttestation)
-    return op
-
-
-_ROWS: tuple[Operation, ...] = (
+OPERATIONS: tuple[Operation, ...] = (
     *wallets.OPERATIONS,
     *health.OPERATIONS,
     *openapi.OPERATIONS,
@@ -89,12 +30,9 @@ _ROWS: tuple[Operation, ...] = (
     *decisions.OPERATIONS,
     *audit_routes.OPERATIONS,
     *checkout.OPERATIONS,
-    *providers.OPERATIONS,
-    *provider_orders.OPERATIONS,
     *ipfs_gateway.OPERATIONS,
     *hire.OPERATIONS,
     *verification.OPERATIONS,
     *marketplace.OPERATIONS,
     *MCP_DISCOVERY,
 )
-OPERATIONS: tuple[Operation, ...] = tuple(_with_forms(op) for op in _ROWS)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -10,9 +12,16 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from api.app import add_jobs
+from api import checkout
+from api.app import add_jobs, install_feature
+from api.http import DISPATCHER, READS, SERVICES, WRITER, Hooks
+from core.checkout.context import Checkout
+from core.config import Settings
+from core.deployments import Deployment
 from core.jobs import JobRunner
+from core.operator import Operator
 from core.outbox.dispatcher import Dispatcher
+from core.services import Services
 
 
 @dataclass
@@ -80,6 +89,36 @@ class Client:
         return await call(
             self.session, self.base + path, method, body, key=key, idem=idem, headers=headers, params=params
         )
+
+
+def install_checkout(
+    app: web.Application,
+    deployment: Deployment,
+    operator: Operator,
+    clock: Callable[[], float] = time.time,
+    *,
+    settings: Settings | None = None,
+    hooks: Hooks | None = None,
+) -> Checkout:
+    """The checkout feature in a piecewise test app (over add_wallet_routes' READS and WRITER; webhooks
+    may reach loopback), installed as create_app installs it; it wakes the app's outbox dispatcher when
+    one is hosted (mount_dispatcher first)."""
+    services = app[SERVICES] = Services(
+        deployment,
+        settings or Settings(),
+        "",
+        clock,
+        database_reads=app[READS],
+        database_writer=app[WRITER],
+        operator_sender=operator,
+        allow_private=True,
+        hooks=hooks,
+        legacy=app,
+    )
+    if DISPATCHER in app:
+        services.wake = app[DISPATCHER].wake
+    install_feature(app, checkout.FEATURE, services)
+    return services.part(Checkout)
 
 
 def mount_dispatcher(app: web.Application, dispatcher: Dispatcher) -> Dispatcher:

@@ -24,7 +24,16 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("core", "api", "indexer", "merkle", "scripts", "service")
 API_PLUMBING = frozenset(
-    {"api.http", "api.errors", "api.auth", "api.idempotency", "api.models", "api.operation", "api.acp", "api.policy"}
+    {
+        "api.http",
+        "api.errors",
+        "api.auth",
+        "api.idempotency",
+        "api.models",
+        "api.operation",
+        "api.policy",
+        "api.feature",
+    }
 )
 API_COMPOSITION = frozenset({"api.app", "api.operation_table", "api"})
 INDEXER_PHASES = frozenset({"indexer.historical", "indexer.realtime"})
