@@ -32,7 +32,6 @@ from api.http import encode, ok
 from api.models import parse_body, parse_query
 from api.operation import Call, Quoted, Reply
 from core import egress
-from core.errors import ServiceError
 from core.hire import escrow, moves, registry, rules, standard
 from core.hire import services as published
 from core.hire.context import Hire
@@ -54,21 +53,6 @@ def _caller(call: Call) -> Caller:
 
 def _reply(payload: dict[str, Any], status: int = 200) -> Reply:
     return Reply(status, encode(payload).encode())
-
-
-async def _check_webhook(hire: Hire, url: str | None, secret: str | None, *, need_secret: bool) -> None:
-    if url is None:
-        if secret is not None:
-            raise ApiError(422, "invalid_field", "webhookSecret needs webhookUrl", param="webhookSecret")
-        return
-    if need_secret and secret is None:
-        raise ApiError(
-            422, "missing_field", "webhookUrl needs webhookSecret (16-256 characters)", param="webhookSecret"
-        )
-    try:
-        await egress.check_url(url, hire.allow_private)
-    except egress.WebhookURLError as exc:
-        raise ApiError(422, "invalid_webhook_url", str(exc), param="webhookUrl") from exc
 
 
 def _provider_agent(db: Conn, caller: Caller, agent_id: str | None) -> AgentRow:
@@ -187,7 +171,7 @@ async def run_hire(services: Services, call: Call) -> Reply:
     caller = _caller(call)
     req = parse_body(HireRequest, call.body)
     agent = await services.reads.run(lambda db: agent_for(db, caller, req.callerWallet, param="callerWallet"))
-    await _check_webhook(hire, req.webhookUrl, req.webhookSecret, need_secret=True)
+    await published.check_job_webhook(req.webhookUrl, req.webhookSecret, hire.allow_private)
     idem = None
     if call.idempotency_key is not None:
         scope = f"{caller.key_hash} {call.target}"  # as api.idempotency.execute_call scopes a key
@@ -197,28 +181,14 @@ async def run_hire(services: Services, call: Call) -> Reply:
 
 
 async def quote_hire(services: Services, call: Call) -> Quoted:
-    """What a standard hire would charge (nothing is reserved): the provider's price, from the caller's
-    balance to the provider (the named one, else the one the automatic choice picks now); refused as
-    things stand when the balance is short or the caller is paused (listed for sale)."""
+    """What a standard hire would charge (nothing is reserved): core.hire.standard.price."""
     req = parse_body(HireRequest, call.body)
     caller = _caller(call)
 
     def read(db: Conn) -> Quoted:
         agent = agent_for(db, caller, req.callerWallet, param="callerWallet")
-        service = standard.choose(db, _hire_request(req, agent))
-        bal = wallet_store.get_balance(db, agent.uuid)
-        refusal: ServiceError | None = None
-        try:
-            standard.check_caller(db, agent)
-        except ServiceError as exc:
-            refusal = exc
-        if refusal is None and service.price > bal.balance:
-            refusal = ApiError(
-                422,
-                "insufficient_balance",
-                f"balance {usdc_text(bal.balance)} USDC cannot cover the hire's {usdc_text(service.price)} USDC",
-                param="callerWallet",
-            )
+        priced = standard.price(db, _hire_request(req, agent))
+        service, balance = priced.service, priced.balance
         return Quoted(
             service.price,
             agent.wallet,
@@ -230,26 +200,21 @@ async def quote_hire(services: Services, call: Call) -> Quoted:
                 "providerWallet": service.wallet,
                 "chosen": "named" if req.providerWallet is not None else "automatic",
                 "slaSeconds": service.sla_seconds,
-                "balance": usdc_text(bal.balance),
-                "balanceAfter": usdc_text(max(0, bal.balance - service.price)),
+                "balance": usdc_text(balance),
+                "balanceAfter": usdc_text(max(0, balance - service.price)),
             },
-            refusal=refusal,
+            refusal=priced.refusal,
         )
 
     return await services.reads.run(read)
 
 
-def _escrow_deployed(hire: Hire) -> None:
-    if not hire.has_escrow():
-        raise ApiError(404, "escrow_not_deployed", "this deployment has no AgentEscrow contract")
-
-
 async def run_escrow(services: Services, call: Call) -> Reply:
     """Authenticated by the on-chain caller's signature (a key, when given, needs scope spend)."""
     hire = services.part(Hire)
-    _escrow_deployed(hire)
+    escrow.require_deployed(hire)
     req = parse_body(EscrowRequest, call.body)
-    await _check_webhook(hire, req.webhookUrl, req.webhookSecret, need_secret=True)
+    await published.check_job_webhook(req.webhookUrl, req.webhookSecret, hire.allow_private)
     job = escrow.EscrowRequest(
         job_id=req.escrowJobId.lower(),
         tx_hash=req.txHash.lower(),
@@ -285,20 +250,10 @@ async def quote_escrow(services: Services, call: Call) -> Quoted:
     its on-chain caller to the named provider on success (refunded otherwise); refused as things
     stand when the job is not locked or hires another provider. Nothing is verified beyond that."""
     hire = services.part(Hire)
-    _escrow_deployed(hire)
+    escrow.require_deployed(hire)
     req = parse_body(EscrowRequest, call.body)
     job_id = req.escrowJobId.lower()
-    locked = await escrow.locked_job(hire, job_id)
-    refusal: ServiceError | None = None
-    if not locked.locked:
-        refusal = ApiError(409, "escrow_not_locked", "the escrow job is not locked on-chain", param="escrowJobId")
-    elif locked.token_id != await services.reads.run(lambda db: escrow.provider_token(db, req.providerWallet)):
-        refusal = ApiError(
-            422,
-            "provider_mismatch",
-            f"the escrow job hires token {locked.token_id}, not {req.providerWallet}",
-            param="providerWallet",
-        )
+    locked, refusal = await escrow.quote(hire, job_id, req.providerWallet)
     return Quoted(
         locked.amount,
         locked.caller,
@@ -312,7 +267,7 @@ async def quote_escrow(services: Services, call: Call) -> Quoted:
 
 async def run_escrow_status(services: Services, call: Call) -> Reply:
     hire = services.part(Hire)
-    _escrow_deployed(hire)
+    escrow.require_deployed(hire)
     q = parse_query(EscrowQuery, dict(call.query))
     return _reply(await escrow.status(hire, q.jobId.lower()))
 
@@ -363,14 +318,9 @@ async def run_registry(services: Services, call: Call) -> Reply:
             limit=limit,
         )
     )
-    hire = services.part(Hire)
-    if hire.has_escrow():
-        page["escrowContract"] = {
-            "chainId": hire.chain_id,
-            "address": hire.escrow_address,
-            "usdc": str(hire.operator.contract("USDC").address),
-            "settlementGraceSeconds": 3600,
-        }
+    contract = escrow.contract_json(services.part(Hire))
+    if contract is not None:
+        page["escrowContract"] = contract
     return _reply(page)
 
 

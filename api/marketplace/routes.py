@@ -10,7 +10,6 @@ signature is shown to the seller only. The rules are core.marketplace's.
 from __future__ import annotations
 
 import html
-import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -40,10 +39,9 @@ from api.marketplace.models import (
 from api.models import parse_body, parse_query, validate
 from api.operation import Call, Quoted, Reply
 from api.policy import serve
-from core import egress
 from core.jsontext import bad_text, invalid_string
 from core.keys import Caller, hash_api_key, new_api_key
-from core.marketplace import handover, rules, trading, views
+from core.marketplace import handover, notices, records, rules, trading, views
 from core.marketplace.context import Market
 from core.money import usdc_text
 from core.services import Services
@@ -220,14 +218,14 @@ async def quote_accept(services: Services, call: Call) -> Quoted:
     price, buyer, seller = await trading.quote_commit(
         services.part(Market), listing_uuid=req.listingId, tx_hash=req.txHash
     )
-    proceeds = price * rules.SELLER_BPS // 10_000
+    proceeds, fee = rules.sale_split(price)
     return Quoted(
         amount=price,
         source=buyer,
         recipient=seller,
         what=f"the purchase of listing {req.listingId}: {usdc_text(price)} USDC held in the marketplace until"
         " settlement, then to the seller less the service fee",
-        details={"sellerProceeds": usdc(proceeds), "serviceFee": usdc(price - proceeds), "txHash": req.txHash},
+        details={"sellerProceeds": usdc(proceeds), "serviceFee": usdc(fee), "txHash": req.txHash},
     )
 
 
@@ -277,26 +275,12 @@ async def run_watch(services: Services, call: Call) -> Reply:
         raise ApiError(400, "invalid_field", "give exactly one of email, webhookUrl", param="email")
     agent = await m.reads.run(lambda db: _agent_or_404(db, req.agentId))
     address = _email(req.email, "email")
-    secret = None
-    if req.webhookUrl is not None:
-        try:
-            await egress.check_url(req.webhookUrl, m.notices.allow_private_webhooks)
-        except egress.WebhookURLError as exc:
-            raise egress.url_error(exc, "webhookUrl") from exc
-        secret = egress.new_secret()
-    now = services.clock()
-    # held by the key's agent; by the watched agent when an account key watches one of its own (so that
-    # agent's key reaches it and its siblings' do not); else by the account (core.keys.Caller.reach)
-    holder = caller.agent_id or (agent.uuid if agent.account_id == caller.account_id else None)
-    row = store.WatchRow(
-        "wat_" + secrets.token_hex(12), agent.uuid, caller.account_id, address, req.webhookUrl, secret, now, holder
-    )
-    await services.writer.run(lambda conn: store.insert_watch(conn, row))
+    row = await notices.add_watch(m, caller, agent, address, req.webhookUrl)
     payload: dict[str, Any] = {
         "watch": {"id": row.id, "agentId": agent.wallet, "email": address, "webhookUrl": row.webhook_url}
     }
-    if secret is not None:
-        payload["webhook_secret"] = secret  # shown once
+    if row.webhook_secret is not None:
+        payload["webhook_secret"] = row.webhook_secret  # shown once
     return _reply(payload, 201)
 
 
@@ -335,18 +319,7 @@ async def run_flag_asset(services: Services, call: Call) -> Reply:
     req = parse_body(AssetFlagRequest, call.body)
     agent = await m.reads.run(lambda db: agent_for(db, caller, req.agentId))
     now = services.clock()
-
-    def work(conn: Conn) -> list[store.AssetRow]:
-        if store.sale_paused(conn, agent.uuid, agent.wallet) == "settling":
-            raise ApiError(409, "agent_settling", "a buyer committed to the asset manifest: it is frozen")
-        if not store.produced_cid(conn, agent.uuid, req.cid):
-            raise ApiError(
-                404, "asset_not_found", f"agent {agent.wallet} produced no deliverable {req.cid}", param="cid"
-            )
-        store.set_asset_flag(conn, agent.uuid, req.cid, req.transferredWithNft, now)
-        return store.assets_of(conn, agent.uuid)
-
-    rows = await services.writer.run(work)
+    rows = await services.writer.run(lambda conn: records.flag_asset(conn, agent, req.cid, req.transferredWithNft, now))
     return _reply({"agentId": agent.wallet, "assets": [views.asset_json(a) for a in rows]})
 
 

@@ -348,6 +348,47 @@ def provider_token(conn: Conn, provider_wallet: str) -> int | None:
     return None if provider is None else provider.token_id
 
 
+async def quote(ctx: Hire, job_id: str, provider_wallet: str) -> tuple[LockedJob, ServiceError | None]:
+    """What an escrow hire of `job_id` at `provider_wallet` would release (the job as locked on-chain),
+    and why it would be refused as things stand: the job is not locked, or it hires another provider.
+    Nothing is verified beyond that."""
+    locked = await locked_job(ctx, job_id)
+    if not locked.locked:
+        return locked, ServiceError(
+            409, "escrow_not_locked", "the escrow job is not locked on-chain", param="escrowJobId"
+        )
+    if locked.token_id != await ctx.reads.run(lambda db: provider_token(db, provider_wallet)):
+        return locked, ServiceError(
+            422,
+            "provider_mismatch",
+            f"the escrow job hires token {locked.token_id}, not {provider_wallet}",
+            param="providerWallet",
+        )
+    return locked, None
+
+
+def require_deployed(ctx: Hire) -> None:
+    """404 escrow_not_deployed on a deployment without AgentEscrow."""
+    if not ctx.has_escrow():
+        raise ServiceError(404, "escrow_not_deployed", "this deployment has no AgentEscrow contract")
+
+
+#: AgentEscrow's grace after a job's SLA before anyone may refund it (the contract's constant).
+SETTLEMENT_GRACE_SECONDS = 3600
+
+
+def contract_json(ctx: Hire) -> dict[str, Any] | None:
+    """The escrow contract as the registry shows it (None without one)."""
+    if not ctx.has_escrow():
+        return None
+    return {
+        "chainId": ctx.chain_id,
+        "address": ctx.escrow_address,
+        "usdc": str(ctx.operator.contract("USDC").address),
+        "settlementGraceSeconds": SETTLEMENT_GRACE_SECONDS,
+    }
+
+
 async def _provider_side(ctx: Hire, service: ServiceRow, amount: int, expires_at: int) -> tuple[str, str] | None:
     """Why a verified lock cannot be worked on for reasons of the provider's side (refunded at once)."""
 
