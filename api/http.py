@@ -15,6 +15,7 @@ from typing import Any
 from aiohttp import BodyPartReader, web
 
 from api.errors import ApiError
+from api.operation import Reply
 from core import errors
 from core.deliverables import MAX_DELIVERABLE_BYTES, Deliverables, too_large
 from core.deployments import Deployment
@@ -55,6 +56,7 @@ __all__ = [
     "json_response",
     "ok",
     "read_capped",
+    "reply",
     "services_of",
     "usdc",
     "wake_outbox",
@@ -137,6 +139,11 @@ iso = iso_utc
 def ok(payload: dict[str, Any], status: int = 200) -> tuple[int, bytes]:
     """A transactional answer: (status, JSON bytes), as idempotency.execute stores it."""
     return status, encode(payload).encode()
+
+
+def reply(payload: dict[str, Any], status: int = 200) -> Reply:
+    """An operation's JSON answer."""
+    return Reply(status, encode(payload).encode())
 
 
 def json_response(payload: dict[str, Any], status: int = 200) -> web.Response:

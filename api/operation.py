@@ -62,6 +62,12 @@ class Call(NamedTuple):
     #: The HTTP request when HTTP carried the call (test seams hold it; tools have none).
     request: web.Request | None = None
 
+    @property
+    def authenticated(self) -> Caller:
+        """The caller of an operation that needs a key (every transport authenticates it first)."""
+        assert self.caller is not None, "an authenticated operation's call carries its caller"
+        return self.caller
+
 
 class Reply(NamedTuple):
     """What an operation answered: a status and its body (JSON unless media_type says otherwise);

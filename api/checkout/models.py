@@ -7,15 +7,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
-from api.models import Amount, CanonicalJson, Wallet
+from api.models import Amount, CanonicalJson, Strict, Wallet
 from core import egress
 from core.checkout import orders, rules
 
 # ---- request models -----------------------------------------------------------------------------
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
 def _absent(schema: dict[str, Any]) -> None:
@@ -23,11 +19,11 @@ def _absent(schema: dict[str, Any]) -> None:
     schema.pop("default", None)
 
 
-class ItemRef(_Strict):
+class ItemRef(Strict):
     id: Annotated[str, Field(pattern=r"^[A-Za-z0-9_\-]{1,64}$")]
 
 
-class LineItemRequest(_Strict):
+class LineItemRequest(Strict):
     item: ItemRef
     quantity: Annotated[int, Field(ge=1, le=rules.MAX_QUANTITY)] = 1
     id: Annotated[str, Field(max_length=64)] | None = None  # an ACP line item id: ignored (ours are li_<n>)
@@ -37,13 +33,13 @@ class LineItemRequest(_Strict):
 _EMAIL_SCHEMA_PATTERN = "^" + rules.EMAIL_RE.pattern.replace(r"[^@\s]", r"[^@\s\x00-\x1f\x7f-\x9f]") + "$"
 
 
-class BuyerRequest(_Strict):
+class BuyerRequest(Strict):
     email: Annotated[str, Field(max_length=254, json_schema_extra={"pattern": _EMAIL_SCHEMA_PATTERN})] | None = None
     first_name: Annotated[str, Field(max_length=100)] | None = None
     last_name: Annotated[str, Field(max_length=100)] | None = None
 
 
-class SessionCreateRequest(_Strict):
+class SessionCreateRequest(Strict):
     line_items: Annotated[list[LineItemRequest], Field(min_length=1, max_length=rules.MAX_LINE_ITEMS)]
     buyer: BuyerRequest | None = None
     webhook_url: (
@@ -53,7 +49,7 @@ class SessionCreateRequest(_Strict):
     capabilities: dict[str, Any] | None = None  # accepted (ACP), not used
 
 
-class SessionUpdateRequest(_Strict):
+class SessionUpdateRequest(Strict):
     """At least one of the two (400 empty_update); neither may be null."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, json_schema_extra={"minProperties": 1})
@@ -143,7 +139,7 @@ class OrderResponse(BaseModel):
 _ADDRESS = r"^0x[0-9a-fA-F]{40}$"
 
 
-class ProviderLinkRequest(_Strict):
+class ProviderLinkRequest(Strict):
     agent_id: Wallet
     self_wallet: Annotated[str, Field(pattern=_ADDRESS)]
     owner_address: Annotated[str, Field(pattern=_ADDRESS)]
@@ -152,7 +148,7 @@ class ProviderLinkRequest(_Strict):
     signature: Annotated[str, Field(pattern=r"^0x[0-9a-fA-F]{130}$")]
 
 
-class ItemCreateRequest(_Strict):
+class ItemCreateRequest(Strict):
     item_id: Annotated[str, Field(pattern=r"^[A-Za-z0-9_\-]{1,64}$")] | None = None
     title: Annotated[str, Field(min_length=1, max_length=200)]
     tier: Annotated[str, Field(pattern=r"^(standard|rush|deep)$")]
@@ -160,17 +156,17 @@ class ItemCreateRequest(_Strict):
     agent_id: Wallet | None = None
 
 
-class ItemsQuery(_Strict):
+class ItemsQuery(Strict):
     provider: Wallet | None = None
     after: Annotated[str, Field(max_length=64)] | None = None
     limit: Annotated[str, Field(pattern=r"^[0-9]{1,3}$")] | None = None
 
 
-class ProviderWebhookRequest(_Strict):
+class ProviderWebhookRequest(Strict):
     url: Annotated[str, Field(min_length=1, max_length=2048, description="http(s) URL; private targets refused")]
 
 
-class ProviderOrdersQuery(_Strict):
+class ProviderOrdersQuery(Strict):
     status: (
         Annotated[str, Field(pattern=r"^(created|acknowledged|in_progress|completed|released|failed|disputed)$")] | None
     ) = None

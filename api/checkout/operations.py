@@ -3,35 +3,7 @@ sessions and orders, providers and the catalogue, the provider's side of an orde
 
 from __future__ import annotations
 
-from api.checkout import provider_orders, providers, sessions
-from api.checkout.models import (
-    DIGEST_HEADER,
-    SIGNATURE_HEADER,
-    TIMESTAMP_HEADER,
-    CompleteAttestation,
-    CompleteResponse,
-    DeliverableContent,
-    DeliverableForm,
-    DeliverableResponse,
-    FailRequest,
-    ItemCreateRequest,
-    ItemListResponse,
-    ItemResponse,
-    ItemsQuery,
-    OrderMove,
-    OrderResponse,
-    ProviderLinkRequest,
-    ProviderOrderList,
-    ProviderOrdersQuery,
-    ProviderResponse,
-    ProviderWebhookRequest,
-    ProviderWebhookResponse,
-    SessionCompleteRequest,
-    SessionCreateRequest,
-    SessionResponse,
-    SessionUpdateRequest,
-    Signed,
-)
+from api.checkout import models, provider_orders, providers, sessions
 from api.operation import Operation
 from core.checkout import orders, rules
 
@@ -48,9 +20,9 @@ _SESSION_ROWS: list[Operation] = [
         _BASE,
         "createCheckoutSession",
         "Create a checkout session",
-        SessionResponse,
+        models.SessionResponse,
         status=201,
-        request=SessionCreateRequest,
+        request=models.SessionCreateRequest,
         idempotent=True,
         errors={
             400: ("invalid_email", "invalid_webhook_url"),
@@ -70,7 +42,7 @@ _SESSION_ROWS: list[Operation] = [
         _BASE + "/{session_id}",
         "getCheckoutSession",
         "Retrieve a checkout session",
-        SessionResponse,
+        models.SessionResponse,
         errors={k: v for k, v in _SESSION_ERRORS.items() if k != 409},
         tags=("checkout",),
         run=sessions.run_get_session,
@@ -81,8 +53,8 @@ _SESSION_ROWS: list[Operation] = [
         _BASE + "/{session_id}",
         "updateCheckoutSession",
         "Update line items or buyer of an incomplete session",
-        SessionResponse,
-        request=SessionUpdateRequest,
+        models.SessionResponse,
+        request=models.SessionUpdateRequest,
         idempotent=True,
         errors={
             **_SESSION_ERRORS,
@@ -100,7 +72,7 @@ _SESSION_ROWS: list[Operation] = [
         _BASE + "/{session_id}/cancel",
         "cancelCheckoutSession",
         "Cancel a checkout session",
-        SessionResponse,
+        models.SessionResponse,
         idempotent=True,
         errors={**_SESSION_ERRORS, 405: ("session_not_cancelable",), 409: ("session_in_progress",)},
         tags=("checkout",),
@@ -114,8 +86,8 @@ _SESSION_ROWS: list[Operation] = [
         _BASE + "/{session_id}/complete",
         "completeCheckoutSession",
         "Fund the escrow job from the buyer's approved USDC and create the order",
-        SessionResponse,
-        request=SessionCompleteRequest,
+        models.SessionResponse,
+        request=models.SessionCompleteRequest,
         idempotent=True,
         errors={
             **_SESSION_ERRORS,
@@ -162,7 +134,7 @@ _SESSION_ROWS: list[Operation] = [
         "/api/acp/orders/{order_id}",
         "getOrder",
         "An order: public fields; line items and totals for any key; buyer details for the funding key",
-        OrderResponse,
+        models.OrderResponse,
         auth="optional",
         errors={404: ("order_not_found",)},
         tags=("checkout",),
@@ -180,9 +152,9 @@ _PROVIDER_ROWS: list[Operation] = [
         "/api/acp/providers",
         "linkProvider",
         "Link an agent as a provider (mints its agent NFT)",
-        ProviderResponse,
+        models.ProviderResponse,
         status=201,
-        request=ProviderLinkRequest,
+        request=models.ProviderLinkRequest,
         idempotent=True,
         errors={
             401: ("timestamp_out_of_window", "signature_mismatch"),
@@ -204,7 +176,7 @@ _PROVIDER_ROWS: list[Operation] = [
         "/api/acp/providers/{agent_id}",
         "getProvider",
         "A linked provider (public)",
-        ProviderResponse,
+        models.ProviderResponse,
         auth="none",
         errors={404: ("provider_not_found",)},
         tags=("checkout",),
@@ -216,8 +188,8 @@ _PROVIDER_ROWS: list[Operation] = [
         "/api/acp/providers/{agent_id}/webhook",
         "setProviderWebhook",
         "Register the provider's webhook (news of its orders)",
-        ProviderWebhookResponse,
-        request=ProviderWebhookRequest,
+        models.ProviderWebhookResponse,
+        request=models.ProviderWebhookRequest,
         errors={
             400: ("invalid_webhook_url",),
             403: ("provider_not_linked",),
@@ -240,7 +212,7 @@ _PROVIDER_ROWS: list[Operation] = [
         "/api/acp/providers/{agent_id}/webhook",
         "deleteProviderWebhook",
         "Stop the provider's order webhooks",
-        ProviderWebhookResponse,
+        models.ProviderWebhookResponse,
         errors={403: ("provider_not_linked",), 404: ("agent_not_found",)},
         tags=("checkout",),
         path_params={"agent_id": "the provider agent's agl_ wallet id"},
@@ -254,8 +226,8 @@ _PROVIDER_ROWS: list[Operation] = [
         "/api/acp/providers/{agent_id}/orders",
         "listProviderOrders",
         "The provider's orders, newest first",
-        ProviderOrderList,
-        query=ProviderOrdersQuery,
+        models.ProviderOrderList,
+        query=models.ProviderOrdersQuery,
         errors={403: ("provider_not_linked",), 404: ("agent_not_found",)},
         tags=("checkout",),
         run=providers.run_list_provider_orders,
@@ -270,9 +242,9 @@ _PROVIDER_ROWS: list[Operation] = [
         "/api/acp/items",
         "createItem",
         "Publish a catalogue item",
-        ItemResponse,
+        models.ItemResponse,
         status=201,
-        request=ItemCreateRequest,
+        request=models.ItemCreateRequest,
         idempotent=True,
         errors={
             404: ("agent_not_found",),
@@ -292,8 +264,8 @@ _PROVIDER_ROWS: list[Operation] = [
         "/api/acp/items",
         "listItems",
         "List catalogue items (public)",
-        ItemListResponse,
-        query=ItemsQuery,
+        models.ItemListResponse,
+        query=models.ItemsQuery,
         auth="none",
         tags=("checkout",),
         run=providers.run_list_items,
@@ -303,7 +275,7 @@ _PROVIDER_ROWS: list[Operation] = [
         "/api/acp/items/{item_id}",
         "getItem",
         "A catalogue item (public)",
-        ItemResponse,
+        models.ItemResponse,
         auth="none",
         errors={404: ("item_not_found",)},
         tags=("checkout",),
@@ -339,8 +311,8 @@ _ORDER_ROWS: list[Operation] = [
             f"/api/acp/orders/{{order_id}}/{action}",
             f"{action}Order",
             f"Provider: {action} an order",
-            OrderMove,
-            request=FailRequest if action == "fail" else Signed,
+            models.OrderMove,
+            request=models.FailRequest if action == "fail" else models.Signed,
             auth="none",
             errors={**_SIGNED_ERRORS, 422: ("invalid_reason",)} if action == "fail" else _SIGNED_ERRORS,
             tags=("orders",),
@@ -355,10 +327,10 @@ _ORDER_ROWS: list[Operation] = [
         "/api/acp/orders/{order_id}/deliverables",
         "uploadDeliverable",
         "Provider: upload the deliverable",
-        DeliverableResponse,
+        models.DeliverableResponse,
         status=201,
-        request=DeliverableContent,
-        request_forms={"multipart/form-data": DeliverableForm},
+        request=models.DeliverableContent,
+        request_forms={"multipart/form-data": models.DeliverableForm},
         auth="none",
         errors={
             **_SIGNED_ERRORS,
@@ -375,8 +347,8 @@ _ORDER_ROWS: list[Operation] = [
         handler=provider_orders.upload_deliverable,
         links={"cid": "agentledger://ipfs/{cid}"},
         description=f"multipart/form-data (one `file` part) or JSON {{content}}, signed in the headers "
-        f"{TIMESTAMP_HEADER} (unix s), {DIGEST_HEADER} (hex SHA-256 of the exact bytes: the file part, or the "
-        f"content's RFC 8785 JSON) and {SIGNATURE_HEADER} (EIP-191 over "
+        f"{models.TIMESTAMP_HEADER} (unix s), {models.DIGEST_HEADER} (hex SHA-256 of the exact bytes: the file "
+        f"part, or the content's RFC 8785 JSON) and {models.SIGNATURE_HEADER} (EIP-191 over "
         "'deliver:{order_id}:{sha256}:{timestamp}'), all checked before the body is read. One upload per order "
         "and two per provider are read at a time (409 / 429 past them); the body must arrive within the read "
         "deadline (408) and hash to the signed SHA-256 (400 digest_mismatch). Answers the bytes' CID (Kubo's "
@@ -388,8 +360,8 @@ _ORDER_ROWS: list[Operation] = [
         "/api/acp/orders/{order_id}/complete",
         "completeOrder",
         "Provider: attest completion and release the escrow",
-        CompleteResponse,
-        request=CompleteAttestation,
+        models.CompleteResponse,
+        request=models.CompleteAttestation,
         auth="none",
         errors={
             **_SIGNED_ERRORS,

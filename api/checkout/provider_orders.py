@@ -18,16 +18,7 @@ from aiohttp import BodyPartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
 from pydantic import BaseModel, ValidationError
 
-from api.checkout.models import (
-    DIGEST_HEADER,
-    SIGNATURE_HEADER,
-    SIGNATURE_PATTERN,
-    TIMESTAMP_HEADER,
-    CompleteRequest,
-    DeliverableJson,
-    FailRequest,
-    Signed,
-)
+from api.checkout import models
 from api.errors import ApiError
 from api.http import read_capped, services_of
 from api.operation import Call, Reply, Run
@@ -53,7 +44,7 @@ def _parse(model: type[BaseModel], raw: bytes) -> Any:
 
 def _action_run(action: str) -> Run:
     to_state = orders.PROVIDER_ACTIONS[action]
-    model: type[Signed] = FailRequest if action == "fail" else Signed
+    model: type[models.Signed] = models.FailRequest if action == "fail" else models.Signed
 
     async def run(services: Services, call: Call) -> Reply:
         signed = _parse(model, call.body)
@@ -133,27 +124,36 @@ class UploadSlots:
 def _upload_headers(headers: Mapping[str, str]) -> tuple[int, str, str]:
     """(timestamp, signature, declared SHA-256) from the upload's signature headers (400 otherwise)."""
     values = {}
-    for name in (TIMESTAMP_HEADER, SIGNATURE_HEADER, DIGEST_HEADER):
+    for name in (models.TIMESTAMP_HEADER, models.SIGNATURE_HEADER, models.DIGEST_HEADER):
         value = headers.get(name)
         if not value:
             raise ApiError(
                 401,
                 "missing_signature",
-                f"an upload is signed in its headers ({TIMESTAMP_HEADER}, {SIGNATURE_HEADER}, {DIGEST_HEADER}), "
-                "checked before the body is read",
+                f"an upload is signed in its headers ({models.TIMESTAMP_HEADER}, {models.SIGNATURE_HEADER}, "
+                f"{models.DIGEST_HEADER}), checked before the body is read",
                 param=name,
             )
         values[name] = value.strip()
-    raw_ts, signature, digest = values[TIMESTAMP_HEADER], values[SIGNATURE_HEADER], values[DIGEST_HEADER].lower()
+    raw_ts, signature, digest = (
+        values[models.TIMESTAMP_HEADER],
+        values[models.SIGNATURE_HEADER],
+        values[models.DIGEST_HEADER].lower(),
+    )
     if not re.fullmatch(r"[0-9]{1,12}", raw_ts):
-        raise ApiError(400, "invalid_request", "the timestamp header must be unix seconds", param=TIMESTAMP_HEADER)
-    if not re.fullmatch(SIGNATURE_PATTERN, signature):
         raise ApiError(
-            400, "invalid_request", "the signature header must be 0x and 130 hex digits", param=SIGNATURE_HEADER
+            400, "invalid_request", "the timestamp header must be unix seconds", param=models.TIMESTAMP_HEADER
+        )
+    if not re.fullmatch(models.SIGNATURE_PATTERN, signature):
+        raise ApiError(
+            400, "invalid_request", "the signature header must be 0x and 130 hex digits", param=models.SIGNATURE_HEADER
         )
     if not re.fullmatch(r"[0-9a-f]{64}", digest):
         raise ApiError(
-            400, "invalid_request", "the SHA-256 header must be 64 hex digits (of the exact bytes)", param=DIGEST_HEADER
+            400,
+            "invalid_request",
+            "the SHA-256 header must be 64 hex digits (of the exact bytes)",
+            param=models.DIGEST_HEADER,
         )
     return int(raw_ts), signature, digest
 
@@ -194,7 +194,10 @@ async def upload_deliverable(request: web.Request) -> web.StreamResponse:
         sha = await asyncio.to_thread(_sha256, data) if len(data) > 1 << 20 else _sha256(data)
         if sha != declared:
             raise ApiError(
-                400, "digest_mismatch", f"the bytes received hash to {sha}, not the signed SHA-256", param=DIGEST_HEADER
+                400,
+                "digest_mismatch",
+                f"the bytes received hash to {sha}, not the signed SHA-256",
+                param=models.DIGEST_HEADER,
             )
         reply = await _store(services, order, digest, data)
     return respond(reply)
@@ -220,7 +223,7 @@ async def run_upload_deliverable(services: Services, call: Call) -> Reply:
 
     def check(db: Conn) -> tuple[OrderRow, str, bytes]:
         provider_orders.order_or_404(db, order_id)  # as over HTTP: an unknown order first
-        parsed: DeliverableJson = _parse(DeliverableJson, call.body)
+        parsed: models.DeliverableJson = _parse(models.DeliverableJson, call.body)
         if parsed.timestamp is None or parsed.signature is None:
             raise ApiError(
                 401,
@@ -247,18 +250,18 @@ async def _read_body(request: web.Request) -> bytes:
     """The deliverable's bytes: the multipart `file` part, or the RFC 8785 bytes of JSON `content`."""
     if request.content_type == "multipart/form-data":
         return await _read_multipart(request)
-    parsed: DeliverableJson = _parse(DeliverableJson, await request.read())  # client_max_size: 1 MiB
+    parsed: models.DeliverableJson = _parse(models.DeliverableJson, await request.read())  # client_max_size: 1 MiB
     if parsed.timestamp is not None or parsed.signature is not None:
         raise ApiError(
             400,
             "invalid_request",
-            f"over HTTP the signature goes in the {TIMESTAMP_HEADER} / {SIGNATURE_HEADER} headers",
+            f"over HTTP the signature goes in the {models.TIMESTAMP_HEADER} / {models.SIGNATURE_HEADER} headers",
             param="signature" if parsed.signature is not None else "timestamp",
         )
     return _canonical_content(parsed)
 
 
-def _canonical_content(parsed: DeliverableJson) -> bytes:
+def _canonical_content(parsed: models.DeliverableJson) -> bytes:
     try:
         return canonical(parsed.content)
     except (TypeError, ValueError) as exc:  # floats, integers beyond 2**53: no canonical form
@@ -288,7 +291,8 @@ async def _read_multipart(request: web.Request) -> bytes:
                 raise ApiError(
                     400,
                     "invalid_request",
-                    f"{part.name} goes in the {TIMESTAMP_HEADER} / {SIGNATURE_HEADER} headers, checked before the body",
+                    f"{part.name} goes in the {models.TIMESTAMP_HEADER} / {models.SIGNATURE_HEADER} headers, checked "
+                    "before the body",
                     param=part.name,
                 )
             if part.name != "file":
@@ -304,7 +308,7 @@ async def _read_multipart(request: web.Request) -> bytes:
 
 
 async def run_complete(services: Services, call: Call) -> Reply:
-    body: CompleteRequest = _parse(CompleteRequest, call.body)
+    body: models.CompleteRequest = _parse(models.CompleteRequest, call.body)
     cid, now = body.cid, services.clock()
 
     def check(db: Conn) -> tuple[OrderRow, str]:

@@ -37,23 +37,16 @@ out (`price`), with `unit_amount` in micro-USDC as checkout sessions use.
 from __future__ import annotations
 
 import re
-import secrets
 from typing import Any
 
 from web3 import Web3
 
 from api import idempotency
 from api.auth import Caller, agent_for
+from api.checkout import models
 from api.checkout.acp import acp_body
-from api.checkout.models import (
-    ItemCreateRequest,
-    ItemsQuery,
-    ProviderLinkRequest,
-    ProviderOrdersQuery,
-    ProviderWebhookRequest,
-)
 from api.errors import ApiError
-from api.http import chain_unavailable, encode, iso, ok, usdc
+from api.http import chain_unavailable, iso, ok, reply, usdc
 from api.operation import Call, Reply
 from core.checkout import providers, rules, views
 from core.checkout.context import Checkout
@@ -102,8 +95,7 @@ def item_json(item: ItemRow, provider: ProviderRow | None) -> dict[str, Any]:
 async def run_link_provider(services: Services, call: Call) -> Reply:
     reads = services.reads
     ctx = services.part(Checkout)
-    caller = call.caller
-    assert caller is not None
+    caller = call.authenticated
     body = call.body
     now = services.clock()
     try:
@@ -113,7 +105,7 @@ async def run_link_provider(services: Services, call: Call) -> Reply:
     result: dict[str, ProviderRow] = {}
 
     async def steps() -> None:
-        req = acp_body(ProviderLinkRequest, body)
+        req = acp_body(models.ProviderLinkRequest, body)
         agent = await reads.run(lambda db: agent_for(db, caller, req.agent_id, param="$.agent_id"))
         self_wallet = Web3.to_checksum_address(req.self_wallet)
         owner = Web3.to_checksum_address(req.owner_address)
@@ -141,10 +133,6 @@ async def run_link_provider(services: Services, call: Call) -> Reply:
     )
 
 
-def _reply(payload: dict[str, Any], status: int = 200) -> Reply:
-    return Reply(status, encode(payload).encode())
-
-
 async def run_get_provider(services: Services, call: Call) -> Reply:
     """GET /api/acp/providers/{agent_id}: public (wallet id or UUID)."""
     key = call.path["agent_id"]
@@ -153,7 +141,7 @@ async def run_get_provider(services: Services, call: Call) -> Reply:
     )
     if p is None or p.token_id is None:
         raise ApiError(404, "provider_not_found", f"no linked provider {key}", param="agent_id")
-    return _reply(provider_json(p))
+    return reply(provider_json(p))
 
 
 # ---- the provider's webhook and its orders ---------------------------------------------------------
@@ -169,38 +157,35 @@ async def run_set_provider_webhook(services: Services, call: Call) -> Reply:
     """POST /api/acp/providers/{agent_id}/webhook {url}: where the provider hears of its orders
     (`order.created` with what to work on, then `job.state_changed`), signed like every webhook
     with the secret this answer shows once (each call rotates it)."""
-    caller = call.caller
-    assert caller is not None
+    caller = call.authenticated
     agent_id = call.path["agent_id"]
     p = await services.reads.run(lambda db: _own_provider(db, caller, agent_id))
-    req = acp_body(ProviderWebhookRequest, call.body)
+    req = acp_body(models.ProviderWebhookRequest, call.body)
     await providers.check_webhook_url(
         req.url, services.part(Checkout).allow_private_webhooks
     )  # DNS: outside the writer
     secret = await services.writer.run(lambda conn: providers.set_webhook(conn, p.agent_uuid, req.url))
-    return _reply({"agent_id": agent_id, "webhook_url": req.url, "webhook_secret": secret})
+    return reply({"agent_id": agent_id, "webhook_url": req.url, "webhook_secret": secret})
 
 
 async def run_delete_provider_webhook(services: Services, call: Call) -> Reply:
-    caller = call.caller
-    assert caller is not None
+    caller = call.authenticated
     agent_id = call.path["agent_id"]
     p = await services.reads.run(lambda db: _own_provider(db, caller, agent_id))
     await services.writer.run(lambda conn: providers.clear_webhook(conn, p.agent_uuid))
-    return _reply({"agent_id": agent_id, "webhook_url": None})
+    return reply({"agent_id": agent_id, "webhook_url": None})
 
 
 async def run_list_provider_orders(services: Services, call: Call) -> Reply:
     """GET /api/acp/providers/{agent_id}/orders?status=&limit=&cursor=: the provider's orders, newest first."""
-    caller = call.caller
-    assert caller is not None
+    caller = call.authenticated
 
     def read(db: Conn) -> Reply:
         p = _own_provider(db, caller, call.path["agent_id"])
-        q = acp_body(ProviderOrdersQuery, None, query=dict(call.query))
+        q = acp_body(models.ProviderOrdersQuery, None, query=dict(call.query))
         limit = max(1, min(int(q.limit), 100)) if q.limit else 50
         cursor = int(q.cursor) if q.cursor else None
-        return _reply(views.provider_orders_page(db, p.agent_uuid, status=q.status, cursor=cursor, limit=limit))
+        return reply(views.provider_orders_page(db, p.agent_uuid, status=q.status, cursor=cursor, limit=limit))
 
     return await services.reads.run(read)
 
@@ -226,27 +211,21 @@ def _provider_for(conn: Conn, caller: Caller, agent_id: str | None) -> ProviderR
 
 
 async def run_create_item(services: Services, call: Call) -> Reply:
-    caller = call.caller
-    assert caller is not None
+    caller = call.authenticated
     body = call.body
     now = services.clock()
 
     def work(conn: Conn) -> tuple[int, bytes]:
-        req = acp_body(ItemCreateRequest, body)
+        req = acp_body(models.ItemCreateRequest, body)
         provider = _provider_for(conn, caller, req.agent_id)
-        item_id = req.item_id or "item_" + secrets.token_hex(8)
-        if store.get_item(conn, item_id) is not None:
-            raise ApiError(409, "item_exists", f"an item {item_id} already exists", param="$.item_id")
-        price = req.price if req.price is not None else rules.TIERS[req.tier].default_price
-        item = ItemRow(item_id, provider.agent_uuid, req.title, req.tier, price, now)
-        store.insert_item(conn, item)
+        item = providers.add_item(conn, provider, req.item_id, req.title, req.tier, req.price, now)
         return ok(item_json(item, provider), 201)
 
     return await idempotency.execute_call(services.writer, call, owner=caller.key_hash, now=now, work=work)
 
 
 async def run_list_items(services: Services, call: Call) -> Reply:
-    q = acp_body(ItemsQuery, None, query=dict(call.query))
+    q = acp_body(models.ItemsQuery, None, query=dict(call.query))
     limit = min(int(q.limit), 100) if q.limit else 100
 
     def read(db: Conn) -> Reply:
@@ -254,7 +233,7 @@ async def run_list_items(services: Services, call: Call) -> Reply:
         if q.provider is not None:
             p = store.provider_by_wallet(db, q.provider)
             if p is None:
-                return _reply({"data": [], "has_more": False})
+                return reply({"data": [], "has_more": False})
             provider_uuid = p.agent_uuid
         items = store.list_items(db, provider_uuid=provider_uuid, after=q.after, limit=limit + 1)
         providers: dict[str, ProviderRow | None] = {}
@@ -263,7 +242,7 @@ async def run_list_items(services: Services, call: Call) -> Reply:
                 providers[it.provider_uuid] = store.get_provider(db, it.provider_uuid)
         page = items[:limit]
         data = [item_json(it, providers[it.provider_uuid]) for it in page]
-        return _reply({"data": data, "has_more": len(items) > limit})
+        return reply({"data": data, "has_more": len(items) > limit})
 
     return await services.reads.run(read)
 
@@ -275,6 +254,6 @@ async def run_get_item(services: Services, call: Call) -> Reply:
         item = store.get_item(db, item_id) if re.fullmatch(r"[A-Za-z0-9_\-]{1,64}", item_id) else None
         if item is None:
             raise ApiError(404, "item_not_found", f"no item {item_id}", param="item_id")
-        return _reply(item_json(item, store.get_provider(db, item.provider_uuid)))
+        return reply(item_json(item, store.get_provider(db, item.provider_uuid)))
 
     return await services.reads.run(read)

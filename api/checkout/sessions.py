@@ -16,12 +16,11 @@ names the protocol version in `API-Version`; a request naming an API-Version oth
 from __future__ import annotations
 
 import functools
-import secrets
 from typing import Any
 
 from api import idempotency
+from api.checkout import models
 from api.checkout.acp import acp_body
-from api.checkout.models import BuyerRequest, LineItemRequest, SessionCreateRequest, SessionUpdateRequest
 from api.errors import ApiError
 from api.http import Hooks, encode, ok
 from api.operation import Call, Quoted, Reply
@@ -29,7 +28,6 @@ from core.checkout import funding, rules, sessions, views
 from core.checkout.context import Checkout
 from core.errors import ServiceError
 from core.jsontext import decode_json
-from core.keys import Caller
 from core.money import usdc_text
 from core.services import Services
 from core.store import Conn
@@ -38,29 +36,24 @@ from core.store import orders as order_store
 from core.store.checkout import SessionRow
 
 
-def _lines(items: list[LineItemRequest]) -> list[sessions.LineRef]:
+def _lines(items: list[models.LineItemRequest]) -> list[sessions.LineRef]:
     return [sessions.LineRef(li.item.id, li.quantity) for li in items]
 
 
-def _buyer(req: BuyerRequest | None) -> dict[str, Any] | None:
+def _buyer(req: models.BuyerRequest | None) -> dict[str, Any] | None:
     return None if req is None else req.model_dump(exclude_none=True)
-
-
-def _caller(call: Call) -> Caller:
-    assert call.caller is not None, "an authenticated operation's call carries its caller"
-    return call.caller
 
 
 async def run_create_session(services: Services, call: Call) -> Reply:
     ctx = services.part(Checkout)
-    caller = _caller(call)
+    caller = call.authenticated
     body = call.body
     now = services.clock()
     base = call.base_url
-    parsed: dict[str, SessionCreateRequest] = {}
+    parsed: dict[str, models.SessionCreateRequest] = {}
 
     async def validate() -> None:  # before the transaction: the webhook URL check resolves DNS
-        req = acp_body(SessionCreateRequest, body)
+        req = acp_body(models.SessionCreateRequest, body)
         if req.webhook_url is not None:
             await sessions.check_webhook_url(req.webhook_url, ctx.allow_private_webhooks)
         parsed["req"] = req
@@ -95,7 +88,7 @@ async def run_get_session(services: Services, call: Call) -> Reply:
     ctx = services.part(Checkout)
     sid = call.path["session_id"]
     now = services.clock()
-    caller = _caller(call)
+    caller = call.authenticated
 
     def answer(db: Conn, s: SessionRow) -> Reply:
         return Reply(200, encode(views.session_json(ctx, db, s, base=call.base_url)).encode())
@@ -116,14 +109,14 @@ async def run_get_session(services: Services, call: Call) -> Reply:
 
 async def run_update_session(services: Services, call: Call) -> Reply:
     ctx = services.part(Checkout)
-    caller = _caller(call)
+    caller = call.authenticated
     body = call.body
     now = services.clock()
     sid = call.path["session_id"]
     base = call.base_url
 
     def work(conn: Conn) -> tuple[int, bytes]:
-        req = acp_body(SessionUpdateRequest, body)
+        req = acp_body(models.SessionUpdateRequest, body)
         lines = None if req.line_items is None else _lines(req.line_items)
         updated = sessions.update(conn, caller, sid, line_items=lines, buyer=_buyer(req.buyer), now=now)
         return ok(views.session_json(ctx, conn, updated, base=base))
@@ -134,7 +127,7 @@ async def run_update_session(services: Services, call: Call) -> Reply:
 
 async def run_cancel_session(services: Services, call: Call) -> Reply:
     ctx = services.part(Checkout)
-    caller = _caller(call)
+    caller = call.authenticated
     now = services.clock()
     sid = call.path["session_id"]
     base = call.base_url
@@ -152,7 +145,7 @@ async def quote_complete(services: Services, call: Call) -> Quoted:
     that can no longer be completed, its refusal."""
     sid = call.path["session_id"]
     payment = funding.parse_payment(decode_json(call.body))  # first, as the run refuses in this order
-    caller = _caller(call)
+    caller = call.authenticated
 
     def read(db: Conn) -> tuple[SessionRow, int | None]:
         s = sessions.find_owned(db, caller, sid)
@@ -180,7 +173,7 @@ async def run_complete_session(services: Services, call: Call) -> Reply:
     """Fund the gateway job and create the order: core.checkout.funding's saga, its chain steps run
     after the Idempotency-Key is claimed and its order written with the stored answer."""
     ctx = services.part(Checkout)
-    caller = _caller(call)
+    caller = call.authenticated
     now = services.clock()
     sid = call.path["session_id"]
     base = call.base_url
@@ -230,12 +223,7 @@ async def run_get_order(services: Services, call: Call) -> Reply:
         order = order_store.get_order(db, order_id)
         if order is None:
             raise ApiError(404, "order_not_found", f"no order {order_id}", param="order_id")
-        visibility: views.Visibility = "public"
-        if caller is not None:
-            s = store.get_session(db, order.session_id)
-            funder = s is not None and secrets.compare_digest(s.key_hash, caller.key_hash)
-            visibility = "funder" if funder else "authenticated"
-        view = views.order_view(db, order_id, visibility)
+        view = views.order_view(db, order_id, views.visibility_of(db, order, caller))
         if view is None:
             raise ApiError(404, "order_not_found", f"no order {order_id}", param="order_id")
         return Reply(200, encode(view).encode())

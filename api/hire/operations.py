@@ -2,24 +2,7 @@
 
 from __future__ import annotations
 
-from api.hire import routes
-from api.hire.models import (
-    EscrowQuery,
-    EscrowRequest,
-    EscrowResponse,
-    EscrowStatusResponse,
-    HireAuditResponse,
-    HireRequest,
-    HireResponse,
-    RegistryQuery,
-    RegistryResponse,
-    ReputationQuery,
-    ReputationResponse,
-    ServiceListResponse,
-    ServicePublishRequest,
-    ServiceResponse,
-    ServicesQuery,
-)
+from api.hire import models, routes
 from api.operation import Operation
 from core.hire import rules
 
@@ -44,8 +27,8 @@ OPERATIONS: list[Operation] = [
         "/api/a2a/services",
         "publishHireService",
         "Publish (or replace) a service this provider agent offers for hire",
-        ServiceResponse,
-        request=ServicePublishRequest,
+        models.ServiceResponse,
+        request=models.ServicePublishRequest,
         idempotent=True,
         errors={
             422: ("invalid_schema", "invalid_url", "missing_agent_id", "invalid_service_type", "invalid_sla"),
@@ -68,8 +51,8 @@ OPERATIONS: list[Operation] = [
         "/api/a2a/services",
         "listHireServices",
         "The provider agent's own services, with health and escrow availability",
-        ServiceListResponse,
-        query=ServicesQuery,
+        models.ServiceListResponse,
+        query=models.ServicesQuery,
         errors={422: ("missing_agent_id",), 404: ("agent_not_found",)},
         tags=_TAGS,
         run=routes.run_list_services,
@@ -81,8 +64,8 @@ OPERATIONS: list[Operation] = [
         "/api/a2a/services/{serviceType}",
         "withdrawHireService",
         "Withdraw one of the provider agent's services (no longer hirable)",
-        ServiceResponse,
-        query=ServicesQuery,
+        models.ServiceResponse,
+        query=models.ServicesQuery,
         errors={422: ("missing_agent_id",), 404: ("agent_not_found", "service_not_found")},
         tags=_TAGS,
         path_params={"serviceType": "the service type to withdraw"},
@@ -96,8 +79,8 @@ OPERATIONS: list[Operation] = [
         "/api/a2a/hire",
         "hireAgent",
         "Standard hire: run a job at a provider, charged to the caller agent's balance",
-        HireResponse,
-        request=HireRequest,
+        models.HireResponse,
+        request=models.HireRequest,
         idempotent=True,
         errors={
             404: ("agent_not_found", "service_not_found", "no_provider_available"),
@@ -133,8 +116,8 @@ OPERATIONS: list[Operation] = [
         "/api/a2a/escrow",
         "escrowHire",
         "Escrow hire: run the job locked by createJob; release on success, refund on failure",
-        EscrowResponse,
-        request=EscrowRequest,
+        models.EscrowResponse,
+        request=models.EscrowRequest,
         auth="optional",
         idempotent=True,  # with a key: the same Idempotency-Key replays the first answer
         errors={
@@ -173,8 +156,8 @@ OPERATIONS: list[Operation] = [
         "/api/a2a/escrow",
         "escrowStatus",
         "An escrow job's on-chain status (AgentEscrow.jobStatus)",
-        EscrowStatusResponse,
-        query=EscrowQuery,
+        models.EscrowStatusResponse,
+        query=models.EscrowQuery,
         auth="none",
         errors={404: ("escrow_not_deployed",), 503: ("chain_unavailable",)},
         tags=_TAGS,
@@ -187,7 +170,7 @@ OPERATIONS: list[Operation] = [
         "/api/a2a/hire/{jobId}/audit",
         "hireJobAudit",
         "A hire job's audit stream: every move, in order, with its chain and Merkle hashes (public)",
-        HireAuditResponse,
+        models.HireAuditResponse,
         auth="none",
         errors={400: ("invalid_job_id",), 404: ("job_not_found",)},
         tags=_TAGS,
@@ -204,8 +187,8 @@ OPERATIONS: list[Operation] = [
         "/api/a2a/registry",
         "hireRegistry",
         "Services for hire, best reputation first (public)",
-        RegistryResponse,
-        query=RegistryQuery,
+        models.RegistryResponse,
+        query=models.RegistryQuery,
         auth="none",
         errors={422: ("invalid_cursor", "invalid_amount", "invalid_field")},
         tags=_TAGS,
@@ -223,8 +206,8 @@ OPERATIONS: list[Operation] = [
         "/api/a2a/reputation",
         "hireReputation",
         "A service's reputation, its formula and the settled jobs (with audit entries) it came from",
-        ReputationResponse,
-        query=ReputationQuery,
+        models.ReputationResponse,
+        query=models.ReputationQuery,
         auth="none",
         errors={422: ("invalid_cursor",), 404: ("service_not_found",)},
         tags=_TAGS,

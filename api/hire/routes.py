@@ -19,16 +19,8 @@ from typing import Any
 from api import idempotency
 from api.auth import Caller, agent_for
 from api.errors import ApiError
-from api.hire.models import (
-    EscrowQuery,
-    EscrowRequest,
-    HireRequest,
-    RegistryQuery,
-    ReputationQuery,
-    ServicePublishRequest,
-    ServicesQuery,
-)
-from api.http import encode, ok
+from api.hire import models
+from api.http import ok, reply
 from api.models import parse_body, parse_query
 from api.operation import Call, Quoted, Reply
 from core import egress
@@ -44,15 +36,6 @@ from core.store import wallets as wallet_store
 from core.store.wallets import AgentRow
 
 # ---- runs (the operations without HTTP) and their handlers ------------------------------------------
-
-
-def _caller(call: Call) -> Caller:
-    assert call.caller is not None, "an authenticated operation's call carries its caller"
-    return call.caller
-
-
-def _reply(payload: dict[str, Any], status: int = 200) -> Reply:
-    return Reply(status, encode(payload).encode())
 
 
 def _provider_agent(db: Conn, caller: Caller, agent_id: str | None) -> AgentRow:
@@ -87,8 +70,8 @@ def _service_json(conn: Conn, base: str, s: store.ServiceRow) -> dict[str, Any]:
 
 async def run_publish_service(services: Services, call: Call) -> Reply:
     hire = services.part(Hire)
-    req = parse_body(ServicePublishRequest, call.body)
-    caller = _caller(call)
+    req = parse_body(models.ServicePublishRequest, call.body)
+    caller = call.authenticated
     agent = await services.reads.run(lambda db: _provider_agent(db, caller, req.agentId))
     p = published.Publish(
         service_type=req.serviceType,
@@ -119,24 +102,24 @@ async def run_publish_service(services: Services, call: Call) -> Reply:
         out["created"] = not existed
         return ok(out)
 
-    return await idempotency.execute_call(services.writer, call, owner=_caller(call).key_hash, now=now, work=work)
+    return await idempotency.execute_call(services.writer, call, owner=call.authenticated.key_hash, now=now, work=work)
 
 
 async def run_list_services(services: Services, call: Call) -> Reply:
-    q = parse_query(ServicesQuery, dict(call.query))
-    caller = _caller(call)
+    q = parse_query(models.ServicesQuery, dict(call.query))
+    caller = call.authenticated
 
     def read(db: Conn) -> Reply:
         agent = _provider_agent(db, caller, q.agentId)
         rows = store.services_of(db, agent.uuid)
-        return _reply({"services": [_service_json(db, call.base_url, s) for s in rows]})
+        return reply({"services": [_service_json(db, call.base_url, s) for s in rows]})
 
     return await services.reads.run(read)
 
 
 async def run_withdraw_service(services: Services, call: Call) -> Reply:
-    q = parse_query(ServicesQuery, dict(call.query))
-    caller = _caller(call)
+    q = parse_query(models.ServicesQuery, dict(call.query))
+    caller = call.authenticated
     agent = await services.reads.run(lambda db: _provider_agent(db, caller, q.agentId))
     service_type = call.path["serviceType"]
     now = services.clock()
@@ -147,12 +130,12 @@ async def run_withdraw_service(services: Services, call: Call) -> Reply:
     def read(db: Conn) -> Reply:
         row = store.get_service(db, agent.uuid, service_type)
         assert row is not None
-        return _reply(_service_json(db, call.base_url, row))
+        return reply(_service_json(db, call.base_url, row))
 
     return await services.reads.run(read)
 
 
-def _hire_request(req: HireRequest, agent: AgentRow) -> standard.HireRequest:
+def _hire_request(req: models.HireRequest, agent: AgentRow) -> standard.HireRequest:
     return standard.HireRequest(
         caller=agent,
         service_type=req.serviceType,
@@ -168,8 +151,8 @@ async def run_hire(services: Services, call: Call) -> Reply:
     """A standard hire; its own Idempotency-Key handling (core.hire.standard: the key is claimed in
     the reservation's transaction and never taken over while the job is reserved)."""
     hire = services.part(Hire)
-    caller = _caller(call)
-    req = parse_body(HireRequest, call.body)
+    caller = call.authenticated
+    req = parse_body(models.HireRequest, call.body)
     agent = await services.reads.run(lambda db: agent_for(db, caller, req.callerWallet, param="callerWallet"))
     await published.check_job_webhook(req.webhookUrl, req.webhookSecret, hire.allow_private)
     idem = None
@@ -182,8 +165,8 @@ async def run_hire(services: Services, call: Call) -> Reply:
 
 async def quote_hire(services: Services, call: Call) -> Quoted:
     """What a standard hire would charge (nothing is reserved): core.hire.standard.price."""
-    req = parse_body(HireRequest, call.body)
-    caller = _caller(call)
+    req = parse_body(models.HireRequest, call.body)
+    caller = call.authenticated
 
     def read(db: Conn) -> Quoted:
         agent = agent_for(db, caller, req.callerWallet, param="callerWallet")
@@ -213,7 +196,7 @@ async def run_escrow(services: Services, call: Call) -> Reply:
     """Authenticated by the on-chain caller's signature (a key, when given, needs scope spend)."""
     hire = services.part(Hire)
     escrow.require_deployed(hire)
-    req = parse_body(EscrowRequest, call.body)
+    req = parse_body(models.EscrowRequest, call.body)
     await published.check_job_webhook(req.webhookUrl, req.webhookSecret, hire.allow_private)
     job = escrow.EscrowRequest(
         job_id=req.escrowJobId.lower(),
@@ -227,7 +210,7 @@ async def run_escrow(services: Services, call: Call) -> Reply:
         webhook_secret=req.webhookSecret,
     )
     if call.caller is None or call.idempotency_key is None:
-        return _reply(await escrow.escrow_hire(hire, job))
+        return reply(await escrow.escrow_hire(hire, job))
     # With a key and an Idempotency-Key (an MCP execute always has both), the same call again replays
     # the first answer: the signature in it is spent, so without this a retry would be refused.
     done: list[dict[str, Any]] = []
@@ -251,7 +234,7 @@ async def quote_escrow(services: Services, call: Call) -> Quoted:
     stand when the job is not locked or hires another provider. Nothing is verified beyond that."""
     hire = services.part(Hire)
     escrow.require_deployed(hire)
-    req = parse_body(EscrowRequest, call.body)
+    req = parse_body(models.EscrowRequest, call.body)
     job_id = req.escrowJobId.lower()
     locked, refusal = await escrow.quote(hire, job_id, req.providerWallet)
     return Quoted(
@@ -268,8 +251,8 @@ async def quote_escrow(services: Services, call: Call) -> Quoted:
 async def run_escrow_status(services: Services, call: Call) -> Reply:
     hire = services.part(Hire)
     escrow.require_deployed(hire)
-    q = parse_query(EscrowQuery, dict(call.query))
-    return _reply(await escrow.status(hire, q.jobId.lower()))
+    q = parse_query(models.EscrowQuery, dict(call.query))
+    return reply(await escrow.status(hire, q.jobId.lower()))
 
 
 async def run_job_audit(services: Services, call: Call) -> Reply:
@@ -283,7 +266,7 @@ async def run_job_audit(services: Services, call: Call) -> Reply:
         job = store.get_job(db, job_id)
         if job is None:
             raise ApiError(404, "job_not_found", f"no hire job {job_id}", param="jobId")
-        return _reply(moves.stream_json(db, job, call.base_url))
+        return reply(moves.stream_json(db, job, call.base_url))
 
     return await services.reads.run(read)
 
@@ -298,7 +281,7 @@ def _price(text: str | None) -> int | None:
 
 
 async def run_registry(services: Services, call: Call) -> Reply:
-    q = parse_query(RegistryQuery, dict(call.query))
+    q = parse_query(models.RegistryQuery, dict(call.query))
     min_score = None if q.minScore is None else float(q.minScore)
     if min_score is not None and min_score > 100:
         raise ApiError(422, "invalid_field", "minScore must be 0-100", param="minScore")
@@ -321,14 +304,14 @@ async def run_registry(services: Services, call: Call) -> Reply:
     contract = escrow.contract_json(services.part(Hire))
     if contract is not None:
         page["escrowContract"] = contract
-    return _reply(page)
+    return reply(page)
 
 
 async def run_reputation(services: Services, call: Call) -> Reply:
-    q = parse_query(ReputationQuery, dict(call.query))
+    q = parse_query(models.ReputationQuery, dict(call.query))
     limit = int(q.limit) if q.limit else 50
     return await services.reads.run(
-        lambda db: _reply(
+        lambda db: reply(
             registry.evidence(
                 db, base=call.base_url, wallet=q.wallet, service_type=q.serviceType, cursor=q.cursor, limit=limit
             )

@@ -20,22 +20,8 @@ from aiohttp import web
 from api import idempotency
 from api.auth import agent_for, reach
 from api.errors import ApiError
-from api.http import encode, ok, usdc
-from api.marketplace.models import (
-    AcceptRequest,
-    AgentQuery,
-    AssetFlagRequest,
-    BrowseQuery,
-    CancelRequest,
-    ClaimRequest,
-    ListRequest,
-    MintRequest,
-    OfferRequest,
-    OneClickForm,
-    StatementRequest,
-    TokenQuery,
-    WatchRequest,
-)
+from api.http import ok, reply, usdc
+from api.marketplace import models
 from api.models import parse_body, parse_query, validate
 from api.operation import Call, Quoted, Reply
 from api.policy import serve
@@ -66,15 +52,6 @@ def _email(value: str | None, param: str) -> str | None:
         raise ApiError(400, "invalid_email", exc.message, param=param) from exc
 
 
-def _caller(call: Call) -> Caller:
-    assert call.caller is not None, "an authenticated operation's call carries its caller"
-    return call.caller
-
-
-def _reply(payload: dict[str, Any], status: int = 200) -> Reply:
-    return Reply(status, encode(payload).encode())
-
-
 async def _post(
     services: Services,
     call: Call,
@@ -84,7 +61,7 @@ async def _post(
     """The common shape of a recording POST: `steps()` (chain checks and the recording, async) under
     the caller's Idempotency-Key, then `answer(conn)` -> (status, body) stored with the key."""
     reply = await idempotency.execute_call(
-        services.writer, call, owner=_caller(call).key_hash, now=services.clock(), work=answer, before=steps
+        services.writer, call, owner=call.authenticated.key_hash, now=services.clock(), work=answer, before=steps
     )
     services.wake()
     return reply
@@ -109,11 +86,11 @@ def _listing_or_404(conn: Conn, listing_id: str) -> ListingRow:
 
 async def run_mint(services: Services, call: Call) -> Reply:
     m = services.part(Market)
-    caller = _caller(call)
+    caller = call.authenticated
     out: dict[str, Any] = {}
 
     async def steps() -> None:
-        req = parse_body(MintRequest, call.body)
+        req = parse_body(models.MintRequest, call.body)
         agent = await m.reads.run(lambda db: agent_for(db, caller, req.agentId))
         token, tx, minted = await trading.mint(
             m,
@@ -130,19 +107,19 @@ async def run_mint(services: Services, call: Call) -> Reply:
 
 async def run_statement(services: Services, call: Call) -> Reply:
     m = services.part(Market)
-    req = parse_body(StatementRequest, call.body)
-    agent = await m.reads.run(lambda db: agent_for(db, _caller(call), req.agentId))
+    req = parse_body(models.StatementRequest, call.body)
+    agent = await m.reads.run(lambda db: agent_for(db, call.authenticated, req.agentId))
     st = await trading.earnings_statement(m, agent, seller=req.sellerAddress)
-    return _reply(views.statement_json(agent.wallet, st))
+    return reply(views.statement_json(agent.wallet, st))
 
 
 async def run_list(services: Services, call: Call) -> Reply:
     m = services.part(Market)
-    caller = _caller(call)
+    caller = call.authenticated
     out: dict[str, Any] = {}
 
     async def steps() -> None:
-        req = parse_body(ListRequest, call.body)
+        req = parse_body(models.ListRequest, call.body)
         agent = await m.reads.run(lambda db: agent_for(db, caller, req.agentId))
         row, created = await trading.record_listing(
             m,
@@ -164,11 +141,11 @@ async def run_list(services: Services, call: Call) -> Reply:
 
 async def run_offer(services: Services, call: Call) -> Reply:
     m = services.part(Market)
-    caller = _caller(call)
+    caller = call.authenticated
     out: dict[str, Any] = {}
 
     async def steps() -> None:
-        req = parse_body(OfferRequest, call.body)
+        req = parse_body(models.OfferRequest, call.body)
         out["offer"] = await trading.record_offer(
             m,
             caller,
@@ -190,11 +167,11 @@ async def run_offer(services: Services, call: Call) -> Reply:
 
 async def run_accept(services: Services, call: Call) -> Reply:
     m = services.part(Market)
-    caller = _caller(call)
+    caller = call.authenticated
     out: dict[str, Any] = {}
 
     async def steps() -> None:
-        req = parse_body(AcceptRequest, call.body)
+        req = parse_body(models.AcceptRequest, call.body)
         out["sale"], out["created"] = await trading.record_commit(
             m,
             caller,
@@ -214,7 +191,7 @@ async def run_accept(services: Services, call: Call) -> Reply:
 async def quote_accept(services: Services, call: Call) -> Quoted:
     """What a recorded commit moved: the sale price from the buyer to the seller (and the service's
     fee out of it), read from the commit transaction; nothing is recorded."""
-    req = parse_body(AcceptRequest, call.body)
+    req = parse_body(models.AcceptRequest, call.body)
     price, buyer, seller = await trading.quote_commit(
         services.part(Market), listing_uuid=req.listingId, tx_hash=req.txHash
     )
@@ -231,11 +208,11 @@ async def quote_accept(services: Services, call: Call) -> Quoted:
 
 async def run_cancel(services: Services, call: Call) -> Reply:
     m = services.part(Market)
-    caller = _caller(call)
+    caller = call.authenticated
     out: dict[str, Any] = {}
 
     async def steps() -> None:
-        req = parse_body(CancelRequest, call.body)
+        req = parse_body(models.CancelRequest, call.body)
         out["listing"] = await trading.record_cancel(m, caller, listing_uuid=req.listingId, tx_hash=req.txHash)
 
     return await _post(services, call, steps, lambda _c: ok({"listing": views.listing_json(out["listing"])}))
@@ -244,7 +221,7 @@ async def run_cancel(services: Services, call: Call) -> Reply:
 async def run_claim(services: Services, call: Call) -> Reply:
     """Not replayable (its answer is a key shown once): HTTP refuses Idempotency-Key (claim)."""
     m = services.part(Market)
-    req = parse_body(ClaimRequest, call.body)
+    req = parse_body(models.ClaimRequest, call.body)
     agent = await m.reads.run(lambda db: _agent_or_404(db, req.agentId))
     key = new_api_key()
     moved, account, account_scoped = await handover.claim(
@@ -256,7 +233,7 @@ async def run_claim(services: Services, call: Call) -> Reply:
         signature=req.signature,
         new_key_hash=hash_api_key(key),
     )
-    return _reply(
+    return reply(
         {
             "agent": {"id": moved.uuid, "wallet": moved.wallet, "name": moved.name, "specialty": moved.specialty},
             "accountId": account,
@@ -269,8 +246,8 @@ async def run_claim(services: Services, call: Call) -> Reply:
 
 async def run_watch(services: Services, call: Call) -> Reply:
     m = services.part(Market)
-    caller = _caller(call)
-    req = parse_body(WatchRequest, call.body)
+    caller = call.authenticated
+    req = parse_body(models.WatchRequest, call.body)
     if (req.email is None) == (req.webhookUrl is None):
         raise ApiError(400, "invalid_field", "give exactly one of email, webhookUrl", param="email")
     agent = await m.reads.run(lambda db: _agent_or_404(db, req.agentId))
@@ -281,12 +258,12 @@ async def run_watch(services: Services, call: Call) -> Reply:
     }
     if row.webhook_secret is not None:
         payload["webhook_secret"] = row.webhook_secret  # shown once
-    return _reply(payload, 201)
+    return reply(payload, 201)
 
 
 async def run_unwatch(services: Services, call: Call) -> Reply:
     m = services.part(Market)
-    caller = _caller(call)
+    caller = call.authenticated
     watch_id = call.path["watch_id"]
 
     def mine(db: Conn) -> None:
@@ -298,34 +275,34 @@ async def run_unwatch(services: Services, call: Call) -> Reply:
 
     await m.reads.run(mine)
     await services.writer.run(lambda conn: store.delete_watch(conn, watch_id))
-    return _reply({"deleted": watch_id})
+    return reply({"deleted": watch_id})
 
 
 async def run_assets(services: Services, call: Call) -> Reply:
     m = services.part(Market)
-    q = parse_query(AgentQuery, dict(call.query))
+    q = parse_query(models.AgentQuery, dict(call.query))
 
     def read(db: Conn) -> Reply:
         agent = _agent_or_404(db, q.agentId)
         rows = store.assets_of(db, agent.uuid)
-        return _reply({"agentId": agent.wallet, "assets": [views.asset_json(a) for a in rows]})
+        return reply({"agentId": agent.wallet, "assets": [views.asset_json(a) for a in rows]})
 
     return await m.reads.run(read)
 
 
 async def run_flag_asset(services: Services, call: Call) -> Reply:
     m = services.part(Market)
-    caller = _caller(call)
-    req = parse_body(AssetFlagRequest, call.body)
+    caller = call.authenticated
+    req = parse_body(models.AssetFlagRequest, call.body)
     agent = await m.reads.run(lambda db: agent_for(db, caller, req.agentId))
     now = services.clock()
     rows = await services.writer.run(lambda conn: records.flag_asset(conn, agent, req.cid, req.transferredWithNft, now))
-    return _reply({"agentId": agent.wallet, "assets": [views.asset_json(a) for a in rows]})
+    return reply({"agentId": agent.wallet, "assets": [views.asset_json(a) for a in rows]})
 
 
 async def run_browse(services: Services, call: Call) -> Reply:
     m = services.part(Market)
-    q = parse_query(BrowseQuery, dict(call.query))
+    q = parse_query(models.BrowseQuery, dict(call.query))
     if q.listingId is not None or q.agentId is not None:
 
         def one(db: Conn) -> _Shown:
@@ -344,7 +321,7 @@ async def run_browse(services: Services, call: Call) -> Reply:
                 store.sales_of(db, row.id),
             )
 
-        return _reply({"listing": await _full_listing(m, call.caller, await m.reads.run(one))})
+        return reply({"listing": await _full_listing(m, call.caller, await m.reads.run(one))})
     if q.status is not None and q.state is not None and q.status != q.state:
         raise ApiError(400, "invalid_field", "status and state (its deprecated name) differ", param="state")
     state = q.status or q.state or rules.ACTIVE
@@ -355,7 +332,7 @@ async def run_browse(services: Services, call: Call) -> Reply:
         total = store.count_listings(db, state)
         rows = store.page_listings(db, state, per_page, (page - 1) * per_page)
         pages = max(1, -(-total // per_page))
-        return _reply({"listings": [views.listing_json(r) for r in rows], "total": total, "page": page, "pages": pages})
+        return reply({"listings": [views.listing_json(r) for r in rows], "total": total, "page": page, "pages": pages})
 
     return await m.reads.run(listings)
 
@@ -417,10 +394,10 @@ _PAGE = '<!doctype html><html><head><meta charset="utf-8"><title>agentledger dro
 
 async def run_unsubscribe_page(services: Services, call: Call) -> Reply:
     """GET: a page with a button (link scanners follow GETs; only the POST unsubscribes); JSON when asked."""
-    q = parse_query(TokenQuery, dict(call.query))
+    q = parse_query(models.TokenQuery, dict(call.query))
     wants_json = call.request is None or "application/json" in call.request.headers.get("Accept", "")
     if wants_json:
-        return _reply({"unsubscribe": f"POST {BASE}/unsubscribe?token={q.token}"})
+        return reply({"unsubscribe": f"POST {BASE}/unsubscribe?token={q.token}"})
     form = (
         f'<form method="post" action="{BASE}/unsubscribe?token={html.escape(q.token)}">'
         "<p>Stop all agentledger drop e-mails to this address?</p><button>Unsubscribe</button></form>"
@@ -430,13 +407,13 @@ async def run_unsubscribe_page(services: Services, call: Call) -> Reply:
 
 async def run_unsubscribe(services: Services, call: Call) -> Reply:
     """POST (the form, or a mail client's RFC 8058 one-click List-Unsubscribe-Post)."""
-    q = parse_query(TokenQuery, dict(call.query))
+    q = parse_query(models.TokenQuery, dict(call.query))
     now = services.clock()
     address = await services.writer.run(lambda conn: store.unsubscribe(conn, q.token, now))
     if address is None:
         raise ApiError(404, "unknown_token", "no such unsubscribe link", param="token")
     if call.request is None or call.request.content_type != "application/x-www-form-urlencoded":
-        return _reply({"unsubscribed": True})
+        return reply({"unsubscribed": True})
     return Reply(200, _PAGE.format("<p>Unsubscribed: no more drop e-mails.</p>").encode(), media_type="text/html")
 
 
@@ -450,5 +427,5 @@ async def unsubscribe(request: web.Request) -> web.Response:
             if name in seen:
                 raise ApiError(400, "duplicate_key", f"the form field {name!r} appears twice", param=name)
             seen.add(name)
-        validate(OneClickForm, dict(fields))
+        validate(models.OneClickForm, dict(fields))
     return await serve(request, run_unsubscribe, auth="none")
