@@ -1,7 +1,7 @@
 """The aiohttp application factory: one place where the service's parts are put together.
 
-create_app builds each feature's context once (the checkout's, the deliverables'), mounts every
-route module, and hosts this process's background jobs (core.jobs: the outbox dispatcher, the
+create_app builds the Services once, installs each feature (api.feature: its context, its rows,
+its jobs), mounts every route module, and hosts this process's background jobs (core.jobs: the outbox dispatcher, the
 checkout sweep, the IPFS pin job, and the daily anchor when asked for) in one runner whose state
 /healthz shows. The Operator is built once, by the caller (the runtime) or here, and handed to
 the routes and the jobs alike, so every transaction of the operator key shares one nonce sequence.
