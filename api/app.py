@@ -23,7 +23,7 @@ from api.errors import ACCEPTS, ApiRequestHandler, error_middleware
 from api.feature import Feature, Parts
 from api.features import FEATURES
 from api.health import add_health_routes
-from api.http import DISPATCHER, JOBS, OPERATOR, PUBLIC_URL, SERVICES, Hooks, attach_database, services_of
+from api.http import DISPATCHER, JOBS, PUBLIC_URL, SERVICES, Hooks, attach_database, services_of
 from api.mcp import add_mcp_routes
 from api.metrics import Metrics, add_metrics_routes, observer
 from api.openapi import add_schema_routes
@@ -102,16 +102,35 @@ def add_jobs(app: web.Application, runner: JobRunner) -> JobRunner:
 
 
 def install(app: web.Application, features: tuple[Feature, ...]) -> list[Parts]:
-    """Mount each feature's rows and pages on `app` and call its install with the app's Services; what
+    """Mount each feature's rows and what its HTTP side adds on `app` and call its install with the app's Services; what
     each install answered (its jobs, long-lived parts and their health), in the features' order."""
     services = services_of(app)
     installed = []
     for feature in features:
         mount(app, feature.operations)
-        if feature.pages is not None:
-            feature.pages(app)
-        installed.append(Parts() if feature.install is None else feature.install(services))
+        if feature.http is not None:
+            feature.http(app)
+        parts = Parts() if feature.install is None else feature.install(services)
+        _start_and_stop(app, parts)
+        installed.append(parts)
     return installed
+
+
+def _start_and_stop(app: web.Application, parts: Parts) -> None:
+    """Await what a feature starts and stops with the app (in its order) when the app does."""
+
+    async def start(_app: web.Application) -> None:
+        for step in parts.starting:
+            await step()
+
+    async def stop(_app: web.Application) -> None:
+        for step in parts.stopping:
+            await step()
+
+    if parts.starting:
+        app.on_startup.append(start)
+    if parts.stopping:
+        app.on_shutdown.append(stop)
 
 
 def create_app(
@@ -150,9 +169,7 @@ def create_app(
     add_metrics_routes(app, metrics, token=settings.metrics_token)
     if public_url:
         app[PUBLIC_URL] = public_url
-    services = app[SERVICES] = Services(
-        deployment, settings, rpc_url, clock, public_url=public_url, hooks=hooks, legacy=app
-    )
+    services = app[SERVICES] = Services(deployment, settings, rpc_url, clock, public_url=public_url, hooks=hooks)
     add_health_routes(app)
     add_schema_routes(app, rows)
     add_agent_card_routes(app)
@@ -171,7 +188,7 @@ def create_app(
             deployment.usdc,
             send_lock=ProcessLock(database_of(db), f"operator-{account.address}").held,
         )
-    app[OPERATOR] = services.operator_sender = operator
+    services.operator_sender = operator
     writer = services.writer
     metrics.watch(writer)
     mail = channel_for(

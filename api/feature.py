@@ -9,7 +9,7 @@ in the list.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -34,6 +34,10 @@ class Parts:
     jobs: tuple[Job, ...] = ()
     long_lived: tuple[Service, ...] = ()
     health: dict[str, PartHealth] = field(default_factory=dict)
+    #: Awaited in this order when the app starts, before it serves (hire: settle what a crash left).
+    starting: tuple[Callable[[], Awaitable[None]], ...] = ()
+    #: Awaited in this order when the app shuts down (what `starting` began, the feature's clients).
+    stopping: tuple[Callable[[], Awaitable[None]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,8 @@ class Feature:
     #: Its follower of final chain events, if it has one (None when the deployment lacks its contract).
     #: Called by the indexer with the indexer's services (no API reads or writer there).
     follower: Callable[[Services], Follower | None] | None = None
-    #: Mounts its pages for people that are not operations (the dashboard's HTML, forms and assets: in
-    #: no schema, no MCP tool); their handlers find the Services with api.http.services_of.
-    pages: Callable[[web.Application], None] | None = None
+    #: What its HTTP side adds to the app beyond its rows, once: pages for people that are not operations
+    #: (the dashboard's HTML, forms and assets: in no schema, no MCP tool; their handlers find the
+    #: Services with api.http.services_of), middleware (checkout: the ACP version check and header echo
+    #: on every /api/acp/ path, unknown ones included).
+    http: Callable[[web.Application], None] | None = None

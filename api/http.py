@@ -14,39 +14,30 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from aiohttp import BodyPartReader, web
+from aiohttp import web
 
 from api.errors import ApiError
+from api.operation import Reply
 from core import errors
-from core.checkout.context import Checkout
 from core.config import Settings
-from core.deliverables import MAX_DELIVERABLE_BYTES, Deliverables, too_large
 from core.deployments import Deployment
 from core.isotime import iso_utc
 from core.jobs import JobRunner
 from core.jsontext import RawJson, encode, usdc
 from core.networks import LOCAL_CHAIN_ID
-from core.operator import Operator
 from core.outbox.dispatcher import Dispatcher
 from core.services import Services
 from core.store import Conn, database_of
 from core.store.backend import reads_beside
 from core.store.committer import GroupCommitter
-from core.store.reads import READ_POOL_SIZE, Reads
+from core.store.reads import READ_POOL_SIZE
 
 __all__ = [
-    "CHECKOUT",
-    "CLOCK",
-    "DELIVERABLES",
     "DISPATCHER",
-    "HOOKS",
     "JOBS",
     "NO_DEPLOYMENT",
-    "OPERATOR",
     "PUBLIC_URL",
-    "READS",
     "SERVICES",
-    "WRITER",
     "Hooks",
     "McpInfo",
     "RawJson",
@@ -57,7 +48,7 @@ __all__ = [
     "iso",
     "json_response",
     "ok",
-    "read_capped",
+    "reply",
     "services_of",
     "standalone_services",
     "usdc",
@@ -66,26 +57,12 @@ __all__ = [
 
 log = logging.getLogger("agentledger.api")
 
-# Transitional: READS, WRITER, CLOCK, HOOKS, OPERATOR, CHECKOUT and DELIVERABLES are read by the
-# checkout, hire and drop modules (and their tests) until their runs take Services (services.reads,
-# .writer, .clock, .hooks, .operator, a part).
-#: Where reads run (core.store.reads): `await app[READS].run(fn)`, off the loop on PostgreSQL; fn
-#: sees committed data only. A handler never holds a connection of its own.
-READS: web.AppKey[Reads] = web.AppKey("reads", Reads)
-#: Every write goes through the group committer (its own connection, synchronous=FULL).
-WRITER: web.AppKey[GroupCommitter] = web.AppKey("writer", GroupCommitter)
-#: The clock (seconds since the epoch); tests inject their own.
-CLOCK: web.AppKey[Callable[[], float]] = web.AppKey("clock", Callable[[], float])  # type: ignore[arg-type]
-#: The service's transaction sender (core.operator), built once by the runtime.
-OPERATOR: web.AppKey[Operator] = web.AppKey("operator", Operator)
 #: AGENTLEDGER_PUBLIC_URL: the base of every published link (never the caller's Host header).
 PUBLIC_URL: web.AppKey[str] = web.AppKey("public_url", str)
 #: The outbox dispatcher, woken by writers right after they commit a delivery.
 DISPATCHER: web.AppKey[Dispatcher] = web.AppKey("dispatcher", Dispatcher)
 #: The background jobs of this process (sweeps, dispatcher, anchorer): their state is in /healthz.
 JOBS: web.AppKey[JobRunner] = web.AppKey("jobs", JobRunner)
-#: What the checkout use cases run with (core.checkout.context), shared by the /api/acp routes.
-CHECKOUT: web.AppKey[Checkout] = web.AppKey("checkout", Checkout)
 #: What every operation's run receives (core.services): the process's shared parts.
 SERVICES: web.AppKey[Services] = web.AppKey("services", Services)
 
@@ -103,8 +80,7 @@ NO_DEPLOYMENT = Deployment(LOCAL_CHAIN_ID, "anvil", 0, "", "", True, {})
 def attach_database(app: web.Application, services: Services, db: Conn, read_pool_size: int) -> None:
     """Give `services` the process's reads (on `db`, or a pool of `read_pool_size` beside it on
     PostgreSQL) and its one group committer (its own connection, synchronous=FULL), both closed with
-    `app`. Also under the app keys READS, WRITER, CLOCK and HOOKS, which the route modules not yet
-    moved to Services read."""
+    `app`."""
     reads = services.database_reads = reads_beside(db, size=read_pool_size)
     writer = services.database_writer = GroupCommitter(database_of(db))
 
@@ -113,8 +89,7 @@ def attach_database(app: web.Application, services: Services, db: Conn, read_poo
         reads.close()
 
     app.on_cleanup.append(close)
-    app[READS], app[WRITER], app[CLOCK] = reads, writer, services.clock
-    app[HOOKS] = services.hooks = services.hooks or Hooks()
+    services.hooks = services.hooks or Hooks()
 
 
 def standalone_services(
@@ -127,13 +102,9 @@ def standalone_services(
 ) -> Services:
     """The Services of a partial app (tests put a few features together without create_app): the
     database's parts on `db`, the local chain without contracts; registered in `app`."""
-    services = app[SERVICES] = Services(NO_DEPLOYMENT, Settings(), "", clock, hooks=hooks, legacy=app)
+    services = app[SERVICES] = Services(NO_DEPLOYMENT, Settings(), "", clock, hooks=hooks)
     attach_database(app, services, db, read_pool_size)
     return services
-
-
-#: Deliverables stored by CID and pinned to a Kubo node when one is configured (core.deliverables).
-DELIVERABLES: web.AppKey[Deliverables] = web.AppKey("deliverables", Deliverables)
 
 
 @dataclass(frozen=True)
@@ -161,8 +132,6 @@ class Hooks:
     #: Called inside the order's transaction before it is written (a test raises here).
     before_order: Callable[[], None] | None = None
 
-
-HOOKS: web.AppKey[Hooks] = web.AppKey("hooks", Hooks)
 
 #: The ISO 8601 UTC formatter of every response (…T08:00:00.000Z).
 iso = iso_utc
@@ -201,15 +170,6 @@ def wake_outbox(where: web.Request | web.Application) -> None:
         found.wake()
 
 
-async def read_capped(part: BodyPartReader, limit: int | None = None) -> bytes:
-    """The bytes of one multipart part, refused with 413 as soon as they pass `limit` (default: the
-    largest deliverable); the multipart reader streams, so aiohttp's client_max_size does not bound it."""
-    cap = MAX_DELIVERABLE_BYTES if limit is None else limit
-    out = bytearray()
-    while True:
-        chunk = await part.read_chunk(64 * 1024)
-        if not chunk:
-            return bytes(out)
-        out += chunk
-        if len(out) > cap:
-            raise too_large(len(out))
+def reply(payload: dict[str, Any], status: int = 200) -> Reply:
+    """An operation's JSON answer."""
+    return Reply(status, encode(payload).encode())

@@ -26,6 +26,8 @@ from core.keys import Caller
 if TYPE_CHECKING:
     from aiohttp import web
 
+    from core.services import Services
+
 Auth = Literal["required", "optional", "none"]
 Scope = Literal["read", "log", "spend", "admin"]
 #: What of an account an operation touches, and so what an agent-scoped key may do with it (the rule is
@@ -62,6 +64,12 @@ class Call(NamedTuple):
     #: The HTTP request when HTTP carried the call (test seams hold it; tools have none).
     request: web.Request | None = None
 
+    @property
+    def authenticated(self) -> Caller:
+        """The caller of an operation that needs a key (every transport authenticates it first)."""
+        assert self.caller is not None, "an authenticated operation's call carries its caller"
+        return self.caller
+
 
 class Reply(NamedTuple):
     """What an operation answered: a status and its body (JSON unless media_type says otherwise);
@@ -93,11 +101,9 @@ class Quoted:
 
 #: Runs the operation: (the app whose parts it uses, the call) -> the reply; refusals raise ServiceError.
 #: An operation's transport-free body: what it receives is the process's core.services.Services.
-#: Transitional: runs not yet moved to Services annotate the app whose keys they read (Services
-#: answers those through its `legacy` mapping), hence Any here until every run takes Services.
-Run = Callable[[Any, Call], Awaitable[Reply]]
+Run = Callable[["Services", Call], Awaitable[Reply]]
 #: What a value-moving operation would move for this call, without moving anything.
-Quote = Callable[[Any, Call], Awaitable[Quoted]]
+Quote = Callable[["Services", Call], Awaitable[Quoted]]
 
 
 @dataclass(frozen=True)

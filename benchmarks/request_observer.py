@@ -31,7 +31,7 @@ OBSERVED_SERVER = """
 import sys
 from aiohttp import web
 from api.errors import error_middleware
-from api.http import WRITER
+from api.http import services_of
 from api.metrics import Metrics, add_metrics_routes, observer
 from api.wallets import add_wallet_routes
 from core import logs
@@ -44,7 +44,7 @@ metrics = Metrics()
 app = web.Application(middlewares=[observer(metrics, access_log=access), error_middleware])
 add_metrics_routes(app, metrics)
 add_wallet_routes(app, db)
-metrics.watch(app[WRITER])
+metrics.watch(services_of(app).writer)
 web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), access_log=None, print=None)
 """
 

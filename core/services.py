@@ -9,7 +9,7 @@ here by its install and found by its type: `services.part(Hire)`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -53,8 +53,6 @@ class Services:
     #: Wakes the outbox dispatcher: a delivery was just committed (no-op without one).
     wake: Callable[[], None] = _nothing
     _parts: dict[type, Any] = field(default_factory=dict)
-    #: Transitional: the app keys of runs not yet moved to attributes (api.http's READS, WRITER, ...).
-    legacy: Mapping[Any, Any] = field(default_factory=dict)
 
     @property
     def chain_id(self) -> int:
@@ -100,17 +98,3 @@ class Services:
         plumbing's own runs (/healthz, the schema, the cards) find these as parts rather than fields, so
         Services stays what every feature shares and a part lives beside the module that makes it."""
         return self._parts.get(kind)
-
-    def __getitem__(self, key: Any) -> Any:
-        return self.legacy[key]
-
-    def get(self, key: Any, default: Any = None) -> Any:
-        return self.legacy.get(key, default)
-
-    def __contains__(self, key: Any) -> bool:
-        return key in self.legacy
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_") or name == "legacy":
-            raise AttributeError(name)
-        return getattr(self.legacy, name)

@@ -10,12 +10,9 @@ from collections.abc import Callable, Sequence
 
 from api.feature import Feature
 from api.features import FEATURES
-from core.checkout.follower import OrderFollower
 from core.config import Settings
 from core.deployments import Deployment
 from core.followers import Follower
-from core.hire import EscrowFollower
-from core.marketplace import MarketFollower, Notices, notices_for
 from core.networks import network_for
 from core.services import Services
 from core.store import Conn
@@ -26,24 +23,9 @@ from indexer.sync import Indexer
 
 def feature_followers(services: Services, features: Sequence[Feature] = FEATURES) -> list[Follower]:
     """Every feature's follower of final events, made from the indexer's `services` (its deployment,
-    settings, node and clock: no API reads or writer)."""
-    found = [feature.follower(services) for feature in features if feature.follower is not None]
-    contracts = services.deployment.contracts
-    notices = notices_for(services.settings, services.chain_id) if "AgentMarketplace" in contracts else None
-    return [follower for follower in found if follower is not None] + followers(services.clock, notices)
-
-
-# ---- moved into FEATURES by the checkout/hire/marketplace packages ---------------------------------
-def followers(clock: Callable[[], float] = time.time, notices: Notices | None = None) -> list[Follower]:
-    """Transitional: the followers of the checkout, hire and the drop, as before their packages; the
-    marketplace's when the deployment has one (`notices`: how its e-mails link back to the service)."""
-    found: list[Follower] = [OrderFollower(clock), EscrowFollower(clock)]
-    if notices is not None:
-        found.append(MarketFollower(clock, notices))
-    return found
-
-
-# ---- end of the transitional block -----------------------------------------------------------------
+    settings, node and clock: no API reads or writer); none for a feature whose contract is not deployed."""
+    made = (feature.follower(services) for feature in features if feature.follower is not None)
+    return [follower for follower in made if follower is not None]
 
 
 def build_indexer(

@@ -103,4 +103,4 @@ def add_dashboard_routes(app: web.Application) -> None:
 
 
 #: Pages only (no operation rows): it reads every feature's tables to show owners and the operator.
-FEATURE = Feature("dashboard", pages=add_dashboard_routes)
+FEATURE = Feature("dashboard", http=add_dashboard_routes)

@@ -36,6 +36,7 @@ from typing import Any
 
 from core.checkout import orders
 from core.checkout.orders import InvalidTransition
+from core.services import Services
 from core.store import Conn, projections
 from core.store import checkout as checkout_store
 from core.store import orders as order_store
@@ -197,3 +198,7 @@ class OrderFollower:
             log.error("order %s: %s not applied: %s", order_id, reason, exc)
             return
         log.warning("order %s: %s -> %s: %s", order_id, order.status, to_state, reason)
+
+
+def follower(services: Services) -> OrderFollower:
+    return OrderFollower(services.clock)

@@ -138,20 +138,46 @@ async def release(
     """Release the gateway job with the provider's attestation and record `completed`.
     `claimed`: the attestation's replay guard, given back when nothing was sent, so the same
     attestation can be retried."""
+    receipt = await _send_release(ctx, order, cid, timestamp, signature, resend=resend, claimed=claimed)
+    tx = tx_hash_of(receipt)
+    block = int(receipt["blockNumber"])
+    now = ctx.clock()
+    try:
+        status = await ctx.writer.run(
+            lambda conn: _record_release(conn, order.id, cid, timestamp, signature, tx, block, now)
+        )
+    except Exception as exc:  # the chain moved; the follower records it from the final event
+        raise ServiceError(
+            503,
+            "internal_step_failed",
+            "the release is on-chain but recording it failed; it will be reconciled",
+            type_="service_error",
+        ) from exc
+    return {"txHash": tx, "jobId": order.job_id, "status": status}
+
+
+async def _give_back(ctx: Checkout, claimed: str | None) -> None:
+    if claimed is not None:
+        await ctx.writer.run(lambda conn: signatures.give_back(conn, claimed))
+
+
+async def _send_release(
+    ctx: Checkout, order: OrderRow, cid: str, timestamp: int, signature: str, *, resend: bool, claimed: str | None
+) -> dict[str, Any]:
+    """PaymentGateway.release with the attestation: its receipt. Refused while the indexer is halted
+    (503; `released` needs it) and as the gateway refuses; `claimed` given back when nothing was sent."""
     try:
         chain_id = ctx.chain_id  # `released` needs the indexer: 503 while halted
         await ctx.reads.run(lambda conn: indexing.require_running(conn, chain_id))
     except ServiceError:
-        if claimed is not None:
-            await ctx.writer.run(lambda conn: signatures.give_back(conn, claimed))
+        await _give_back(ctx, claimed)
         raise
     try:
         receipt = await ctx.operator.transact(
             "PaymentGateway", "release", bytes.fromhex(order.job_id[2:]), cid, timestamp, bytes.fromhex(signature[2:])
         )
     except (ContractReverted, ChainUnavailable) as exc:  # nothing was sent
-        if claimed is not None:
-            await ctx.writer.run(lambda conn: signatures.give_back(conn, claimed))
+        await _give_back(ctx, claimed)
         if isinstance(exc, ChainUnavailable):
             log.warning("chain node unavailable: %s", exc)
             raise errors.chain_unavailable() from exc
@@ -172,43 +198,35 @@ async def release(
             " chain; check the order before attesting again",
             type_="service_error",
         ) from exc
-    tx = tx_hash_of(receipt)
-    block = int(receipt["blockNumber"])
-    now = ctx.clock()
+    return receipt
 
-    def record(conn: Conn) -> str:
-        current = store.get_order(conn, order.id)
-        assert current is not None
-        if current.status == "in_progress":
-            orders.transition(
-                conn,
-                order.id,
-                "completed",
-                actor="provider",
-                now=now,
-                reason="attested",
-                tx_hash=tx,
-                extra={"cid": cid, "attested_at": timestamp},
-                updates={"attested_at": timestamp, "attestation": signature.lower(), "release_submitted_tx": tx},
-            )
-            # recorded from a receipt not final yet: the order follower settles it (or takes the order
-            # back to in_progress should the release not be in the chain once its block is final)
-            store.release_unsettled(conn, order.id, block)
-        else:  # a resend, or the follower got there first
-            store.update_order(conn, order.id, now, release_submitted_tx=tx)
-            if current.status == "completed":
-                store.release_unsettled(conn, order.id, block)
-        after = store.get_order(conn, order.id)
-        assert after is not None
-        return after.status
 
-    try:
-        status = await ctx.writer.run(record)
-    except Exception as exc:  # the chain moved; the follower records it from the final event
-        raise ServiceError(
-            503,
-            "internal_step_failed",
-            "the release is on-chain but recording it failed; it will be reconciled",
-            type_="service_error",
-        ) from exc
-    return {"txHash": tx, "jobId": order.job_id, "status": status}
+def _record_release(
+    conn: Conn, order_id: str, cid: str, timestamp: int, signature: str, tx: str, block: int, now: float
+) -> str:
+    """The order `completed` by a mined release (or, on a resend or after the follower, the release
+    transaction noted): the order's status after it."""
+    current = store.get_order(conn, order_id)
+    assert current is not None
+    if current.status == "in_progress":
+        orders.transition(
+            conn,
+            order_id,
+            "completed",
+            actor="provider",
+            now=now,
+            reason="attested",
+            tx_hash=tx,
+            extra={"cid": cid, "attested_at": timestamp},
+            updates={"attested_at": timestamp, "attestation": signature.lower(), "release_submitted_tx": tx},
+        )
+        # recorded from a receipt not final yet: the order follower settles it (or takes the order
+        # back to in_progress should the release not be in the chain once its block is final)
+        store.release_unsettled(conn, order_id, block)
+    else:  # a resend, or the follower got there first
+        store.update_order(conn, order_id, now, release_submitted_tx=tx)
+        if current.status == "completed":
+            store.release_unsettled(conn, order_id, block)
+    after = store.get_order(conn, order_id)
+    assert after is not None
+    return after.status

@@ -26,7 +26,7 @@ from core.errors import ServiceError
 from core.store import Conn
 from core.store import checkout as store
 from core.store import orders as order_store
-from core.store.checkout import ProviderRow
+from core.store.checkout import ItemRow, ProviderRow
 
 log = logging.getLogger("agentledger.providers")
 
@@ -173,3 +173,18 @@ def set_webhook(conn: Conn, agent_uuid: str, url: str) -> str:
 def clear_webhook(conn: Conn, agent_uuid: str) -> None:
     linked_provider(conn, agent_uuid)
     order_store.set_provider_webhook(conn, agent_uuid, None, None)
+
+
+def add_item(
+    conn: Conn, provider: ProviderRow, item_id: str | None, title: str, tier: str, price: int | None, now: float
+) -> ItemRow:
+    """A catalogue item of `provider` (its id made when not given; 409 item_exists), at `price` or its
+    tier's default price."""
+    item_id = item_id or "item_" + secrets.token_hex(8)
+    if store.get_item(conn, item_id) is not None:
+        raise ServiceError(409, "item_exists", f"an item {item_id} already exists", param="$.item_id")
+    item = ItemRow(
+        item_id, provider.agent_uuid, title, tier, rules.TIERS[tier].default_price if price is None else price, now
+    )
+    store.insert_item(conn, item)
+    return item

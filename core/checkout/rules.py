@@ -48,7 +48,6 @@ MAX_QUANTITY = 1000
 
 ADDRESS_RE = re.compile(r"0x[0-9a-fA-F]{40}")
 EMAIL_RE = re.compile(r"[^@\s]{1,64}@[^@\s]+\.[^@\s]+")
-ITEM_ID_RE = re.compile(r"[A-Za-z0-9_\-]{1,64}")
 #: An EIP-191 signature as personal_sign returns it: 65 bytes (r, s, v) in hex.
 SIGNATURE_RE = re.compile(r"0x[0-9a-fA-F]{130}")
 

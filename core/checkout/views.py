@@ -8,6 +8,7 @@ that paid: also the buyer's details and the webhook delivery state).
 from __future__ import annotations
 
 import json
+import secrets
 from dataclasses import asdict
 from typing import Any, Literal
 
@@ -15,6 +16,7 @@ from core import audit
 from core.checkout import rules
 from core.checkout.context import Checkout
 from core.isotime import iso_utc
+from core.keys import Caller
 from core.money import usdc_text
 from core.operator import USDC
 from core.store import Conn
@@ -25,6 +27,16 @@ from core.store import outbox as outbox_store
 from core.store.checkout import SessionRow
 
 Visibility = Literal["public", "authenticated", "funder"]
+
+
+def visibility_of(conn: Conn, order: order_store.OrderRow, caller: Caller | None) -> Visibility:
+    """What `caller` may see of `order`: public fields without a key, line items and totals with any
+    key, buyer details with the key that funded it."""
+    if caller is None:
+        return "public"
+    s = store.get_session(conn, order.session_id)
+    funder = s is not None and secrets.compare_digest(s.key_hash, caller.key_hash)
+    return "funder" if funder else "authenticated"
 
 
 def order_view(conn: Conn, order_id: str, visibility: Visibility) -> dict[str, Any] | None:

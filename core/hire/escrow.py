@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,27 +98,7 @@ async def escrow_hire(ctx: Hire, req: EscrowRequest) -> dict[str, Any]:
         raise ServiceError(
             401, "signature_mismatch", f"the signature is not the job's on-chain caller's ({caller})", param="signature"
         )
-
-    def hired(conn: Conn) -> ServiceRow:
-        provider = checkout_store.provider_by_wallet(conn, req.provider_wallet)
-        if provider is None or provider.token_id != token_id:
-            raise ServiceError(
-                422,
-                "provider_mismatch",
-                f"the escrow job hires token {token_id}, not {req.provider_wallet}",
-                param="providerWallet",
-            )
-        service = store.get_service(conn, provider.agent_uuid, req.service_type)
-        if service is None or not service.active:
-            raise ServiceError(
-                404,
-                "service_not_found",
-                f"{req.provider_wallet} offers no {req.service_type} service",
-                param="serviceType",
-            )
-        return service
-
-    service = await ctx.reads.run(hired)
+    service = await ctx.reads.run(lambda conn: _hired(conn, req, token_id))
     standard.check_input(service, req.input)
     onchain = await _chain_job(ctx, req.job_id)
     status, expires_at, amount = int(onchain[2]), int(onchain[1]), int(onchain[4])
@@ -126,7 +107,44 @@ async def escrow_hire(ctx: Hire, req: EscrowRequest) -> dict[str, Any]:
     refusal = await _provider_side(ctx, service, amount, expires_at)
     agent = await ctx.reads.run(lambda conn: store.chain_agent(conn, token_id))
     self_dealing = agent is not None and caller in (agent.owner, agent.self_wallet)
-    job = JobRow(
+    job = _new_job(req, service, caller, token_id, amount, expires_at, input_sha, self_dealing, refusal, now)
+    extra = {"amount": str(amount), "caller": caller, "input_sha256": input_sha, "tx_hash": req.tx_hash}
+    accept = _accept(job, signatures.digest(message), extra, refusal, now)
+    await _work(ctx, job, service, accept, refusal, input_bytes)
+    return await ctx.reads.run(lambda conn: view(conn, _job(conn, job.id), with_output=True))
+
+
+def _hired(conn: Conn, req: EscrowRequest, token_id: int) -> ServiceRow:
+    """The active service the escrow job hires: 422 provider_mismatch when the named provider is not the
+    job's token, 404 service_not_found."""
+    provider = checkout_store.provider_by_wallet(conn, req.provider_wallet)
+    if provider is None or provider.token_id != token_id:
+        raise _provider_mismatch(token_id, req.provider_wallet)
+    service = store.get_service(conn, provider.agent_uuid, req.service_type)
+    if service is None or not service.active:
+        raise ServiceError(
+            404,
+            "service_not_found",
+            f"{req.provider_wallet} offers no {req.service_type} service",
+            param="serviceType",
+        )
+    return service
+
+
+def _new_job(
+    req: EscrowRequest,
+    service: ServiceRow,
+    caller: str,
+    token_id: int,
+    amount: int,
+    expires_at: int,
+    input_sha: str,
+    self_dealing: bool,
+    refusal: tuple[str, str] | None,
+    now: float,
+) -> JobRow:
+    """The job row of a verified lock: running, or refunding at once when `refusal` (the provider's side)."""
+    return JobRow(
         id=req.job_id,
         kind=rules.ESCROW,
         status="running" if refusal is None else "refunding",
@@ -163,19 +181,37 @@ async def escrow_hire(ctx: Hire, req: EscrowRequest) -> dict[str, Any]:
         updated_at=now,
         owner=instance.current(),  # this process runs it (see settle.recover)
     )
-    digest = signatures.digest(message)
+
+
+def _accept(
+    job: JobRow, digest: str, extra: dict[str, Any], refusal: tuple[str, str] | None, now: float
+) -> Callable[[Conn], bool]:
+    """The job's first transaction: the signature used once, the job, its first moves; False when another
+    request accepted it first."""
 
     def accept(conn: Conn) -> bool:
         if store.get_job(conn, job.id) is not None:
             return False
         signatures.use_once(conn, digest, now)
         store.insert_job(conn, job)
-        extra = {"amount": str(amount), "caller": caller, "input_sha256": input_sha, "tx_hash": req.tx_hash}
         moves.record(conn, job, None, "running", now, extra)
         if refusal is not None:
             moves.record(conn, job, "running", "refunding", now, {"error_code": refusal[0]})
         return True
 
+    return accept
+
+
+async def _work(
+    ctx: Hire,
+    job: JobRow,
+    service: ServiceRow,
+    accept: Callable[[Conn], bool],
+    refusal: tuple[str, str] | None,
+    input_bytes: bytes,
+) -> None:
+    """Accept the job, run it at the provider (unless refused), then settle it on-chain; the settle job
+    leaves it alone meanwhile (ctx.busy)."""
     ctx.busy.add(job.id)
     try:
         if not await ctx.writer.run(accept):
@@ -193,12 +229,11 @@ async def escrow_hire(ctx: Hire, req: EscrowRequest) -> dict[str, Any]:
     finally:
         ctx.busy.discard(job.id)
 
-    def answer(conn: Conn) -> dict[str, Any]:
-        final = store.get_job(conn, job.id)
-        assert final is not None
-        return view(conn, final, with_output=True)
 
-    return await ctx.reads.run(answer)
+def _job(conn: Conn, job_id: str) -> JobRow:
+    found = store.get_job(conn, job_id)
+    assert found is not None
+    return found
 
 
 def _in_progress() -> ServiceError:
@@ -346,6 +381,51 @@ def provider_token(conn: Conn, provider_wallet: str) -> int | None:
     """The agent NFT of a linked provider (None: not linked)."""
     provider = checkout_store.provider_by_wallet(conn, provider_wallet)
     return None if provider is None else provider.token_id
+
+
+async def quote(ctx: Hire, job_id: str, provider_wallet: str) -> tuple[LockedJob, ServiceError | None]:
+    """What an escrow hire of `job_id` at `provider_wallet` would release (the job as locked on-chain),
+    and why it would be refused as things stand: the job is not locked, or it hires another provider.
+    Nothing is verified beyond that."""
+    locked = await locked_job(ctx, job_id)
+    if not locked.locked:
+        return locked, ServiceError(
+            409, "escrow_not_locked", "the escrow job is not locked on-chain", param="escrowJobId"
+        )
+    if locked.token_id != await ctx.reads.run(lambda db: provider_token(db, provider_wallet)):
+        return locked, _provider_mismatch(locked.token_id, provider_wallet)
+    return locked, None
+
+
+def _provider_mismatch(token_id: int, provider_wallet: str) -> ServiceError:
+    return ServiceError(
+        422,
+        "provider_mismatch",
+        f"the escrow job hires token {token_id}, not {provider_wallet}",
+        param="providerWallet",
+    )
+
+
+def require_deployed(ctx: Hire) -> None:
+    """404 escrow_not_deployed on a deployment without AgentEscrow."""
+    if not ctx.has_escrow():
+        raise ServiceError(404, "escrow_not_deployed", "this deployment has no AgentEscrow contract")
+
+
+#: AgentEscrow's grace after a job's SLA before anyone may refund it (the contract's constant).
+SETTLEMENT_GRACE_SECONDS = 3600
+
+
+def contract_json(ctx: Hire) -> dict[str, Any] | None:
+    """The escrow contract as the registry shows it (None without one)."""
+    if not ctx.has_escrow():
+        return None
+    return {
+        "chainId": ctx.chain_id,
+        "address": ctx.escrow_address,
+        "usdc": str(ctx.operator.contract("USDC").address),
+        "settlementGraceSeconds": SETTLEMENT_GRACE_SECONDS,
+    }
 
 
 async def _provider_side(ctx: Hire, service: ServiceRow, amount: int, expires_at: int) -> tuple[str, str] | None:

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable
 
 from core.hire import moves, reputation, rules
+from core.services import Services
 from core.store import Conn
 from core.store import hire as store
 from core.store.events import Event
@@ -64,3 +65,7 @@ class EscrowFollower:
                 audit_id=entry.id,
                 now=now,
             )
+
+
+def follower(services: Services) -> EscrowFollower:
+    return EscrowFollower(services.clock)

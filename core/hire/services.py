@@ -69,6 +69,23 @@ async def check_targets(p: Publish, allow_private: bool) -> None:
             raise ServiceError(422, "invalid_url", str(exc), param=param) from exc
 
 
+async def check_job_webhook(url: str | None, secret: str | None, allow_private: bool) -> None:
+    """A hire's own webhook (its result is sent there): with its secret (16-256 characters), to a URL
+    the SSRF rules allow; neither is needed without a URL, but a secret needs one."""
+    if url is None:
+        if secret is not None:
+            raise ServiceError(422, "invalid_field", "webhookSecret needs webhookUrl", param="webhookSecret")
+        return
+    if secret is None:
+        raise ServiceError(
+            422, "missing_field", "webhookUrl needs webhookSecret (16-256 characters)", param="webhookSecret"
+        )
+    try:
+        await egress.check_url(url, allow_private)
+    except egress.WebhookURLError as exc:
+        raise ServiceError(422, "invalid_webhook_url", str(exc), param="webhookUrl") from exc
+
+
 def validate(p: Publish) -> tuple[str, str]:
     """The publish's checks that need no database: (input schema text, output schema text)."""
     if not rules.SERVICE_TYPE_RE.fullmatch(p.service_type):

@@ -127,6 +127,41 @@ def check_caller(conn: Conn, caller: AgentRow) -> None:
         raise ServiceError(409, exc.code, exc.message, param="callerWallet") from exc
 
 
+def _short(balance: int, amount: int) -> ServiceError | None:
+    """422 insufficient_balance when `balance` cannot cover a hire of `amount`."""
+    if amount <= balance:
+        return None
+    return ServiceError(
+        422,
+        "insufficient_balance",
+        f"balance {usdc_text(balance)} USDC cannot cover the hire's {usdc_text(amount)} USDC",
+        param="callerWallet",
+    )
+
+
+@dataclass(frozen=True)
+class Priced:
+    """What a standard hire would charge as things stand: the service it picks, the caller's balance
+    and why the hire would be refused now (None: it would run)."""
+
+    service: ServiceRow
+    balance: int
+    refusal: ServiceError | None
+
+
+def price(conn: Conn, req: HireRequest) -> Priced:
+    """A standard hire's quote (nothing is reserved): the named provider's service, else the one the
+    automatic choice picks now; refused as things stand when the caller is paused (listed for sale) or
+    its balance is short."""
+    service = choose(conn, req)
+    balance = wallet_store.get_balance(conn, req.caller.uuid).balance
+    try:
+        check_caller(conn, req.caller)
+    except ServiceError as exc:
+        return Priced(service, balance, exc)
+    return Priced(service, balance, _short(balance, service.price))
+
+
 def check_input(service: ServiceRow, value: Any) -> tuple[bytes, str]:
     """(canonical bytes, SHA-256) of an input the service's input schema accepts; 400 otherwise."""
     data, digest = rules.input_digest(value)
@@ -231,13 +266,9 @@ def _reserve_tx(ctx: Hire, req: HireRequest, idem: IdemKey | None, now: float) -
 def _hold(conn: Conn, caller: AgentRow, amount: int, job_id: str, now: float) -> tuple[int, int]:
     """Reserve `amount` on the caller's balance (self part first); 422 insufficient_balance."""
     bal = wallet_store.get_balance(conn, caller.uuid)
-    if amount > bal.balance:
-        raise ServiceError(
-            422,
-            "insufficient_balance",
-            f"balance {usdc_text(bal.balance)} USDC cannot cover the hire's {usdc_text(amount)} USDC",
-            param="callerWallet",
-        )
+    short = _short(bal.balance, amount)
+    if short is not None:
+        raise short
     from_self = min(amount, bal.self_balance)
     entry = LedgerEntry(caller.uuid, "hire_reserve", -(amount - from_self), -from_self, f"hire:{job_id}")
     try:

@@ -7,6 +7,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from core.config import Settings
+from core.networks import LOCAL_CHAIN_ID
 from core.operator import Operator
 from core.outbox.email import DEFAULT_FROM
 from core.store.committer import GroupCommitter
@@ -44,3 +46,14 @@ class Market:
     clock: Callable[[], float] = time.time
     #: Serialises mints on demand in this process (check-mint-record race-free, as provider links).
     mint_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+def notices_for(settings: Settings, chain_id: int, public_url: str | None = None) -> Notices:
+    """How notices are addressed: links under the public URL (the local API's address on a local
+    chain when none is configured), e-mails from AGENTLEDGER_SMTP_FROM."""
+    base = public_url or settings.public_url
+    if not base:
+        if chain_id != LOCAL_CHAIN_ID:
+            raise ValueError(f"set AGENTLEDGER_PUBLIC_URL: it is required on chain {chain_id}")
+        base = f"http://{settings.api_host}:{settings.api_port}"
+    return Notices(base_url=base.rstrip("/"), sender=settings.smtp_from)

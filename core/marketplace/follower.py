@@ -16,7 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 from core.marketplace import handover, notices, records, rules
-from core.marketplace.context import Notices
+from core.marketplace.context import Notices, notices_for
+from core.services import Services
 from core.store import Conn
 from core.store import marketplace as store
 from core.store import wallets as wallet_store
@@ -153,3 +154,11 @@ class MarketFollower:
         notices.state_changed(
             conn, self.notices, listing, rules.SETTLING, rules.SOLD, now, tx_hash=e.tx_hash, reason="settled"
         )
+
+
+def follower(services: Services) -> MarketFollower | None:
+    """The drop's follower, when the deployment has an AgentMarketplace (its notices link back to the
+    service as notices_for says)."""
+    if "AgentMarketplace" not in services.deployment.contracts:
+        return None
+    return MarketFollower(services.clock, notices_for(services.settings, services.chain_id))

@@ -32,7 +32,7 @@ from core.store import Conn
 from core.store import marketplace as store
 from core.store import wallets as wallet_store
 from core.store.marketplace import HandoverRow, ListingRow, SaleRow
-from core.store.wallets import AgentRow, LedgerEntry
+from core.store.wallets import AgentRow, BalanceRow, LedgerEntry
 
 ESTATE_SUFFIX = " (pre-sale balance)"
 
@@ -48,47 +48,76 @@ def hand_over(conn: Conn, listing: ListingRow, sale: SaleRow, settle_tx: str, no
     balance = wallet_store.get_balance(conn, agent.uuid)
     holding = str(uuid.uuid4())
     wallet_store.insert_account(conn, holding, now)
-    estate: AgentRow | None = None
-    if balance.balance or balance.reinvested or store.retained_count(conn, agent.uuid):
-        estate = wallets.register(
-            conn,
-            account_id=agent.account_id,
-            new_key_hash=None,
-            name=(agent.name[: 64 - len(ESTATE_SUFFIX)] + ESTATE_SUFFIX),
-            specialty=agent.specialty,
-            referral_code=None,
-            now=now,
-        )
-        if balance.balance or balance.reinvested:
-            why = f"sale of listing {listing.id}: pre-sale balance"
-            wallet_store.append_ledger(
-                conn,
-                LedgerEntry(
-                    agent_uuid=agent.uuid,
-                    kind="transfer",
-                    owner_delta=-balance.owner_balance,
-                    self_delta=-balance.self_balance,
-                    source=f"to {estate.wallet}: {why}",
-                    reinvested_delta=-balance.reinvested,
-                ),
-                now,
-            )
-            wallet_store.append_ledger(
-                conn,
-                LedgerEntry(
-                    agent_uuid=estate.uuid,
-                    kind="transfer",
-                    owner_delta=balance.owner_balance,
-                    self_delta=balance.self_balance,
-                    source=f"from {agent.wallet}: {why}",
-                    reinvested_delta=balance.reinvested,
-                    transferred_in=balance.balance + balance.reinvested,
-                ),
-                now,
-            )
-        store.retain_assets(conn, agent.uuid, estate.uuid, now)
+    estate = _estate(conn, listing, agent, balance, now)
     store.move_agent(conn, agent.uuid, holding)
     wallet_store.bump_auth_epoch(conn)
+    return _record_handover(conn, listing, sale, agent, balance, holding, estate, settle_tx, now)
+
+
+def _estate(conn: Conn, listing: ListingRow, agent: AgentRow, balance: BalanceRow, now: float) -> AgentRow | None:
+    """The seller's estate wallet, when the sold agent has a balance or retained assets to leave behind:
+    made in the seller's account, given both (None: nothing to keep)."""
+    if not (balance.balance or balance.reinvested or store.retained_count(conn, agent.uuid)):
+        return None
+    estate = wallets.register(
+        conn,
+        account_id=agent.account_id,
+        new_key_hash=None,
+        name=(agent.name[: 64 - len(ESTATE_SUFFIX)] + ESTATE_SUFFIX),
+        specialty=agent.specialty,
+        referral_code=None,
+        now=now,
+    )
+    if balance.balance or balance.reinvested:
+        _move_balance(conn, listing, agent, estate, balance, now)
+    store.retain_assets(conn, agent.uuid, estate.uuid, now)
+    return estate
+
+
+def _move_balance(
+    conn: Conn, listing: ListingRow, agent: AgentRow, estate: AgentRow, balance: BalanceRow, now: float
+) -> None:
+    """The sold agent's pre-sale balance (owner, self and reinvested parts) to the estate wallet."""
+    why = f"sale of listing {listing.id}: pre-sale balance"
+    wallet_store.append_ledger(
+        conn,
+        LedgerEntry(
+            agent_uuid=agent.uuid,
+            kind="transfer",
+            owner_delta=-balance.owner_balance,
+            self_delta=-balance.self_balance,
+            source=f"to {estate.wallet}: {why}",
+            reinvested_delta=-balance.reinvested,
+        ),
+        now,
+    )
+    wallet_store.append_ledger(
+        conn,
+        LedgerEntry(
+            agent_uuid=estate.uuid,
+            kind="transfer",
+            owner_delta=balance.owner_balance,
+            self_delta=balance.self_balance,
+            source=f"from {agent.wallet}: {why}",
+            reinvested_delta=balance.reinvested,
+            transferred_in=balance.balance + balance.reinvested,
+        ),
+        now,
+    )
+
+
+def _record_handover(
+    conn: Conn,
+    listing: ListingRow,
+    sale: SaleRow,
+    agent: AgentRow,
+    balance: BalanceRow,
+    holding: str,
+    estate: AgentRow | None,
+    settle_tx: str,
+    now: float,
+) -> HandoverRow:
+    """The handover's row and its audit entry."""
     row = HandoverRow(
         listing_id=listing.id,
         agent_uuid=agent.uuid,

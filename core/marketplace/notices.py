@@ -19,16 +19,19 @@ import html
 import secrets
 from typing import Any
 
+from core import egress
 from core.isotime import iso_utc
+from core.keys import Caller
 from core.marketplace import rules
-from core.marketplace.context import Notices
+from core.marketplace.context import Market, Notices
 from core.money import usdc_text
 from core.outbox import enqueue_webhook
 from core.outbox.email import enqueue_email
 from core.store import Conn
 from core.store import marketplace as store
 from core.store import wallets as wallet_store
-from core.store.marketplace import ListingRow, SaleRow
+from core.store.marketplace import ListingRow, SaleRow, WatchRow
+from core.store.wallets import AgentRow
 
 
 def email(
@@ -229,3 +232,25 @@ def settled(conn: Conn, n: Notices, listing: ListingRow, sale: SaleRow, estate: 
             ],
             now=now,
         )
+
+
+async def add_watch(
+    m: Market, caller: Caller, agent: AgentRow, address: str | None, webhook_url: str | None
+) -> WatchRow:
+    """The caller's watch of `agent`: e-mails to `address`, or listing.state_changed webhooks to
+    `webhook_url` (SSRF rules; its secret made here). Held by the key's agent; by the watched agent
+    when an account key watches one of its own (so that agent's key reaches it and its siblings' do
+    not); else by the account (core.keys.Caller.reach)."""
+    secret = None
+    if webhook_url is not None:
+        try:
+            await egress.check_url(webhook_url, m.notices.allow_private_webhooks)
+        except egress.WebhookURLError as exc:
+            raise egress.url_error(exc, "webhookUrl") from exc
+        secret = egress.new_secret()
+    holder = caller.agent_id or (agent.uuid if agent.account_id == caller.account_id else None)
+    row = WatchRow(
+        "wat_" + secrets.token_hex(12), agent.uuid, caller.account_id, address, webhook_url, secret, m.clock(), holder
+    )
+    await m.writer.run(lambda conn: store.insert_watch(conn, row))
+    return row

@@ -9,6 +9,7 @@ import uuid
 from typing import Any
 
 from core import audit
+from core.errors import ServiceError
 from core.isotime import iso_utc
 from core.marketplace import notices, rules
 from core.marketplace.context import Notices
@@ -16,7 +17,8 @@ from core.store import Conn
 from core.store import audit as audit_store
 from core.store import marketplace as store
 from core.store import wallets as wallet_store
-from core.store.marketplace import ListingRow, SaleRow
+from core.store.marketplace import AssetRow, ListingRow, SaleRow
+from core.store.wallets import AgentRow
 
 log = logging.getLogger("agentledger.drop")
 
@@ -284,3 +286,14 @@ def revert_sale(conn: Conn, listing: ListingRow, sale: SaleRow, now: float, reas
         now,
     )
     log.warning("listing %s: sale %s (%s) reverted: %s", listing.id, sale.id, sale.commit_tx, reason)
+
+
+def flag_asset(conn: Conn, agent: AgentRow, cid: str, transferred: bool, now: float) -> list[AssetRow]:
+    """Set whether the deliverable `cid` of `agent` goes with its NFT; the manifest is frozen once a
+    buyer committed (409 agent_settling). Answers the agent's manifest."""
+    if store.sale_paused(conn, agent.uuid, agent.wallet) == "settling":
+        raise ServiceError(409, "agent_settling", "a buyer committed to the asset manifest: it is frozen")
+    if not store.produced_cid(conn, agent.uuid, cid):
+        raise ServiceError(404, "asset_not_found", f"agent {agent.wallet} produced no deliverable {cid}", param="cid")
+    store.set_asset_flag(conn, agent.uuid, cid, transferred, now)
+    return store.assets_of(conn, agent.uuid)

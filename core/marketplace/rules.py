@@ -22,7 +22,6 @@ MIN_FLOOR_BPS = 2_500
 #: The seller's share of a sale (the rest, plus dust, is the service fee): the contract's SELLER_BPS.
 SELLER_BPS = 9_800
 BPS = 10_000
-NOTICE_SECONDS = 7 * 24 * 3600
 
 #: An earnings statement is good for this many seconds of chain time (and for one listing).
 STATEMENT_SECONDS = 600

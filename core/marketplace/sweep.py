@@ -32,9 +32,6 @@ from core.store import marketplace as store
 
 log = logging.getLogger("agentledger.drop")
 
-SETTLE_INTERVAL = 300.0
-EXPIRE_INTERVAL = 3600.0
-RECONCILE_INTERVAL = 30.0
 #: Reverts meaning "someone else already did it" (nothing to retry).
 _DONE = frozenset({"WrongStatus", "UnknownListing"})
 #: Reverts meaning "not yet" (the projection ran ahead of the chain's clock): try at the next sweep.

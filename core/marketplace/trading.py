@@ -280,8 +280,37 @@ async def record_offer(
     asking price only with acceptOffers), it is the buyer's own EIP-712 signature of the contract's
     Offer, it has not expired, its nonce is unused, the buyer's USDC balance and allowance cover it."""
     listing = await m.reads.run(lambda db: _open_listing(db, listing_uuid))
+    buyer = _offer_terms(listing, price, buyer)
+    _offer_signed(m, listing, buyer=buyer, price=price, nonce=nonce, deadline=deadline, signature=signature)
+    await _offer_funded(m, buyer=buyer, price=price, nonce=nonce, deadline=deadline)
+    now = m.clock()
+    offer = OfferRow(
+        id=str(uuid.uuid4()),
+        listing_id=listing_uuid,
+        buyer_address=buyer,
+        price=price,
+        nonce=nonce,
+        deadline=deadline,
+        signature=signature,
+        buyer_email=buyer_email,
+        buyer_account=caller.account_id,
+        state="open",
+        created_at=now,
+        updated_at=now,
+    )
+    return await m.writer.run(lambda conn: _book_offer(conn, m, offer))
+
+
+def _require_active(listing: ListingRow) -> ListingRow:
     if listing.state != rules.ACTIVE:
         raise ServiceError(409, "listing_not_active", f"the listing is {listing.state}", param="listingId")
+    return listing
+
+
+def _offer_terms(listing: ListingRow, price: int, buyer: str) -> str:
+    """The listing takes an offer of `price` from `buyer` (active; at or above the floor; below the
+    asking price only with acceptOffers; not the seller's own): the buyer's checksummed address."""
+    _require_active(listing)
     if price < listing.floor_price:
         raise ServiceError(
             422,
@@ -296,6 +325,13 @@ async def record_offer(
     buyer = Web3.to_checksum_address(buyer)
     if buyer == listing.seller_address:
         raise ServiceError(422, "seller_cannot_buy", "the seller cannot offer on its own listing", param="buyerAddress")
+    return buyer
+
+
+def _offer_signed(
+    m: Market, listing: ListingRow, *, buyer: str, price: int, nonce: int, deadline: int, signature: str
+) -> None:
+    """401 offer_signature_mismatch unless `signature` is the buyer's EIP-712 signature of the Offer."""
     typed = rules.offer_typed_data(
         chain_id=m.chain_id,
         marketplace=m.marketplace,
@@ -313,6 +349,11 @@ async def record_offer(
             f"the Offer signature recovers to {signer or 'no address'}, not to buyerAddress {buyer}",
             param="signature",
         )
+
+
+async def _offer_funded(m: Market, *, buyer: str, price: int, nonce: int, deadline: int) -> None:
+    """As the chain stands: the offer has not expired, its nonce is unused, the buyer's USDC balance and
+    allowance cover it."""
     now_chain = await chain_now(m)
     if deadline <= now_chain:
         raise ServiceError(
@@ -341,33 +382,19 @@ async def record_offer(
             param="buyerAddress",
             replayable=False,
         )
-    now = m.clock()
 
-    def work(conn: Conn) -> OfferRow:
-        fresh = _open_listing(conn, listing_uuid)
-        if fresh.state != rules.ACTIVE:
-            raise ServiceError(409, "listing_not_active", f"the listing is {fresh.state}", param="listingId")
-        if store.find_offer(conn, listing_uuid, buyer, nonce) is not None:
-            raise ServiceError(409, "offer_exists", f"{buyer} already offered with nonce {nonce}", param="nonce")
-        offer = OfferRow(
-            id=str(uuid.uuid4()),
-            listing_id=listing_uuid,
-            buyer_address=buyer,
-            price=price,
-            nonce=nonce,
-            deadline=deadline,
-            signature=signature,
-            buyer_email=buyer_email,
-            buyer_account=caller.account_id,
-            state="open",
-            created_at=now,
-            updated_at=now,
+
+def _book_offer(conn: Conn, m: Market, offer: OfferRow) -> OfferRow:
+    """The offer into the book, in the writer's transaction, if the listing is still active and the
+    buyer's nonce was not offered before; its notice to the seller."""
+    fresh = _require_active(_open_listing(conn, offer.listing_id))
+    if store.find_offer(conn, offer.listing_id, offer.buyer_address, offer.nonce) is not None:
+        raise ServiceError(
+            409, "offer_exists", f"{offer.buyer_address} already offered with nonce {offer.nonce}", param="nonce"
         )
-        store.insert_offer(conn, offer)
-        notices.offer_received(conn, m.notices, fresh, buyer, price, deadline, now)
-        return offer
-
-    return await m.writer.run(work)
+    store.insert_offer(conn, offer)
+    notices.offer_received(conn, m.notices, fresh, offer.buyer_address, offer.price, offer.deadline, offer.created_at)
+    return offer
 
 
 async def fillability(

@@ -27,7 +27,7 @@ def listing_json(row: ListingRow) -> dict[str, Any]:
         "earningsAtListingUsdc": usdc(row.earnings_at_listing),
         "acceptOffers": row.accept_offers,
         "status": row.state,
-        "state": row.state,  # the deprecated name of status (api.marketplace.Listing says until when)
+        "state": row.state,  # the deprecated name of status (api.marketplace.models.Listing says until when)
         "agentPaused": row.state in (rules.ACTIVE, rules.SETTLING),
         "expiresAt": iso_utc(row.expires_at),
         "listTx": row.list_tx,

@@ -28,15 +28,15 @@ from eth_utils import keccak
 from standardwebhooks import Webhook, WebhookVerificationError
 
 from api.app import create_app
-from api.hire import HIRE
+from api.http import SERVICES
 from core.checkout import rules as checkout_rules
+from core.checkout.follower import OrderFollower
 from core.config import Settings
-from core.hire import Hire, rules
+from core.hire import EscrowFollower, Hire, rules
 from core.hire.context import Seams
 from core.operator import Operator
 from core.store import connect, open_database
 from indexer.rpc import RetryPolicy, RpcClient
-from indexer.service import followers
 from indexer.sync import Indexer
 from tests.integration.chainkit import USDC, System
 from tests.integration.http_kit import Client, Reply
@@ -372,7 +372,7 @@ class Harness(Client):
                     start_block=dep.deploy_block,
                     confirmations=0,
                     use_finalized_tag=False,
-                    followers=followers(self.clock),
+                    followers=[OrderFollower(self.clock), EscrowFollower(self.clock)],
                 )
                 await ix.run_until(self.system.w3.eth.block_number)
         finally:
@@ -457,7 +457,7 @@ def build_app(
         sweep_interval=None,
     )
     if seams is not None:
-        app[HIRE].seams = seams
+        app[SERVICES].part(Hire).seams = seams
     return app, db
 
 
@@ -478,7 +478,16 @@ async def serve(
     try:
         async with aiohttp.ClientSession() as session:
             yield Harness(
-                session, f"http://{host}:{port}", db, db_path, clock, system, rpc_url, app, app[HIRE], provider_server
+                session,
+                f"http://{host}:{port}",
+                db,
+                db_path,
+                clock,
+                system,
+                rpc_url,
+                app,
+                app[SERVICES].part(Hire),
+                provider_server,
             )
     finally:
         await runner.cleanup()

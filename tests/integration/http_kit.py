@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
 import aiohttp
 from aiohttp import web
 
-from api.app import add_jobs
+from api import checkout
+from api.app import add_jobs, install
+from api.http import DISPATCHER, SERVICES, Hooks, services_of
+from core.checkout.context import Checkout
+from core.config import Settings
+from core.deployments import Deployment
 from core.jobs import JobRunner
+from core.operator import Operator
 from core.outbox.dispatcher import Dispatcher
 
 
@@ -80,6 +88,34 @@ class Client:
         return await call(
             self.session, self.base + path, method, body, key=key, idem=idem, headers=headers, params=params
         )
+
+
+def install_checkout(
+    app: web.Application,
+    deployment: Deployment,
+    operator: Operator,
+    clock: Callable[[], float] = time.time,
+    *,
+    settings: Settings | None = None,
+    hooks: Hooks | None = None,
+) -> Checkout:
+    """The checkout feature in a piecewise test app (over add_wallet_routes' Services, given the
+    deployment and operator; webhooks may reach loopback), installed as create_app installs it; it wakes
+    the app's outbox dispatcher when one is hosted (mount_dispatcher first)."""
+    wallets = services_of(app)
+    services = app[SERVICES] = replace(
+        wallets,
+        deployment=deployment,
+        settings=settings or Settings(),
+        clock=clock,
+        operator_sender=operator,
+        allow_private=True,
+        hooks=hooks or wallets.hooks,
+    )
+    if DISPATCHER in app:
+        services.wake = app[DISPATCHER].wake
+    install(app, (checkout.FEATURE,))
+    return services.part(Checkout)
 
 
 def mount_dispatcher(app: web.Application, dispatcher: Dispatcher) -> Dispatcher:

@@ -25,15 +25,12 @@ from aiohttp import web
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
 
-from api.checkout import add_checkout_routes
 from api.errors import error_middleware
-from api.http import READS, WRITER, Hooks
-from api.providers import add_provider_routes
+from api.http import Hooks
 from api.wallets import add_wallet_routes
 from core.anvil import Anvil, free_port
 from core.chain import connect as connect_chain
 from core.checkout import rules
-from core.checkout.context import Checkout
 from core.checkout.follower import OrderFollower
 from core.checkout.sweep import STUCK_AFTER, sweep
 from core.deployments import Deployment
@@ -44,6 +41,7 @@ from core.store import connect, open_database, transaction
 from core.store import orders as order_store
 from indexer.rpc import RpcClient
 from tests.integration.chainkit import USDC, System
+from tests.integration.http_kit import install_checkout
 from tests.integration.indexer_kit import make_indexer
 from tests.integration.proc_kit import wait_serving
 from tests.integration.rpc_proxy import RpcProxy
@@ -963,9 +961,7 @@ def _serve_main() -> None:
     )
     add_wallet_routes(app, db, hooks=seams)
     operator = Operator(w3, Account.from_key(args.operator_key), dep.contracts, dep.usdc)
-    checkout = Checkout(app[READS], app[WRITER], operator, dep.chain_id, allow_private_webhooks=True)
-    add_provider_routes(app, checkout)
-    add_checkout_routes(app, checkout)
+    install_checkout(app, dep, operator, hooks=seams)
     web.run_app(app, host="127.0.0.1", port=int(args.port), print=None)
 
 

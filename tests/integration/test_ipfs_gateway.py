@@ -28,8 +28,9 @@ from multiformats import CID
 
 from api import ipfs_gateway as gw
 from api.app import install
+from api.checkout.provider_orders import read_capped
 from api.errors import ACCEPTS, ApiError
-from api.http import DELIVERABLES, READS, WRITER, read_capped
+from api.http import services_of
 from api.wallets import create_wallet_app
 from core import deliverables, ipfs
 from core.store import connect
@@ -49,6 +50,11 @@ class Gateway:
     db: Any
     clock: Clock
 
+    @property
+    def store(self) -> deliverables.Deliverables:
+        """The app's deliverables store (what the provider's upload stores into)."""
+        return services_of(self.app).part(deliverables.Deliverables)
+
     async def get(self, path: str, method: str = "GET", **headers: str) -> tuple[int, bytes, CIMultiDict[str]]:
         async with self.session.request(method, self.base + path, headers=headers) as resp:
             return resp.status, await resp.read(), resp.headers.copy()
@@ -66,7 +72,7 @@ async def upload(request: web.Request) -> web.Response:
     part = await reader.next()
     assert isinstance(part, aiohttp.BodyPartReader)
     content = await read_capped(part, int(request.query["limit"]))
-    cid = await request.app[DELIVERABLES].store(content)
+    cid = await services_of(request.app).part(deliverables.Deliverables).store(content)
     return web.json_response({"cid": cid})
 
 
@@ -75,7 +81,8 @@ async def serve(tmp_path: Path, ipfs_api_url: str = "") -> AsyncIterator[Gateway
     db = connect(tmp_path / "ledger.db", durable=True)
     clock = Clock()
     app = create_wallet_app(db, clock)
-    app[DELIVERABLES] = deliverables.Deliverables(app[READS], app[WRITER], ipfs_api_url, clock)
+    services = services_of(app)
+    services.provide(deliverables.Deliverables(services.reads, services.writer, ipfs_api_url, clock))
     install(app, (gw.FEATURE,))
     app.router.add_post("/test/upload", upload)
     app[ACCEPTS] = {("POST", "/test/upload"): ("application/json", "multipart/form-data")}  # what the route reads
@@ -121,7 +128,7 @@ def test_store_then_fetch_rehashes_to_the_cid(tmp_path: Path) -> None:
     async def body() -> None:
         async with serve(tmp_path) as g:
             for name, content in CONTENTS.items():
-                cid = await g.app[DELIVERABLES].store(content)
+                cid = await g.store.store(content)
                 assert cid == ipfs.cid_of(content)
                 status, got, headers = await g.get(f"/ipfs/{cid}")
                 assert status == 200, name
@@ -144,9 +151,9 @@ def test_store_is_idempotent(tmp_path: Path) -> None:
     async def body() -> None:
         async with serve(tmp_path) as g:
             content = CONTENTS["binary"]
-            first = await g.app[DELIVERABLES].store(content)
+            first = await g.store.store(content)
             g.clock.now += 60
-            again = await g.app[DELIVERABLES].store(content)
+            again = await g.store.store(content)
             assert first == again
             meta = store.info(g.db, first)
             assert meta is not None and meta.created_at == 1_800_000_000.0
@@ -167,9 +174,9 @@ def test_multipart_upload_and_its_cap(tmp_path: Path) -> None:
             assert status == 413 and (reply["code"], reply["param"]) == ("payload_too_large", "file")
             assert g.db.execute("SELECT count(*) FROM ipfs_objects").fetchone()[0] == 1
             with pytest.raises(ApiError) as exc:
-                await g.app[DELIVERABLES].store(bytes(deliverables.MAX_DELIVERABLE_BYTES + 1))
+                await g.store.store(bytes(deliverables.MAX_DELIVERABLE_BYTES + 1))
             assert (exc.value.status, exc.value.code) == (413, "payload_too_large")
-            assert await g.app[DELIVERABLES].store(bytes(deliverables.MAX_DELIVERABLE_BYTES)) == ipfs.cid_of(
+            assert await g.store.store(bytes(deliverables.MAX_DELIVERABLE_BYTES)) == ipfs.cid_of(
                 bytes(deliverables.MAX_DELIVERABLE_BYTES)
             )
 
@@ -183,7 +190,7 @@ def test_head_sends_headers_only(tmp_path: Path) -> None:
     async def body() -> None:
         async with serve(tmp_path) as g:
             for content in (CONTENTS["json"], pattern(gw.SNIFF_LIMIT + 1)):  # sniffed, and too large to sniff
-                cid = await g.app[DELIVERABLES].store(content)
+                cid = await g.store.store(content)
                 status, got, headers = await g.get(f"/ipfs/{cid}", method="HEAD")
                 assert status == 200 and got == b""
                 assert int(headers["Content-Length"]) == len(content)
@@ -199,7 +206,7 @@ def test_head_sends_headers_only(tmp_path: Path) -> None:
 def test_if_none_match_answers_304(tmp_path: Path) -> None:
     async def body() -> None:
         async with serve(tmp_path) as g:
-            cid = await g.app[DELIVERABLES].store(CONTENTS["text"])
+            cid = await g.store.store(CONTENTS["text"])
             for tag in (f'"{cid}"', f'W/"{cid}"', f'"other", "{cid}"', "*"):
                 status, got, headers = await g.get(f"/ipfs/{cid}", **{"If-None-Match": tag})
                 assert status == 304 and got == b"", tag
@@ -217,7 +224,7 @@ def test_cidv0_and_other_bases_read_the_same_content(tmp_path: Path) -> None:
     async def body() -> None:
         async with serve(tmp_path) as g:
             content = CONTENTS["binary"]
-            cid = await g.app[DELIVERABLES].store(content)
+            cid = await g.store.store(content)
             v1 = CID.decode(cid)
             for alias in (str(v1.set(version=0, base="base58btc")), cid.upper(), str(v1.set(base="base36"))):
                 assert alias != cid
@@ -234,7 +241,7 @@ def test_cidv0_and_other_bases_read_the_same_content(tmp_path: Path) -> None:
 def test_malformed_and_unknown_cids(tmp_path: Path) -> None:
     async def body() -> None:
         async with serve(tmp_path) as g:
-            cid = await g.app[DELIVERABLES].store(CONTENTS["text"])
+            cid = await g.store.store(CONTENTS["text"])
             for bad in ("not-a-cid", cid[:20], "z" * 600, "b" + cid[1:].upper()):
                 status, raw, _ = await g.get(f"/ipfs/{bad}")
                 assert_error(status, raw, 400, "invalid_cid", "cid")
@@ -303,7 +310,7 @@ def test_pins_to_the_configured_node(tmp_path: Path) -> None:
             assert kubo.calls == [deliverables.KUBO_ADD_PARAMS]
             meta = store.info(g.db, reply["cid"])
             assert meta is not None and meta.pinned
-            assert await g.app[DELIVERABLES].store(content) == reply["cid"]
+            assert await g.store.store(content) == reply["cid"]
             assert len(kubo.calls) == 1  # already pinned: the node is not asked again
 
     run(body)
@@ -321,7 +328,7 @@ def test_a_node_naming_another_cid_is_an_error(tmp_path: Path) -> None:
             assert meta is not None and not meta.pinned  # kept here, retried later
             assert store.unpinned(g.db) == [cid]
             kubo.wrong_cid = False
-            assert await g.app[DELIVERABLES].pin_unpinned() == [cid]
+            assert await g.store.pin_unpinned() == [cid]
             assert store.unpinned(g.db) == []
             status, got, _ = await g.get(f"/ipfs/{cid}")
             assert status == 200 and got == content

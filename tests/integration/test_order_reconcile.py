@@ -20,8 +20,9 @@ from eth_account import Account
 from eth_account.messages import encode_defunct
 
 from api.app import create_app
-from api.http import CHECKOUT, HOOKS, OPERATOR
+from api.http import SERVICES
 from core.checkout import orders
+from core.checkout.context import Checkout
 from core.checkout.follower import OrderFollower
 from core.config import Settings
 from core.operator import Operator
@@ -57,7 +58,15 @@ async def service(system: System, tmp_path: Path) -> AsyncIterator[Harness]:
     try:
         async with aiohttp.ClientSession() as session:
             yield Harness(
-                session, str(server.make_url("")), db, Clock(), system, app, app[OPERATOR], app[CHECKOUT], app[HOOKS]
+                session,
+                str(server.make_url("")),
+                db,
+                Clock(),
+                system,
+                app,
+                app[SERVICES].operator,
+                app[SERVICES].part(Checkout),
+                app[SERVICES].hooks,
             )
     finally:
         await server.close()

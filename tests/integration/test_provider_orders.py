@@ -24,7 +24,8 @@ from eth_account.signers.local import LocalAccount
 from web3 import Web3
 
 from api.app import create_app
-from api.provider_orders import UPLOAD_SLOTS, UploadSlots
+from api.checkout import UploadSlots
+from api.http import SERVICES
 from core.audit import canonical
 from core.checkout.follower import OrderFollower
 from core.checkout.orders import completion_message, deliverable_message, provider_message
@@ -94,7 +95,7 @@ async def harness(system: System, tmp_path: Path, uploads: UploadSlots | None = 
     op = Operator(system.w3, system.operator, dep.contracts, dep.usdc)
     app = create_app(dep, "http://127.0.0.1:9", db, settings=Settings(webhook_allow_private="true"), operator=op)
     if uploads is not None:
-        app[UPLOAD_SLOTS] = uploads
+        app[SERVICES].provide(uploads)
     runner = web.AppRunner(app)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)

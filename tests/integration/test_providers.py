@@ -27,21 +27,20 @@ from eth_account.messages import encode_defunct
 from eth_account.signers.local import LocalAccount
 from web3 import Web3
 
-from api.checkout import add_checkout_routes
 from api.errors import error_middleware
-from api.http import PUBLIC_URL, READS, WRITER, Hooks
-from api.providers import add_provider_routes
+from api.http import PUBLIC_URL, Hooks
 from api.wallets import add_wallet_routes
 from core import instance
 from core.anvil import Anvil
 from core.checkout import rules
 from core.checkout.context import Checkout
+from core.config import Settings
 from core.operator import ContractReverted, Operator, operator_account
 from core.outbox.dispatcher import Dispatcher as WebhookDispatcher
 from core.store import checkout as store
 from core.store import connect, transaction
 from tests.integration.chainkit import USDC, System
-from tests.integration.http_kit import Client, Reply, mount_dispatcher
+from tests.integration.http_kit import Client, Reply, install_checkout, mount_dispatcher
 from tests.integration.rpc_proxy import RpcProxy
 
 
@@ -152,17 +151,9 @@ async def serve(
     # (no connect(): its blocking probe would starve a proxy served by this very loop)
     w3 = Web3(Web3.HTTPProvider(rpc_url)) if rpc_url else system.w3
     operator = Operator(w3, system.operator, system.deployment.contracts, system.deployment.usdc)
-    checkout = Checkout(
-        reads=app[READS],
-        writer=app[WRITER],
-        operator=operator,
-        chain_id=system.deployment.chain_id,
-        clock=clock,
-        session_ttl=ttl,
-        allow_private_webhooks=True,
+    checkout = install_checkout(
+        app, system.deployment, operator, clock, settings=Settings(checkout_session_ttl=ttl), hooks=seams
     )
-    add_provider_routes(app, checkout)
-    add_checkout_routes(app, checkout)
     server = TestServer(app, host="127.0.0.1", port=0)
     await server.start_server()
     try:

@@ -62,21 +62,6 @@ FEATURES: dict[str, tuple[str, ...]] = {
 SHARED_FEATURES = frozenset({"wallets"})
 #: Features that may import any feature.
 READS_EVERY_FEATURE = frozenset({"dashboard"})
-#: Transitional, removed by the integrator with the checkout package: today's files of the checkout
-#: feature beside api/checkout.py (the package api.checkout holds them).
-CHECKOUT_FILES = {"api.providers": "checkout", "api.provider_orders": "checkout", "api.acp": "checkout"}
-#: Transitional, removed by the integrator once the checkout, hire and drop runs take Services: the
-#: plumbing's app keys of their contexts (api.http's CHECKOUT, DELIVERABLES and the upload's cap), and
-#: the indexer's transitional list of their followers (indexer.service).
-PLUMBING_IMPORTS_ALLOWED = frozenset(
-    {
-        ("api.http", "core.checkout.context"),
-        ("api.http", "core.deliverables"),
-        ("indexer.service", "core.checkout.follower"),
-        ("indexer.service", "core.hire"),
-        ("indexer.service", "core.marketplace"),
-    }
-)
 #: What of api/ the indexer may import: the features' one list and the type of its entries.
 INDEXER_REACHES = frozenset({"api.features", "api.feature"})
 INDEXER_PHASES = frozenset({"indexer.historical", "indexer.realtime"})
@@ -139,7 +124,7 @@ def feature_of(name: str) -> str | None:
     for feature, homes in FEATURES.items():
         if any(_in(name, home) for home in homes):
             return feature
-    return CHECKOUT_FILES.get(name)
+    return None
 
 
 def is_plumbing(name: str) -> bool:
@@ -161,11 +146,11 @@ def violations(name: str, imported: set[str]) -> list[str]:
             any(_in(dep, p) for p in ("scripts", "service")) or (_in(dep, "api") and dep not in INDEXER_REACHES)
         ):
             out.append(f"{name} (indexer) imports {dep}")
-        elif _in(name, "indexer") and theirs is not None and (name, dep) not in PLUMBING_IMPORTS_ALLOWED:
+        elif _in(name, "indexer") and theirs is not None:
             out.append(f"{name} (indexer) imports the feature module {dep} (features come through api.features)")
         elif name in INDEXER_PHASES and dep in INDEXER_PHASES and dep != name:
             out.append(f"{name} (an indexer phase) imports the other phase {dep}")
-        elif is_plumbing(name) and theirs is not None and (name, dep) not in PLUMBING_IMPORTS_ALLOWED:
+        elif is_plumbing(name) and theirs is not None:
             out.append(f"{name} (plumbing) imports the feature module {dep}")
         elif (
             mine is not None

@@ -7,8 +7,8 @@ import asyncio
 
 import pytest
 
+from api.checkout import UploadSlots
 from api.errors import ApiError
-from api.provider_orders import UploadSlots
 
 
 def test_one_upload_per_order_and_two_per_provider() -> None:

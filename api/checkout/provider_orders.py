@@ -12,86 +12,39 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from typing import Annotated, Any
+from typing import Any
 
 from aiohttp import BodyPartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
+from pydantic import BaseModel, ValidationError
 
+from api.checkout import models
 from api.errors import ApiError
-from api.http import CHECKOUT, CLOCK, DELIVERABLES, READS, WRITER, read_capped, wake_outbox
-from api.operation import Call, Operation, Reply, Run
-from api.policy import mount, respond
+from api.http import services_of
+from api.operation import Call, Reply, Run
+from api.policy import respond
 from core import ipfs, signatures
 from core.audit import canonical
 from core.checkout import orders, provider_orders
-from core.deliverables import MAX_DELIVERABLE_BYTES, too_large
+from core.checkout.context import Checkout
+from core.deliverables import MAX_DELIVERABLE_BYTES, Deliverables, too_large
+from core.services import Services
 from core.store import Conn
 from core.store.orders import OrderRow
 
-SIGNATURE_PATTERN = r"^0x[0-9a-fA-F]{130}$"
-#: An upload's signature travels in headers, so it is checked before the body is read.
-TIMESTAMP_HEADER = "X-Provider-Timestamp"
-SIGNATURE_HEADER = "X-Provider-Signature"
-DIGEST_HEADER = "X-Content-SHA256"
 
-
-class Signed(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-    timestamp: StrictInt = Field(description="unix seconds; within 300 s of the server's clock")
-    signature: Annotated[StrictStr, Field(pattern=SIGNATURE_PATTERN, description="EIP-191 signature, 65 bytes hex")]
-
-
-class FailRequest(Signed):
-    reason: (
-        Annotated[
-            StrictStr,
-            Field(
-                min_length=1,
-                max_length=orders.MAX_REASON_CHARS,
-                description="public (history, audit log, webhooks); signed: 'fail:{order_id}:{timestamp}:{reason}'",
-            ),
-        ]
-        | None
-    ) = None
-
-
-class CompleteRequest(Signed):
-    cid: Annotated[StrictStr, Field(min_length=1, max_length=200, description="the deliverable's CID")]
-
-
-class DeliverableJson(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-    content: dict[str, Any] = Field(description="stored as its RFC 8785 canonical JSON bytes")
-    # Over HTTP the signature travels in headers (checked before the body is read); a transport without
-    # headers (an MCP tool call, whose arguments arrive whole) carries the same two values here.
-    timestamp: StrictInt | None = Field(None, description=f"MCP only (over HTTP: the {TIMESTAMP_HEADER} header)")
-    signature: Annotated[
-        StrictStr | None,
-        Field(pattern=SIGNATURE_PATTERN, description=f"MCP only (over HTTP: the {SIGNATURE_HEADER} header)"),
-    ] = None
-
-
-class OrderMove(BaseModel):
-    id: str
-    status: str
-    from_state: str
-    audit_id: int
-
-
-class DeliverableResponse(BaseModel):
-    cid: str
-    size: int
-    url: str
-
-
-class CompleteResponse(BaseModel):
-    txHash: str
-    jobId: str
-    status: str
-
-
-# ---- handlers -----------------------------------------------------------------------------------
+async def read_capped(part: BodyPartReader, limit: int | None = None) -> bytes:
+    """The bytes of one multipart part, refused with 413 as soon as they pass `limit` (default: the
+    largest deliverable); the multipart reader streams, so aiohttp's client_max_size does not bound it."""
+    cap = MAX_DELIVERABLE_BYTES if limit is None else limit
+    out = bytearray()
+    while True:
+        chunk = await part.read_chunk(64 * 1024)
+        if not chunk:
+            return bytes(out)
+        out += chunk
+        if len(out) > cap:
+            raise too_large(len(out))
 
 
 def _parse(model: type[BaseModel], raw: bytes) -> Any:
@@ -105,11 +58,11 @@ def _parse(model: type[BaseModel], raw: bytes) -> Any:
 
 def _action_run(action: str) -> Run:
     to_state = orders.PROVIDER_ACTIONS[action]
-    model: type[Signed] = FailRequest if action == "fail" else Signed
+    model: type[models.Signed] = models.FailRequest if action == "fail" else models.Signed
 
-    async def run(app: web.Application, call: Call) -> Reply:
+    async def run(services: Services, call: Call) -> Reply:
         signed = _parse(model, call.body)
-        now = app[CLOCK]()
+        now = services.clock()
         given = getattr(signed, "reason", None)
 
         def check(db: Conn) -> tuple[OrderRow, str]:
@@ -122,12 +75,12 @@ def _action_run(action: str) -> Run:
                 provider_orders.check_recoverable(db, order)
             return order, digest
 
-        order, digest = await app[READS].run(check)
+        order, digest = await services.reads.run(check)
         reason = given or action
-        body = await app[WRITER].run(
+        body = await services.writer.run(
             lambda conn: provider_orders.move(conn, order.id, digest, to_state, now, reason=reason)
         )
-        wake_outbox(app)
+        services.wake()
         return Reply(200, json.dumps(body).encode())
 
     run.__name__ = f"run_{action}"
@@ -182,34 +135,39 @@ class UploadSlots:
                 del self._providers[provider]
 
 
-#: The upload slots and read deadline of this app.
-UPLOAD_SLOTS: web.AppKey[UploadSlots] = web.AppKey("upload_slots", UploadSlots)
-
-
 def _upload_headers(headers: Mapping[str, str]) -> tuple[int, str, str]:
     """(timestamp, signature, declared SHA-256) from the upload's signature headers (400 otherwise)."""
     values = {}
-    for name in (TIMESTAMP_HEADER, SIGNATURE_HEADER, DIGEST_HEADER):
+    for name in (models.TIMESTAMP_HEADER, models.SIGNATURE_HEADER, models.DIGEST_HEADER):
         value = headers.get(name)
         if not value:
             raise ApiError(
                 401,
                 "missing_signature",
-                f"an upload is signed in its headers ({TIMESTAMP_HEADER}, {SIGNATURE_HEADER}, {DIGEST_HEADER}), "
-                "checked before the body is read",
+                f"an upload is signed in its headers ({models.TIMESTAMP_HEADER}, {models.SIGNATURE_HEADER}, "
+                f"{models.DIGEST_HEADER}), checked before the body is read",
                 param=name,
             )
         values[name] = value.strip()
-    raw_ts, signature, digest = values[TIMESTAMP_HEADER], values[SIGNATURE_HEADER], values[DIGEST_HEADER].lower()
+    raw_ts, signature, digest = (
+        values[models.TIMESTAMP_HEADER],
+        values[models.SIGNATURE_HEADER],
+        values[models.DIGEST_HEADER].lower(),
+    )
     if not re.fullmatch(r"[0-9]{1,12}", raw_ts):
-        raise ApiError(400, "invalid_request", "the timestamp header must be unix seconds", param=TIMESTAMP_HEADER)
-    if not re.fullmatch(SIGNATURE_PATTERN, signature):
         raise ApiError(
-            400, "invalid_request", "the signature header must be 0x and 130 hex digits", param=SIGNATURE_HEADER
+            400, "invalid_request", "the timestamp header must be unix seconds", param=models.TIMESTAMP_HEADER
+        )
+    if not re.fullmatch(models.SIGNATURE_PATTERN, signature):
+        raise ApiError(
+            400, "invalid_request", "the signature header must be 0x and 130 hex digits", param=models.SIGNATURE_HEADER
         )
     if not re.fullmatch(r"[0-9a-f]{64}", digest):
         raise ApiError(
-            400, "invalid_request", "the SHA-256 header must be 64 hex digits (of the exact bytes)", param=DIGEST_HEADER
+            400,
+            "invalid_request",
+            "the SHA-256 header must be 64 hex digits (of the exact bytes)",
+            param=models.DIGEST_HEADER,
         )
     return int(raw_ts), signature, digest
 
@@ -220,8 +178,8 @@ async def upload_deliverable(request: web.Request) -> web.StreamResponse:
     body is read (the order is in_progress, the signature is its provider's, fresh and unused);
     then the body is read within the slot and deadline rules of UploadSlots, and must hash to the
     declared SHA-256."""
-    app = request.app
-    order_id, headers, now = request.match_info["order_id"], request.headers, app[CLOCK]()
+    services = services_of(request.app)
+    order_id, headers, now = request.match_info["order_id"], request.headers, services.clock()
 
     def check(db: Conn) -> tuple[OrderRow, str, str]:
         provider_orders.order_or_404(db, order_id)  # an unknown order is a 404 whatever the headers
@@ -229,12 +187,12 @@ async def upload_deliverable(request: web.Request) -> web.StreamResponse:
         order, digest = provider_orders.check_upload(db, order_id, declared, timestamp, signature, now)
         return order, digest, declared
 
-    order, digest, declared = await app[READS].run(check)
+    order, digest, declared = await services.reads.run(check)
     if request.content_length is not None and request.content_length > MAX_DELIVERABLE_BYTES + 64 * 1024:
         raise too_large(request.content_length, param=None)
     if request.content_type not in ("multipart/form-data", "application/json"):
         raise ApiError(415, "unsupported_media_type", "send multipart/form-data or application/json")
-    slots = app[UPLOAD_SLOTS]
+    slots = services.part(UploadSlots)
     with slots.hold(order.id, order.provider_uuid):
         try:
             async with asyncio.timeout(slots.read_deadline):
@@ -250,33 +208,36 @@ async def upload_deliverable(request: web.Request) -> web.StreamResponse:
         sha = await asyncio.to_thread(_sha256, data) if len(data) > 1 << 20 else _sha256(data)
         if sha != declared:
             raise ApiError(
-                400, "digest_mismatch", f"the bytes received hash to {sha}, not the signed SHA-256", param=DIGEST_HEADER
+                400,
+                "digest_mismatch",
+                f"the bytes received hash to {sha}, not the signed SHA-256",
+                param=models.DIGEST_HEADER,
             )
-        reply = await _store(app, order, digest, data)
+        reply = await _store(services, order, digest, data)
     return respond(reply)
 
 
-async def _store(app: web.Application, order: Any, digest: str, data: bytes) -> Reply:
+async def _store(services: Services, order: Any, digest: str, data: bytes) -> Reply:
     """Store checked bytes by CID (and pin them); the signature's one use is recorded with them."""
     cid = await asyncio.to_thread(ipfs.cid_of, data) if len(data) > 1 << 20 else ipfs.cid_of(data)
-    now = app[CLOCK]()
-    await app[WRITER].run(lambda conn: provider_orders.add_deliverable(conn, order.id, digest, cid, data, now))
-    deliverables = app[DELIVERABLES]
+    now = services.clock()
+    await services.writer.run(lambda conn: provider_orders.add_deliverable(conn, order.id, digest, cid, data, now))
+    deliverables = services.part(Deliverables)
     if deliverables.api_url:
         await deliverables.pin(cid, data)  # stored either way; a failed pin is a 502 and a retry pins it
     return Reply(201, json.dumps({"cid": cid, "size": len(data), "url": f"/ipfs/{cid}"}).encode())
 
 
-async def run_upload_deliverable(app: web.Application, call: Call) -> Reply:
+async def run_upload_deliverable(services: Services, call: Call) -> Reply:
     """The upload without HTTP headers (an MCP tool): {content, timestamp, signature}, the signature over
     the SHA-256 of the content's RFC 8785 bytes, exactly as the headers would carry it. The arguments
     arrive whole (the transport bounds their size), so there is no slow body to guard against; the
     order's slot is still held so that two uploads to one order do not interleave."""
-    order_id, now = call.path["order_id"], app[CLOCK]()
+    order_id, now = call.path["order_id"], services.clock()
 
     def check(db: Conn) -> tuple[OrderRow, str, bytes]:
         provider_orders.order_or_404(db, order_id)  # as over HTTP: an unknown order first
-        parsed: DeliverableJson = _parse(DeliverableJson, call.body)
+        parsed: models.DeliverableJson = _parse(models.DeliverableJson, call.body)
         if parsed.timestamp is None or parsed.signature is None:
             raise ApiError(
                 401,
@@ -290,9 +251,9 @@ async def run_upload_deliverable(app: web.Application, call: Call) -> Reply:
         )
         return order, digest, data
 
-    order, digest, data = await app[READS].run(check)
-    with app[UPLOAD_SLOTS].hold(order.id, order.provider_uuid):
-        return await _store(app, order, digest, data)
+    order, digest, data = await services.reads.run(check)
+    with services.part(UploadSlots).hold(order.id, order.provider_uuid):
+        return await _store(services, order, digest, data)
 
 
 def _sha256(data: bytes) -> str:
@@ -303,18 +264,18 @@ async def _read_body(request: web.Request) -> bytes:
     """The deliverable's bytes: the multipart `file` part, or the RFC 8785 bytes of JSON `content`."""
     if request.content_type == "multipart/form-data":
         return await _read_multipart(request)
-    parsed: DeliverableJson = _parse(DeliverableJson, await request.read())  # client_max_size: 1 MiB
+    parsed: models.DeliverableJson = _parse(models.DeliverableJson, await request.read())  # client_max_size: 1 MiB
     if parsed.timestamp is not None or parsed.signature is not None:
         raise ApiError(
             400,
             "invalid_request",
-            f"over HTTP the signature goes in the {TIMESTAMP_HEADER} / {SIGNATURE_HEADER} headers",
+            f"over HTTP the signature goes in the {models.TIMESTAMP_HEADER} / {models.SIGNATURE_HEADER} headers",
             param="signature" if parsed.signature is not None else "timestamp",
         )
     return _canonical_content(parsed)
 
 
-def _canonical_content(parsed: DeliverableJson) -> bytes:
+def _canonical_content(parsed: models.DeliverableJson) -> bytes:
     try:
         return canonical(parsed.content)
     except (TypeError, ValueError) as exc:  # floats, integers beyond 2**53: no canonical form
@@ -344,7 +305,8 @@ async def _read_multipart(request: web.Request) -> bytes:
                 raise ApiError(
                     400,
                     "invalid_request",
-                    f"{part.name} goes in the {TIMESTAMP_HEADER} / {SIGNATURE_HEADER} headers, checked before the body",
+                    f"{part.name} goes in the {models.TIMESTAMP_HEADER} / {models.SIGNATURE_HEADER} headers, checked "
+                    "before the body",
                     param=part.name,
                 )
             if part.name != "file":
@@ -359,9 +321,9 @@ async def _read_multipart(request: web.Request) -> bytes:
     return data
 
 
-async def run_complete(app: web.Application, call: Call) -> Reply:
-    body: CompleteRequest = _parse(CompleteRequest, call.body)
-    cid, now = body.cid, app[CLOCK]()
+async def run_complete(services: Services, call: Call) -> Reply:
+    body: models.CompleteRequest = _parse(models.CompleteRequest, call.body)
+    cid, now = body.cid, services.clock()
 
     def check(db: Conn) -> tuple[OrderRow, str]:
         order = provider_orders.order_or_404(db, call.path["order_id"])
@@ -371,8 +333,8 @@ async def run_complete(app: web.Application, call: Call) -> Reply:
         digest = provider_orders.check_signature(db, order, message, body.timestamp, body.signature, now)
         return order, digest
 
-    order, digest = await app[READS].run(check)
-    ctx = app[CHECKOUT]
+    order, digest = await services.reads.run(check)
+    ctx = services.part(Checkout)
     if (
         order.status == "completed"
         and order.attestation == body.signature.lower()
@@ -389,112 +351,10 @@ async def run_complete(app: web.Application, call: Call) -> Reply:
             raise ApiError(
                 409, "deliverable_mismatch", "cid is not the deliverable uploaded for this order", param="cid"
             )
-        now = app[CLOCK]()
-        await app[WRITER].run(lambda conn: signatures.use_once(conn, digest, now))
+        now = services.clock()
+        await services.writer.run(lambda conn: signatures.use_once(conn, digest, now))
         answer = await provider_orders.release(
             ctx, order, cid, body.timestamp, body.signature, resend=False, claimed=digest
         )
-    wake_outbox(app)
+    services.wake()
     return Reply(200, json.dumps(answer).encode())
-
-
-# ---- wiring -------------------------------------------------------------------------------------
-
-_SIGNED_ERRORS = {
-    401: ("signature_expired", "invalid_signature"),
-    404: ("order_not_found",),
-    409: ("invalid_transition", "signature_replayed", "provider_not_linked", "escrow_closed"),
-}
-
-
-def _action_description(action: str) -> str:
-    text = f"Signed by the provider's self wallet (EIP-191) over '{action}:{{order_id}}:{{timestamp}}'"
-    if action == "fail":
-        return (
-            f"{text} or, with a reason (1-{orders.MAX_REASON_CHARS} printable characters, published in the history"
-            " and the audit log), over 'fail:{order_id}:{timestamp}:{reason}'."
-        )
-    if action == "start":
-        return f"{text}. An order may be started straight from created (acknowledge is optional)."
-    return text + "."
-
-
-OPERATIONS: list[Operation] = [
-    *(
-        Operation(
-            "POST",
-            f"/api/acp/orders/{{order_id}}/{action}",
-            f"{action}Order",
-            f"Provider: {action} an order",
-            OrderMove,
-            request=FailRequest if action == "fail" else Signed,
-            auth="none",
-            errors={**_SIGNED_ERRORS, 422: ("invalid_reason",)} if action == "fail" else _SIGNED_ERRORS,
-            tags=("orders",),
-            description=_action_description(action),
-            run=ACTION_RUNS[action],
-            destructive=action == "fail",
-        )
-        for action in orders.PROVIDER_ACTIONS
-    ),
-    Operation(
-        "POST",
-        "/api/acp/orders/{order_id}/deliverables",
-        "uploadDeliverable",
-        "Provider: upload the deliverable",
-        DeliverableResponse,
-        status=201,
-        request=DeliverableJson,
-        auth="none",
-        errors={
-            **_SIGNED_ERRORS,
-            400: ("invalid_content", "digest_mismatch", "invalid_request"),
-            401: (*_SIGNED_ERRORS[401], "missing_signature"),
-            408: ("upload_timeout",),
-            409: (*_SIGNED_ERRORS[409], "deliverable_quota", "upload_in_progress"),
-            413: ("payload_too_large",),
-            415: ("unsupported_media_type",),
-            429: ("upload_slots_busy",),
-        },
-        tags=("orders",),
-        run=run_upload_deliverable,
-        handler=upload_deliverable,
-        links={"cid": "agentledger://ipfs/{cid}"},
-        description=f"multipart/form-data (one `file` part) or JSON {{content}}, signed in the headers "
-        f"{TIMESTAMP_HEADER} (unix s), {DIGEST_HEADER} (hex SHA-256 of the exact bytes: the file part, or the "
-        f"content's RFC 8785 JSON) and {SIGNATURE_HEADER} (EIP-191 over "
-        "'deliver:{order_id}:{sha256}:{timestamp}'), all checked before the body is read. One upload per order "
-        "and two per provider are read at a time (409 / 429 past them); the body must arrive within the read "
-        "deadline (408) and hash to the signed SHA-256 (400 digest_mismatch). Answers the bytes' CID (Kubo's "
-        "`ipfs add --cid-version=1`), served at /ipfs/{cid}. At most 20 uploads per order; the last one is the "
-        "order's deliverable. As an MCP tool (no headers): {content, timestamp, signature}, signed alike.",
-    ),
-    Operation(
-        "POST",
-        "/api/acp/orders/{order_id}/complete",
-        "completeOrder",
-        "Provider: attest completion and release the escrow",
-        CompleteResponse,
-        request=CompleteRequest,
-        auth="none",
-        errors={
-            **_SIGNED_ERRORS,
-            400: ("invalid_cid",),
-            409: (*_SIGNED_ERRORS[409], "deliverable_mismatch", "release_refused", "already_released"),
-            422: ("release_refused",),
-            503: ("chain_unavailable", "internal_step_failed", "indexer_halted"),
-        },
-        tags=("orders",),
-        run=run_complete,
-        open_world=True,
-        description="Signed over 'complete:{jobId}:{cid}:{timestamp}' (the gateway's attestationMessage); sends the "
-        "gateway release and answers its transaction. The order becomes released when the release is final on-chain.",
-    ),
-]
-
-
-def add_provider_order_routes(app: web.Application, uploads: UploadSlots | None = None) -> None:
-    """Mount the provider-side order calls (needs the wallet routes' DB/WRITER/CLOCK and an OPERATOR);
-    `uploads` sets the upload slots and read deadline (tests shorten it)."""
-    app[UPLOAD_SLOTS] = uploads or UploadSlots()
-    mount(app, OPERATIONS)
