@@ -7,9 +7,10 @@ Each tree runs from its own .venv and code: the API server is the tree's own ben
 scripts of benchmarks.earn_throughput (one agent's earns) and benchmarks.decision_log (100 agents'
 decisions); the backfill is the tree's own benchmarks.indexer_backfill.backfill (a fresh SQLite file,
 deploy block to head, everything final) over one chain generated once for both (at least --events of the
-contracts' events on one anvil). The trees take turns, old then new in odd rounds and new then old in
-even ones, so drift of the machine falls on both. Prints each round, then per workload the medians and
-new/old (the median of the per-round ratios; above 1 is faster for every figure printed).
+contracts' events on one anvil). In each round both trees' servers are up and each figure is taken for
+one tree right after the other (old first in odd rounds, new first in even ones; the backfill --backfills
+times each, alternating, its median kept), so the machine's drift falls on both. Prints each round, then
+per workload the medians and new/old (the median of the per-round ratios; above 1 is faster).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from benchmarks._kit import post_json, run_wrk, start_servers, stop_servers
@@ -58,8 +61,10 @@ def tree_env(tree: Path) -> dict[str, str]:
     return env
 
 
-def measure_api(tree: Path, tmp: Path, seconds: int, connections: int, agents: int) -> tuple[float, float]:
-    """(earn req/s, decisions req/s) of `tree`'s service on a fresh database."""
+@contextmanager
+def api_server(tree: Path, tmp: Path, agents: int) -> Iterator[tuple[str, Path, Path]]:
+    """`tree`'s service on a fresh database, with one agent to earn and `agents` to log decisions:
+    (base URL, earn wrk script, decisions wrk script)."""
     port = free_port()
     db = tmp / f"api-{time.monotonic_ns()}.db"
     python = tree / ".venv/bin/python"
@@ -68,18 +73,16 @@ def measure_api(tree: Path, tmp: Path, seconds: int, connections: int, agents: i
         base = f"http://127.0.0.1:{port}"
         reg = post_json(f"{base}/api/agents/register", {"name": "bench", "specialty": "data_research"})
         key, wallet = str(reg["api_key"]), str(reg["agent"]["wallet"])  # type: ignore[index]
-        earn = tmp / "earn.lua"
+        earn = tmp / f"earn-{port}.lua"
         body = json.dumps({"agentId": wallet, "amount": 1.5, "source": "bench"})
         earn.write_text(WRK_SCRIPT.format(key=key, body=body))
         rows = []
         for i in range(agents):
             got = post_json(f"{base}/api/agents/register", {"name": f"bench{i}", "specialty": "data_research"})
             rows.append(f'{{"/api/agents/{got["agent"]["id"]}/log", "{got["api_key"]}"}}')  # type: ignore[index]
-        decisions = tmp / "decisions.lua"
+        decisions = tmp / f"decisions-{port}.lua"
         decisions.write_text(LUA.format(agents=", ".join(rows), body=BODY))
-        earn_rps = run_wrk(f"{base}/api/agents/earn", earn, seconds, connections)[0]
-        decision_rps = run_wrk(base, decisions, seconds, connections)[0]
-        return earn_rps, decision_rps
+        yield base, earn, decisions
     finally:
         stop_servers(procs)
 
@@ -107,7 +110,8 @@ def main() -> int:
     parser.add_argument("--seconds", type=int, default=5, help="wrk's duration for each HTTP figure")
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--agents", type=int, default=100, help="agents logging decisions")
-    parser.add_argument("--events", type=int, default=20_000, help="at least this many events to backfill")
+    parser.add_argument("--events", type=int, default=50_000, help="at least this many events to backfill")
+    parser.add_argument("--backfills", type=int, default=3, help="backfills of each tree per round (median)")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is needed: apt-get install wrk")
@@ -127,18 +131,35 @@ def main() -> int:
         deployments.save(system.deployment, tmp / "deployments")
         print(f"chain: {emitted:,} events; old {trees['old']}, new {trees['new']}", flush=True)
         for round_no in range(1, args.rounds + 1):
+            # both servers up at once, each figure measured for one tree right after the other
             order = ("old", "new") if round_no % 2 else ("new", "old")
+            with (
+                api_server(trees[order[0]], tmp, args.agents) as first,
+                api_server(trees[order[1]], tmp, args.agents) as second,
+            ):
+                servers = dict(zip(order, (first, second), strict=True))
+                figures: dict[str, dict[str, float]] = {name: {} for name in order}
+                for name in order:
+                    base, earn, _ = servers[name]
+                    figures[name][WORKLOADS[0]] = run_wrk(
+                        f"{base}/api/agents/earn", earn, args.seconds, args.connections
+                    )[0]
+                for name in reversed(order):
+                    base, _, decisions = servers[name]
+                    figures[name][WORKLOADS[1]] = run_wrk(base, decisions, args.seconds, args.connections)[0]
+            rates: dict[str, list[float]] = {name: [] for name in order}
+            for _ in range(args.backfills):
+                for name in order:
+                    rates[name].append(measure_backfill(trees[name], tmp, node.rpc_url, tmp / "deployments")[0])
             for name in order:
-                earn, decisions = measure_api(trees[name], tmp, args.seconds, args.connections, args.agents)
-                rate, events = measure_backfill(trees[name], tmp, node.rpc_url, tmp / "deployments")
-                figures = dict(zip(WORKLOADS, (earn, decisions, rate), strict=True))
-                for workload, value in figures.items():
+                figures[name][WORKLOADS[2]] = statistics.median(rates[name])
+                for workload, value in figures[name].items():
                     found.setdefault((name, workload), []).append(value)
-                print(
-                    f"  round {round_no} {name}: earn {earn:,.0f} req/s, decisions {decisions:,.0f} req/s,"
-                    f" backfill {rate:,.0f} events/s ({events:,} events)",
-                    flush=True,
-                )
+            line = "; ".join(
+                f"{name}: " + ", ".join(f"{w.split()[0]} {v:,.0f}" for w, v in f.items())
+                for name, f in sorted(figures.items(), reverse=True)
+            )
+            print(f"  round {round_no}: {line}", flush=True)
     print(f"medians of {args.rounds} rounds; new/old is the median of the per-round ratios")
     for workload in WORKLOADS:
         old, new = found[("old", workload)], found[("new", workload)]
