@@ -32,7 +32,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -76,12 +76,16 @@ def _keys(*names: str) -> frozenset[str]:
 
 #: What is legitimately different per run, each with why. Everything else must be equal byte for byte.
 RULES: tuple[Rule, ...] = (
-    Rule("key", "API keys are 128 random bits (core.keys)", r"aglk_[0-9a-f]{32}"),
+    Rule(
+        "key",
+        "API keys are 128 random bits (core.keys); the operator's view names each by its hash's prefix",
+        r"aglk_[0-9a-f]{32}|<code>(?P<v>[0-9a-f]{12})</code>",
+    ),
     Rule("wallet", "agent wallet ids are 48 random bits (core.wallets)", r"agl_[0-9a-f]{12}(?![0-9a-f])"),
     Rule(
         "uuid",
-        "accounts, agents, listings and sales are uuid4",
-        r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}",
+        "accounts, agents, listings and sales are uuid4 (shortened on the operator's view)",
+        r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}|[0-9a-f]{8}…[0-9a-f]{4}(?![0-9a-f])",
     ),
     Rule(
         "id",
@@ -104,8 +108,15 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "time",
-        "wall-clock instants (ISO 8601) of the run: created/updated/expiry times, webhook stamps",
-        r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z| UTC|[+-]\d{2}:?\d{2})?",
+        "wall-clock instants of the run with a fraction of a second (ISO 8601): created/updated times",
+        r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d+(?:Z|[+-]\d{2}:?\d{2})?",
+    ),
+    Rule(
+        "second",
+        "wall-clock instants of the run to the second (ISO 8601, the dashboard's): two of them are equal or not"
+        " as the run's timing falls, so they keep no equality",
+        r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:Z| UTC|[+-]\d{2}:?\d{2})?",
+        numbered=False,
     ),
     Rule(
         "instance",
@@ -116,7 +127,8 @@ RULES: tuple[Rule, ...] = (
     Rule("day", "the UTC day of the run (run counters are keyed by it): the days the run spans, as known values"),
     Rule(
         "unix",
-        "Unix times of the run (block times, deadlines derived from them, signatures' timestamps)",
+        "Unix times of the run (block times, deadlines derived from them, signatures' timestamps); in seconds,"
+        " so like `second` they keep no equality",
         r"(?<![0-9.])1[0-9]{9}\.[0-9]+(?![0-9])",  # with a fraction: a float Unix time (the brain's lastUpdated)
         keys=_keys(
             "timestamp",
@@ -132,6 +144,7 @@ RULES: tuple[Rule, ...] = (
             "attested_at",
             "notice_ends_at",
         ),
+        numbered=False,
     ),
     Rule(
         "hash",
@@ -212,7 +225,9 @@ class Normalizer:
     def _name(self, value: str, kind: str) -> str:
         if value in KEEP:
             return value
-        if kind in self._unnumbered:  # never replaced elsewhere: a short number could be anything
+        if kind in self._unnumbered:
+            if len(value) >= GLOBAL_MIN:  # a short number (a duration) is not replaced elsewhere: it could be anything
+                self.values[value] = f"<{kind}>"
             return f"<{kind}>"
         if value not in self.values:
             self.counts[kind] = self.counts.get(kind, 0) + 1
@@ -240,7 +255,6 @@ class Normalizer:
                         and isinstance(item, (str, int))
                         and not isinstance(item, bool)
                         and len(str(item)) >= GLOBAL_MIN
-                        and kind not in self._unnumbered
                     ):
                         self._name(str(item), kind)
                 self.learn_json(v)
@@ -1096,6 +1110,11 @@ def flow_mcp(w: World) -> None:
             ]:
                 result = await client.call_tool(name, args)
                 w.rec.add(f"mcp.{mode}.{who}.{name}", "MCP", f"tools/call {name}", 200, {}, _dump(result))
+                quote = (result.structured_content or {}).get("quote_id")
+                if name == "quote_spend" and quote is not None:  # the execute: moves what was quoted, once
+                    for attempt in ("spend", "spend-again"):
+                        done = await client.call_tool("spend", {"quote_id": quote})
+                        w.rec.add(f"mcp.{mode}.{who}.{attempt}", "MCP", "tools/call spend", 200, {}, _dump(done))
 
     async def main() -> None:
         for mode in ("2026-07-28", "legacy"):
@@ -1109,28 +1128,31 @@ def _dump(model: Any) -> str:
     return json.dumps(model.model_dump(mode="json", by_alias=True, exclude_none=True), ensure_ascii=False)
 
 
+def _signed_in(w: World, step: str, key: str) -> Recorder:
+    """A browser of its own (its cookies) signed in to the dashboard with `key`, recording into the run."""
+    page = Recorder(httpx.Client(base_url=w.svc.base, timeout=30.0), w.rec.exchanges)
+    form = page.call(f"{step}-form", "GET", "/dashboard/sign-in").text
+    csrf = re.search(r'name="csrf" value="([^"]+)"', form)
+    assert csrf is not None, "no csrf field on the sign-in page"
+    body = _form({"csrf": csrf.group(1), "key": key})
+    headers = {"Content-Type": "application/x-www-form-urlencoded"}
+    page.call(step, "POST", "/dashboard/sign-in", content=body, headers=headers)
+    return page
+
+
 def flow_dashboard(w: World) -> None:
-    rec = w.rec
-    with httpx.Client(base_url=w.svc.base, timeout=30.0) as browser:
-        page = Recorder(browser, rec.exchanges)
-        form = page.call("dashboard.sign-in-form", "GET", "/dashboard/sign-in").text
-        csrf = re.search(r'name="csrf" value="([^"]+)"', form)
-        assert csrf is not None, "no csrf field on the sign-in page"
-        data = {"csrf": csrf.group(1), "key": w.ids["key"]}
-        page.call(
-            "dashboard.sign-in",
-            "POST",
-            "/dashboard/sign-in",
-            content=_form(data),
-            headers={"Content-Type": "application/x-www-form-urlencoded"},
-        )
+    page = _signed_in(w, "dashboard.sign-in", w.ids["key"])
+    with closing(page.api):
         page.call("dashboard.overview", "GET", "/dashboard")
         page.call("dashboard.agent", "GET", f"/dashboard/agents/{w.ids['wallet']}")
         page.call("dashboard.ledger-csv", "GET", "/dashboard/ledger.csv")
         page.call("dashboard.live", "GET", "/dashboard/live?view=overview")
         page.call("dashboard.operator-refused", "GET", "/dashboard/operator")
         page.call("dashboard.missing", "GET", "/dashboard/nowhere")
-    rec.call("dashboard.signed-out", "GET", "/dashboard")
+    w.rec.call("dashboard.signed-out", "GET", "/dashboard")
+    operator = _signed_in(w, "dashboard.operator-sign-in", _issue_key(w, "--operator"))
+    with closing(operator.api):
+        operator.call("dashboard.operator", "GET", "/dashboard/operator")
 
 
 def _form(data: dict[str, str]) -> str:
