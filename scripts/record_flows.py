@@ -70,8 +70,8 @@ class Rule:
     numbered: bool = True
 
 
-def _keys(*names: str) -> frozenset[str]:
-    return frozenset(names)
+def _keys(names: str) -> frozenset[str]:
+    return frozenset(names.split())
 
 
 #: What is legitimately different per run, each with why. Everything else must be equal byte for byte.
@@ -92,12 +92,12 @@ RULES: tuple[Rule, ...] = (
         "sessions, orders, items, hire jobs, quotes, outbox events and watches have random ids",
         r"(?:cs|ord|item|hire|q|evt|wat)_[0-9a-f]{16,32}(?![0-9a-f])",
     ),
-    Rule("code", "referral codes are random (core.wallets)", keys=_keys("referral_code", "referralCode")),
+    Rule("code", "referral codes are random (core.wallets)", keys=_keys("referral_code referralCode")),
     Rule(
         "secret",
         "webhook and provider signing secrets are random, shown once",
         r"whsec_[A-Za-z0-9+/=]+",
-        _keys("webhook_secret", "signingSecret", "signingSecretRaw", "webhookSecret", "secret"),
+        _keys("webhook_secret signingSecret signingSecretRaw webhookSecret secret"),
     ),
     Rule(
         "token",
@@ -131,18 +131,8 @@ RULES: tuple[Rule, ...] = (
         " so like `second` they keep no equality",
         r"(?<![0-9.])1[0-9]{9}\.[0-9]+(?![0-9])",  # with a fraction: a float Unix time (the brain's lastUpdated)
         keys=_keys(
-            "timestamp",
-            "deadline",
-            "created_at",
-            "updated_at",
-            "expires_at",
-            "expiresAt",
-            "createdAt",
-            "updatedAt",
-            "noticeWindowEndsAt",
-            "lastActiveAt",
-            "attested_at",
-            "notice_ends_at",
+            "timestamp deadline created_at updated_at expires_at expiresAt createdAt updatedAt "
+            "noticeWindowEndsAt lastActiveAt attested_at notice_ends_at"
         ),
         numbered=False,
     ),
@@ -152,43 +142,16 @@ RULES: tuple[Rule, ...] = (
         " (and their shortened forms on the dashboard)",
         r"[0-9a-f]{10}(?:…|\\u2026)[0-9a-f]{6}",
         keys=_keys(
-            "txHash",
-            "tx_hash",
-            "settlement_tx_hash",
-            "mint_tx",
-            "releaseTx",
-            "refundTx",
-            "listTx",
-            "endTx",
-            "service_job_id",
-            "jobId",
-            "escrowJobId",
-            "job_id",
-            "chain_hash",
-            "prev_hash",
-            "chainHash",
-            "prevHash",
-            "leafHash",
-            "leaf_hash",
-            "root",
-            "signature",
-            "payload_hash",
-            "mintTx",
-            "proof",
-            "first_root",
-            "second_root",
-            "log_root",
-            "attestation",
-            "commitTx",
-            "commit_tx",
-            "sha256",
-            "nonce",
+            "txHash tx_hash settlement_tx_hash mint_tx releaseTx refundTx listTx endTx service_job_id "
+            "jobId escrowJobId job_id chain_hash prev_hash chainHash prevHash leafHash leaf_hash root "
+            "signature payload_hash mintTx proof first_root second_root log_root attestation commitTx "
+            "commit_tx sha256 nonce"
         ),
     ),
     Rule(
         "duration",
         "durations measured in the run (a provider's response time and the reputation figures over it)",
-        keys=_keys("responseMs", "response_ms", "avgResponseMs", "p95ResponseMs"),
+        keys=_keys("responseMs response_ms avgResponseMs p95ResponseMs"),
         numbered=False,
     ),
     Rule("port", "loopback ports are picked free per run (the API, anvil, the provider)"),
@@ -225,6 +188,8 @@ class Normalizer:
     def _name(self, value: str, kind: str) -> str:
         if value in KEEP:
             return value
+        if value in self.values:  # named already (a pattern's find comes first: an ISO time under createdAt)
+            return self.values[value]
         if kind in self._unnumbered:
             if len(value) >= GLOBAL_MIN:  # a short number (a duration) is not replaced elsewhere: it could be anything
                 self.values[value] = f"<{kind}>"
@@ -1302,7 +1267,9 @@ def _render(line: str) -> list[str]:
     out += [f"  {k}: {v}" for k, v in row["headers"].items()]
     try:
         body = json.loads(row["body"], parse_float=Decimal, parse_int=Decimal)
-        text = json.dumps(body, indent=1, ensure_ascii=False, default=str)
+        # numbers as written (1.50 stays 1.50): each goes through as a marked string, unquoted after
+        text = json.dumps(body, indent=1, ensure_ascii=False, default=lambda n: f"\0{n}\0")
+        text = text.replace('"\\u0000', "").replace('\\u0000"', "")
     except ValueError:
         text = row["body"]
     out += ["  " + part for part in text.splitlines()]
@@ -1310,17 +1277,28 @@ def _render(line: str) -> list[str]:
 
 
 def compare(a: Path, b: Path) -> int:
+    """Print a unified diff of two records (one per differing exchange when both ran the same steps);
+    1 when they differ."""
     left, right = a.read_text().splitlines(), b.read_text().splitlines()
     if left == right:
         print(f"identical: {len(left)} exchanges")
         return 0
-    ra = [r for line in left for r in _render(line)]
-    rb = [r for line in right for r in _render(line)]
-    diff = list(difflib.unified_diff(ra, rb, str(a), str(b), lineterm="", n=2))
-    if not diff:  # equal when pretty-printed: the bytes differ (whitespace, number form): show the lines
-        diff = list(difflib.unified_diff(left, right, str(a), str(b), lineterm="", n=0))
-    print("\n".join(diff))
+    same_steps = [json.loads(x)["step"] for x in left] == [json.loads(y)["step"] for y in right]
+    pairs = [(left, right, str(a), str(b))]
+    if same_steps:
+        pairs = [
+            ([x], [y], f"{a}: {json.loads(x)['step']}", f"{b}") for x, y in zip(left, right, strict=True) if x != y
+        ]
+    for x, y, name_a, name_b in pairs:
+        diff = list(difflib.unified_diff(_lines(x), _lines(y), name_a, name_b, lineterm="", n=2))
+        # equal when pretty-printed: the bytes differ (whitespace, the form of a number): show the lines
+        print("\n".join(diff or difflib.unified_diff(x, y, name_a, name_b, lineterm="", n=0)))
+    print(f"{len(pairs)} exchange(s) differ" if same_steps else "the records ran different steps")
     return 1
+
+
+def _lines(record: list[str]) -> list[str]:
+    return [part for line in record for part in _render(line)]
 
 
 def main(argv: list[str] | None = None) -> int:
