@@ -62,14 +62,23 @@ asyncio.run(main())
 """
 
 
-def start_servers(code: str, args: list[str], count: int, env: dict[str, str]) -> list[subprocess.Popen[str]]:
+def start_servers(
+    code: str,
+    args: list[str],
+    count: int,
+    env: dict[str, str],
+    *,
+    python: Path | str = sys.executable,
+    cwd: Path = ROOT,
+) -> list[subprocess.Popen[str]]:
     """`count` processes of a server above (TRIVIAL_SERVER, API_SERVER) with `args`, each started once
-    the one before it said "ready" (the first alone migrates a fresh database)."""
+    the one before it said "ready" (the first alone migrates a fresh database); `python` and `cwd` run
+    it from another checkout (benchmarks.tree_ab)."""
     procs: list[subprocess.Popen[str]] = []
     try:
         for _ in range(count):
             proc = subprocess.Popen(
-                [sys.executable, "-c", code, *args], env=env, cwd=ROOT, stdout=subprocess.PIPE, text=True
+                [str(python), "-c", code, *args], env=env, cwd=cwd, stdout=subprocess.PIPE, text=True
             )
             procs.append(proc)
             assert proc.stdout is not None
