@@ -194,6 +194,9 @@ def test_cancel_before_commit_and_refused_after(system: System, tmp_path: Path) 
         assert (r.status, r.body["code"]) == (404, "listing_not_found")  # not the seller's key
         got = await w.ok("POST", f"{BASE}/cancel", {"listingId": first["id"], "txHash": tx}, key=key)
         assert got["listing"]["state"] == "cancelled" and got["listing"]["agentPaused"] is False
+        # The NFT's on-chain pause also pauses spending until the indexer has followed the cancel's block
+        # (the cancel answered from its receipt): under load that can come after the answer.
+        await w.until_projected(first["chainListingId"], "cancelled")
         await w.ok("POST", "/api/agents/spend", {"agentId": wallet, "amount": 1, "destination": "x"}, key=key)
 
         second = await w.list(key, wallet, seller, token, 500 * USDC, 30 * USDC)
