@@ -144,7 +144,7 @@ async def run_log_decision(services: Services, call: Call) -> Reply:
         # Ownership first (404 otherwise): resolving the URL for any caller would let a stranger
         # probe which internal names exist. The transaction checks the agent again.
         await services.reads.run(lambda db: decisions.agent_for(db, caller, agent_uuid))
-        await decisions.check_webhook_url(req.webhook_url, services.allow_private)
+        await egress.check_webhook_url(req.webhook_url, services.allow_private, "webhook_url")
     now = services.clock()
     rate_limit = services.part(decisions.DecisionLog).rate_limit
     verify_base = call.base_url
