@@ -25,10 +25,6 @@ __all__ = ["FeatureContext", "Services"]
 T = TypeVar("T")
 
 
-def _nothing() -> None:
-    return None
-
-
 @dataclass
 class Services:
     """The parts every feature shares. `reads` and `writer` exist only in a process with a database (an
@@ -51,7 +47,7 @@ class Services:
     #: Test seams (api.http.Hooks); every field None in production.
     hooks: Any = None
     #: Wakes the outbox dispatcher: a delivery was just committed (no-op without one).
-    wake: Callable[[], None] = _nothing
+    wake: Callable[[], None] = lambda: None
     _parts: dict[type, Any] = field(default_factory=dict)
 
     @property
