@@ -34,7 +34,7 @@ from core import anchoring
 from core.config import Settings
 from core.deployments import Deployment
 from core.egress import allow_private_for
-from core.jobs import DailyAt, Every, Job, JobRunner, Service
+from core.jobs import DailyAt, Every, Job, JobRunner
 from core.liveness import Liveness
 from core.networks import LOCAL_CHAIN_ID
 from core.operator import Operator, operator_account
@@ -103,7 +103,7 @@ def add_jobs(app: web.Application, runner: JobRunner) -> JobRunner:
 
 def install(app: web.Application, features: tuple[Feature, ...]) -> list[Parts]:
     """Mount each feature's rows and what its HTTP side adds on `app` and call its install with the app's Services; what
-    each install answered (its jobs, long-lived parts and their health), in the features' order."""
+    each install answered (its jobs, its start and stop), in the features' order."""
     services = services_of(app)
     installed = []
     for feature in features:
@@ -204,12 +204,8 @@ def create_app(
         jobs.append(
             Job("anchor", DailyAt(settings.anchor_time_utc), lambda: anchoring.anchor_once(operator, database_of(db)))
         )
-    long_lived: list[Service] = [dispatcher, *(service for parts in installed for service in parts.long_lived)]
-    runner = add_jobs(app, JobRunner(jobs, long_lived, clock=clock, writer=writer))
-    health = {"writer": writer.health, "outbox": dispatcher.health, "jobs": runner.health}
-    for parts in installed:
-        health.update(parts.health)
-    services.provide(Liveness(health))
+    runner = add_jobs(app, JobRunner(jobs, [dispatcher], clock=clock, writer=writer))
+    services.provide(Liveness({"writer": writer.health, "outbox": dispatcher.health, "jobs": runner.health}))
     return app
 
 

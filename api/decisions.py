@@ -97,14 +97,9 @@ class DecisionLogResponse(_Strict):
 # ---- parsing -------------------------------------------------------------------------------------
 
 
-def parse_decision(body: bytes) -> DecisionLogRequest:
-    """The request of a log POST, or the 400 it deserves."""
-    req, _ = _parse(body)
-    return req
-
-
-def _parse(body: bytes, decoded: Any = None) -> tuple[DecisionLogRequest, decisions.Decision]:
-    """The request and its decision; `decoded`: the body as api.errors already decoded it (HTTP)."""
+def parse_decision(body: bytes, decoded: Any = None) -> tuple[DecisionLogRequest, decisions.Decision]:
+    """The request of a log POST and its decision, or the 400 it deserves; `decoded`: the body as
+    api.errors already decoded it (HTTP)."""
     data = decode_json(body) if decoded is None else decoded
     decisions.check_no_content(data)
     try:
@@ -139,12 +134,12 @@ async def run_log_decision(services: Services, call: Call) -> Reply:
     # which must never run inside the one writer's transaction.
     # The body api.errors already decoded (HTTP); a call that did not come through HTTP (an MCP tool)
     # is decoded here under the same rule.
-    req, decision = _parse(body, call.request.get(JSON_BODY) if call.request is not None else None)
+    req, decision = parse_decision(body, call.request.get(JSON_BODY) if call.request is not None else None)
     if req.webhook_url is not None:
         # Ownership first (404 otherwise): resolving the URL for any caller would let a stranger
         # probe which internal names exist. The transaction checks the agent again.
         await services.reads.run(lambda db: decisions.agent_for(db, caller, agent_uuid))
-        await decisions.check_webhook_url(req.webhook_url, services.allow_private)
+        await egress.check_webhook_url(req.webhook_url, services.allow_private, "webhook_url")
     now = services.clock()
     rate_limit = services.part(decisions.DecisionLog).rate_limit
     verify_base = call.base_url

@@ -10,14 +10,13 @@ in the list.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from api.operation import Operation
 from core.followers import Follower
-from core.jobs import Job, Service
+from core.jobs import Job
 from core.services import Services
-from core.store.health import PartHealth
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -28,12 +27,9 @@ __all__ = ["Feature", "Parts"]
 @dataclass(frozen=True)
 class Parts:
     """What a feature's install made for this process, beside the context it registered in Services
-    (services.provide): its background jobs, its long-lived services (run by the process's JobRunner)
-    and the health of what it keeps running (shown in /healthz, watched by core.liveness)."""
+    (services.provide): its background jobs (run by the process's JobRunner) and its start and stop."""
 
     jobs: tuple[Job, ...] = ()
-    long_lived: tuple[Service, ...] = ()
-    health: dict[str, PartHealth] = field(default_factory=dict)
     #: Awaited in this order when the app starts, before it serves (hire: settle what a crash left).
     starting: tuple[Callable[[], Awaitable[None]], ...] = ()
     #: Awaited in this order when the app shuts down (what `starting` began, the feature's clients).

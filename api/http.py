@@ -52,7 +52,6 @@ __all__ = [
     "services_of",
     "standalone_services",
     "usdc",
-    "wake_outbox",
 ]
 
 log = logging.getLogger("agentledger.api")
@@ -160,14 +159,6 @@ def chain_unavailable(exc: BaseException) -> ApiError:
     internal host names) goes to the log only."""
     log.warning("chain node unavailable: %s", exc)
     return errors.chain_unavailable()
-
-
-def wake_outbox(where: web.Request | web.Application) -> None:
-    """Wake the outbox dispatcher (no-op without one): a delivery was just committed. `where`: the
-    request, or the app an operation runs in (a transport that is not HTTP)."""
-    found = where.config_dict.get(DISPATCHER) if isinstance(where, web.Request) else where.get(DISPATCHER)
-    if found is not None:
-        found.wake()
 
 
 def reply(payload: dict[str, Any], status: int = 200) -> Reply:

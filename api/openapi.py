@@ -397,12 +397,8 @@ def document(table: tuple[Operation, ...], routes: frozenset[tuple[str, str]] | 
     }
 
 
-def app_routes(app: web.Application) -> frozenset[tuple[str, str]]:
-    """(METHOD, path) of every route of `app`, HEAD and OPTIONS aside."""
-    return routes_of(app.router)
-
-
 def routes_of(router: web.UrlDispatcher) -> frozenset[tuple[str, str]]:
+    """(METHOD, path) of every route of `router`, HEAD and OPTIONS aside."""
     out = set()
     for route in router.routes():
         if route.method in ("HEAD", "OPTIONS"):
@@ -410,10 +406,6 @@ def routes_of(router: web.UrlDispatcher) -> frozenset[tuple[str, str]]:
         canonical = route.resource.canonical if route.resource is not None else ""
         out.add((route.method, canonical))
     return frozenset(out)
-
-
-def documented_routes(ops: Iterable[Operation]) -> frozenset[tuple[str, str]]:
-    return frozenset((op.method, op.path) for op in ops)
 
 
 async def run_schema(services: Services, call: Call) -> Reply:

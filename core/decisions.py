@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from core import audit, egress, outbox
+from core import audit, outbox
 from core.errors import ServiceError
 from core.isotime import iso_utc
 from core.keys import Caller
@@ -230,15 +230,6 @@ def agent_for(conn: Conn, caller: Caller, agent_uuid: str) -> wallet_store.Agent
     if agent is None or not caller.may_act_for(agent.account_id, agent.uuid):
         raise ServiceError(404, "agent_not_found", f"no agent {agent_uuid} for this API key", param="agent_uuid")
     return agent
-
-
-async def check_webhook_url(url: str, allow_private: bool) -> None:
-    """core.egress.check_url as the refusal egress.url_error names (it resolves DNS: never
-    inside a transaction)."""
-    try:
-        await egress.check_url(url, allow_private)
-    except egress.WebhookURLError as exc:
-        raise egress.url_error(exc, "webhook_url") from exc
 
 
 def log_decision(

@@ -86,6 +86,15 @@ def url_error(exc: WebhookURLError, param: str) -> ServiceError:
     return ServiceError(400, "invalid_webhook_url", str(exc), param=param)
 
 
+async def check_webhook_url(url: str, allow_private: bool, param: str) -> None:
+    """check_url, its refusal as url_error answers it under `param` (it resolves DNS: never inside a
+    transaction)."""
+    try:
+        await check_url(url, allow_private)
+    except WebhookURLError as exc:
+        raise url_error(exc, param) from exc
+
+
 def new_secret() -> str:
     """32 random bytes, hex: the default webhook secret."""
     return secrets.token_hex(32)

@@ -221,13 +221,6 @@ class Operator:
             raise ChainUnavailable(str(exc)) from exc
         return True
 
-    async def mined_nonce(self) -> int:
-        """The operator account's next nonce as of the latest block (transactions mined so far)."""
-        try:
-            return int(await asyncio.to_thread(self.w3.eth.get_transaction_count, self.address, "latest"))
-        except (Web3RPCError, OSError) as exc:
-            raise ChainUnavailable(str(exc)) from exc
-
     def _receipt(self, signed_hash: bytes, label: str) -> dict[str, Any]:
         tx_hash = "0x" + signed_hash.hex()
         try:

@@ -20,13 +20,9 @@ from core.operator import Operator
 from core.store.committer import GroupCommitter
 from core.store.reads import Reads
 
-__all__ = ["Services"]
+__all__ = ["FeatureContext", "Services"]
 
 T = TypeVar("T")
-
-
-def _nothing() -> None:
-    return None
 
 
 @dataclass
@@ -51,7 +47,7 @@ class Services:
     #: Test seams (api.http.Hooks); every field None in production.
     hooks: Any = None
     #: Wakes the outbox dispatcher: a delivery was just committed (no-op without one).
-    wake: Callable[[], None] = _nothing
+    wake: Callable[[], None] = lambda: None
     _parts: dict[type, Any] = field(default_factory=dict)
 
     @property
@@ -98,3 +94,32 @@ class Services:
         plumbing's own runs (/healthz, the schema, the cards) find these as parts rather than fields, so
         Services stays what every feature shares and a part lives beside the module that makes it."""
         return self._parts.get(kind)
+
+
+@dataclass
+class FeatureContext:
+    """The base of a feature's long-lived context (the checkout's, hire's, the drop's): it holds the
+    Services, so its install passes them once, and names the parts its use cases run with."""
+
+    services: Services
+
+    @property
+    def reads(self) -> Reads:
+        """Committed reads (lookups before a transaction, GETs): `await reads.run(fn)`."""
+        return self.services.reads
+
+    @property
+    def writer(self) -> GroupCommitter:
+        """Every write (the group committer: synchronous=FULL)."""
+        return self.services.writer
+
+    @property
+    def operator(self) -> Operator:
+        return self.services.operator
+
+    @property
+    def chain_id(self) -> int:
+        return self.services.chain_id
+
+    def clock(self) -> float:
+        return self.services.clock()

@@ -81,7 +81,3 @@ def hold(conn: Conn, caller: Caller, ref: str, amount: int, now: float) -> Hold 
 def release(conn: Conn, held: Hold) -> None:
     if held.made:
         store.delete(conn, held.key_hash, held.ref)
-
-
-def used_today(conn: Conn, key_hash: str, now: float) -> int:
-    return store.used(conn, key_hash, day_of(now))

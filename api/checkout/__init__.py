@@ -24,15 +24,7 @@ def install(services: Services) -> Parts:
     the upload slots; the checkout sweep and the IPFS pin job."""
     settings = services.settings
     checkout = services.provide(
-        Checkout(
-            reads=services.reads,
-            writer=services.writer,
-            operator=services.operator,
-            chain_id=services.chain_id,
-            clock=services.clock,
-            session_ttl=settings.checkout_session_ttl,
-            allow_private_webhooks=services.allow_private,
-        )
+        Checkout(services, session_ttl=settings.checkout_session_ttl, allow_private_webhooks=services.allow_private)
     )
     deliverables = services.provide(
         Deliverables(services.reads, services.writer, settings.ipfs_api_url, services.clock)

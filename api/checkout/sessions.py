@@ -24,6 +24,7 @@ from api.checkout.acp import acp_body
 from api.errors import ApiError
 from api.http import Hooks, encode, ok
 from api.operation import Call, Quoted, Reply
+from core import egress
 from core.checkout import funding, rules, sessions, views
 from core.checkout.context import Checkout
 from core.errors import ServiceError
@@ -55,7 +56,7 @@ async def run_create_session(services: Services, call: Call) -> Reply:
     async def validate() -> None:  # before the transaction: the webhook URL check resolves DNS
         req = acp_body(models.SessionCreateRequest, body)
         if req.webhook_url is not None:
-            await sessions.check_webhook_url(req.webhook_url, ctx.allow_private_webhooks)
+            await egress.check_webhook_url(req.webhook_url, ctx.allow_private_webhooks, "$.webhook_url")
         parsed["req"] = req
 
     made: list[tuple[dict[str, Any], str]] = []  # (the view, the webhook secret made for it)

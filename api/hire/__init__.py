@@ -21,17 +21,7 @@ log = logging.getLogger("agentledger.hire")
 
 
 def install(services: Services) -> Parts:
-    hire = services.provide(
-        Hire(
-            reads=services.reads,
-            writer=services.writer,
-            operator=services.operator,
-            chain_id=services.chain_id,
-            clock=services.clock,
-            allow_private=services.allow_private,
-            wake=lambda: services.wake(),  # the outbox dispatcher is made after the features
-        )
-    )
+    hire = services.provide(Hire(services))
     started: list[asyncio.Task[Any]] = []
 
     async def start() -> None:

@@ -87,7 +87,7 @@ async def run_publish_service(services: Services, call: Call) -> Reply:
         rotate_secret=req.rotateSecret,
     )
     published.validate(p)
-    await published.check_targets(p, hire.allow_private)
+    await published.check_targets(p, hire.services.allow_private)
     now = services.clock()
     existed = await services.reads.run(lambda db: store.get_service(db, agent.uuid, req.serviceType) is not None)
 
@@ -154,7 +154,7 @@ async def run_hire(services: Services, call: Call) -> Reply:
     caller = call.authenticated
     req = parse_body(models.HireRequest, call.body)
     agent = await services.reads.run(lambda db: agent_for(db, caller, req.callerWallet, param="callerWallet"))
-    await published.check_job_webhook(req.webhookUrl, req.webhookSecret, hire.allow_private)
+    await published.check_job_webhook(req.webhookUrl, req.webhookSecret, services.allow_private)
     idem = None
     if call.idempotency_key is not None:
         scope = f"{caller.key_hash} {call.target}"  # as api.idempotency.execute_call scopes a key
@@ -197,7 +197,7 @@ async def run_escrow(services: Services, call: Call) -> Reply:
     hire = services.part(Hire)
     escrow.require_deployed(hire)
     req = parse_body(models.EscrowRequest, call.body)
-    await published.check_job_webhook(req.webhookUrl, req.webhookSecret, hire.allow_private)
+    await published.check_job_webhook(req.webhookUrl, req.webhookSecret, services.allow_private)
     job = escrow.EscrowRequest(
         job_id=req.escrowJobId.lower(),
         tx_hash=req.txHash.lower(),

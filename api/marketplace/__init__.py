@@ -22,13 +22,9 @@ def install(services: Services) -> Parts:
     notices = notices_for(settings, services.chain_id, services.public_url)
     market = services.provide(
         Market(
-            reads=services.reads,
-            writer=services.writer,
-            operator=services.operator,
-            chain_id=services.chain_id,
+            services,
             marketplace=Web3.to_checksum_address(contracts.get("AgentMarketplace", "0x" + "0" * 40)),
             notices=replace(notices, allow_private_webhooks=services.allow_private),
-            clock=services.clock,
         )
     )
     if "AgentMarketplace" not in contracts:

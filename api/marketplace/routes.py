@@ -52,16 +52,25 @@ def _email(value: str | None, param: str) -> str | None:
         raise ApiError(400, "invalid_email", exc.message, param=param) from exc
 
 
-async def _post(
-    services: Services,
-    call: Call,
-    steps: Callable[[], Awaitable[None]],
-    answer: Callable[[Conn], tuple[int, bytes]],
-) -> Reply:
-    """The common shape of a recording POST: `steps()` (chain checks and the recording, async) under
-    the caller's Idempotency-Key, then `answer(conn)` -> (status, body) stored with the key."""
+Answer = Callable[[Conn], tuple[int, bytes]]
+
+
+async def _post(services: Services, call: Call, steps: Callable[[Market, Caller], Awaitable[Answer]]) -> Reply:
+    """The common shape of a recording POST: `steps(market, caller)` (chain checks and the recording,
+    async) under the caller's Idempotency-Key; what it answers, `answer(conn)` -> (status, body), is
+    stored with the key."""
+    answers: list[Answer] = []
+
+    async def before() -> None:
+        answers.append(await steps(services.part(Market), call.authenticated))
+
     reply = await idempotency.execute_call(
-        services.writer, call, owner=call.authenticated.key_hash, now=services.clock(), work=answer, before=steps
+        services.writer,
+        call,
+        owner=call.authenticated.key_hash,
+        now=services.clock(),
+        work=lambda conn: answers[0](conn),
+        before=before,
     )
     services.wake()
     return reply
@@ -85,11 +94,7 @@ def _listing_or_404(conn: Conn, listing_id: str) -> ListingRow:
 
 
 async def run_mint(services: Services, call: Call) -> Reply:
-    m = services.part(Market)
-    caller = call.authenticated
-    out: dict[str, Any] = {}
-
-    async def steps() -> None:
+    async def steps(m: Market, caller: Caller) -> Answer:
         req = parse_body(models.MintRequest, call.body)
         agent = await m.reads.run(lambda db: agent_for(db, caller, req.agentId))
         token, tx, minted = await trading.mint(
@@ -100,9 +105,10 @@ async def run_mint(services: Services, call: Call) -> Reply:
             timestamp=req.timestamp,
             signature=req.signature,
         )
-        out.update(agentId=agent.wallet, tokenId=token, mintTx=tx, minted=minted)
+        out = {"agentId": agent.wallet, "tokenId": token, "mintTx": tx, "minted": minted}
+        return lambda _c: ok(out, 201 if minted else 200)
 
-    return await _post(services, call, steps, lambda _c: ok(out, 201 if out["minted"] else 200))
+    return await _post(services, call, steps)
 
 
 async def run_statement(services: Services, call: Call) -> Reply:
@@ -114,11 +120,7 @@ async def run_statement(services: Services, call: Call) -> Reply:
 
 
 async def run_list(services: Services, call: Call) -> Reply:
-    m = services.part(Market)
-    caller = call.authenticated
-    out: dict[str, Any] = {}
-
-    async def steps() -> None:
+    async def steps(m: Market, caller: Caller) -> Answer:
         req = parse_body(models.ListRequest, call.body)
         agent = await m.reads.run(lambda db: agent_for(db, caller, req.agentId))
         row, created = await trading.record_listing(
@@ -129,24 +131,21 @@ async def run_list(services: Services, call: Call) -> Reply:
             accept_offers=req.acceptOffers,
             seller_email=_email(req.sellerEmail, "sellerEmail"),
         )
-        out.update(listing=row, created=created)
 
-    def answer(conn: Conn) -> tuple[int, bytes]:
-        row = store.get_listing(conn, out["listing"].id)
-        assert row is not None
-        return ok({"listing": views.listing_json(row), "agentPaused": True}, 201 if out["created"] else 200)
+        def answer(conn: Conn) -> tuple[int, bytes]:
+            current = store.get_listing(conn, row.id)
+            assert current is not None
+            return ok({"listing": views.listing_json(current), "agentPaused": True}, 201 if created else 200)
 
-    return await _post(services, call, steps, answer)
+        return answer
+
+    return await _post(services, call, steps)
 
 
 async def run_offer(services: Services, call: Call) -> Reply:
-    m = services.part(Market)
-    caller = call.authenticated
-    out: dict[str, Any] = {}
-
-    async def steps() -> None:
+    async def steps(m: Market, caller: Caller) -> Answer:
         req = parse_body(models.OfferRequest, call.body)
-        out["offer"] = await trading.record_offer(
+        offer = await trading.record_offer(
             m,
             caller,
             listing_uuid=req.listingId,
@@ -157,22 +156,15 @@ async def run_offer(services: Services, call: Call) -> Reply:
             signature=req.signature,
             buyer_email=_email(req.buyerEmail, "buyerEmail"),
         )
+        return lambda _c: ok({"offer": views.offer_json(offer, fillable=True, reason=None, show_signature=True)}, 201)
 
-    def answer(_conn: Conn) -> tuple[int, bytes]:
-        o = out["offer"]
-        return ok({"offer": views.offer_json(o, fillable=True, reason=None, show_signature=True)}, 201)
-
-    return await _post(services, call, steps, answer)
+    return await _post(services, call, steps)
 
 
 async def run_accept(services: Services, call: Call) -> Reply:
-    m = services.part(Market)
-    caller = call.authenticated
-    out: dict[str, Any] = {}
-
-    async def steps() -> None:
+    async def steps(m: Market, caller: Caller) -> Answer:
         req = parse_body(models.AcceptRequest, call.body)
-        out["sale"], out["created"] = await trading.record_commit(
+        sale, created = await trading.record_commit(
             m,
             caller,
             listing_uuid=req.listingId,
@@ -180,12 +172,9 @@ async def run_accept(services: Services, call: Call) -> Reply:
             tx_hash=req.txHash,
             buyer_email=_email(req.buyerEmail, "buyerEmail"),
         )
+        return lambda _c: ok(views.sale_json(sale), 201 if created else 200)
 
-    def answer(_conn: Conn) -> tuple[int, bytes]:
-        sale = views.sale_json(out["sale"])
-        return ok(sale, 201 if out["created"] else 200)
-
-    return await _post(services, call, steps, answer)
+    return await _post(services, call, steps)
 
 
 async def quote_accept(services: Services, call: Call) -> Quoted:
@@ -207,15 +196,12 @@ async def quote_accept(services: Services, call: Call) -> Quoted:
 
 
 async def run_cancel(services: Services, call: Call) -> Reply:
-    m = services.part(Market)
-    caller = call.authenticated
-    out: dict[str, Any] = {}
-
-    async def steps() -> None:
+    async def steps(m: Market, caller: Caller) -> Answer:
         req = parse_body(models.CancelRequest, call.body)
-        out["listing"] = await trading.record_cancel(m, caller, listing_uuid=req.listingId, tx_hash=req.txHash)
+        listing = await trading.record_cancel(m, caller, listing_uuid=req.listingId, tx_hash=req.txHash)
+        return lambda _c: ok({"listing": views.listing_json(listing)})
 
-    return await _post(services, call, steps, lambda _c: ok({"listing": views.listing_json(out["listing"])}))
+    return await _post(services, call, steps)
 
 
 async def run_claim(services: Services, call: Call) -> Reply:

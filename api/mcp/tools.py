@@ -376,12 +376,6 @@ class ResourceSpec:
         found = UriTemplate.parse(self.uri_template).match(uri)
         return None if found is None else {k: str(v) for k, v in found.items()}
 
-    def uri_for(self, values: Mapping[str, Any]) -> str:
-        uri = self.uri_template
-        for name, value in values.items():
-            uri = uri.replace("{" + name + "}", str(value))
-        return uri
-
     def resource(self) -> t.Resource:
         return t.Resource(
             name=tool_name(self.op.operation_id),

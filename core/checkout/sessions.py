@@ -107,15 +107,6 @@ def merged_buyer(given: dict[str, Any] | None, base: dict[str, Any] | None = Non
     return out
 
 
-async def check_webhook_url(url: str, allow_private: bool) -> None:
-    """Refuse `url` unless it is an acceptable target (egress.url_error); it resolves DNS: call it
-    before the transaction."""
-    try:
-        await egress.check_url(url, allow_private)
-    except egress.WebhookURLError as exc:
-        raise egress.url_error(exc, "$.webhook_url") from exc
-
-
 def create(
     conn: Conn,
     ctx: Checkout,

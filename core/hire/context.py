@@ -1,19 +1,16 @@
-"""What the hire use cases run with: the store's two sides, the operator (the escrow's oracle), the
-chain, the clock, the outbound HTTP client of the runners and the test seams (built once by the
-runtime; no request objects)."""
+"""What the hire use cases run with: the shared Services (the store's two sides, the operator (the
+escrow's oracle), the chain, the clock), the outbound HTTP client of the runners and the test seams
+(built once by the runtime; no request objects)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import aiohttp
 
 from core import egress
-from core.operator import Operator
-from core.store.committer import GroupCommitter
-from core.store.reads import Reads
+from core.services import FeatureContext
 
 USER_AGENT = "agentledger-hire/1"
 
@@ -32,20 +29,7 @@ class Seams:
 
 
 @dataclass
-class Hire:
-    #: Committed reads (lookups, GETs): `await reads.run(fn)` (core.store.reads).
-    reads: Reads
-
-    #: Every write (the group committer: synchronous=FULL).
-    writer: GroupCommitter
-    #: The oracle of AgentEscrow (release, refund) and the chain reader.
-    operator: Operator
-    chain_id: int
-    clock: Callable[[], float] = time.time
-    #: Whether runner endpoints, agent cards and webhooks may be private addresses (local chain only).
-    allow_private: bool = False
-    #: Wakes the outbox dispatcher after a commit that queued webhooks (no-op without one).
-    wake: Callable[[], None] = lambda: None
+class Hire(FeatureContext):
     seams: Seams = field(default_factory=Seams)
     #: Escrow job ids this process is running or settling (the settle job leaves them alone).
     busy: set[str] = field(default_factory=set)
@@ -66,7 +50,7 @@ class Hire:
         """The runners' egress session (created in the running loop), of HTTPS runs, A2A calls and
         health probes alike: the SSRF rules on every connection; redirects are never followed."""
         if self._http is None or self._http.closed:
-            self._http = egress.session(self.allow_private, limit=256, user_agent=USER_AGENT)
+            self._http = egress.session(self.services.allow_private, limit=256, user_agent=USER_AGENT)
         return self._http
 
     async def close(self) -> None:

@@ -216,13 +216,13 @@ async def _work(
     try:
         if not await ctx.writer.run(accept):
             raise _in_progress()
-        ctx.wake()
+        ctx.services.wake()
         if refusal is None:
             if ctx.seams.before_run is not None:
                 await ctx.seams.before_run(job.id)
             outcome = await _run(ctx, service, job.id, input_bytes)
             await ctx.writer.run(_ran(job, outcome, ctx.clock()))
-            ctx.wake()
+            ctx.services.wake()
             if outcome.ok and ctx.seams.after_output is not None:
                 ctx.seams.after_output(job.id)
         await settle(ctx, job.id)
@@ -519,7 +519,7 @@ async def _pending(ctx: Hire, job: JobRow, error: str, delay: float | None = Non
 async def _closed(ctx: Hire, job: JobRow, to_status: str, tx: str | None) -> None:
     now = ctx.clock()
     await ctx.writer.run(lambda conn: record_closed(conn, job.id, to_status, tx, now))
-    ctx.wake()
+    ctx.services.wake()
 
 
 def record_closed(conn: Conn, job_id: str, to_status: str, tx: str | None, now: float) -> bool:

@@ -110,7 +110,7 @@ async def _run_https(ctx: Hire, service: ServiceRow, job_id: str, input_bytes: b
         **egress.standard_headers(job_id, now, body, service.signing_secret),
     }
     try:
-        egress.check_url_static(service.endpoint, ctx.allow_private)
+        egress.check_url_static(service.endpoint, ctx.services.allow_private)
         async with ctx.http().post(service.endpoint, data=body, headers=headers, allow_redirects=False) as resp:
             raw = await egress.read_capped(resp, rules.MAX_OUTPUT_BYTES)
             if raw is None:
@@ -140,7 +140,7 @@ async def probe(ctx: Hire, service: ServiceRow, timeout: float = 5.0) -> str | N
             if service.runner == "a2a":
                 await _fetch_card(ctx, service.endpoint)
                 return None
-            egress.check_url_static(service.endpoint, ctx.allow_private)
+            egress.check_url_static(service.endpoint, ctx.services.allow_private)
             async with ctx.http().head(service.endpoint, allow_redirects=False) as resp:
                 return None if resp.status < 500 else f"HTTP {resp.status}"
     except TimeoutError:
@@ -171,7 +171,7 @@ def _client(ctx: Hire, cap: int) -> tuple[httpx.AsyncClient, egress.HttpxTranspo
 async def _fetch_card(ctx: Hire, url: str) -> Any:
     from a2a.client.card_resolver import parse_agent_card  # the a2a-sdk is heavy: imported on first use
 
-    egress.check_url_static(url, ctx.allow_private)
+    egress.check_url_static(url, ctx.services.allow_private)
     client, _transport = _client(ctx, MAX_CARD_BYTES)
     async with client:
         try:

@@ -95,7 +95,7 @@ async def recover(ctx: Hire) -> int:
     touched = await ctx.writer.run(work)
     if touched:
         log.warning("hire recovery: %d job(s) cut off by a restart were settled or queued for settlement", touched)
-        ctx.wake()
+        ctx.services.wake()
     return touched
 
 

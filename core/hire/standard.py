@@ -294,7 +294,7 @@ async def hire(ctx: Hire, req: HireRequest, idem: IdemKey | None) -> Answer:
         return got
     if isinstance(got, ServiceError):
         raise got
-    ctx.wake()
+    ctx.services.wake()
     reserved: _Reserved = got
     if ctx.seams.before_run is not None:
         await ctx.seams.before_run(reserved.job.id)
@@ -312,7 +312,7 @@ async def hire(ctx: Hire, req: HireRequest, idem: IdemKey | None) -> Answer:
                 reserved, Outcome(False, outcome.response_ms, None, "provider_cannot_be_paid", exc.message), ctx.clock()
             )
         )
-    ctx.wake()
+    ctx.services.wake()
     return answer
 
 

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from core.config import Settings
 from core.networks import LOCAL_CHAIN_ID
-from core.operator import Operator
 from core.outbox.email import DEFAULT_FROM
-from core.store.committer import GroupCommitter
-from core.store.reads import Reads
+from core.services import FeatureContext
 
 
 @dataclass(frozen=True)
@@ -32,18 +28,10 @@ class Notices:
 
 
 @dataclass
-class Market:
-    #: Committed reads (lookups before a transaction, GETs): `await reads.run(fn)` (core.store.reads).
-    reads: Reads
-
-    #: Every write (the group committer: synchronous=FULL).
-    writer: GroupCommitter
-    operator: Operator
-    chain_id: int
+class Market(FeatureContext):
     #: AgentMarketplace's address (the EIP-712 Offer's verifying contract).
     marketplace: str
     notices: Notices
-    clock: Callable[[], float] = time.time
     #: Serialises mints on demand in this process (check-mint-record race-free, as provider links).
     mint_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 

@@ -37,15 +37,17 @@ from core.store.wallets import AgentRow
 def email(
     conn: Conn,
     n: Notices,
+    listing: ListingRow,
     *,
     to: str,
     event: str,
-    source: str,
     subject: str,
     lines: list[str],
     now: float,
 ) -> str | None:
-    """Queue one e-mail (plain text and the same lines as HTML) unless `to` unsubscribed; its event id."""
+    """Queue one e-mail about `listing` (plain text and the same lines as HTML, after the line that names
+    the agent and the listing) unless `to` unsubscribed; its event id."""
+    lines = [f"Agent {listing.wallet} (token #{listing.token_id}), listing {listing.id}.", *lines]
     address = to.lower()
     token, unsubscribed = store.recipient_token(conn, address, secrets.token_urlsafe(24), now)
     if unsubscribed:
@@ -60,7 +62,7 @@ def email(
     return enqueue_email(
         conn,
         event=event,
-        source=source,
+        source=f"listing:{listing.id}",
         to=address,
         sender=n.sender,
         subject=subject,
@@ -130,21 +132,16 @@ def state_changed(
             )
 
 
-def _agent_line(listing: ListingRow) -> str:
-    return f"Agent {listing.wallet} (token #{listing.token_id}), listing {listing.id}."
-
-
 def listed(conn: Conn, n: Notices, listing: ListingRow, now: float) -> None:
     for to in staker_emails(conn, listing):
         email(
             conn,
             n,
+            listing,
             to=to,
             event="drop.listed",
-            source=f"listing:{listing.id}",
             subject=f"Agent {listing.wallet} is listed for sale",
             lines=[
-                _agent_line(listing),
                 f"Asking price {usdc_text(listing.asking_price)} USDC; offers from "
                 f"{usdc_text(listing.floor_price)} USDC"
                 + (" are taken." if listing.accept_offers else " only at the asking price."),
@@ -159,12 +156,11 @@ def committed(conn: Conn, n: Notices, listing: ListingRow, sale: SaleRow, now: f
         email(
             conn,
             n,
+            listing,
             to=to,
             event="drop.committed",
-            source=f"listing:{listing.id}",
             subject=f"A buyer committed to agent {listing.wallet}",
             lines=[
-                _agent_line(listing),
                 f"{sale.buyer_address} committed {usdc_text(sale.price)} USDC"
                 + (" (an accepted offer)." if sale.via_offer else " (buy now)."),
                 f"The sale settles after the notice window, {iso_utc(sale.notice_ends_at)}.",
@@ -182,12 +178,11 @@ def offer_received(
     email(
         conn,
         n,
+        listing,
         to=listing.seller_email,
         event="drop.offer",
-        source=f"listing:{listing.id}",
         subject=f"New offer of {usdc_text(price)} USDC for agent {listing.wallet}",
         lines=[
-            _agent_line(listing),
             f"{buyer} offers {usdc_text(price)} USDC, valid until {iso_utc(deadline)}.",
             "Accept it on-chain with acceptOffer (the offer and its signature are in the listing), then POST "
             f"/api/a2a/drop/accept. Listing: {n.listing_url(listing.id)}",
@@ -199,7 +194,6 @@ def offer_received(
 def settled(conn: Conn, n: Notices, listing: ListingRow, sale: SaleRow, estate: str | None, now: float) -> None:
     if listing.seller_email:
         lines = [
-            _agent_line(listing),
             f"Sold to {sale.buyer_address} for {usdc_text(sale.price)} USDC: {usdc_text(sale.seller_proceeds)} "
             f"USDC went to {listing.seller_address}, the service fee was {usdc_text(sale.service_fee)} USDC.",
             "Your keys no longer act for this agent.",
@@ -209,9 +203,9 @@ def settled(conn: Conn, n: Notices, listing: ListingRow, sale: SaleRow, estate: 
         email(
             conn,
             n,
+            listing,
             to=listing.seller_email,
             event="drop.settled",
-            source=f"listing:{listing.id}",
             subject=f"Agent {listing.wallet} is sold",
             lines=lines,
             now=now,
@@ -220,12 +214,11 @@ def settled(conn: Conn, n: Notices, listing: ListingRow, sale: SaleRow, estate: 
         email(
             conn,
             n,
+            listing,
             to=sale.buyer_email,
             event="drop.settled",
-            source=f"listing:{listing.id}",
             subject=f"Agent {listing.wallet} is yours: claim it",
             lines=[
-                _agent_line(listing),
                 f"The NFT is now owned by {sale.buyer_address}. Claim the agent with POST /api/a2a/drop/claim and "
                 "an EIP-191 signature of that address; you get its API key once.",
                 "Its self wallet was reset on the transfer: set a new one with AgentRegistry.setSelfWallet.",
@@ -243,10 +236,7 @@ async def add_watch(
     not); else by the account (core.keys.Caller.reach)."""
     secret = None
     if webhook_url is not None:
-        try:
-            await egress.check_url(webhook_url, m.notices.allow_private_webhooks)
-        except egress.WebhookURLError as exc:
-            raise egress.url_error(exc, "webhookUrl") from exc
+        await egress.check_webhook_url(webhook_url, m.notices.allow_private_webhooks, "webhookUrl")
         secret = egress.new_secret()
     holder = caller.agent_id or (agent.uuid if agent.account_id == caller.account_id else None)
     row = WatchRow(

@@ -360,13 +360,3 @@ def completions_in_progress(conn: apsw.Connection) -> list[tuple[SessionRow, str
         " WHERE status = 'complete_in_progress'",
     ).fetchall()
     return [(_session(r[:-1]), None if r[-1] is None else str(r[-1])) for r in rows]
-
-
-def stuck_completions(conn: apsw.Connection, older_than: float) -> list[SessionRow]:
-    """Sessions left complete_in_progress since before `older_than` (a crash or an unanswered node)."""
-    rows = conn.execute(
-        f"SELECT {_SESSION_COLS} FROM checkout_sessions"  # noqa: S608
-        " WHERE status = 'complete_in_progress' AND updated_at < ?",
-        (older_than,),
-    ).fetchall()
-    return [_session(r) for r in rows]

@@ -92,12 +92,6 @@ def get(conn: Conn, name: str) -> LeaseRow | None:
     return None if row is None else LeaseRow(str(row[0]), str(row[1]), int(row[2]), float(row[3]))  # type: ignore[arg-type]
 
 
-def holder_of(conn: Conn, name: str, now: float) -> str | None:
-    """Who holds `name` at `now` (None: nobody, or it expired)."""
-    row = get(conn, name)
-    return row.holder if row is not None and row.expires_at > now else None
-
-
 def all_leases(conn: Conn) -> list[LeaseRow]:
     """Every lease row, by name (for /healthz)."""
     rows = conn.execute("SELECT name, holder, term, expires_at FROM leases ORDER BY name").fetchall()

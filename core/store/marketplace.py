@@ -10,8 +10,6 @@ from typing import Any, cast
 
 import apsw
 
-ACTIVE_STATES = ("active", "settling")
-
 
 def _rows(conn: apsw.Connection, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     return cast(list[tuple[Any, ...]], conn.execute(sql, params).fetchall())

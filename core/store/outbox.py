@@ -155,12 +155,6 @@ def due(conn: apsw.Connection, now: float, limit: int, after: tuple[float, int] 
     return [_delivery(r) for r in rows]
 
 
-def next_due_at(conn: apsw.Connection) -> float | None:
-    """When the earliest pending delivery is due (None: nothing pending)."""
-    row = _rows(conn, "SELECT MIN(next_attempt_at) FROM outbox WHERE status = 'pending'")
-    return None if row[0][0] is None else float(row[0][0])
-
-
 #: One attempt's outcome as record_attempts takes it: (row id, success, status, error text, time).
 Outcome = tuple[int, bool, int | None, str | None, float]
 

@@ -251,7 +251,7 @@ def test_buyer_flow_end_to_end(system: System, tmp_path: Path) -> None:
         replay = await h.call("POST", path, create, key=shop.key, idem="create-1")
         assert replay.headers["Idempotent-Replayed"] == "true"
         assert replay.body == {k: v for k, v in r.body.items() if k != "webhook_secret"}  # the secret: once
-        assert len(store.stuck_completions(h.db, 1e12)) == 0 and status_of(h, sid) == "incomplete"
+        assert store.completions_in_progress(h.db) == [] and status_of(h, sid) == "incomplete"
 
         g = await h.call("GET", f"{path}/{sid}", key=shop.key, headers={"Request-Id": "r-2"})
         assert g.status == 200 and "webhook_secret" not in g.body and g.headers["Request-Id"] == "r-2"

@@ -18,9 +18,9 @@ import aiohttp
 import apsw
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import TestServer, make_mocked_request
+from aiohttp.test_utils import TestServer
 
-from api.http import DISPATCHER, wake_outbox
+from api.http import DISPATCHER
 from core import egress, outbox
 from core.jobs import JobRunner
 from core.outbox.channel import Attempt
@@ -449,7 +449,7 @@ def test_mounted_dispatcher_is_woken_by_a_handler_after_its_commit(tmp_path: Pat
 
             async def handler(request: web.Request) -> web.Response:
                 event_id = enqueue(writer, rx.url, clock())
-                wake_outbox(request)
+                request.app[DISPATCHER].wake()
                 return web.json_response({"event_id": event_id})
 
             app.router.add_post("/change", handler)
@@ -466,7 +466,6 @@ def test_mounted_dispatcher_is_woken_by_a_handler_after_its_commit(tmp_path: Pat
             finally:
                 await server.close()
             assert d._task is None  # stopped on cleanup
-            wake_outbox(make_mocked_request("POST", "/", app=web.Application()))  # no dispatcher: nothing happens
 
     run(body)
 

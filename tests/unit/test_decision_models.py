@@ -38,7 +38,7 @@ DROP = object()
 
 
 def parse(b: dict[str, Any] | bytes) -> Any:
-    return parse_decision(b if isinstance(b, bytes) else json.dumps(b).encode())
+    return parse_decision(b if isinstance(b, bytes) else json.dumps(b).encode())[0]
 
 
 def refused(b: dict[str, Any] | bytes) -> ApiError:

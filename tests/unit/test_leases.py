@@ -27,8 +27,7 @@ def test_acquire_renew_and_takeover_only_after_expiry(conn: Conn) -> None:
     assert store.acquire_or_renew(conn, "job:x", "b", 10, now=105) is None  # a's lease runs until 110
     assert store.acquire_or_renew(conn, "job:x", "a", 10, now=108) == 1  # renewed: same term, until 118
     assert store.acquire_or_renew(conn, "job:x", "b", 10, now=117) is None
-    assert store.holder_of(conn, "job:x", 117) == "a"
-    assert store.holder_of(conn, "job:x", 118) is None  # expired
+    assert store.get(conn, "job:x") == store.LeaseRow("job:x", "a", 1, 118)  # a's until 118, expired from then
     assert store.acquire_or_renew(conn, "job:x", "b", 10, now=118) == 2  # taken over: the term grows
     assert store.acquire_or_renew(conn, "job:x", "a", 10, now=119) is None
     assert store.get(conn, "job:x") == store.LeaseRow("job:x", "b", 2, 128)
@@ -42,7 +41,7 @@ def test_release_hands_over_at_once_and_terms_only_grow(conn: Conn) -> None:
     assert store.acquire_or_renew(conn, "service:outbox", "a", 10, now=100) == 1
     assert not store.release(conn, "service:outbox", "b")  # not b's to release
     assert store.release(conn, "service:outbox", "a")
-    assert store.holder_of(conn, "service:outbox", 100) is None
+    assert store.get(conn, "service:outbox") == store.LeaseRow("service:outbox", "a", 1, store.RELEASED)
     assert store.acquire_or_renew(conn, "service:outbox", "b", 10, now=101) == 2
     assert store.release(conn, "service:outbox", "b")
     assert store.acquire_or_renew(conn, "service:outbox", "a", 10, now=102) == 3

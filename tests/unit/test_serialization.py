@@ -26,6 +26,7 @@ from core.store import (
 )
 from core.store import audit as audit_store
 from core.store import checkout as checkout_store
+from core.store import spend_caps as spend_caps_store
 from core.store import wallets as wallet_store
 from tests.thread_kit import run_threads
 
@@ -142,7 +143,7 @@ def test_a_cap_hold_needs_a_write_transaction(database: Database) -> None:
     caller = _capped(10 * USDC)
     with pytest.raises(serialization.NotInTransaction):
         spend_caps.hold(conn, caller, "r0", USDC, 0.0)
-    assert spend_caps.used_today(conn, caller.key_hash, 0.0) == 0
+    assert spend_caps_store.used(conn, caller.key_hash, spend_caps.day_of(0.0)) == 0
     conn.close()
 
 
@@ -169,7 +170,7 @@ def test_holds_from_several_connections_never_pass_the_cap(database: Database) -
     run_threads(4, worker)
     conn = database.connect()
     assert len(made) == 10 and len(refused) == 14
-    assert spend_caps.used_today(conn, caller.key_hash, 0.0) == 10 * USDC
+    assert spend_caps_store.used(conn, caller.key_hash, spend_caps.day_of(0.0)) == 10 * USDC
 
 
 # ---- balances ---------------------------------------------------------------------------------------
