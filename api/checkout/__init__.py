@@ -23,9 +23,7 @@ def install(services: Services) -> Parts:
     """The checkout's context, the deliverables' store (pinned to a Kubo node when one is configured),
     the upload slots; the checkout sweep and the IPFS pin job."""
     settings = services.settings
-    checkout = services.provide(
-        Checkout(services, session_ttl=settings.checkout_session_ttl, allow_private_webhooks=services.allow_private)
-    )
+    checkout = services.provide(Checkout(services, session_ttl=settings.checkout_session_ttl))
     deliverables = services.provide(
         Deliverables(services.reads, services.writer, settings.ipfs_api_url, services.clock)
     )

@@ -161,9 +161,7 @@ async def run_set_provider_webhook(services: Services, call: Call) -> Reply:
     agent_id = call.path["agent_id"]
     p = await services.reads.run(lambda db: _own_provider(db, caller, agent_id))
     req = acp_body(models.ProviderWebhookRequest, call.body)
-    await providers.check_webhook_url(
-        req.url, services.part(Checkout).allow_private_webhooks
-    )  # DNS: outside the writer
+    await providers.check_webhook_url(req.url, services.allow_private)  # DNS: outside the writer
     secret = await services.writer.run(lambda conn: providers.set_webhook(conn, p.agent_uuid, req.url))
     return reply({"agent_id": agent_id, "webhook_url": req.url, "webhook_secret": secret})
 

@@ -56,7 +56,7 @@ async def run_create_session(services: Services, call: Call) -> Reply:
     async def validate() -> None:  # before the transaction: the webhook URL check resolves DNS
         req = acp_body(models.SessionCreateRequest, body)
         if req.webhook_url is not None:
-            await egress.check_webhook_url(req.webhook_url, ctx.allow_private_webhooks, "$.webhook_url")
+            await egress.check_webhook_url(req.webhook_url, ctx.services.allow_private, "$.webhook_url")
         parsed["req"] = req
 
     made: list[tuple[dict[str, Any], str]] = []  # (the view, the webhook secret made for it)

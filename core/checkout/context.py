@@ -12,8 +12,6 @@ from core.services import FeatureContext
 class Checkout(FeatureContext):
     #: Seconds before an unpaid session expires (AGENTLEDGER_CHECKOUT_SESSION_TTL).
     session_ttl: float = 3600.0
-    #: Whether webhook targets may be private addresses (core.egress.allow_private_for).
-    allow_private_webhooks: bool = False
     #: Job ids whose funding this process is sending (from complete_in_progress until the send's
     #: outcome is known): the stuck-session sweep never resets those.
     funding: set[str] = field(default_factory=set)

@@ -55,11 +55,11 @@ def test_provider_is_told_of_new_orders_and_lists_them(system: System, tmp_path:
             403,
             "provider_not_linked",
         )
-        h.checkout.allow_private_webhooks = False  # as in production: loopback, private, link-local refused
+        h.checkout.services.allow_private = False  # as in production: loopback, private, link-local refused
         for bad in (url, "http://169.254.169.254/latest/meta-data", "http://10.0.0.1/x", "ftp://example.com/x"):
             refused = await h.call("POST", hook, {"url": bad}, key=provider_key)
             assert_error(refused, 400, "invalid_webhook_url", "$.url")
-        h.checkout.allow_private_webhooks = True  # the test's receiver is on loopback
+        h.checkout.services.allow_private = True  # the test's receiver is on loopback
         set_ = await h.call("POST", hook, {"url": url}, key=provider_key)
         assert set_.status == 200, set_.body
         secret = set_.body["webhook_secret"]
