@@ -4,8 +4,6 @@ AgentMarketplace deployed, its settle, expire and reconcile jobs."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from web3 import Web3
 
 from api.feature import Feature, Parts
@@ -19,12 +17,11 @@ __all__ = ["FEATURE", "OPERATIONS", "install"]
 
 def install(services: Services) -> Parts:
     settings, contracts = services.settings, services.deployment.contracts
-    notices = notices_for(settings, services.chain_id, services.public_url)
     market = services.provide(
         Market(
             services,
             marketplace=Web3.to_checksum_address(contracts.get("AgentMarketplace", "0x" + "0" * 40)),
-            notices=replace(notices, allow_private_webhooks=services.allow_private),
+            notices=notices_for(settings, services.chain_id, services.public_url),
         )
     )
     if "AgentMarketplace" not in contracts:

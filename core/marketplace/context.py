@@ -18,7 +18,6 @@ class Notices:
 
     base_url: str
     sender: str = DEFAULT_FROM
-    allow_private_webhooks: bool = False
 
     def unsubscribe_url(self, token: str) -> str:
         return f"{self.base_url.rstrip('/')}/api/a2a/drop/unsubscribe?token={token}"

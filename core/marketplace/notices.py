@@ -236,7 +236,7 @@ async def add_watch(
     not); else by the account (core.keys.Caller.reach)."""
     secret = None
     if webhook_url is not None:
-        await egress.check_webhook_url(webhook_url, m.notices.allow_private_webhooks, "webhookUrl")
+        await egress.check_webhook_url(webhook_url, m.services.allow_private, "webhookUrl")
         secret = egress.new_secret()
     holder = caller.agent_id or (agent.uuid if agent.account_id == caller.account_id else None)
     row = WatchRow(
