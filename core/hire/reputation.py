@@ -65,40 +65,6 @@ def wilson_lower_bound(successes: float, n: float, z: float = Z) -> float:
     return max(0.0, (centre - margin) / (1 + z2 / n))
 
 
-def percentile(values: list[int], q: float) -> int | None:
-    """The nearest-rank percentile (q in 0..1) of `values`."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    rank = max(1, math.ceil(q * len(ordered)))
-    return ordered[rank - 1]
-
-
-def compute(samples: list[SampleRow], sla_seconds: int, now: float) -> Reputation:
-    if not samples:
-        return Reputation(0, 0, 0.0, None, None, None, None)
-    n = s = 0.0
-    ok_ms: list[int] = []
-    successes = 0
-    for sample in samples:
-        w = 0.5 ** (max(0.0, now - sample.settled_at) / HALF_LIFE_SECONDS)
-        n += w
-        if sample.success:
-            s += w
-            successes += 1
-            ok_ms.append(sample.response_ms)
-    avg = round(sum(ok_ms) / len(ok_ms)) if ok_ms else None
-    return Reputation(
-        jobs=len(samples),
-        successes=successes,
-        score=score_of(len(samples), n, s, avg, sla_seconds),
-        success_rate=round(successes / len(samples), 4),
-        avg_ms=avg,
-        p95_ms=percentile(ok_ms, 0.95),
-        last_active_at=max(x.settled_at for x in samples),
-    )
-
-
 def score_of(jobs: int, weighted: float, weighted_successes: float, avg_ms: float | None, sla_seconds: int) -> float:
     """The published score from a service's (weighted) counts."""
     if jobs < MIN_SAMPLES:

@@ -33,7 +33,7 @@ from core import egress, instance
 from core.anvil import Anvil
 from core.chain import connect as connect_chain
 from core.deployments import Deployment
-from core.hire import reputation, settle
+from core.hire import settle
 from core.store import connect, transaction
 from core.store import hire as store
 from tests.integration.chainkit import System
@@ -440,29 +440,6 @@ def test_registry_filters_pages_and_ties(system: System, tmp_path: Path, anvil: 
         assert esc.body["escrowContract"]["address"] == system.escrow.address
 
     run(tmp_path, system, anvil.rpc_url, body)
-
-
-def test_reputation_formula() -> None:
-    from core.store.hire import SampleRow
-
-    now = 1_800_000_000.0
-
-    def s(i: int, ok: bool, ms: int = 100, age: float = 0) -> SampleRow:
-        return SampleRow(f"j{i}", "p", "t", ok, ms, i + 1, now - age)
-
-    assert reputation.compute([], 10, now).score == 0
-    assert reputation.compute([s(0, True), s(1, True)], 10, now).score == 0  # below the minimum sample
-    ten = reputation.compute([s(i, True) for i in range(10)], 10, now)
-    assert ten.score == pytest.approx(100 * reputation.wilson_lower_bound(10, 10) * (1 - 0.2 * 0.01), abs=0.01)
-    mixed = reputation.compute([s(i, i % 2 == 0) for i in range(10)], 10, now)
-    assert mixed.success_rate == 0.5 and mixed.score < ten.score
-    slow = reputation.compute([s(i, True, ms=10_000) for i in range(10)], 10, now)
-    assert slow.score == pytest.approx(ten.score / (1 - 0.2 * 0.01) * 0.8, abs=0.01)
-    # old failures weigh less than recent ones (recency decay)
-    recent_fail = [s(i, i < 5, age=0 if i >= 5 else 200 * 86400) for i in range(10)]
-    old_fail = [s(i, i >= 5, age=0 if i >= 5 else 200 * 86400) for i in range(10)]
-    assert reputation.compute(old_fail, 10, now).score > reputation.compute(recent_fail, 10, now).score
-    assert reputation.percentile([5, 1, 3, 2, 4], 0.95) == 5
 
 
 def test_self_dealing_earns_no_reputation(system: System, tmp_path: Path, anvil: Anvil) -> None:

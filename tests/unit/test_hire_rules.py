@@ -5,6 +5,7 @@ output parser's limits and the JSON Schema guard rails."""
 from __future__ import annotations
 
 import json
+import math
 import random
 from dataclasses import replace
 from decimal import Decimal
@@ -21,7 +22,7 @@ from core.hire import reputation, rules, schemas
 from core.hire.runners import request_body
 from core.store import Database, transaction
 from core.store import hire as hire_store
-from core.store.hire import JobRow, ServiceRow
+from core.store.hire import JobRow, SampleRow, ServiceRow
 
 json_values = st.recursive(
     st.none()
@@ -89,6 +90,62 @@ def test_schemas_are_offline_and_bounded() -> None:
     assert info.value.code == "schema_too_large"
 
 
+def percentile(values: list[int], q: float) -> int | None:
+    """The nearest-rank percentile (q in 0..1) of `values`."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q * len(ordered)))
+    return ordered[rank - 1]
+
+
+def compute(samples: list[SampleRow], sla_seconds: int, now: float) -> reputation.Reputation:
+    """The published formula over the sample rows themselves (what the stored figures must agree with)."""
+    if not samples:
+        return reputation.Reputation(0, 0, 0.0, None, None, None, None)
+    n = s = 0.0
+    ok_ms: list[int] = []
+    successes = 0
+    for sample in samples:
+        w = 0.5 ** (max(0.0, now - sample.settled_at) / reputation.HALF_LIFE_SECONDS)
+        n += w
+        if sample.success:
+            s += w
+            successes += 1
+            ok_ms.append(sample.response_ms)
+    avg = round(sum(ok_ms) / len(ok_ms)) if ok_ms else None
+    return reputation.Reputation(
+        jobs=len(samples),
+        successes=successes,
+        score=reputation.score_of(len(samples), n, s, avg, sla_seconds),
+        success_rate=round(successes / len(samples), 4),
+        avg_ms=avg,
+        p95_ms=percentile(ok_ms, 0.95),
+        last_active_at=max(x.settled_at for x in samples),
+    )
+
+
+def test_reputation_formula() -> None:
+    now = 1_800_000_000.0
+
+    def s(i: int, ok: bool, ms: int = 100, age: float = 0) -> SampleRow:
+        return SampleRow(f"j{i}", "p", "t", ok, ms, i + 1, now - age)
+
+    assert compute([], 10, now).score == 0
+    assert compute([s(0, True), s(1, True)], 10, now).score == 0  # below the minimum sample
+    ten = compute([s(i, True) for i in range(10)], 10, now)
+    assert ten.score == pytest.approx(100 * reputation.wilson_lower_bound(10, 10) * (1 - 0.2 * 0.01), abs=0.01)
+    mixed = compute([s(i, i % 2 == 0) for i in range(10)], 10, now)
+    assert mixed.success_rate == 0.5 and mixed.score < ten.score
+    slow = compute([s(i, True, ms=10_000) for i in range(10)], 10, now)
+    assert slow.score == pytest.approx(ten.score / (1 - 0.2 * 0.01) * 0.8, abs=0.01)
+    # old failures weigh less than recent ones (recency decay)
+    recent_fail = [s(i, i < 5, age=0 if i >= 5 else 200 * 86400) for i in range(10)]
+    old_fail = [s(i, i >= 5, age=0 if i >= 5 else 200 * 86400) for i in range(10)]
+    assert compute(old_fail, 10, now).score > compute(recent_fail, 10, now).score
+    assert percentile([5, 1, 3, 2, 4], 0.95) == 5
+
+
 def test_incremental_reputation_equals_the_exact_recomputation(database: Database) -> None:
     """Each sample updates the stored figures in O(1) (decayed weighted sums); the hourly refresh
     recomputes them from every sample; compute() is the formula over the rows: all three agree."""
@@ -111,7 +168,7 @@ def test_incremental_reputation_equals_the_exact_recomputation(database: Databas
             )
         incremental = hire_store.get_service(db, agent.uuid, "keyword_research")
         rows = hire_store.samples(db, agent.uuid, "keyword_research", since=at - reputation.WINDOW_SECONDS)
-        exact = reputation.compute(rows, 5, at)
+        exact = compute(rows, 5, at)
         refreshed = reputation.refresh(db, agent.uuid, "keyword_research", at)
     assert incremental is not None and refreshed is not None
     assert incremental.score == pytest.approx(exact.score, abs=0.011) == refreshed.score
