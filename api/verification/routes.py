@@ -1,24 +1,65 @@
-"""The verification runs and the handlers of the pages (HTML for people, JSON under Accept)."""
+"""The verification pages' query and response models, the runs and the handlers of the pages (HTML for
+people, JSON under Accept)."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from aiohttp import web
+from pydantic import BaseModel, ConfigDict, RootModel
 
 from api.http import McpInfo, base_url, services_of
 from api.models import parse_query
 from api.operation import Call, Reply
 from api.policy import serve
 from api.verification.documents import METHODOLOGY, discovery
-from api.verification.models import FormatQuery
 from api.verification.pages import methodology_html, page, verification_html
 from core.services import Services
 from core.store import Conn
 from core.transparency import entry_or_404, verification_json
 
 CACHE_CONTROL = "public, max-age=3600"
+
+
+class FormatQuery(BaseModel):
+    """?format=json or ?format=html picks the form; without it, Accept does (HTML unless it names
+    application/json and not text/html)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    format: Literal["json", "html"] | None = None
+
+
+class HtmlPage(RootModel[str]):
+    """A page for people (text/html)."""
+
+
+class _Loose(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class Verification(_Loose):
+    """The entry, its chain inputs, shell commands, inclusion proof and anchor (see /methodology)."""
+
+    audit_id: int
+    stream: str
+    seq: int
+    chain_hash: str
+    prev_hash: str
+    inclusion: dict[str, Any]
+    anchor: dict[str, Any] | None
+
+
+class Methodology(_Loose):
+    """Every formula: both chain rules, RFC 8785 canonicalisation, the Merkle leaf and tree."""
+
+
+class DecisionLoggingDiscovery(_Loose):
+    """Endpoint, tiers, rate limit, verification, evidence options, webhook behaviour."""
+
+    endpoint: str
+    tiers: dict[str, str]
+    methodology: str
 
 
 def wants_json(request: web.Request) -> bool:
