@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -317,27 +316,13 @@ def _csv_text(value: str) -> str:
     return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
 
 
-def ledger_csv_pages(
-    conn: Conn, agents_: list[AgentRow], f: LedgerFilter, page: int = 5000
-) -> Iterator[list[list[str]]]:
-    """The filtered ledger, every page of it, newest first, as CSV rows after CSV_HEADER (amounts in
-    USDC). One query per page (keyset on the id), so no statement stays open while the caller writes
-    a page out: other reads on the connection see fresh data meanwhile."""
-    before = None
-    while True:
-        rows, before = ledger_csv_page(conn, agents_, f, before, page)
-        if rows:
-            yield rows
-        if before is None:
-            return
-
-
 def ledger_csv_page(
     conn: Conn, agents_: list[AgentRow], f: LedgerFilter, before: int | None, page: int = 5000
 ) -> tuple[list[list[str]], int | None]:
-    """One page of ledger_csv_pages: the CSV rows of up to `page` rows older than row id `before`
-    (None: from the newest), and the `before` of the next page (None: this was the last). Each page
-    may be read on another connection (a caller that writes each page out between two reads)."""
+    """One page of the filtered ledger, newest first, as CSV rows after CSV_HEADER (amounts in USDC):
+    up to `page` rows older than row id `before` (None: from the newest), and the `before` of the next
+    page (None: this was the last). One query per page (keyset on the id), so no statement stays open
+    while the caller writes a page out; each page may be read on another connection."""
     rows, by_uuid = _ledger_rows(
         conn, agents_, LedgerFilter(f.wallet, f.kind, f.source, f.since, f.until, before), page
     )

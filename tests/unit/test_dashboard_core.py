@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 
@@ -73,6 +74,19 @@ def _caller(conn: apsw.Connection, key: str) -> Caller:
 
 
 # ---- access: sessions, CSRF, the operator check ----------------------------------------------------------
+
+
+def ledger_csv_pages(
+    conn: apsw.Connection, agents_: list, f: LedgerFilter, page: int = 5000
+) -> Iterator[list[list[str]]]:
+    """Every page of the export, as the dashboard's CSV route reads them (owner.ledger_csv_page in turn)."""
+    before = None
+    while True:
+        rows, before = owner.ledger_csv_page(conn, agents_, f, before, page)
+        if rows:
+            yield rows
+        if before is None:
+            return
 
 
 def test_a_session_is_stored_by_hash_follows_its_key_and_ends(conn: apsw.Connection) -> None:
@@ -368,7 +382,7 @@ def test_the_ledger_filters_pages_and_exports_every_row_as_safe_csv(conn: apsw.C
     with pytest.raises(ServiceError):
         owner.ledger(conn, [a, b], LedgerFilter(kind="steal"))
     # the export: every row over several pages, newest first, a formula never left to a spreadsheet
-    pages = list(owner.ledger_csv_pages(conn, [a, b], LedgerFilter(), page=3))
+    pages = list(ledger_csv_pages(conn, [a, b], LedgerFilter(), page=3))
     assert [len(p) for p in pages] == [3, 3, 2]
     rows = [r for p in pages for r in p]
     text = io.StringIO()
@@ -381,7 +395,7 @@ def test_the_ledger_filters_pages_and_exports_every_row_as_safe_csv(conn: apsw.C
     earn = next(r for r in parsed if r["id"] == "1")
     assert (earn["gross_usdc"], earn["toll_usdc"], earn["amount_usdc"]) == ("1", "0.02", "0.98")
     # a filter the other agents do not pass exports nothing
-    assert list(owner.ledger_csv_pages(conn, [a, b], LedgerFilter(source="none"))) == []
+    assert list(ledger_csv_pages(conn, [a, b], LedgerFilter(source="none"))) == []
 
 
 def test_orders_show_for_the_provider_and_for_the_buyer_account_with_their_chain(conn: apsw.Connection) -> None:
