@@ -19,7 +19,7 @@ CHROMIUM  := /usr/bin/chromium
 # their own package.json, installed for the tests only (make run does not need them).
 MCP_NPM_OK := tools/mcp/node_modules/.installed
 
-.PHONY: install postgresql compile run test test-postgresql lint typecheck slither pytest conformance mcp-tools bench gas clean
+.PHONY: install postgresql compile run reset test test-postgresql lint typecheck slither pytest conformance mcp-tools bench gas clean
 
 install: $(PY_OK) $(NPM_OK) $(VENDOR_OK) postgresql
 
@@ -58,6 +58,10 @@ compile: install
 
 run: compile
 	$(PY) -m scripts.run
+
+# The next `make run` starts from nothing: a new local chain and an empty SQLite database.
+reset: install
+	$(PY) -m scripts.reset
 
 lint: install
 	$(PY) -m ruff check .

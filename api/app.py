@@ -143,7 +143,7 @@ def create_app(
     clock: Callable[[], float] = time.time,
     operator: Operator | None = None,
     hooks: Hooks | None = None,
-    anchor_daily: bool = False,
+    anchor_log: bool = False,
     sweep_interval: float | Literal["declared"] | None = "declared",
     features: tuple[Feature, ...] = FEATURES,
 ) -> web.Application:
@@ -153,9 +153,9 @@ def create_app(
     their rows, and the background jobs. `public_url` (default: settings.public_url, else the request's
     own scheme and host) makes published URLs absolute behind a proxy; `operator` defaults to one built
     from settings.operator_key (anvil's development key on a local chain only); `hooks` are test seams;
-    `anchor_daily` schedules the daily anchor of the audit log (the runtime's choice); a
-    `sweep_interval` of None leaves the checkout sweep to the caller (tests), a number overrides its
-    declared interval."""
+    `anchor_log` schedules the anchor of the audit log (daily, or every settings.anchor_interval: the
+    runtime's choice); a `sweep_interval` of None leaves the checkout sweep to the caller (tests), a
+    number overrides its declared interval."""
     settings = settings or Settings()
     public_url = public_url or settings.public_url or None
     if public_url is None and db is not None and deployment.chain_id != LOCAL_CHAIN_ID:
@@ -200,10 +200,9 @@ def create_app(
     add_mcp_routes(app, rows)  # after every feature: the tools are the table's rows
     add_policy(app, rows)  # the limits of keys (scopes, daily caps), for HTTP as for MCP
     jobs = _chosen([job for parts in installed for job in parts.jobs], sweep_interval)
-    if anchor_daily and "AuditAnchor" in deployment.contracts:
-        jobs.append(
-            Job("anchor", DailyAt(settings.anchor_time_utc), lambda: anchoring.anchor_once(operator, database_of(db)))
-        )
+    if anchor_log and "AuditAnchor" in deployment.contracts:
+        every = Every(settings.anchor_interval) if settings.anchor_interval > 0 else DailyAt(settings.anchor_time_utc)
+        jobs.append(Job("anchor", every, lambda: anchoring.anchor_once(operator, database_of(db))))
     runner = add_jobs(app, JobRunner(jobs, [dispatcher], clock=clock, writer=writer))
     services.provide(Liveness({"writer": writer.health, "outbox": dispatcher.health, "jobs": runner.health}))
     return app

@@ -18,6 +18,9 @@ The five buyer steps:
    wallet); the service submits the gateway release; the buyer waits for `released` and checks
    the release transaction, the deliverable's bytes (refetched from /ipfs/{cid}) and the audit chain.
 
+It prints the API keys it creates and the dashboard's address: sign in there with either key to see the
+order (its last line is one JSON object with them, the session, the order and the deliverable's CID).
+
 Local chains only: the demo's accounts are deterministic development keys funded with anvil_setBalance.
 """
 
@@ -103,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     # ---- set-up: a provider with an item, a buyer with USDC --------------------------------------
     reg = _check(api.post("/api/agents/register", json={"name": "demo-provider", "specialty": "content_seo"}), 201)
     pkey, pwallet = reg["api_key"], reg["agent"]["wallet"]
+    _say("setup", f"provider agent {pwallet}, API key {pkey}")
     ph = {"Authorization": f"Bearer {pkey}"}
     ts = int(time.time())
     link_msg = rules.provider_link_message(
@@ -129,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     breg = _check(api.post("/api/agents/register", json={"name": "demo-buyer", "specialty": "content_seo"}), 201)
     bh = {"Authorization": f"Bearer {breg['api_key']}", "API-Version": rules.SUPPORTED_API_VERSIONS[0]}
+    _say("setup", f"buyer agent {breg['agent']['wallet']}, API key {breg['api_key']}")
     send(w3, buyer, usdc.functions.mint(buyer.address, 1000 * USDC))
     _say("setup", f"buyer {buyer.address} holds {usdc.functions.balanceOf(buyer.address).call() / USDC} USDC")
 
@@ -231,7 +236,21 @@ def main(argv: list[str] | None = None) -> int:
     _say("5", f"order released in block {release['blockNumber']} (status {release['status']})")
     _say("5", f"deliverable refetched from /ipfs/{cid}: bytes match: {same}")
     _say("5", f"audit chain of {len(view['audit_chain']['entries'])} entries recomputed: {chain_ok}")
-    print(json.dumps({"session": session["id"], "order": oid, "cid": cid}, indent=2))
+    dashboard = args.api.rstrip("/") + "/dashboard"
+    _say("done", f"see the order in the dashboard: open {dashboard} and sign in with the buyer's or the provider's key")
+    print(
+        json.dumps(
+            {
+                "session": session["id"],
+                "order": oid,
+                "cid": cid,
+                "dashboard": dashboard,
+                "provider": {"wallet": pwallet, "apiKey": pkey},
+                "buyer": {"wallet": breg["agent"]["wallet"], "apiKey": breg["api_key"]},
+            },
+            indent=2,
+        )
+    )
     return 0 if same and chain_ok and release["status"] == 1 else 1
 
 

@@ -74,6 +74,13 @@ ANCHOR_ABI: list[dict[str, Any]] = [
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
+#: What a not-yet-anchored entry waits for (the service's anchor job; AGENTLEDGER_ANCHOR_INTERVAL).
+NEXT_ANCHOR = (
+    "the service anchors the log every minute on make run's local chain and daily (AGENTLEDGER_ANCHOR_TIME_UTC)"
+    " elsewhere; `python -m scripts.anchor --once` anchors it now"
+)
+
+
 class VerifyFailed(Exception):
     """A check failed: the entry, the log or the anchors are not what they claim."""
 
@@ -193,7 +200,9 @@ class Verifier:
         """Entry `audit_id`'s leaf is in the anchored tree `cp`, by this verifier and by the contract."""
         index = audit_id - 1
         if cp.tree_size <= index:
-            raise VerifyFailed(f"entry {audit_id} is not anchored yet (latest anchored tree size {cp.tree_size})")
+            raise VerifyFailed(
+                f"entry {audit_id} is not anchored yet (latest anchored tree size {cp.tree_size}); {NEXT_ANCHOR}"
+            )
         leaf = merkle.leaf_hash(audit.leaf_data(audit_id, stream, chain_hash))
         got = self._get(f"/api/audit/proof/{audit_id}", {"tree_size": cp.tree_size})
         proof = [_bytes32(p, "proof node") for p in got.get("proof", [])]
@@ -240,7 +249,7 @@ class Verifier:
         anchor = self._anchor()
         cps = self.checkpoints(anchor)
         if not cps:
-            raise VerifyFailed("nothing is anchored on-chain yet")
+            raise VerifyFailed(f"nothing is anchored on-chain yet; {NEXT_ANCHOR}")
         latest = cps[-1]
         self._included(anchor, latest, audit_id, stream, chain_hash)
         self.out(f"leaf {audit_id - 1} is in the tree of size {latest.tree_size} anchored as checkpoint {latest.index}")

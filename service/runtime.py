@@ -71,7 +71,7 @@ async def serve(settings: Settings, dep: Deployment, rpc_url: str, stop: asyncio
     api_db = settings.database.connect()
     indexer_db = settings.database.connect(durable=False)
     operator = build_operator(settings, dep, rpc_url)
-    app = create_app(dep, rpc_url, api_db, settings=settings, operator=operator, anchor_daily=True)
+    app = create_app(dep, rpc_url, api_db, settings=settings, operator=operator, anchor_log=True)
     async with RpcClient(rpc_url) as rpc:
         ix = None
         if settings.run_indexer:
@@ -85,9 +85,12 @@ async def serve(settings: Settings, dep: Deployment, rpc_url: str, stop: asyncio
         settle_heap()
         log.info("API on http://%s:%d (GET /healthz, /dashboard, /metrics)", settings.api_host, settings.api_port)
         if "AuditAnchor" in dep.contracts:
-            log.info(
-                "audit log anchored daily at %s UTC (now: python -m scripts.anchor --once)", settings.anchor_time_utc
+            when = (
+                f"every {settings.anchor_interval:g} s"
+                if settings.anchor_interval > 0
+                else f"daily at {settings.anchor_time_utc} UTC"
             )
+            log.info("audit log anchored %s (now: python -m scripts.anchor --once)", when)
         if stop is None:
             stop = asyncio.Event()
             loop = asyncio.get_running_loop()

@@ -21,6 +21,11 @@ from core.chain import CONTRACT_NAMES, ROOT, connect, send
 from core.networks import ANVIL_DEV_KEY, NETWORKS
 from core.store import connect as store_connect
 from tests.pg_redirect import child_env
+from tests.run_kit import get_json as _get_json
+from tests.run_kit import run_env as _run_env
+from tests.run_kit import start_run as _start_run
+from tests.run_kit import stop_run as _stop
+from tests.run_kit import wait_synced as _wait_synced
 
 DEPLOYER_KEY = "0x" + keccak(text="agentledger-deploy-test").hex()
 
@@ -140,11 +145,6 @@ def test_anvil_dev_key_is_refused_off_the_local_chain(tmp_path: Path) -> None:
     assert not (tmp_path / "84532.json").exists()
 
 
-def _get_json(url: str) -> Any:
-    with urllib.request.urlopen(url, timeout=2) as resp:  # noqa: S310 (loopback test server)
-        return json.loads(resp.read())
-
-
 def _port_open(port: int) -> bool:
     import socket
 
@@ -200,9 +200,8 @@ def test_make_run_serves_healthz_and_ctrl_c_stops_everything(tmp_path: Path) -> 
             "hire-reputation",
         }, jobs
         assert jobs["outbox"]["state"] == "running"
-        assert jobs["anchor"]["schedule"] == "daily at 00:00 UTC" and jobs["anchor"]["nextRun"].endswith(
-            "T00:00:00.000Z"
-        )
+        # its own local chain: the log anchored every minute (daily is for real chains)
+        assert jobs["anchor"]["schedule"] == "every 60 s", jobs["anchor"]
         assert jobs["checkout-sweep"]["schedule"] == "every 30 s" and jobs["checkout-sweep"]["lastError"] is None
         assert _port_open(anvil_port)
         # The indexer runs in the same process: a new on-chain agent reaches the SQLite file.
@@ -233,36 +232,23 @@ def test_make_run_serves_healthz_and_ctrl_c_stops_everything(tmp_path: Path) -> 
     assert not _port_open(anvil_port)  # the anvil it started is gone too
 
 
-def _start_run(tmp_path: Path, anvil_port: int, api_port: int, log_path: Path) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTLEDGER_")}
-    env.update(
-        AGENTLEDGER_ANVIL_PORT=str(anvil_port),
-        AGENTLEDGER_API_PORT=str(api_port),
-        AGENTLEDGER_DEPLOYMENTS_DIR=str(tmp_path / "deployments"),
-        AGENTLEDGER_DATA_DIR=str(tmp_path / "var"),
-    )
-    with open(log_path, "ab") as log:
-        return subprocess.Popen([sys.executable, "-m", "scripts.run"], cwd=ROOT, env=env, stdout=log, stderr=log)
+def _indexed_agents(db_file: Path) -> list[tuple[str, str]]:
+    db = store_connect(db_file)
+    try:
+        return [(r[0], r[1]) for r in db.execute("SELECT wallet_id, owner FROM agents")]
+    finally:
+        db.close()
 
 
-def _wait_synced(api_port: int, proc: subprocess.Popen[bytes], log_path: Path) -> dict[str, Any]:
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, log_path.read_text()
-        try:
-            body: dict[str, Any] = _get_json(f"http://127.0.0.1:{api_port}/healthz")
-            if body.get("indexer", {}).get("state") == "synced":
-                return body
-        except OSError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError("never synced: " + log_path.read_text()[-2000:])
-
-
-def test_make_run_again_keeps_accounts_and_reindexes_the_new_chain(tmp_path: Path) -> None:
-    """Each `make run` starts a fresh local chain: the indexed chain data is rebuilt for it, while
-    accounts, keys and ledgers in the same SQLite file survive the restart."""
+def test_make_run_keeps_its_chain_starts_fresh_when_the_database_cannot_follow_and_make_reset_clears(
+    tmp_path: Path,
+) -> None:
+    """`make run` keeps the local chain across restarts (anvil's state file), so what is on-chain and
+    what the database derived from it stay together; a database whose indexed block the chain lacks
+    gets a fresh chain (accounts and balances survive, the old chain's rows go); `make reset` then
+    removes chain and SQLite file."""
     anvil_port, api_port, log_path = free_port(), free_port(), tmp_path / "run.log"
+    db_file = tmp_path / "var" / "agentledger.db"
     base = f"http://127.0.0.1:{api_port}/api/agents"
     proc = _start_run(tmp_path, anvil_port, api_port, log_path)
     try:
@@ -274,22 +260,66 @@ def test_make_run_again_keeps_accounts_and_reindexes_the_new_chain(tmp_path: Pat
         )
         with urllib.request.urlopen(req, timeout=5) as resp:  # noqa: S310
             reg = json.loads(resp.read())
+        w3 = connect(f"http://127.0.0.1:{anvil_port}")
+        operator = Account.from_key(ANVIL_DEV_KEY)
+        registry = w3.eth.contract(
+            address=first["contracts"]["AgentRegistry"],
+            abi=json.loads((ROOT / "contracts/build/AgentRegistry.json").read_text())["abi"],
+        )
+        minted = send(w3, operator, registry.functions.mint(operator.address, operator.address, "agl_0000000000aa", 0))
+        while _wait_synced(api_port, proc, log_path)["indexer"]["seen"] < minted["blockNumber"]:
+            time.sleep(0.1)
     finally:
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=30) == 0
+        _stop(proc)
+    dep = json.loads((tmp_path / "deployments" / "31337.json").read_text())
+    assert len(list((tmp_path / "var").glob("anvil-state-*.json"))) == 1
+
     proc = _start_run(tmp_path, anvil_port, api_port, log_path)
     try:
         second = _wait_synced(api_port, proc, log_path)
-        assert second["contracts"] == first["contracts"]  # same deployer, same nonces, same addresses
-        assert second["indexer"]["seen"] >= second["deployBlock"]
+        assert "the chain of the last run" in log_path.read_text()
+        assert second["contracts"] == first["contracts"]
+        assert json.loads((tmp_path / "deployments" / "31337.json").read_text()) == dep  # nothing redeployed
+        assert second["latestBlock"] >= minted["blockNumber"]
+        # the agent minted on the last run's chain is still on it, and still indexed
+        assert _indexed_agents(db_file) == [("agl_0000000000aa", operator.address)]
+    finally:
+        _stop(proc)
+
+    # A database that indexed a block this chain does not have (a state dump older than the index,
+    # another chain's database): a fresh chain, not contracts the indexer cannot follow.
+    db = store_connect(db_file)
+    db.execute("UPDATE sync_state SET block_hash = ?", ("0x" + "ab" * 32,))
+    db.close()
+    proc = _start_run(tmp_path, anvil_port, api_port, log_path)
+    try:
+        third = _wait_synced(api_port, proc, log_path)
+        assert "a fresh chain: dropped" in log_path.read_text().rsplit("anvil on", 1)[1]
+        assert third["deployBlock"] == 1 and third["latestBlock"] < minted["blockNumber"]  # started from nothing
+        assert _indexed_agents(db_file) == []  # the old chain's agent went with it
         req = urllib.request.Request(  # noqa: S310 (loopback)
             f"{base}/balance?agentId={reg['agent']['wallet']}", headers={"Authorization": f"Bearer {reg['api_key']}"}
         )
         with urllib.request.urlopen(req, timeout=5) as resp:  # noqa: S310
             assert json.loads(resp.read())["balance"] == 0  # the account, its key and agent survived
     finally:
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=30) == 0
+        _stop(proc)
+
+    reset = subprocess.run(
+        [sys.executable, "-m", "scripts.reset"],
+        cwd=ROOT,
+        env=_run_env(tmp_path, anvil_port, api_port),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    if child_env(db_file):  # PostgreSQL: a server's database is its administrator's to drop
+        assert reset.returncode == 2 and "reset that node or database yourself" in reset.stderr, reset
+        assert (tmp_path / "deployments" / "31337.json").exists()
+    else:
+        assert reset.returncode == 0, reset.stderr
+        assert not db_file.exists() and not (tmp_path / "deployments" / "31337.json").exists()
+        assert not list((tmp_path / "var").glob("anvil-state-*.json"))
 
 
 # ---- an anvil never outlives `make run`; a busy port is refused ---------------------------------
