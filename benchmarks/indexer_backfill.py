@@ -14,9 +14,11 @@
    PostgreSQL cluster with fsync on), the Indexer from the deploy block to the head (everything
    final: decode, project, commit). Figures: median of --runs of each, events/s, the ratio
    backfill time / fetch time of each run and of the medians (goal: ratio <= 1.5).
-4. Live lag: automine on, one transaction at a time while the indexer follows: from the
+4. Rebuild from the recorded events (`indexer_admin reindex --from-events`) on the database each
+   backfill just wrote, without the node: median time and the ratio backfill/rebuild (goal >= 3).
+5. Live lag: automine on, one transaction at a time while the indexer follows: from the
    receipt (mined) to the row being visible from another connection; p50 and p99.
-5. Peak RSS of `python -m indexer --until-head` doing the same backfill in its own process.
+6. Peak RSS of `python -m indexer --until-head` doing the same backfill in its own process.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from core.chain import ROOT, connect
 from core.store import open_database
 from indexer.decode import Decoder, parse_logs, raw_block_number
 from indexer.fetch import RangeSizer
+from indexer.rebuild import rebuild_from_events
 from indexer.rpc import RpcClient
 from indexer.sync import Indexer
 from scripts.compile import compile_contracts
@@ -183,6 +186,15 @@ async def backfill(rpc_url: str, s: System, location: str) -> tuple[float, int]:
     return elapsed, n
 
 
+def rebuild(location: str, chain_id: int) -> tuple[float, int]:
+    conn = open_database(location).connect(durable=False)
+    t0 = time.perf_counter()
+    n = rebuild_from_events(conn, chain_id)
+    elapsed = time.perf_counter() - t0
+    conn.close()
+    return elapsed, n
+
+
 def live_lag(rpc_url: str, s: System, location: str, samples: int) -> list[float]:
     stop = threading.Event()
 
@@ -285,19 +297,22 @@ def main() -> int:
             f"(generated in {time.perf_counter() - t0:.1f}s)"
         )
         addresses = Decoder(s.deployment.contracts).addresses
-        fetch_times, json_times, fill_times = [], [], []
+        fetch_times, json_times, fill_times, rebuild_times = [], [], [], []
         n_logs = n_events = 0
         for run in range(args.runs):
             ft, n_logs = asyncio.run(fetch_only(node.rpc_url, addresses, s.deployment.deploy_block, head))
             jt, _ = asyncio.run(fetch_only(node.rpc_url, addresses, s.deployment.deploy_block, head, json=True))
             with fresh_database(cluster, tmp, f"bench{run}") as location:
                 bt, n_events = asyncio.run(backfill(node.rpc_url, s, location))
+                rt, n_rebuilt = rebuild(location, s.deployment.chain_id)
+            assert n_rebuilt == n_events, (n_rebuilt, n_events)
+            rebuild_times.append(rt)
             fetch_times.append(ft)
             json_times.append(jt)
             fill_times.append(bt)
             print(
                 f"  run {run + 1}: eth_getLogs only {ft:.2f}s ({n_logs:,} logs; {jt:.2f}s with json.loads);"
-                f" backfill {bt:.2f}s ({n_events:,} events); ratio {bt / ft:.2f}"
+                f" backfill {bt:.2f}s ({n_events:,} events); ratio {bt / ft:.2f}; rebuild from events {rt:.2f}s"
             )
         ft, bt = statistics.median(fetch_times), statistics.median(fill_times)
         jt = statistics.median(json_times)
@@ -309,6 +324,8 @@ def main() -> int:
         )
         per_run = ", ".join(f"{r:.2f}" for r in ratios)
         print(f"ratio backfill/fetch: {bt / ft:.2f} (goal <= 1.5); per run, sorted: {per_run}")
+        rt = statistics.median(rebuild_times)
+        print(f"rebuild from the recorded events: {rt:.2f}s; ratio backfill/rebuild {bt / rt:.2f} (goal >= 3)")
         print(f"ratio backfill/fetch parsed with json.loads (the baseline before msgspec decoding): {bt / jt:.2f}")
         with fresh_database(cluster, tmp, "rss") as location:
             rss, elapsed = peak_rss_backfill(node.rpc_url, s, tmp, location)

@@ -10,6 +10,7 @@ decodes those.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -132,29 +133,51 @@ def _abi_decoder(names: list[str], abi_types: list[str]) -> Callable[[str], dict
     return decode
 
 
+@functools.cache
+def contract_makers(contract: str) -> dict[str, Maker]:
+    """topic0 -> the Maker of each event in `contract`'s ABI (compiled once per process)."""
+    makers: dict[str, Maker] = {}
+    for item in load_artifact(contract)["abi"]:
+        if item["type"] != "event":
+            continue
+        signature = f"{item['name']}({','.join(i['type'] for i in item['inputs'])})"
+        topic0 = "0x" + Web3.keccak(text=signature).hex().removeprefix("0x")
+        indexed = [(i["name"], i["type"]) for i in item["inputs"] if i["indexed"]]
+        data = [(i["name"], i["type"]) for i in item["inputs"] if not i["indexed"]]
+        slow = (
+            None
+            if all(_is_static_word(t) for _, t in data)
+            else _abi_decoder([n for n, _ in data], [t for _, t in data])
+        )
+        makers[topic0] = _compile(contract, item["name"], indexed, data, slow)
+    return makers
+
+
+def decode_stored(rows: Iterable[tuple[Any, ...]]) -> list[Event]:
+    """Decode `events` rows (block_number, block_hash, tx_hash, log_index, contract, event, topics,
+    data: what the indexer stored, verbatim from the node) into the Events it decoded from the node's
+    logs, without the node: the row names its contract, so no address is needed."""
+    out: list[Event] = []
+    append = out.append
+    makers: dict[str, dict[str, Maker]] = {}
+    for block, block_hash, tx_hash, log_index, contract, _name, joined, data in rows:
+        topics = joined.split(",")
+        of_contract = makers.get(contract)
+        if of_contract is None:
+            of_contract = makers[contract] = contract_makers(contract)
+        append(of_contract[topics[0]](topics, data, block_hash, block, tx_hash, log_index, joined))
+    return out
+
+
 class Decoder:
     """topic0 + emitting address -> decoded Event, for every event in our contracts' ABIs."""
 
     def __init__(self, addresses: dict[str, str]) -> None:
-        self._by_address: dict[str, dict[str, Maker]] = {}
-        for contract, address in addresses.items():
-            if contract not in INDEXED_CONTRACTS:
-                continue
-            specs: dict[str, Maker] = {}
-            for item in load_artifact(contract)["abi"]:
-                if item["type"] != "event":
-                    continue
-                signature = f"{item['name']}({','.join(i['type'] for i in item['inputs'])})"
-                topic0 = "0x" + Web3.keccak(text=signature).hex().removeprefix("0x")
-                indexed = [(i["name"], i["type"]) for i in item["inputs"] if i["indexed"]]
-                data = [(i["name"], i["type"]) for i in item["inputs"] if not i["indexed"]]
-                slow = (
-                    None
-                    if all(_is_static_word(t) for _, t in data)
-                    else _abi_decoder([n for n, _ in data], [t for _, t in data])
-                )
-                specs[topic0] = _compile(contract, item["name"], indexed, data, slow)
-            self._by_address[address.lower()] = specs
+        self._by_address: dict[str, dict[str, Maker]] = {
+            address.lower(): contract_makers(contract)
+            for contract, address in addresses.items()
+            if contract in INDEXED_CONTRACTS
+        }
         self._lookup = dict(self._by_address)  # also under the checksummed spelling: no lower() per log
         for address, specs in self._by_address.items():
             self._lookup[checksum(address[2:])] = specs

@@ -21,18 +21,17 @@ from collections.abc import Sequence
 from core.followers import Follower
 from core.store import Conn, projections, savepoint
 from core.store.events import Event
-from indexer.decode import Decoder
+from indexer.decode import decode_stored
 
 log = logging.getLogger("agentledger.indexer")
 
 
 class FinalEvents:
-    def __init__(self, followers: Sequence[Follower], decoder: Decoder, addresses: dict[str, str]) -> None:
+    def __init__(self, followers: Sequence[Follower], addresses: dict[str, str]) -> None:
         names = [f.name for f in followers]
         if len(names) != len(set(names)):
             raise ValueError(f"follower names must be unique: {names}")
         self.followers = list(followers)
-        self.decoder = decoder
         self.addresses = addresses
         self.skipped = 0  # events a follower could not apply (logged), for tests and health
         #: Decoded events of applied blocks not yet handed to every follower, in chain order.
@@ -82,24 +81,7 @@ class FinalEvents:
 
     def _stored(self, conn: Conn, chain_id: int, f: Follower, low: int, high: int) -> list[Event]:
         names = sorted(f.contracts & set(self.addresses))
-        out: list[Event] = []
-        for number, block_hash, tx_hash, log_index, contract, topics, data in projections.stored_events(
-            conn, chain_id, names, low, high
-        ):
-            event = self.decoder.decode(
-                {
-                    "address": self.addresses[contract],
-                    "topics": topics.split(","),
-                    "data": data,
-                    "blockNumber": hex(number),
-                    "blockHash": block_hash,
-                    "transactionHash": tx_hash,
-                    "logIndex": hex(log_index),
-                }
-            )
-            if event is not None:
-                out.append(event)
-        return out
+        return decode_stored(projections.stored_events(conn, chain_id, (low, -1), high, contracts=names))
 
     def _finalized(self, conn: Conn, chain_id: int, f: Follower, final: int) -> None:
         """A follower with a `finalized(conn, chain_id, final)` step (core.followers) runs it in each step's

@@ -151,7 +151,7 @@ class Historical:
         self._checkpointer.attach()
         # the cyclic GC paused for the whole step, not range by range: re-enabled between two ranges it
         # collected the range just built (10,000s of young tuples) at once, on the critical path
-        with _no_cyclic_gc():
+        with no_cyclic_gc():
             producer = asyncio.create_task(produce())
             try:
                 while True:
@@ -237,7 +237,7 @@ class Historical:
 
 
 @contextlib.contextmanager
-def _no_cyclic_gc() -> Iterator[None]:
+def no_cyclic_gc() -> Iterator[None]:
     """Pause the cyclic garbage collector while a backfill step runs (at most `max_ranges` ranges): a
     range makes a few tuples per log, all alive until the range is written, and the collector's
     default thresholds ran it hundreds of times per 10,000 logs, each pass over every object still

@@ -65,7 +65,7 @@ class Step:
             last = headers[-1]
             end = int(last["number"], 16)
             fin = min(final, end)
-            _apply(conn, self.chain_id, events, fin)
+            apply_in_order(conn, self.chain_id, events, fin)
             blocks = [(int(h["number"], 16), h["hash"], h["parentHash"], int(h["timestamp"], 16)) for h in headers]
             projections.add_blocks(conn, self.chain_id, blocks)
             projections.set_tip(conn, self.chain_id, end, last["hash"], head, fin, self.clock())
@@ -83,9 +83,10 @@ class Step:
         self.status.events_applied += len(events)
 
 
-def _apply(conn: Conn, chain_id: int, events: Sequence[Event], final: int) -> None:
-    """The events of blocks up to `final` in one batch, unjournaled (a final block never changes); those of
-    each later block under its own number in the reorg journal, which is off again afterwards."""
+def apply_in_order(conn: Conn, chain_id: int, events: Sequence[Event], final: int) -> None:
+    """Record and project `events`: those of blocks up to `final` in one batch, unjournaled (a final block
+    never changes); those of each later block under its own number in the reorg journal, which is off
+    again afterwards."""
     split = bisect_right(events, final, key=_block_number)
     reorg.set_block(conn, None)
     if split:

@@ -102,7 +102,7 @@ class Indexer:
         #: Whether the last round worked (a failing database or step makes it fail; the node's outages,
         #: which the status shows, do not).
         self.health = PartHealth()
-        self.finals = FinalEvents(followers, self.decoder, addresses)
+        self.finals = FinalEvents(followers, addresses)
         step = Step(chain_id=chain_id, finals=self.finals, status=self.status, clock=clock, fence=self.fence)
         self.historical = Historical(conn, rpc, self.decoder, step=step, sizer=self.sizer, progress=progress)
         self.realtime = Realtime(conn, rpc, self.decoder, step=step, sizer=self.sizer, batch=realtime_batch)

@@ -3,6 +3,7 @@
     python -m scripts.indexer_admin status  [--db PATH]
     python -m scripts.indexer_admin resume  [--db PATH]
     python -m scripts.indexer_admin reindex [--db PATH] [--force]
+    python -m scripts.indexer_admin reindex --from-events [--db PATH]
 
 A fork below the block the indexer treated as final halts it (/healthz: indexer.state "halted" with
 the reason; checkout complete and order complete answer 503 indexer_halted). The halt is stored in
@@ -17,6 +18,10 @@ reindex  drops everything the indexer derived from the chain (projections, event
          from the deploy block and the features' followers see every final event again (orders
          apply what they have not yet applied; orders still open are re-checked against the new
          chain). Refused unless the indexer is halted (--force: only with the indexer stopped).
+reindex --from-events
+         rebuilds every projection from the recorded events, without the node (indexer.rebuild): to
+         repair projections or ship a new one. One transaction, so it may run beside a running
+         indexer (which then goes on from its checkpoint); it keeps a halt as it is.
 """
 
 from __future__ import annotations
@@ -24,11 +29,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from core.isotime import iso_utc
 from core.store import Conn, orders, projections, transaction
+from indexer.rebuild import rebuild_from_events
 from scripts.operator_db import open_database
 
 
@@ -59,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
         "reindex", parents=[common], help="drop the chain-derived data and rebuild it from the deploy block"
     )
     reindex.add_argument("--force", action="store_true", help="even when not halted (only with the indexer stopped)")
+    reindex.add_argument(
+        "--from-events", action="store_true", help="rebuild the projections from the recorded events, without the node"
+    )
     args = parser.parse_args(argv)
 
     conn = open_database(args.db)
@@ -70,6 +80,15 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(states[0] if len(states) == 1 else states, indent=2))
             return 0
         halted = [s for s in states if s["state"] == "halted"]
+        if args.command == "reindex" and args.from_events:
+            for s in states:
+                started = time.perf_counter()
+                n = rebuild_from_events(conn, s["chainId"])
+                print(
+                    f"rebuilt the projections of chain {s['chainId']} from {n} recorded events"
+                    f" in {time.perf_counter() - started:.2f} s; the indexer goes on from block {s['seen']}"
+                )
+            return 0
         if args.command == "resume":
             if not halted:
                 print("the indexer is not halted: nothing to resume", file=sys.stderr)

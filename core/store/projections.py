@@ -316,13 +316,19 @@ def apply_events(
 ) -> None:
     """Record `events` (in chain order) and update the projections; call inside a transaction.
     Each event's topics and data are stored verbatim as the node returned them: the audit copy,
-    decodable with the contract ABI (indexer.decode)."""
+    decodable with the contract ABI (indexer.decode), from which `project_events` can rebuild every
+    projection without the node (indexer.rebuild)."""
     # the chain id as a literal (an int): each row is then the event's own first fields
     conn.executemany(
         "INSERT INTO events (chain_id, block_number, block_hash, tx_hash, log_index, contract, event, topics, data)"  # noqa: S608
         f" VALUES ({int(chain_id)}, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (chain_id, block_number, log_index) DO NOTHING",
         [e[:EVENT_COLUMNS] for e in events],
     )
+    project_events(conn, chain_id, events)
+
+
+def project_events(conn: apsw.Connection, chain_id: int, events: Sequence[Event]) -> None:
+    """Update the projections for `events` (in chain order), already recorded; call inside a transaction."""
     pending = _Pending()
     add = pending.add_statement
     routes = _HANDLER_OF
@@ -501,6 +507,20 @@ PROJECTION_TABLES = ("agents", "payouts", "gateway_jobs", "escrow_jobs", "listin
 CHAIN_DERIVED = (*PROJECTION_TABLES, "sync_state", "blocks", "reorg_undo", "event_cursors")
 
 
+#: The projections proper: what `project_events` derives from the `events` table alone.
+EVENT_PROJECTIONS = tuple(t for t in PROJECTION_TABLES if t != "events")
+
+
+def clear_for_rebuild(conn: apsw.Connection, chain_id: int, final: int) -> None:
+    """Before projecting the recorded events again: empty the projections and the reorg journal, and
+    drop the events of blocks above `final` (they are recorded again, journaled, so a reorg still
+    undoes them). Call inside a transaction, with the journal off (core.store.reorg.set_block(None))."""
+    for table in EVENT_PROJECTIONS:
+        conn.execute(f"DELETE FROM {table} WHERE chain_id = ?", (chain_id,))  # noqa: S608 (constant names)
+    conn.execute("DELETE FROM reorg_undo")
+    conn.execute("DELETE FROM events WHERE chain_id = ? AND block_number > ?", (chain_id, final))
+
+
 def reset_chain_data(conn: apsw.Connection) -> None:
     """Forget everything derived from the chain, for re-indexing the same chain from its deploy block
     (a fresh chain drops more: core.store.chain_bound). Call inside a transaction."""
@@ -537,14 +557,27 @@ def set_event_cursor(conn: apsw.Connection, name: str, chain_id: int, block: int
 
 
 def stored_events(
-    conn: apsw.Connection, chain_id: int, contracts: Sequence[str], low: int, high: int
+    conn: apsw.Connection,
+    chain_id: int,
+    after: tuple[int, int],
+    upto: int,
+    *,
+    contracts: Sequence[str] | None = None,
+    limit: int | None = None,
 ) -> list[tuple[Any, ...]]:
-    """(block, block hash, tx hash, log index, contract, topics, data) of the stored events of
-    `contracts` in blocks [low, high], in chain order."""
-    marks = ",".join("?" * len(contracts))
+    """The recorded events after (block, log index) `after` in blocks up to `upto`, in chain order (of
+    `contracts` only, when given; at most `limit`), as their rows' first eight columns, the fields
+    indexer.decode.decode_stored reads. `after` = (block, -1) starts at that block's first event."""
+    where = "chain_id = ? AND (block_number, log_index) > (?, ?) AND block_number <= ?"
+    params: list[Any] = [chain_id, after[0], after[1], upto]
+    if contracts is not None:
+        where += f" AND contract IN ({','.join('?' * len(contracts))})"
+        params += contracts
+    tail = ""
+    if limit is not None:
+        tail, params = " LIMIT ?", [*params, limit]
     return conn.execute(
-        "SELECT block_number, block_hash, tx_hash, log_index, contract, topics, data FROM events"  # noqa: S608
-        f" WHERE chain_id = ? AND contract IN ({marks}) AND block_number BETWEEN ? AND ?"
-        " ORDER BY block_number, log_index",
-        (chain_id, *contracts, low, high),
+        "SELECT block_number, block_hash, tx_hash, log_index, contract, event, topics, data FROM events"  # noqa: S608
+        f" WHERE {where} ORDER BY block_number, log_index{tail}",
+        params,
     ).fetchall()

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import aiohttp
+import pytest
 from aiohttp.test_utils import TestServer
 
 from api.app import create_app
@@ -34,7 +35,9 @@ async def until(check: Callable[[], bool], what: str, timeout: float = 30.0) -> 
         await asyncio.sleep(0.02)
 
 
-def test_a_fork_below_finality_halts_until_an_operator_acts(system: System, tmp_path: Path) -> None:
+def test_a_fork_below_finality_halts_until_an_operator_acts(
+    system: System, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     rpc_url = system.w3.provider.endpoint_uri  # type: ignore[attr-defined]
     chain_id = system.deployment.chain_id
 
@@ -111,6 +114,10 @@ def test_a_fork_below_finality_halts_until_an_operator_acts(system: System, tmp_
                 head = system.w3.eth.block_number
                 await until(lambda: (tip := get_tip(h.db, chain_id)) is not None and tip[0] >= head, "the re-index")
                 assert indexer_admin.main(["reindex", "--db", str(path)]) == 2  # not halted: refused
+                # from the recorded events: one transaction beside the running indexer, no node asked
+                capsys.readouterr()
+                assert indexer_admin.main(["reindex", "--from-events", "--db", str(path)]) == 0
+                assert f"rebuilt the projections of chain {chain_id} from " in capsys.readouterr().out
                 assert dump(idb) == await index_to_head(tmp_path / "fresh.db", rpc_url, system)
                 done = await shop.complete(sid)
                 assert done.status == 200, done.body
