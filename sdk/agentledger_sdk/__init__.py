@@ -11,7 +11,10 @@
 
 AsyncAgentLedger has the same methods as coroutines. Amounts are decimal.Decimal (floats are
 refused); errors are AgentLedgerError subclasses carrying the server's {type, code, message,
-param}; value-moving calls carry an Idempotency-Key reused across retries.
+param}; value-moving calls carry an Idempotency-Key reused across retries. Decision logging and
+its client-side verification (agentledger_sdk.verify), the checkout buyer's and provider's steps, the
+drop's signed steps and hire services are methods too; agentledger_sdk.webhooks checks what the
+service signs.
 """
 
 from agentledger_sdk._client import DEFAULT_BASE_URL, AgentLedger, AsyncAgentLedger, __version__
@@ -34,8 +37,12 @@ from agentledger_sdk._models import (
     AmountLike,
     ApiKey,
     BatchEarnResult,
+    CheckoutSession,
     CompoundResult,
+    DecisionLogged,
+    Deployment,
     EarnResult,
+    EntryVerification,
     EscrowResult,
     EscrowStatus,
     HireAudit,
@@ -50,7 +57,9 @@ from agentledger_sdk._models import (
     Result,
     RunRecord,
     SpendResult,
+    from_units,
     to_decimal,
+    to_units,
 )
 
 __all__ = [
@@ -64,10 +73,14 @@ __all__ = [
     "AsyncAgentLedger",
     "AuthenticationError",
     "BatchEarnResult",
+    "CheckoutSession",
     "CompoundResult",
     "Conflict",
     "ConnectionError",
+    "DecisionLogged",
+    "Deployment",
     "EarnResult",
+    "EntryVerification",
     "EscrowResult",
     "EscrowStatus",
     "HireAudit",
@@ -90,5 +103,7 @@ __all__ = [
     "TimeoutError",
     "TransportError",
     "__version__",
+    "from_units",
     "to_decimal",
+    "to_units",
 ]

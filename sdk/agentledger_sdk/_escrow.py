@@ -40,6 +40,13 @@ def account_of(key_or_account: Any) -> Any:
     return eth_account.Account.from_key(key_or_account)
 
 
+def checksum(address: str) -> str:
+    """The EIP-55 form of an address (what signed messages name)."""
+    from eth_utils.address import to_checksum_address
+
+    return str(to_checksum_address(address))
+
+
 def new_job_id() -> str:
     return "0x" + secrets.token_hex(32)
 
