@@ -13,10 +13,9 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import httpx
+from agentledger_sdk import AgentLedger, to_units
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
-
-from agentledger_sdk import AgentLedger, to_units
 
 T = TypeVar("T")
 
@@ -71,8 +70,9 @@ def _send(acct: LocalAccount, to: str, data: str = "0x", value: int = 0) -> None
     chain_id = int(_rpc("eth_chainId", []), 16)
     nonce = int(_rpc("eth_getTransactionCount", [acct.address, "pending"]), 16)
     gas = int(_rpc("eth_estimateGas", [{"from": acct.address, "to": to, "data": data, "value": hex(value)}]), 16)
-    tx = {"to": to, "data": data, "value": value, "nonce": nonce, "gas": gas * 2, "chainId": chain_id}
-    tx["gasPrice"] = int(_rpc("eth_gasPrice", []), 16)
+    price = int(_rpc("eth_gasPrice", []), 16)
+    tx: dict[str, Any] = {"to": to, "data": data, "value": value, "nonce": nonce, "gas": gas * 2, "gasPrice": price}
+    tx["chainId"] = chain_id
     tx_hash = _rpc("eth_sendRawTransaction", ["0x" + acct.sign_transaction(tx).raw_transaction.hex()])
     receipt = until(lambda: _rpc("eth_getTransactionReceipt", [tx_hash]), lambda r: r is not None, tx_hash)
     check(int(receipt["status"], 16) == 1, f"transaction {tx_hash} reverted")

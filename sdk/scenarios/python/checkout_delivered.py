@@ -10,7 +10,6 @@ from decimal import Decimal
 from typing import Any
 
 from _scenario import RPC_URL, URL, check, fresh_account, mint_test_usdc, run, until
-
 from agentledger_sdk import AgentLedger
 from agentledger_sdk.verify import GENESIS, canonical_json, order_chain_hash
 
@@ -31,7 +30,7 @@ def scenario() -> dict[str, Any]:
         approve_tx = buyer.approve_checkout(session, account=payer, rpc_url=RPC_URL)
         done = buyer.complete_checkout_session(session, account=payer, buyer={"email": "buyer@example.com"})
         check(done.status == "completed" and done.order is not None, f"completed with an order: {done.status}")
-        order_id = str(done.order["id"])
+        order_id = str((done.order or {})["id"])
         # 4. the funder's view
         order = buyer.get_order(order_id)
         check(order["status"] == "created", f"a funded order is created, not {order['status']}")

@@ -8,7 +8,6 @@ import hashlib
 from typing import Any
 
 from _scenario import RPC_URL, URL, check, run
-
 from agentledger_sdk import AgentLedger
 from agentledger_sdk.verify import decision_chain_hash, entry_problems, sha256_hex
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from _scenario import RPC_URL, URL, advance_chain_time, check, fresh_account, mint_test_usdc, run, until
-
 from agentledger_sdk import AgentLedger
 
 NOTICE = 7 * 86_400

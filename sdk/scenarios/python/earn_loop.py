@@ -8,7 +8,6 @@ from decimal import Decimal
 from typing import Any
 
 from _scenario import URL, check, run
-
 from agentledger_sdk import AgentLedger, AsyncAgentLedger
 
 

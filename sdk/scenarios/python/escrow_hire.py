@@ -8,7 +8,6 @@ from typing import Any
 
 from _provider import endpoint, publish
 from _scenario import RPC_URL, URL, check, fresh_account, mint_test_usdc, run, until
-
 from agentledger_sdk import AgentLedger
 
 

@@ -9,7 +9,6 @@ from typing import Any
 
 from _provider import endpoint, publish
 from _scenario import URL, check, fresh_account, run
-
 from agentledger_sdk import AgentLedger
 
 
