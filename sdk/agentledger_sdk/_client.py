@@ -35,7 +35,7 @@ from agentledger_sdk import _errors as errors
 from agentledger_sdk import _escrow as chain
 from agentledger_sdk import _flows as flows
 from agentledger_sdk._flows import Call as _Call
-from agentledger_sdk._flows import Flow, Rpc
+from agentledger_sdk._flows import Flow, Rpc, Sleep
 from agentledger_sdk._flows import new_key as _key
 from agentledger_sdk._models import (
     AgentBalance,
@@ -76,8 +76,6 @@ IDEMPOTENCY_HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
 AGENTS = "/api/agents"
 A2A = "/api/a2a"
-#: Seconds between receipt polls of the caller's own escrow transactions.
-RECEIPT_POLL = 0.2
 DROP = "/api/a2a/drop"
 PROVIDERS = "/api/acp/providers"
 
@@ -301,6 +299,47 @@ class _Base:
             **extra,
         }
         return _Call("POST", f"{A2A}/escrow", EscrowResult.parse, dumps(body), unsafe=True)
+
+    def _escrow_hire(
+        self,
+        provider_wallet: str,
+        service_type: str,
+        input: Mapping[str, Any],
+        account: Any,
+        rpc_url: str,
+        job_id: str | None,
+        webhook_url: str | None,
+        webhook_secret: str | None,
+        receipt_timeout: float,
+    ) -> Flow[EscrowResult]:
+        """The escrow hire, once for both clients: terms from the registry checked on-chain, approve (if
+        the allowance is short) and createJob, then the signed POST, retried with a fresh signature."""
+        acct = chain.account_of(account)
+        page: Registry = yield self._registry(service_type, provider_wallet, None, None, True, None, None, None)
+        terms = _terms(page, provider_wallet, service_type)
+        job = (job_id or chain.new_job_id()).lower()
+        price = yield from flows.call_uint(rpc_url, terms.escrow, _price_of(terms.token_id))
+        sla = yield from flows.call_uint(rpc_url, terms.escrow, _sla_of(terms.token_id))
+        _same_terms(terms, price, sla)
+        yield from flows.approve_at_least(
+            rpc_url, acct, terms.usdc, terms.escrow, terms.price, terms.chain_id, receipt_timeout
+        )
+        create = _create_job(job, provider_wallet, terms)
+        tx = yield from flows.transact(rpc_url, acct, terms.escrow, create, terms.chain_id, receipt_timeout)
+        extra = _webhook(webhook_url, webhook_secret)
+        attempt = 0
+        while True:
+            try:
+                out: EscrowResult = yield self._escrow_post(
+                    acct, terms, job, tx, provider_wallet, service_type, input, extra
+                )
+                return dataclasses.replace(out, create_tx=tx)
+            except errors.AgentLedgerError as exc:
+                delay = self._escrow_retry(exc, attempt)
+                if delay is None:
+                    raise
+            yield Sleep(delay)
+            attempt += 1
 
     # ---- the ownership marketplace (drop), under /api/a2a/drop ------------------------------
 
@@ -971,31 +1010,19 @@ class AgentLedger(_Base):
         LocalAccount): the price and SLA from the registry, checked on-chain; approve (if the allowance
         is short) and createJob, each waited for; then POST /api/a2a/escrow signed by the same key,
         retried with a fresh signature until the service answers (it runs a job id once)."""
-        acct = chain.account_of(account)
-        page = self.registry(service_type, wallet=provider_wallet, escrow=True)
-        terms = _terms(page, provider_wallet, service_type)
-        job = (job_id or chain.new_job_id()).lower()
-        with httpx.Client(timeout=self.timeout) as http:
-            rpc = _SyncRpc(http, rpc_url, receipt_timeout)
-            _check_terms(terms, rpc.call_uint, acct.address)
-            allowance = rpc.call_uint(terms.usdc, _allowance(acct.address, terms.escrow))
-            if allowance < terms.price:
-                rpc.transact(acct, terms.usdc, _approve(terms.escrow, terms.price), terms.chain_id)
-            tx = rpc.transact(acct, terms.escrow, _create_job(job, provider_wallet, terms), terms.chain_id)
-        extra = _webhook(webhook_url, webhook_secret)
-        attempt = 0
-        while True:
-            try:
-                out: EscrowResult = self._send(
-                    self._escrow_post(acct, terms, job, tx, provider_wallet, service_type, input, extra)
-                )
-                return dataclasses.replace(out, create_tx=tx)
-            except errors.AgentLedgerError as exc:
-                delay = self._escrow_retry(exc, attempt)
-                if delay is None:
-                    raise
-            self._sleep(delay)
-            attempt += 1
+        return self._drive(
+            self._escrow_hire(
+                provider_wallet,
+                service_type,
+                input,
+                account,
+                rpc_url,
+                job_id,
+                webhook_url,
+                webhook_secret,
+                receipt_timeout,
+            )
+        )
 
     # ---- the drop (ownership marketplace): see README "The ownership marketplace" ------------
 
@@ -1630,33 +1657,19 @@ class AsyncAgentLedger(_Base):
         webhook_secret: str | None = None,
         receipt_timeout: float = 120.0,
     ) -> EscrowResult:
-        acct = chain.account_of(account)
-        page = await self.registry(service_type, wallet=provider_wallet, escrow=True)
-        terms = _terms(page, provider_wallet, service_type)
-        job = (job_id or chain.new_job_id()).lower()
-        async with httpx.AsyncClient(timeout=self.timeout) as http:
-            rpc = _AsyncRpc(http, rpc_url, receipt_timeout)
-            price = await rpc.call_uint(terms.escrow, _price_of(terms.token_id))
-            sla = await rpc.call_uint(terms.escrow, _sla_of(terms.token_id))
-            _same_terms(terms, price, sla)
-            allowance = await rpc.call_uint(terms.usdc, _allowance(acct.address, terms.escrow))
-            if allowance < terms.price:
-                await rpc.transact(acct, terms.usdc, _approve(terms.escrow, terms.price), terms.chain_id)
-            tx = await rpc.transact(acct, terms.escrow, _create_job(job, provider_wallet, terms), terms.chain_id)
-        extra = _webhook(webhook_url, webhook_secret)
-        attempt = 0
-        while True:
-            try:
-                out: EscrowResult = await self._send(
-                    self._escrow_post(acct, terms, job, tx, provider_wallet, service_type, input, extra)
-                )
-                return dataclasses.replace(out, create_tx=tx)
-            except errors.AgentLedgerError as exc:
-                delay = self._escrow_retry(exc, attempt)
-                if delay is None:
-                    raise
-            await asyncio.sleep(delay)
-            attempt += 1
+        return await self._drive(
+            self._escrow_hire(
+                provider_wallet,
+                service_type,
+                input,
+                account,
+                rpc_url,
+                job_id,
+                webhook_url,
+                webhook_secret,
+                receipt_timeout,
+            )
+        )
 
     # ---- the drop (ownership marketplace): see README "The ownership marketplace" ------------
 
@@ -1810,14 +1823,6 @@ def _sla_of(token_id: int) -> str:
     return chain.calldata("slaOf(uint256)", ["uint256"], [token_id])
 
 
-def _allowance(owner: str, spender: str) -> str:
-    return chain.calldata("allowance(address,address)", ["address", "address"], [owner, spender])
-
-
-def _approve(spender: str, amount: int) -> str:
-    return chain.calldata("approve(address,uint256)", ["address", "uint256"], [spender, amount])
-
-
 def _create_job(job_id: str, wallet: str, terms: chain.Terms) -> str:
     return chain.calldata(
         "createJob(bytes32,string,uint256,uint64)",
@@ -1833,12 +1838,6 @@ def _same_terms(terms: chain.Terms, price: int, sla: int) -> None:
             type="invalid_request",
             code="escrow_terms_changed",
         )
-
-
-def _check_terms(terms: chain.Terms, call_uint: Callable[[str, str], int], _caller: str) -> None:
-    _same_terms(
-        terms, call_uint(terms.escrow, _price_of(terms.token_id)), call_uint(terms.escrow, _sla_of(terms.token_id))
-    )
 
 
 def _webhook(url: str | None, secret: str | None) -> dict[str, Any]:
@@ -1877,78 +1876,3 @@ def _rpc_result(step: Rpc, response: httpx.Response) -> Any:
 def _rpc_error(method: str, error: Any) -> errors.AgentLedgerError:
     message = error.get("message", str(error)) if isinstance(error, Mapping) else str(error)
     return errors.AgentLedgerError(f"{method}: {message}", type="chain_error", code="rpc_error", body=error)
-
-
-class _SyncRpc:
-    """Plain JSON-RPC over httpx for the caller's own transactions (its key signs them locally)."""
-
-    def __init__(self, http: httpx.Client, url: str, receipt_timeout: float) -> None:
-        self.http, self.url, self.receipt_timeout = http, url, receipt_timeout
-
-    def request(self, method: str, params: list[Any]) -> Any:
-        reply = self.http.post(self.url, json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).json()
-        if "error" in reply:
-            raise _rpc_error(method, reply["error"])
-        return reply["result"]
-
-    def call_uint(self, to: str, data: str) -> int:
-        return chain.decode_uint(self.request("eth_call", [{"to": to, "data": data}, "latest"]))
-
-    def transact(self, account: Any, to: str, data: str, chain_id: int) -> str:
-        sender = account.address
-        nonce = int(self.request("eth_getTransactionCount", [sender, "pending"]), 16)
-        gas = int(self.request("eth_estimateGas", [{"from": sender, "to": to, "data": data}]), 16)
-        price = int(self.request("eth_gasPrice", []), 16)
-        raw = chain.signed_tx(
-            account, to=to, data=data, nonce=nonce, gas=chain.with_margin(gas), gas_price=price, chain_id=chain_id
-        )
-        tx_hash = str(self.request("eth_sendRawTransaction", [raw]))
-        deadline = time.monotonic() + self.receipt_timeout
-        while True:
-            receipt = self.request("eth_getTransactionReceipt", [tx_hash])
-            if receipt is not None:
-                if int(receipt["status"], 16) != 1:
-                    raise errors.AgentLedgerError(
-                        f"transaction {tx_hash} reverted", type="chain_error", code="transaction_failed"
-                    )
-                return tx_hash
-            if time.monotonic() > deadline:
-                raise errors.TimeoutError(f"no receipt for {tx_hash}", type="chain_error", code="timeout")
-            time.sleep(RECEIPT_POLL)
-
-
-class _AsyncRpc:
-    def __init__(self, http: httpx.AsyncClient, url: str, receipt_timeout: float) -> None:
-        self.http, self.url, self.receipt_timeout = http, url, receipt_timeout
-
-    async def request(self, method: str, params: list[Any]) -> Any:
-        resp = await self.http.post(self.url, json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-        reply = resp.json()
-        if "error" in reply:
-            raise _rpc_error(method, reply["error"])
-        return reply["result"]
-
-    async def call_uint(self, to: str, data: str) -> int:
-        return chain.decode_uint(await self.request("eth_call", [{"to": to, "data": data}, "latest"]))
-
-    async def transact(self, account: Any, to: str, data: str, chain_id: int) -> str:
-        sender = account.address
-        nonce = int(await self.request("eth_getTransactionCount", [sender, "pending"]), 16)
-        gas = int(await self.request("eth_estimateGas", [{"from": sender, "to": to, "data": data}]), 16)
-        price = int(await self.request("eth_gasPrice", []), 16)
-        raw = chain.signed_tx(
-            account, to=to, data=data, nonce=nonce, gas=chain.with_margin(gas), gas_price=price, chain_id=chain_id
-        )
-        tx_hash = str(await self.request("eth_sendRawTransaction", [raw]))
-        deadline = time.monotonic() + self.receipt_timeout
-        while True:
-            receipt = await self.request("eth_getTransactionReceipt", [tx_hash])
-            if receipt is not None:
-                if int(receipt["status"], 16) != 1:
-                    raise errors.AgentLedgerError(
-                        f"transaction {tx_hash} reverted", type="chain_error", code="transaction_failed"
-                    )
-                return tx_hash
-            if time.monotonic() > deadline:
-                raise errors.TimeoutError(f"no receipt for {tx_hash}", type="chain_error", code="timeout")
-            await asyncio.sleep(RECEIPT_POLL)

@@ -96,7 +96,7 @@ def call_uint(url: str, to: str, data: str) -> Flow[int]:
     return chain.decode_uint((yield Rpc(url, "eth_call", [{"to": to, "data": data}, "latest"])))
 
 
-def transact(url: str, account: Any, to: str, data: str, chain_id: int) -> Flow[str]:
+def transact(url: str, account: Any, to: str, data: str, chain_id: int, timeout: float = RECEIPT_TIMEOUT) -> Flow[str]:
     """Sign a transaction locally, send it, wait for its receipt: its hash (a revert raises)."""
     sender = account.address
     nonce = int((yield Rpc(url, "eth_getTransactionCount", [sender, "pending"])), 16)
@@ -106,7 +106,7 @@ def transact(url: str, account: Any, to: str, data: str, chain_id: int) -> Flow[
         account, to=to, data=data, nonce=nonce, gas=chain.with_margin(gas), gas_price=price, chain_id=chain_id
     )
     tx_hash = str((yield Rpc(url, "eth_sendRawTransaction", [raw])))
-    deadline = time.monotonic() + RECEIPT_TIMEOUT
+    deadline = time.monotonic() + timeout
     while True:
         receipt = yield Rpc(url, "eth_getTransactionReceipt", [tx_hash])
         if receipt is not None:
@@ -120,7 +120,9 @@ def transact(url: str, account: Any, to: str, data: str, chain_id: int) -> Flow[
         yield Sleep(RECEIPT_POLL)
 
 
-def approve_at_least(url: str, account: Any, token: str, spender: str, amount: int, chain_id: int) -> Flow[str | None]:
+def approve_at_least(
+    url: str, account: Any, token: str, spender: str, amount: int, chain_id: int, timeout: float = RECEIPT_TIMEOUT
+) -> Flow[str | None]:
     """ERC-20 approve of ``amount`` to ``spender`` unless the allowance already covers it: the tx hash or None."""
     allowance = yield from call_uint(
         url, token, chain.calldata("allowance(address,address)", ["address", "address"], [account.address, spender])
@@ -128,7 +130,7 @@ def approve_at_least(url: str, account: Any, token: str, spender: str, amount: i
     if allowance >= amount:
         return None
     data = chain.calldata("approve(address,uint256)", ["address", "uint256"], [spender, amount])
-    return (yield from transact(url, account, token, data, chain_id))
+    return (yield from transact(url, account, token, data, chain_id, timeout))
 
 
 def deployment() -> Flow[Deployment]:
