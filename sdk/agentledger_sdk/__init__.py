@@ -17,7 +17,7 @@ drop's signed steps and hire services are methods too; agentledger_sdk.webhooks 
 service signs.
 """
 
-from agentledger_sdk._client import DEFAULT_BASE_URL, AgentLedger, AsyncAgentLedger, __version__
+from agentledger_sdk._client import DEFAULT_BASE_URL, AgentLedger, AsyncAgentLedger
 from agentledger_sdk._errors import (
     AgentLedgerError,
     AuthenticationError,
@@ -61,6 +61,7 @@ from agentledger_sdk._models import (
     to_decimal,
     to_units,
 )
+from agentledger_sdk._version import __version__
 
 __all__ = [
     "DEFAULT_BASE_URL",

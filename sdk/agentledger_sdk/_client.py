@@ -67,10 +67,10 @@ from agentledger_sdk._models import (
     parse_memory_write,
     to_decimal,
 )
+from agentledger_sdk._version import __version__
 
 __all__ = ["DEFAULT_BASE_URL", "AgentLedger", "AsyncAgentLedger"]
 
-__version__ = "0.1.0"
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"

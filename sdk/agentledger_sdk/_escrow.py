@@ -28,7 +28,7 @@ def _eth() -> Any:
         from eth_account.messages import encode_defunct
         from eth_utils.crypto import keccak
     except ImportError as exc:  # pragma: no cover - depends on the installation
-        raise ImportError("escrow_hire needs eth-account: pip install 'agentledger-sdk[escrow]'") from exc
+        raise ImportError("signing needs eth-account: pip install 'agentledger-sdk[escrow]'") from exc
     return eth_abi, eth_account, encode_defunct, keccak
 
 
