@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from agentledger_sdk.verify import entry_problems
+
 __all__ = [
     "Agent",
     "AgentBalance",
@@ -784,8 +786,6 @@ class EntryVerification(Result):
 
     @classmethod
     def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> EntryVerification:
-        from agentledger_sdk.verify import entry_problems
-
         inclusion = data.get("inclusion") or {}
         return cls(
             data,

@@ -4,15 +4,25 @@ the webhook verifiers against what the service signs and what the Standard Webho
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+import httpx
 import pytest
 import standardwebhooks
-from agentledger_sdk import CheckoutSession, from_units, to_decimal, to_units
+from agentledger_sdk import (
+    AgentLedger,
+    AsyncAgentLedger,
+    CheckoutSession,
+    DecisionLogged,
+    from_units,
+    to_decimal,
+    to_units,
+)
 from agentledger_sdk import _flows as flows
 from agentledger_sdk._models import dumps, loads
 from agentledger_sdk.verify import (
@@ -209,3 +219,50 @@ def test_what_the_standard_webhooks_library_signs_verifies_here() -> None:
     assert verify_standard(body.encode(), secret, headers, now=1_800_000_000)
     assert verify_standard(body.encode(), "a shared secret of ours", headers, now=1_800_000_000)
     assert not verify_standard(body.encode(), "another secret", headers, now=1_800_000_000)
+
+
+# ---- one flow, two drivers: retries keep the Idempotency-Key ------------------------------------------
+
+
+def test_both_clients_drive_a_flow_retrying_503_and_429_with_the_same_idempotency_key() -> None:
+    logged = {
+        "audit_id": 9,
+        "chain_hash": "ab" * 32,
+        "content_hash": "cd" * 32,
+        "tier": "routine",
+        "timestamp": "2026-11-28T04:00:00.000Z",
+        "verification_url": "http://x/verify/9",
+    }
+    seen: list[str | None] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request.headers.get("Idempotency-Key"))
+        if len(seen) % 3 == 1:
+            return httpx.Response(
+                503, json={"type": "service_error", "code": "unavailable", "message": "x"}, headers={"Retry-After": "0"}
+            )
+        if len(seen) % 3 == 2:
+            return httpx.Response(
+                429,
+                json={"type": "invalid_request", "code": "rate_limited", "message": "x"},
+                headers={"Retry-After": "0"},
+            )
+        return httpx.Response(201, json=logged)
+
+    args = ("0c9a3c34-3d2b-4c8e-9d7e-5b1f7d6e2a10", "routine", "cd" * 32, "gpt-x", "1")
+    with AgentLedger("http://sdk.test", "aglk_" + "0" * 32, transport=httpx.MockTransport(answer)) as al:
+        sync = al.log_decision(*args)
+
+    async def run_async() -> DecisionLogged:
+        async def async_answer(request: httpx.Request) -> httpx.Response:
+            return answer(request)
+
+        async with AsyncAgentLedger(
+            "http://sdk.test", "aglk_" + "0" * 32, transport=httpx.MockTransport(async_answer)
+        ) as aal:
+            return await aal.log_decision(*args)
+
+    asynced = asyncio.run(run_async())
+    assert sync.audit_id == asynced.audit_id == 9 and sync.chain_hash == "ab" * 32
+    assert len(seen) == 6 and seen[0] is not None
+    assert seen[0] == seen[1] == seen[2] and seen[3] == seen[4] == seen[5] and seen[0] != seen[3]

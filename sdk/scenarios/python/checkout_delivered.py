@@ -37,7 +37,9 @@ def scenario() -> dict[str, Any]:
         # 5. the provider works it
         provider.acknowledge_order(order_id, account=self_wallet)
         provider.start_order(order_id, account=self_wallet)
+        draft = provider.upload_deliverable(order_id, account=self_wallet, data=b"%PDF-1.7 draft", filename="d.pdf")
         up = provider.upload_deliverable(order_id, account=self_wallet, content={"findings": ["demand is up"]})
+        check(draft["cid"] != up["cid"], "two uploads, two contents: the last one is the deliverable")
         fin = provider.complete_order(order_id, account=self_wallet, cid=up["cid"])
         released = until(lambda: buyer.get_order(order_id), lambda o: o["status"] == "released", "released")
         prev = GENESIS
