@@ -51,6 +51,10 @@ def new_job_id() -> str:
     return "0x" + secrets.token_hex(32)
 
 
+def keccak_text(text: str) -> bytes:
+    return bytes(_eth()[3](text=text))
+
+
 def _selector(signature: str) -> bytes:
     _, _, _, keccak = _eth()
     return bytes(keccak(text=signature))[:4]

@@ -299,12 +299,44 @@ def approve_checkout(session: CheckoutSession | str, account: Any, rpc_url: str)
     )
 
 
-def funding_consent(session: CheckoutSession, account: Any) -> str:
-    """The payer's EIP-712 signature of the session's Funding consent (the session's typed data with
-    message.buyer set to the payer's address)."""
+FUNDING_DOMAIN = "agentledger PaymentGateway"
+
+
+def _checked_funding(session: CheckoutSession) -> Mapping[str, Any]:
+    """The session's Funding typed data, once it says what the session says: the gateway's domain on
+    the session's chain, the job id of this session, the total as the amount. A consent is what the
+    gateway pulls the payer's USDC with, so nothing else is signed."""
     typed = session.payment.get("typed_data")
-    if not isinstance(typed, Mapping):
-        raise ValueError("the session carries no funding typed data")
+    if not isinstance(typed, Mapping) or typed.get("primaryType") != "Funding":
+        raise ValueError("the session carries no Funding typed data")
+    domain, message = typed.get("domain") or {}, typed.get("message") or {}
+    job_id = "0x" + chain.keccak_text(f"agentledger:checkout:{session.id}").hex()
+    wrong = [
+        what
+        for what, ok in (
+            ("the domain is not the PaymentGateway's", domain.get("name") == FUNDING_DOMAIN),
+            (
+                "the chain is not the session's",
+                int(domain.get("chainId", -1)) == int(session.payment.get("chain_id", -2)),
+            ),
+            (
+                "the verifying contract is not the spender",
+                str(domain.get("verifyingContract", "")).lower() == str(session.payment.get("spender", "-")).lower(),
+            ),
+            ("the amount is not the session's total", int(message.get("amount", -1)) == session.total_units),
+            ("the job is not this session's", str(message.get("jobId", "")).lower() == job_id),
+        )
+        if not ok
+    ]
+    if wrong:
+        raise ValueError(f"refusing to sign the funding consent of session {session.id}: {'; '.join(wrong)}")
+    return typed
+
+
+def funding_consent(session: CheckoutSession, account: Any) -> str:
+    """The payer's EIP-712 signature of the session's Funding consent (the session's typed data, checked
+    against the session, with message.buyer set to the payer's address)."""
+    typed = _checked_funding(session)
     message = {**typed["message"], "buyer": chain.account_of(account).address}
     return sign_typed(account, {**typed, "message": message})
 

@@ -34,9 +34,12 @@ from agentledger_sdk.verify import (
     root_from_inclusion_proof,
 )
 from agentledger_sdk.webhooks import verify_service, verify_standard
+from eth_account import Account
+from eth_account.messages import encode_typed_data
 
 import merkle
 from core import audit, egress
+from core.checkout import rules
 
 # ---- amounts ----------------------------------------------------------------------------------------
 
@@ -266,3 +269,50 @@ def test_both_clients_drive_a_flow_retrying_503_and_429_with_the_same_idempotenc
     assert sync.audit_id == asynced.audit_id == 9 and sync.chain_hash == "ab" * 32
     assert len(seen) == 6 and seen[0] is not None
     assert seen[0] == seen[1] == seen[2] and seen[3] == seen[4] == seen[5] and seen[0] != seen[3]
+
+
+# ---- the checkout's funding consent: signed only when it says what the session says -------------------
+
+
+def _session_with_consent(**change: Any) -> CheckoutSession:
+    gateway = "0x" + "12" * 20
+    typed = rules.checkout_typed_data(
+        chain_id=31337,
+        gateway=gateway,
+        session_id="cs_1",
+        buyer=gateway,
+        provider_token_id=4,
+        amount=300_000,
+        deadline=9,
+    )
+    typed["message"]["buyer"] = "{payer}"
+    typed = {**typed, "domain": {**typed["domain"], **change.pop("domain", {})}}
+    typed["message"].update(change.pop("message", {}))
+    payment = {"chain_id": 31337, "spender": gateway, "amount": 300_000, "typed_data": typed}
+    body = {"id": "cs_1", "totals": [{"type": "total", "amount": 300_000}], **change}
+    body["capabilities"] = {"payment": {"handlers": [{"config": payment}]}}
+    return CheckoutSession.parse(body)
+
+
+def test_the_funding_consent_is_the_services_typed_data_signed_by_the_payer() -> None:
+    payer = Account.create()
+    session = _session_with_consent()
+    signature = flows.funding_consent(session, payer)
+    typed = {**session.payment["typed_data"]}
+    typed["message"] = {**typed["message"], "buyer": payer.address}
+    assert Account.recover_message(encode_typed_data(full_message=typed), signature=signature) == payer.address
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"message": {"amount": 300_001}}, "the amount is not the session's total"),
+        ({"message": {"jobId": "0x" + "00" * 32}}, "the job is not this session's"),
+        ({"domain": {"chainId": 1}}, "the chain is not the session's"),
+        ({"domain": {"verifyingContract": "0x" + "34" * 20}}, "the verifying contract is not the spender"),
+        ({"domain": {"name": "something else"}}, "the domain is not the PaymentGateway's"),
+    ],
+)
+def test_a_consent_that_differs_from_the_session_is_refused_before_signing(change: dict[str, Any], why: str) -> None:
+    with pytest.raises(ValueError, match=why):
+        flows.funding_consent(_session_with_consent(**change), Account.create())
