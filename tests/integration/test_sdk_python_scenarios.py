@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agentledger_sdk import AgentLedger
 from eth_account import Account
 
 from core.anvil import free_port
@@ -44,7 +45,8 @@ def dev_keys() -> list[str]:
 
 @dataclass
 class Live:
-    env: dict[str, str]
+    env: dict[str, str]  # the scripts'
+    service_env: dict[str, str]  # make run's (its database, deployments, data directory)
     log: Path
 
 
@@ -88,7 +90,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
             AGENTLEDGER_RPC_URL=f"http://127.0.0.1:{anvil_port}",
             AGENTLEDGER_PRIVATE_KEYS=",".join(dev_keys()),
         )
-        yield Live(script_env, log)
+        yield Live(script_env, env, log)
     finally:
         proc.terminate()
         try:
@@ -119,3 +121,25 @@ def test_scenario_passes_against_make_run(live: Live, name: str) -> None:
     assert done.returncode == 0, f"{name}: {done.stdout[-2000:]}\n{done.stderr[-4000:]}"
     summary = json.loads(done.stdout.strip().splitlines()[-1])
     assert summary["ok"] is True, summary
+
+
+def test_an_anchored_decision_verifies_against_the_root_on_the_chain(live: Live) -> None:
+    """What no scenario reaches (anchoring is the operator's, nightly): once `python -m scripts.anchor
+    --once` has anchored the log, the SDK's verification reads AuditAnchor.rootAt from the chain."""
+    url, rpc = live.env["AGENTLEDGER_URL"], live.env["AGENTLEDGER_RPC_URL"]
+    with AgentLedger(url) as al:
+        agent = al.register("anchored", "content_seo").agent.id
+        logged = al.log_decision(agent, "routine", "ab" * 32, "gpt-x", "1")
+        before = al.verify_decision(logged, rpc_url=rpc)
+        assert before.ok and not before.anchored and before.root_onchain is None, before.problems
+        subprocess.run(
+            [sys.executable, "-m", "scripts.anchor", "--once", "--rpc", rpc],
+            cwd=ROOT,
+            env=live.service_env,
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        after = al.verify_decision(logged, rpc_url=rpc)
+    assert after.ok, after.problems
+    assert after.anchored and after.root_onchain is True and after.tree_size >= logged.audit_id
