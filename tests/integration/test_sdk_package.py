@@ -9,6 +9,7 @@ environment then installs with --no-index from those wheels only."""
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -30,9 +31,11 @@ def quickstart(readme: str, url: str) -> str:
 
 @pytest.mark.timeout(300)
 def test_the_wheel_installs_into_a_fresh_venv_and_runs_the_readme_quickstart(tmp_path: Path) -> None:
-    wheels = tmp_path / "wheels"
+    wheels, source = tmp_path / "wheels", tmp_path / "sdk"
+    # built from a copy: setuptools writes build/ and *.egg-info beside the sources it builds
+    shutil.copytree(SDK, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", "scenarios"))
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet"]
-    subprocess.run([*pip, "wheel", "--wheel-dir", str(wheels), str(SDK)], check=True, timeout=240)
+    subprocess.run([*pip, "wheel", "--wheel-dir", str(wheels), str(source)], check=True, timeout=240)
     version = re.search(r'__version__ = "([^"]+)"', (SDK / "agentledger_sdk" / "_version.py").read_text())
     assert version is not None
     (built,) = wheels.glob("agentledger_sdk-*.whl")
