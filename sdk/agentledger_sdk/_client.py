@@ -10,12 +10,17 @@ jitter, or after the server's ``Retry-After`` when it gives one (a wait longer t
   that are safe to repeat: GETs, and POSTs sent with an ``Idempotency-Key``.
 
 Every value-moving POST (earn, earn_batch, spend, compound, record_run, remember,
-update_brain, and register on an account key) gets an ``Idempotency-Key`` (uuid4) generated once
-per logical call and reused on every retry, so the server applies it at most once and answers a
+update_brain, register on an account key, log_decision, the checkout session calls, link_provider,
+create_item, publish_service and the drop's recording calls) gets an ``Idempotency-Key`` (uuid4)
+generated once per logical call and reused on every retry, so the server applies it at most once and answers a
 retry with the stored response (``result.replayed`` is then True). Pass ``idempotency_key=`` to
 choose it yourself, e.g. to retry from another process after a crash. ``register`` without an
 API key and ``create_key`` return a secret once and are never replayed by the server, so they
-are retried only when the request certainly did not reach it.
+are retried only when the request certainly did not reach it; so are calls carrying a signature the
+service accepts once (provider order actions, uploads and completions, the drop's claim).
+
+Calls of several steps (and the chain steps signed with the caller's own key) are written once as
+flows (agentledger_sdk._flows), which each client drives with its own I/O (``_drive``).
 """
 
 from __future__ import annotations
