@@ -12,6 +12,7 @@ Every signed call (a webhook, a provider run) carries two signatures over the sa
   ``whsec_<base64>``; ours are arbitrary text (a 64-hex secret by default), and the HMAC key is
   the secret's UTF-8 bytes, exactly as for X-Service-Signature. A receiver using a Standard
   Webhooks library passes ``standard_secret(secret)`` (= "whsec_" + base64 of those bytes).
+  Receivers check both with the SDK's agentledger_sdk.webhooks (verify_service, verify_standard).
 
 Target URLs must be http(s) without credentials, and unless private targets are allowed every
 address the host resolves to must be globally routable (no loopback, private, link-local,
@@ -38,7 +39,6 @@ import ipaddress
 import logging
 import secrets
 import socket
-from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -50,9 +50,6 @@ from core.errors import ServiceError
 from core.networks import LOCAL_CHAIN_ID
 
 log = logging.getLogger("agentledger.egress")
-
-#: Standard Webhooks receivers refuse timestamps further than this from their clock (seconds).
-DEFAULT_TOLERANCE = 300
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -113,10 +110,6 @@ def sign_service(body: bytes, secret: str) -> str:
     return "sha256=" + _hmac(secret, body).hex()
 
 
-def verify_service(body: bytes, secret: str, header: str) -> bool:
-    return hmac.compare_digest(sign_service(body, secret).encode(), header.encode("utf-8", "replace"))
-
-
 def standard_secret(secret: str) -> str:
     """The same key in Standard Webhooks' "whsec_<base64>" form, for receivers using their libraries."""
     return "whsec_" + base64.b64encode(secret.encode("utf-8")).decode()
@@ -133,21 +126,6 @@ def standard_headers(event_id: str, timestamp: int, body: bytes, secret: str) ->
         "webhook-timestamp": str(timestamp),
         "webhook-signature": standard_signature(event_id, timestamp, body, secret),
     }
-
-
-def verify_standard(
-    body: bytes, secret: str, headers: Mapping[str, str], *, now: float, tolerance: float = DEFAULT_TOLERANCE
-) -> bool:
-    """A receiver's check: the three headers present, the timestamp within `tolerance` seconds of
-    `now` (replay protection), and one of the space-separated v1 signatures matching."""
-    lower = {k.lower(): v for k, v in headers.items()}
-    event_id, ts, sigs = lower.get("webhook-id"), lower.get("webhook-timestamp"), lower.get("webhook-signature")
-    if not event_id or not ts or not sigs or not ts.isdigit():
-        return False
-    if abs(now - int(ts)) > tolerance:
-        return False
-    expected = standard_signature(event_id, int(ts), body, secret).encode()
-    return any(hmac.compare_digest(expected, s.encode("utf-8", "replace")) for s in sigs.split(" ") if s)
 
 
 # ---- target URLs --------------------------------------------------------------------------------

@@ -11,10 +11,13 @@
 
 AsyncAgentLedger has the same methods as coroutines. Amounts are decimal.Decimal (floats are
 refused); errors are AgentLedgerError subclasses carrying the server's {type, code, message,
-param}; value-moving calls carry an Idempotency-Key reused across retries.
+param}; value-moving calls carry an Idempotency-Key reused across retries. Decision logging and
+its client-side verification (agentledger_sdk.verify), the checkout buyer's and provider's steps, the
+drop's signed steps and hire services are methods too; agentledger_sdk.webhooks checks what the
+service signs.
 """
 
-from agentledger_sdk._client import DEFAULT_BASE_URL, AgentLedger, AsyncAgentLedger, __version__
+from agentledger_sdk._client import DEFAULT_BASE_URL, AgentLedger, AsyncAgentLedger
 from agentledger_sdk._errors import (
     AgentLedgerError,
     AuthenticationError,
@@ -34,8 +37,12 @@ from agentledger_sdk._models import (
     AmountLike,
     ApiKey,
     BatchEarnResult,
+    CheckoutSession,
     CompoundResult,
+    DecisionLogged,
+    Deployment,
     EarnResult,
+    EntryVerification,
     EscrowResult,
     EscrowStatus,
     HireAudit,
@@ -50,8 +57,11 @@ from agentledger_sdk._models import (
     Result,
     RunRecord,
     SpendResult,
+    from_units,
     to_decimal,
+    to_units,
 )
+from agentledger_sdk._version import __version__
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -64,10 +74,14 @@ __all__ = [
     "AsyncAgentLedger",
     "AuthenticationError",
     "BatchEarnResult",
+    "CheckoutSession",
     "CompoundResult",
     "Conflict",
     "ConnectionError",
+    "DecisionLogged",
+    "Deployment",
     "EarnResult",
+    "EntryVerification",
     "EscrowResult",
     "EscrowStatus",
     "HireAudit",
@@ -90,5 +104,7 @@ __all__ = [
     "TimeoutError",
     "TransportError",
     "__version__",
+    "from_units",
     "to_decimal",
+    "to_units",
 ]

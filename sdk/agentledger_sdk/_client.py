@@ -10,12 +10,17 @@ jitter, or after the server's ``Retry-After`` when it gives one (a wait longer t
   that are safe to repeat: GETs, and POSTs sent with an ``Idempotency-Key``.
 
 Every value-moving POST (earn, earn_batch, spend, compound, record_run, remember,
-update_brain, and register on an account key) gets an ``Idempotency-Key`` (uuid4) generated once
-per logical call and reused on every retry, so the server applies it at most once and answers a
+update_brain, register on an account key, log_decision, the checkout session calls, link_provider,
+create_item, publish_service and the drop's recording calls) gets an ``Idempotency-Key`` (uuid4)
+generated once per logical call and reused on every retry, so the server applies it at most once and answers a
 retry with the stored response (``result.replayed`` is then True). Pass ``idempotency_key=`` to
 choose it yourself, e.g. to retry from another process after a crash. ``register`` without an
 API key and ``create_key`` return a secret once and are never replayed by the server, so they
-are retried only when the request certainly did not reach it.
+are retried only when the request certainly did not reach it; so are calls carrying a signature the
+service accepts once (provider order actions, uploads and completions, the drop's claim).
+
+Calls of several steps (and the chain steps signed with the caller's own key) are written once as
+flows (agentledger_sdk._flows), which each client drives with its own I/O (``_drive``).
 """
 
 from __future__ import annotations
@@ -24,10 +29,8 @@ import asyncio
 import dataclasses
 import random
 import time
-import uuid
 import warnings
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import quote
 
@@ -35,13 +38,21 @@ import httpx
 
 from agentledger_sdk import _errors as errors
 from agentledger_sdk import _escrow as chain
+from agentledger_sdk import _flows as flows
+from agentledger_sdk._flows import Call as _Call
+from agentledger_sdk._flows import Flow, Rpc, Sleep
+from agentledger_sdk._flows import new_key as _key
 from agentledger_sdk._models import (
     AgentBalance,
     AmountLike,
     ApiKey,
     BatchEarnResult,
+    CheckoutSession,
     CompoundResult,
+    DecisionLogged,
+    Deployment,
     EarnResult,
+    EntryVerification,
     EscrowResult,
     EscrowStatus,
     HireAudit,
@@ -61,43 +72,20 @@ from agentledger_sdk._models import (
     parse_memory_write,
     to_decimal,
 )
+from agentledger_sdk._version import __version__
 
 __all__ = ["DEFAULT_BASE_URL", "AgentLedger", "AsyncAgentLedger"]
 
-__version__ = "0.1.0"
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
 AGENTS = "/api/agents"
 A2A = "/api/a2a"
-#: Seconds between receipt polls of the caller's own escrow transactions.
-RECEIPT_POLL = 0.2
 DROP = "/api/a2a/drop"
 PROVIDERS = "/api/acp/providers"
 
 R = TypeVar("R", bound=Result)
-
-
-@dataclass(frozen=True)
-class _Call:
-    method: str
-    path: str
-    parse: Callable[[Mapping[str, Any], bool], Result]
-    body: bytes | None = None
-    params: Mapping[str, str] | None = None
-    idempotency_key: str | None = None
-    #: True for POSTs the server does not deduplicate: retried only when certainly not sent.
-    unsafe: bool = False
-    #: False when a 5xx is a final answer (a hire whose provider failed: the key replays it anyway).
-    retry_5xx: bool = True
-
-    @property
-    def repeatable(self) -> bool:
-        return not self.unsafe and (self.method in ("GET", "DELETE") or self.idempotency_key is not None)
-
-
-def _key(given: str | None) -> str:
-    return given if given is not None else str(uuid.uuid4())
+T = TypeVar("T")
 
 
 def _payment(p: Any) -> dict[str, Any]:
@@ -317,6 +305,47 @@ class _Base:
         }
         return _Call("POST", f"{A2A}/escrow", EscrowResult.parse, dumps(body), unsafe=True)
 
+    def _escrow_hire(
+        self,
+        provider_wallet: str,
+        service_type: str,
+        input: Mapping[str, Any],
+        account: Any,
+        rpc_url: str,
+        job_id: str | None,
+        webhook_url: str | None,
+        webhook_secret: str | None,
+        receipt_timeout: float,
+    ) -> Flow[EscrowResult]:
+        """The escrow hire, once for both clients: terms from the registry checked on-chain, approve (if
+        the allowance is short) and createJob, then the signed POST, retried with a fresh signature."""
+        acct = chain.account_of(account)
+        page: Registry = yield self._registry(service_type, provider_wallet, None, None, True, None, None, None)
+        terms = _terms(page, provider_wallet, service_type)
+        job = (job_id or chain.new_job_id()).lower()
+        price = yield from flows.call_uint(rpc_url, terms.escrow, _price_of(terms.token_id))
+        sla = yield from flows.call_uint(rpc_url, terms.escrow, _sla_of(terms.token_id))
+        _same_terms(terms, price, sla)
+        yield from flows.approve_at_least(
+            rpc_url, acct, terms.usdc, terms.escrow, terms.price, terms.chain_id, receipt_timeout
+        )
+        create = _create_job(job, provider_wallet, terms)
+        tx = yield from flows.transact(rpc_url, acct, terms.escrow, create, terms.chain_id, receipt_timeout)
+        extra = _webhook(webhook_url, webhook_secret)
+        attempt = 0
+        while True:
+            try:
+                out: EscrowResult = yield self._escrow_post(
+                    acct, terms, job, tx, provider_wallet, service_type, input, extra
+                )
+                return dataclasses.replace(out, create_tx=tx)
+            except errors.AgentLedgerError as exc:
+                delay = self._escrow_retry(exc, attempt)
+                if delay is None:
+                    raise
+            yield Sleep(delay)
+            attempt += 1
+
     # ---- the ownership marketplace (drop), under /api/a2a/drop ------------------------------
 
     def _drop_listings(
@@ -380,7 +409,9 @@ class _Base:
     def _headers(self, call: _Call) -> dict[str, str]:
         h = {"Accept": "application/json", "User-Agent": f"agentledger-sdk-python/{__version__}"}
         if call.body is not None:
-            h["Content-Type"] = "application/json"
+            h["Content-Type"] = call.content_type or "application/json"
+        if call.headers:
+            h.update(call.headers)
         if self.api_key is not None:
             h["Authorization"] = f"Bearer {self.api_key}"
         if call.idempotency_key is not None:
@@ -496,6 +527,7 @@ class AgentLedger(_Base):
             max_retry_wait=max_retry_wait,
         )
         self._http = httpx.Client(base_url=self.base_url, timeout=timeout, transport=transport)
+        self._chain = httpx.Client(timeout=timeout)  # the caller's chain node (JSON-RPC)
         self._sleep: Callable[[float], None] = time.sleep
 
     def __enter__(self) -> AgentLedger:
@@ -506,6 +538,7 @@ class AgentLedger(_Base):
 
     def close(self) -> None:
         self._http.close()
+        self._chain.close()
 
     def _send(self, call: _Call) -> Any:
         attempt = 0
@@ -524,6 +557,302 @@ class AgentLedger(_Base):
                     raise
             self._sleep(delay)
             attempt += 1
+
+    def _drive(self, flow: Flow[T]) -> T:
+        """Run a flow (agentledger_sdk._flows) to its end with blocking I/O."""
+        reply: Any = None
+        failure: errors.AgentLedgerError | None = None
+        while True:
+            try:
+                step = flow.send(reply) if failure is None else flow.throw(failure)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
+            reply, failure = None, None
+            try:
+                if isinstance(step, _Call):
+                    reply = self._send(step)
+                elif isinstance(step, Rpc):
+                    reply = self._rpc(step)
+                else:
+                    self._sleep(step.seconds)
+            except errors.AgentLedgerError as exc:
+                failure = exc
+
+    def _rpc(self, step: Rpc) -> Any:
+        try:
+            response = self._chain.post(step.url, json=_rpc_body(step))
+        except httpx.TransportError as exc:
+            raise _rpc_transport_error(step, exc) from exc
+        return _rpc_result(step, response)
+
+    # ---- decisions, checkout (buyer and provider), the drop's signed steps, hire services ----------
+
+    def deployment(self) -> Deployment:
+        """The chain the service runs on (GET /healthz): ``chain_id``, ``usdc``, ``contracts``."""
+        return self._drive(flows.deployment())
+
+    def log_decision(
+        self,
+        agent_uuid: str,
+        event_type: str,
+        content_hash: str,
+        model_id: str,
+        model_version: str,
+        *,
+        evidence: Iterable[Any] | None = None,
+        correlation_ref: str | None = None,
+        webhook_url: str | None = None,
+        webhook_secret: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> DecisionLogged:
+        """Log a decision (hashes only) to the agent's tamper-evident log. ``event_type``: routine, high_stakes or
+        critical (which needs ``evidence``: ``(type, sha256)`` pairs or ``{type, sha256}``)."""
+        return self._drive(
+            flows.log_decision(
+                agent_uuid,
+                event_type,
+                content_hash,
+                model_id,
+                model_version,
+                evidence,
+                correlation_ref,
+                webhook_url,
+                webhook_secret,
+                idempotency_key,
+            )
+        )
+
+    def verify_entry(
+        self, audit_id: int, *, expected: DecisionLogged | None = None, rpc_url: str | None = None
+    ) -> EntryVerification:
+        """Fetch an audit entry's verification and recheck it here: payload, chain and leaf hashes recomputed as
+        /methodology says, the inclusion proof walked to its root (and, with ``rpc_url``, an anchored root read from
+        the chain). ``ok`` / ``problems``."""
+        return self._drive(flows.verify_entry(audit_id, expected, rpc_url))
+
+    def verify_decision(self, logged: DecisionLogged, *, rpc_url: str | None = None) -> EntryVerification:
+        """verify_entry of a decision just logged, also checking its chain and content hashes are the ones logged."""
+        return self._drive(flows.verify_entry(logged.audit_id, logged, rpc_url))
+
+    def create_checkout_session(
+        self,
+        items: Iterable[Any],
+        *,
+        buyer: Mapping[str, Any] | None = None,
+        webhook_url: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> CheckoutSession:
+        """Checkout step 1: a session for ``items`` (item ids, ``(item_id, quantity)`` or ACP line items); ``buyer``
+        e.g. ``{"email": ...}``."""
+        return self._drive(flows.create_checkout_session(items, buyer, webhook_url, idempotency_key))
+
+    def get_checkout_session(self, session_id: str) -> CheckoutSession:
+        return self._drive(flows.get_checkout_session(session_id))
+
+    def update_checkout_session(
+        self,
+        session_id: str,
+        *,
+        items: Iterable[Any] | None = None,
+        buyer: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> CheckoutSession:
+        return self._drive(flows.update_checkout_session(session_id, items, buyer, idempotency_key))
+
+    def cancel_checkout_session(self, session_id: str, *, idempotency_key: str | None = None) -> CheckoutSession:
+        return self._drive(flows.cancel_checkout_session(session_id, idempotency_key))
+
+    def approve_checkout(self, session: CheckoutSession | str, *, account: Any, rpc_url: str) -> str | None:
+        """Checkout step 2: the payer's own USDC approve of the gateway for the total, signed here (None: the allowance
+        already covers it)."""
+        return self._drive(flows.approve_checkout(session, account, rpc_url))
+
+    def complete_checkout_session(
+        self,
+        session: CheckoutSession | str,
+        *,
+        account: Any,
+        buyer: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> CheckoutSession:
+        """Checkout step 3: sign the session's EIP-712 Funding consent with ``account`` (the payer) and complete: the
+        gateway job is funded, ``order`` created."""
+        return self._drive(flows.complete_checkout_session(session, account, buyer, idempotency_key))
+
+    def get_order(self, order_id: str) -> Result:
+        """Checkout step 4: an order (status, history, audit_chain; line items and buyer details for the right key)."""
+        return self._drive(flows.get_order(order_id))
+
+    def link_provider(
+        self,
+        wallet: str,
+        *,
+        self_account: Any,
+        owner_address: str,
+        referrer_token_id: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> Result:
+        """Link an agent as a provider: its self wallet (``self_account``) signs, the service mints its agent NFT to
+        ``owner_address``."""
+        return self._drive(flows.link_provider(wallet, self_account, owner_address, referrer_token_id, idempotency_key))
+
+    def create_item(
+        self,
+        wallet: str,
+        title: str,
+        tier: str = "standard",
+        *,
+        price: AmountLike | None = None,
+        item_id: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Result:
+        """Publish a catalogue item (tiers standard, rush, deep)."""
+        return self._drive(flows.create_item(wallet, title, tier, price, item_id, idempotency_key))
+
+    def acknowledge_order(self, order_id: str, *, account: Any) -> Result:
+        """Provider: acknowledge an order (signed by the self wallet ``account``)."""
+        return self._drive(flows.order_action(order_id, "acknowledge", account, None))
+
+    def start_order(self, order_id: str, *, account: Any) -> Result:
+        """Provider: start work on an order."""
+        return self._drive(flows.order_action(order_id, "start", account, None))
+
+    def fail_order(self, order_id: str, *, account: Any, reason: str | None = None) -> Result:
+        """Provider: give up an order (``reason`` is public)."""
+        return self._drive(flows.order_action(order_id, "fail", account, reason))
+
+    def upload_deliverable(
+        self,
+        order_id: str,
+        *,
+        account: Any,
+        content: Any = None,
+        data: bytes | None = None,
+        filename: str = "deliverable",
+        media_type: str = "application/octet-stream",
+    ) -> Result:
+        """Provider: upload the deliverable, JSON ``content`` or raw ``data``, its SHA-256 signed in the headers; the
+        answer's ``cid``."""
+        return self._drive(flows.upload_deliverable(order_id, account, content, data, filename, media_type))
+
+    def complete_order(self, order_id: str, *, account: Any, cid: str, job_id: str | None = None) -> Result:
+        """Provider: attest completion of ``cid``; the service submits the gateway release."""
+        return self._drive(flows.complete_order(order_id, account, cid, job_id))
+
+    def drop_mint_agent(
+        self, agent_id: str, *, self_account: Any, owner_address: str, idempotency_key: str | None = None
+    ) -> Result:
+        """Mint the agent's NFT to ``owner_address`` (the self wallet signs)."""
+        return self._drive(flows.drop_mint_agent(agent_id, self_account, owner_address, idempotency_key))
+
+    def drop_list_agent(
+        self,
+        agent_id: str,
+        *,
+        account: Any,
+        rpc_url: str,
+        asking_price: AmountLike,
+        floor_price: AmountLike,
+        accept_offers: bool = True,
+        duration: int = 0,
+        seller_email: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Result:
+        """List the agent NFT ``account`` owns: statement, approve, AgentMarketplace.list (signed here), recorded."""
+        return self._drive(
+            flows.drop_list_agent(
+                agent_id,
+                account,
+                rpc_url,
+                asking_price,
+                floor_price,
+                accept_offers,
+                duration,
+                seller_email,
+                idempotency_key,
+            )
+        )
+
+    def drop_make_offer(
+        self,
+        listing_id: str,
+        price: AmountLike,
+        *,
+        account: Any,
+        rpc_url: str | None = None,
+        nonce: int | None = None,
+        deadline: int | None = None,
+        buyer_email: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Result:
+        """An EIP-712 Offer of ``price`` USDC signed by ``account``; with ``rpc_url`` the marketplace is approved for
+        it first."""
+        return self._drive(
+            flows.drop_make_offer(listing_id, account, price, rpc_url, nonce, deadline, buyer_email, idempotency_key)
+        )
+
+    def drop_accept_offer(
+        self, listing_id: str, offer_id: str, *, account: Any, rpc_url: str, idempotency_key: str | None = None
+    ) -> Result:
+        """The seller accepts an offer on-chain (acceptOffer, signed here) and records it."""
+        return self._drive(flows.drop_accept_offer(listing_id, offer_id, account, rpc_url, idempotency_key))
+
+    def drop_claim_agent(self, agent_id: str, *, account: Any) -> Result:
+        """Claim a bought agent as its NFT's new owner ``account``; the answer's api_key is shown once."""
+        return self._drive(flows.drop_claim_agent(agent_id, account))
+
+    def publish_service(
+        self,
+        wallet: str,
+        service_type: str,
+        price: AmountLike,
+        *,
+        description: str,
+        input_schema: Mapping[str, Any],
+        output_schema: Mapping[str, Any],
+        url: str,
+        runner: str = "https",
+        sla_seconds: int | None = None,
+        webhook_url: str | None = None,
+        webhook_secret: str | None = None,
+        rotate_secret: bool = False,
+        idempotency_key: str | None = None,
+    ) -> Result:
+        """Publish (or replace) a service for hire at ``url``; ``signingSecret`` is shown once."""
+        return self._drive(
+            flows.publish_service(
+                wallet,
+                service_type,
+                price,
+                description,
+                input_schema,
+                output_schema,
+                url,
+                runner,
+                sla_seconds,
+                webhook_url,
+                webhook_secret,
+                rotate_secret,
+                idempotency_key,
+            )
+        )
+
+    def services(self, wallet: str | None = None) -> Result:
+        """The provider agent's own services."""
+        return self._drive(flows.services(wallet))
+
+    def withdraw_service(self, service_type: str, *, wallet: str | None = None) -> Result:
+        return self._drive(flows.withdraw_service(service_type, wallet))
+
+    def reputation(
+        self, wallet: str, service_type: str, *, limit: int | None = None, cursor: str | None = None
+    ) -> Result:
+        """A service's reputation and the settled jobs it came from."""
+        return self._drive(flows.reputation(wallet, service_type, limit, cursor))
+
+    def set_escrow_price(self, wallet: str, price: AmountLike, sla_seconds: int, *, account: Any, rpc_url: str) -> str:
+        """AgentEscrow.setPrice for the provider's token, sent by ``account`` (its self wallet or owner)."""
+        return self._drive(flows.set_escrow_price(wallet, price, sla_seconds, account, rpc_url))
 
     # ---- the wallet API --------------------------------------------------------------------
 
@@ -686,31 +1015,19 @@ class AgentLedger(_Base):
         LocalAccount): the price and SLA from the registry, checked on-chain; approve (if the allowance
         is short) and createJob, each waited for; then POST /api/a2a/escrow signed by the same key,
         retried with a fresh signature until the service answers (it runs a job id once)."""
-        acct = chain.account_of(account)
-        page = self.registry(service_type, wallet=provider_wallet, escrow=True)
-        terms = _terms(page, provider_wallet, service_type)
-        job = (job_id or chain.new_job_id()).lower()
-        with httpx.Client(timeout=self.timeout) as http:
-            rpc = _SyncRpc(http, rpc_url, receipt_timeout)
-            _check_terms(terms, rpc.call_uint, acct.address)
-            allowance = rpc.call_uint(terms.usdc, _allowance(acct.address, terms.escrow))
-            if allowance < terms.price:
-                rpc.transact(acct, terms.usdc, _approve(terms.escrow, terms.price), terms.chain_id)
-            tx = rpc.transact(acct, terms.escrow, _create_job(job, provider_wallet, terms), terms.chain_id)
-        extra = _webhook(webhook_url, webhook_secret)
-        attempt = 0
-        while True:
-            try:
-                out: EscrowResult = self._send(
-                    self._escrow_post(acct, terms, job, tx, provider_wallet, service_type, input, extra)
-                )
-                return dataclasses.replace(out, create_tx=tx)
-            except errors.AgentLedgerError as exc:
-                delay = self._escrow_retry(exc, attempt)
-                if delay is None:
-                    raise
-            self._sleep(delay)
-            attempt += 1
+        return self._drive(
+            self._escrow_hire(
+                provider_wallet,
+                service_type,
+                input,
+                account,
+                rpc_url,
+                job_id,
+                webhook_url,
+                webhook_secret,
+                receipt_timeout,
+            )
+        )
 
     # ---- the drop (ownership marketplace): see README "The ownership marketplace" ------------
 
@@ -876,6 +1193,7 @@ class AsyncAgentLedger(_Base):
             max_retry_wait=max_retry_wait,
         )
         self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout, transport=transport)
+        self._chain = httpx.AsyncClient(timeout=timeout)  # the caller's chain node (JSON-RPC)
 
     async def __aenter__(self) -> AsyncAgentLedger:
         return self
@@ -885,6 +1203,7 @@ class AsyncAgentLedger(_Base):
 
     async def aclose(self) -> None:
         await self._http.aclose()
+        await self._chain.aclose()
 
     async def _send(self, call: _Call) -> Any:
         attempt = 0
@@ -903,6 +1222,306 @@ class AsyncAgentLedger(_Base):
                     raise
             await asyncio.sleep(delay)
             attempt += 1
+
+    async def _drive(self, flow: Flow[T]) -> T:
+        """Run a flow (agentledger_sdk._flows) to its end with awaits."""
+        reply: Any = None
+        failure: errors.AgentLedgerError | None = None
+        while True:
+            try:
+                step = flow.send(reply) if failure is None else flow.throw(failure)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
+            reply, failure = None, None
+            try:
+                if isinstance(step, _Call):
+                    reply = await self._send(step)
+                elif isinstance(step, Rpc):
+                    reply = await self._rpc(step)
+                else:
+                    await asyncio.sleep(step.seconds)
+            except errors.AgentLedgerError as exc:
+                failure = exc
+
+    async def _rpc(self, step: Rpc) -> Any:
+        try:
+            response = await self._chain.post(step.url, json=_rpc_body(step))
+        except httpx.TransportError as exc:
+            raise _rpc_transport_error(step, exc) from exc
+        return _rpc_result(step, response)
+
+    # ---- decisions, checkout (buyer and provider), the drop's signed steps, hire services ----------
+
+    async def deployment(self) -> Deployment:
+        """The chain the service runs on (GET /healthz): ``chain_id``, ``usdc``, ``contracts``."""
+        return await self._drive(flows.deployment())
+
+    async def log_decision(
+        self,
+        agent_uuid: str,
+        event_type: str,
+        content_hash: str,
+        model_id: str,
+        model_version: str,
+        *,
+        evidence: Iterable[Any] | None = None,
+        correlation_ref: str | None = None,
+        webhook_url: str | None = None,
+        webhook_secret: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> DecisionLogged:
+        """Log a decision (hashes only) to the agent's tamper-evident log. ``event_type``: routine, high_stakes or
+        critical (which needs ``evidence``: ``(type, sha256)`` pairs or ``{type, sha256}``)."""
+        return await self._drive(
+            flows.log_decision(
+                agent_uuid,
+                event_type,
+                content_hash,
+                model_id,
+                model_version,
+                evidence,
+                correlation_ref,
+                webhook_url,
+                webhook_secret,
+                idempotency_key,
+            )
+        )
+
+    async def verify_entry(
+        self, audit_id: int, *, expected: DecisionLogged | None = None, rpc_url: str | None = None
+    ) -> EntryVerification:
+        """Fetch an audit entry's verification and recheck it here: payload, chain and leaf hashes recomputed as
+        /methodology says, the inclusion proof walked to its root (and, with ``rpc_url``, an anchored root read from
+        the chain). ``ok`` / ``problems``."""
+        return await self._drive(flows.verify_entry(audit_id, expected, rpc_url))
+
+    async def verify_decision(self, logged: DecisionLogged, *, rpc_url: str | None = None) -> EntryVerification:
+        """verify_entry of a decision just logged, also checking its chain and content hashes are the ones logged."""
+        return await self._drive(flows.verify_entry(logged.audit_id, logged, rpc_url))
+
+    async def create_checkout_session(
+        self,
+        items: Iterable[Any],
+        *,
+        buyer: Mapping[str, Any] | None = None,
+        webhook_url: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> CheckoutSession:
+        """Checkout step 1: a session for ``items`` (item ids, ``(item_id, quantity)`` or ACP line items); ``buyer``
+        e.g. ``{"email": ...}``."""
+        return await self._drive(flows.create_checkout_session(items, buyer, webhook_url, idempotency_key))
+
+    async def get_checkout_session(self, session_id: str) -> CheckoutSession:
+        return await self._drive(flows.get_checkout_session(session_id))
+
+    async def update_checkout_session(
+        self,
+        session_id: str,
+        *,
+        items: Iterable[Any] | None = None,
+        buyer: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> CheckoutSession:
+        return await self._drive(flows.update_checkout_session(session_id, items, buyer, idempotency_key))
+
+    async def cancel_checkout_session(self, session_id: str, *, idempotency_key: str | None = None) -> CheckoutSession:
+        return await self._drive(flows.cancel_checkout_session(session_id, idempotency_key))
+
+    async def approve_checkout(self, session: CheckoutSession | str, *, account: Any, rpc_url: str) -> str | None:
+        """Checkout step 2: the payer's own USDC approve of the gateway for the total, signed here (None: the allowance
+        already covers it)."""
+        return await self._drive(flows.approve_checkout(session, account, rpc_url))
+
+    async def complete_checkout_session(
+        self,
+        session: CheckoutSession | str,
+        *,
+        account: Any,
+        buyer: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> CheckoutSession:
+        """Checkout step 3: sign the session's EIP-712 Funding consent with ``account`` (the payer) and complete: the
+        gateway job is funded, ``order`` created."""
+        return await self._drive(flows.complete_checkout_session(session, account, buyer, idempotency_key))
+
+    async def get_order(self, order_id: str) -> Result:
+        """Checkout step 4: an order (status, history, audit_chain; line items and buyer details for the right key)."""
+        return await self._drive(flows.get_order(order_id))
+
+    async def link_provider(
+        self,
+        wallet: str,
+        *,
+        self_account: Any,
+        owner_address: str,
+        referrer_token_id: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> Result:
+        """Link an agent as a provider: its self wallet (``self_account``) signs, the service mints its agent NFT to
+        ``owner_address``."""
+        return await self._drive(
+            flows.link_provider(wallet, self_account, owner_address, referrer_token_id, idempotency_key)
+        )
+
+    async def create_item(
+        self,
+        wallet: str,
+        title: str,
+        tier: str = "standard",
+        *,
+        price: AmountLike | None = None,
+        item_id: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Result:
+        """Publish a catalogue item (tiers standard, rush, deep)."""
+        return await self._drive(flows.create_item(wallet, title, tier, price, item_id, idempotency_key))
+
+    async def acknowledge_order(self, order_id: str, *, account: Any) -> Result:
+        """Provider: acknowledge an order (signed by the self wallet ``account``)."""
+        return await self._drive(flows.order_action(order_id, "acknowledge", account, None))
+
+    async def start_order(self, order_id: str, *, account: Any) -> Result:
+        """Provider: start work on an order."""
+        return await self._drive(flows.order_action(order_id, "start", account, None))
+
+    async def fail_order(self, order_id: str, *, account: Any, reason: str | None = None) -> Result:
+        """Provider: give up an order (``reason`` is public)."""
+        return await self._drive(flows.order_action(order_id, "fail", account, reason))
+
+    async def upload_deliverable(
+        self,
+        order_id: str,
+        *,
+        account: Any,
+        content: Any = None,
+        data: bytes | None = None,
+        filename: str = "deliverable",
+        media_type: str = "application/octet-stream",
+    ) -> Result:
+        """Provider: upload the deliverable, JSON ``content`` or raw ``data``, its SHA-256 signed in the headers; the
+        answer's ``cid``."""
+        return await self._drive(flows.upload_deliverable(order_id, account, content, data, filename, media_type))
+
+    async def complete_order(self, order_id: str, *, account: Any, cid: str, job_id: str | None = None) -> Result:
+        """Provider: attest completion of ``cid``; the service submits the gateway release."""
+        return await self._drive(flows.complete_order(order_id, account, cid, job_id))
+
+    async def drop_mint_agent(
+        self, agent_id: str, *, self_account: Any, owner_address: str, idempotency_key: str | None = None
+    ) -> Result:
+        """Mint the agent's NFT to ``owner_address`` (the self wallet signs)."""
+        return await self._drive(flows.drop_mint_agent(agent_id, self_account, owner_address, idempotency_key))
+
+    async def drop_list_agent(
+        self,
+        agent_id: str,
+        *,
+        account: Any,
+        rpc_url: str,
+        asking_price: AmountLike,
+        floor_price: AmountLike,
+        accept_offers: bool = True,
+        duration: int = 0,
+        seller_email: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Result:
+        """List the agent NFT ``account`` owns: statement, approve, AgentMarketplace.list (signed here), recorded."""
+        return await self._drive(
+            flows.drop_list_agent(
+                agent_id,
+                account,
+                rpc_url,
+                asking_price,
+                floor_price,
+                accept_offers,
+                duration,
+                seller_email,
+                idempotency_key,
+            )
+        )
+
+    async def drop_make_offer(
+        self,
+        listing_id: str,
+        price: AmountLike,
+        *,
+        account: Any,
+        rpc_url: str | None = None,
+        nonce: int | None = None,
+        deadline: int | None = None,
+        buyer_email: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Result:
+        """An EIP-712 Offer of ``price`` USDC signed by ``account``; with ``rpc_url`` the marketplace is approved for
+        it first."""
+        return await self._drive(
+            flows.drop_make_offer(listing_id, account, price, rpc_url, nonce, deadline, buyer_email, idempotency_key)
+        )
+
+    async def drop_accept_offer(
+        self, listing_id: str, offer_id: str, *, account: Any, rpc_url: str, idempotency_key: str | None = None
+    ) -> Result:
+        """The seller accepts an offer on-chain (acceptOffer, signed here) and records it."""
+        return await self._drive(flows.drop_accept_offer(listing_id, offer_id, account, rpc_url, idempotency_key))
+
+    async def drop_claim_agent(self, agent_id: str, *, account: Any) -> Result:
+        """Claim a bought agent as its NFT's new owner ``account``; the answer's api_key is shown once."""
+        return await self._drive(flows.drop_claim_agent(agent_id, account))
+
+    async def publish_service(
+        self,
+        wallet: str,
+        service_type: str,
+        price: AmountLike,
+        *,
+        description: str,
+        input_schema: Mapping[str, Any],
+        output_schema: Mapping[str, Any],
+        url: str,
+        runner: str = "https",
+        sla_seconds: int | None = None,
+        webhook_url: str | None = None,
+        webhook_secret: str | None = None,
+        rotate_secret: bool = False,
+        idempotency_key: str | None = None,
+    ) -> Result:
+        """Publish (or replace) a service for hire at ``url``; ``signingSecret`` is shown once."""
+        return await self._drive(
+            flows.publish_service(
+                wallet,
+                service_type,
+                price,
+                description,
+                input_schema,
+                output_schema,
+                url,
+                runner,
+                sla_seconds,
+                webhook_url,
+                webhook_secret,
+                rotate_secret,
+                idempotency_key,
+            )
+        )
+
+    async def services(self, wallet: str | None = None) -> Result:
+        """The provider agent's own services."""
+        return await self._drive(flows.services(wallet))
+
+    async def withdraw_service(self, service_type: str, *, wallet: str | None = None) -> Result:
+        return await self._drive(flows.withdraw_service(service_type, wallet))
+
+    async def reputation(
+        self, wallet: str, service_type: str, *, limit: int | None = None, cursor: str | None = None
+    ) -> Result:
+        """A service's reputation and the settled jobs it came from."""
+        return await self._drive(flows.reputation(wallet, service_type, limit, cursor))
+
+    async def set_escrow_price(
+        self, wallet: str, price: AmountLike, sla_seconds: int, *, account: Any, rpc_url: str
+    ) -> str:
+        """AgentEscrow.setPrice for the provider's token, sent by ``account`` (its self wallet or owner)."""
+        return await self._drive(flows.set_escrow_price(wallet, price, sla_seconds, account, rpc_url))
 
     async def register(
         self, name: str, specialty: str, referral_code: str | None = None, *, idempotency_key: str | None = None
@@ -1043,33 +1662,19 @@ class AsyncAgentLedger(_Base):
         webhook_secret: str | None = None,
         receipt_timeout: float = 120.0,
     ) -> EscrowResult:
-        acct = chain.account_of(account)
-        page = await self.registry(service_type, wallet=provider_wallet, escrow=True)
-        terms = _terms(page, provider_wallet, service_type)
-        job = (job_id or chain.new_job_id()).lower()
-        async with httpx.AsyncClient(timeout=self.timeout) as http:
-            rpc = _AsyncRpc(http, rpc_url, receipt_timeout)
-            price = await rpc.call_uint(terms.escrow, _price_of(terms.token_id))
-            sla = await rpc.call_uint(terms.escrow, _sla_of(terms.token_id))
-            _same_terms(terms, price, sla)
-            allowance = await rpc.call_uint(terms.usdc, _allowance(acct.address, terms.escrow))
-            if allowance < terms.price:
-                await rpc.transact(acct, terms.usdc, _approve(terms.escrow, terms.price), terms.chain_id)
-            tx = await rpc.transact(acct, terms.escrow, _create_job(job, provider_wallet, terms), terms.chain_id)
-        extra = _webhook(webhook_url, webhook_secret)
-        attempt = 0
-        while True:
-            try:
-                out: EscrowResult = await self._send(
-                    self._escrow_post(acct, terms, job, tx, provider_wallet, service_type, input, extra)
-                )
-                return dataclasses.replace(out, create_tx=tx)
-            except errors.AgentLedgerError as exc:
-                delay = self._escrow_retry(exc, attempt)
-                if delay is None:
-                    raise
-            await asyncio.sleep(delay)
-            attempt += 1
+        return await self._drive(
+            self._escrow_hire(
+                provider_wallet,
+                service_type,
+                input,
+                account,
+                rpc_url,
+                job_id,
+                webhook_url,
+                webhook_secret,
+                receipt_timeout,
+            )
+        )
 
     # ---- the drop (ownership marketplace): see README "The ownership marketplace" ------------
 
@@ -1223,14 +1828,6 @@ def _sla_of(token_id: int) -> str:
     return chain.calldata("slaOf(uint256)", ["uint256"], [token_id])
 
 
-def _allowance(owner: str, spender: str) -> str:
-    return chain.calldata("allowance(address,address)", ["address", "address"], [owner, spender])
-
-
-def _approve(spender: str, amount: int) -> str:
-    return chain.calldata("approve(address,uint256)", ["address", "uint256"], [spender, amount])
-
-
 def _create_job(job_id: str, wallet: str, terms: chain.Terms) -> str:
     return chain.calldata(
         "createJob(bytes32,string,uint256,uint64)",
@@ -1248,12 +1845,6 @@ def _same_terms(terms: chain.Terms, price: int, sla: int) -> None:
         )
 
 
-def _check_terms(terms: chain.Terms, call_uint: Callable[[str, str], int], _caller: str) -> None:
-    _same_terms(
-        terms, call_uint(terms.escrow, _price_of(terms.token_id)), call_uint(terms.escrow, _sla_of(terms.token_id))
-    )
-
-
 def _webhook(url: str | None, secret: str | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if url is not None:
@@ -1263,81 +1854,30 @@ def _webhook(url: str | None, secret: str | None) -> dict[str, Any]:
     return out
 
 
+def _rpc_body(step: Rpc) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": 1, "method": step.method, "params": step.params}
+
+
+def _rpc_transport_error(step: Rpc, exc: httpx.TransportError) -> errors.TransportError:
+    return errors.ConnectionError(
+        f"{step.method} at {step.url}: {type(exc).__name__}: {exc}", type="chain_error", code="rpc_unreachable"
+    )
+
+
+def _rpc_result(step: Rpc, response: httpx.Response) -> Any:
+    try:
+        reply = response.json()
+    except ValueError as exc:
+        raise errors.AgentLedgerError(
+            f"{step.method}: the node's answer is not JSON (HTTP {response.status_code})",
+            type="chain_error",
+            code="rpc_error",
+        ) from exc
+    if not isinstance(reply, dict) or "error" in reply:
+        raise _rpc_error(step.method, reply.get("error") if isinstance(reply, dict) else reply)
+    return reply.get("result")
+
+
 def _rpc_error(method: str, error: Any) -> errors.AgentLedgerError:
     message = error.get("message", str(error)) if isinstance(error, Mapping) else str(error)
     return errors.AgentLedgerError(f"{method}: {message}", type="chain_error", code="rpc_error", body=error)
-
-
-class _SyncRpc:
-    """Plain JSON-RPC over httpx for the caller's own transactions (its key signs them locally)."""
-
-    def __init__(self, http: httpx.Client, url: str, receipt_timeout: float) -> None:
-        self.http, self.url, self.receipt_timeout = http, url, receipt_timeout
-
-    def request(self, method: str, params: list[Any]) -> Any:
-        reply = self.http.post(self.url, json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).json()
-        if "error" in reply:
-            raise _rpc_error(method, reply["error"])
-        return reply["result"]
-
-    def call_uint(self, to: str, data: str) -> int:
-        return chain.decode_uint(self.request("eth_call", [{"to": to, "data": data}, "latest"]))
-
-    def transact(self, account: Any, to: str, data: str, chain_id: int) -> str:
-        sender = account.address
-        nonce = int(self.request("eth_getTransactionCount", [sender, "pending"]), 16)
-        gas = int(self.request("eth_estimateGas", [{"from": sender, "to": to, "data": data}]), 16)
-        price = int(self.request("eth_gasPrice", []), 16)
-        raw = chain.signed_tx(
-            account, to=to, data=data, nonce=nonce, gas=chain.with_margin(gas), gas_price=price, chain_id=chain_id
-        )
-        tx_hash = str(self.request("eth_sendRawTransaction", [raw]))
-        deadline = time.monotonic() + self.receipt_timeout
-        while True:
-            receipt = self.request("eth_getTransactionReceipt", [tx_hash])
-            if receipt is not None:
-                if int(receipt["status"], 16) != 1:
-                    raise errors.AgentLedgerError(
-                        f"transaction {tx_hash} reverted", type="chain_error", code="transaction_failed"
-                    )
-                return tx_hash
-            if time.monotonic() > deadline:
-                raise errors.TimeoutError(f"no receipt for {tx_hash}", type="chain_error", code="timeout")
-            time.sleep(RECEIPT_POLL)
-
-
-class _AsyncRpc:
-    def __init__(self, http: httpx.AsyncClient, url: str, receipt_timeout: float) -> None:
-        self.http, self.url, self.receipt_timeout = http, url, receipt_timeout
-
-    async def request(self, method: str, params: list[Any]) -> Any:
-        resp = await self.http.post(self.url, json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-        reply = resp.json()
-        if "error" in reply:
-            raise _rpc_error(method, reply["error"])
-        return reply["result"]
-
-    async def call_uint(self, to: str, data: str) -> int:
-        return chain.decode_uint(await self.request("eth_call", [{"to": to, "data": data}, "latest"]))
-
-    async def transact(self, account: Any, to: str, data: str, chain_id: int) -> str:
-        sender = account.address
-        nonce = int(await self.request("eth_getTransactionCount", [sender, "pending"]), 16)
-        gas = int(await self.request("eth_estimateGas", [{"from": sender, "to": to, "data": data}]), 16)
-        price = int(await self.request("eth_gasPrice", []), 16)
-        raw = chain.signed_tx(
-            account, to=to, data=data, nonce=nonce, gas=chain.with_margin(gas), gas_price=price, chain_id=chain_id
-        )
-        tx_hash = str(await self.request("eth_sendRawTransaction", [raw]))
-        deadline = time.monotonic() + self.receipt_timeout
-        while True:
-            receipt = await self.request("eth_getTransactionReceipt", [tx_hash])
-            if receipt is not None:
-                if int(receipt["status"], 16) != 1:
-                    raise errors.AgentLedgerError(
-                        f"transaction {tx_hash} reverted", type="chain_error", code="transaction_failed"
-                    )
-                return tx_hash
-            if time.monotonic() > deadline:
-                raise errors.TimeoutError(f"no receipt for {tx_hash}", type="chain_error", code="timeout")
-            await asyncio.sleep(RECEIPT_POLL)

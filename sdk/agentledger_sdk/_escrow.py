@@ -28,7 +28,7 @@ def _eth() -> Any:
         from eth_account.messages import encode_defunct
         from eth_utils.crypto import keccak
     except ImportError as exc:  # pragma: no cover - depends on the installation
-        raise ImportError("escrow_hire needs eth-account: pip install 'agentledger-sdk[escrow]'") from exc
+        raise ImportError("signing needs eth-account: pip install 'agentledger-sdk[escrow]'") from exc
     return eth_abi, eth_account, encode_defunct, keccak
 
 
@@ -40,8 +40,19 @@ def account_of(key_or_account: Any) -> Any:
     return eth_account.Account.from_key(key_or_account)
 
 
+def checksum(address: str) -> str:
+    """The EIP-55 form of an address (what signed messages name)."""
+    from eth_utils.address import to_checksum_address
+
+    return str(to_checksum_address(address))
+
+
 def new_job_id() -> str:
     return "0x" + secrets.token_hex(32)
+
+
+def keccak_text(text: str) -> bytes:
+    return bytes(_eth()[3](text=text))
 
 
 def _selector(signature: str) -> bytes:

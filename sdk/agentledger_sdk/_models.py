@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from agentledger_sdk.verify import entry_problems
+
 __all__ = [
     "Agent",
     "AgentBalance",
@@ -681,4 +683,158 @@ class Registry(Result):
             providers=_mappings(data.get("providers")),
             has_more=bool(data.get("hasMore")),
             next_cursor=data.get("nextCursor"),
+        )
+
+
+# ---- micro-USDC units (the chain's and the checkout's integers) --------------------------------------
+
+#: USDC has 6 decimals: 1 USDC is 1,000,000 units.
+UNITS_PER_USDC = 10**6
+
+
+def to_units(value: object, param: str = "amount") -> int:
+    """An amount of USDC as integer micro-USDC units, exactly: "0.3" -> 300000. More than 6 decimals
+    raises ValueError (nothing is rounded), and floats are refused as in to_decimal."""
+    d = to_decimal(value, param).scaleb(6)
+    if d != d.to_integral_value():
+        raise ValueError(f"{param} has more than 6 decimals: {value!r}")
+    return int(d)
+
+
+def from_units(units: int) -> Decimal:
+    """Integer micro-USDC units as USDC, exactly: 300000 -> Decimal("0.300000")."""
+    return Decimal(int(units)).scaleb(-6)
+
+
+# ---- the deployment, decisions and their verification --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Deployment(Result):
+    """What GET /healthz says of the chain: its id, the USDC token and every contract's address."""
+
+    chain_id: int = 0
+    usdc: str = ""
+    contracts: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> Deployment:
+        return cls(
+            data,
+            replayed=replayed,
+            chain_id=int(data.get("chainId") or 0),
+            usdc=str(data.get("usdc", "")),
+            contracts=dict(data.get("contracts") or {}),
+        )
+
+    def contract(self, name: str) -> str:
+        address = self.contracts.get(name)
+        if not address:
+            raise LookupError(f"the service has no {name} contract deployed")
+        return address
+
+
+@dataclass(frozen=True)
+class DecisionLogged(Result):
+    """A logged decision: its entry ``audit_id``, ``chain_hash`` and where anyone verifies it.
+    ``webhook_secret`` only when the service generated one (shown this once)."""
+
+    audit_id: int = 0
+    chain_hash: str = ""
+    content_hash: str = ""
+    tier: str = ""
+    timestamp: str = ""
+    verification_url: str = ""
+    webhook_secret: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> DecisionLogged:
+        return cls(
+            data,
+            replayed=replayed,
+            audit_id=int(data.get("audit_id") or 0),
+            chain_hash=str(data.get("chain_hash", "")),
+            content_hash=str(data.get("content_hash", "")),
+            tier=str(data.get("tier", "")),
+            timestamp=str(data.get("timestamp", "")),
+            verification_url=str(data.get("verification_url", "")),
+            webhook_secret=data.get("webhook_secret"),
+        )
+
+
+@dataclass(frozen=True)
+class EntryVerification(Result):
+    """An audit entry checked here (agentledger_sdk.verify): ``ok`` when ``problems`` is empty, i.e. every
+    hash recomputed and the inclusion proof led to ``root`` (of ``tree_size`` leaves; ``anchored`` when
+    that checkpoint is on-chain, ``root_onchain`` True when it was also read from the chain and equal)."""
+
+    audit_id: int = 0
+    stream: str = ""
+    seq: int = 0
+    chain_hash: str = ""
+    prev_hash: str = ""
+    payload: Mapping[str, Any] = field(default_factory=dict)
+    tree_size: int = 0
+    root: str = ""
+    anchored: bool = False
+    root_onchain: bool | None = None
+    problems: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> EntryVerification:
+        inclusion = data.get("inclusion") or {}
+        return cls(
+            data,
+            replayed=replayed,
+            audit_id=int(data.get("audit_id") or 0),
+            stream=str(data.get("stream", "")),
+            seq=int(data.get("seq") or 0),
+            chain_hash=str(data.get("chain_hash", "")),
+            prev_hash=str(data.get("prev_hash", "")),
+            payload=dict(data.get("payload") or {}),
+            tree_size=int(inclusion.get("tree_size") or 0),
+            root=str(inclusion.get("root", "")),
+            anchored=bool(inclusion.get("anchored")),
+            problems=tuple(entry_problems(data)),
+        )
+
+
+# ---- escrow checkout ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CheckoutSession(Result):
+    """A checkout session. ``total`` in USDC (``total_units`` as the API gives it, micro-USDC);
+    ``payment`` is the payment handler's config: ``token`` (USDC), ``spender`` (the gateway), ``amount``
+    (units) and ``typed_data``, the EIP-712 Funding consent the payer signs (its message.buyer a
+    placeholder). ``order`` once completed. ``webhook_secret`` only in the answer that created it."""
+
+    id: str = ""
+    status: str = ""
+    total_units: int = 0
+    payment: Mapping[str, Any] = field(default_factory=dict)
+    order: Mapping[str, Any] | None = None
+    webhook_secret: str | None = field(default=None, repr=False)
+
+    @property
+    def total(self) -> Decimal:
+        return from_units(self.total_units)
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], replayed: bool = False) -> CheckoutSession:
+        totals = {t.get("type"): t.get("amount") for t in data.get("totals") or () if isinstance(t, Mapping)}
+        handlers = ((data.get("capabilities") or {}).get("payment") or {}).get("handlers") or [{}]
+        return cls(
+            data,
+            replayed=replayed,
+            id=str(data.get("id", "")),
+            status=str(data.get("status", "")),
+            total_units=int(totals.get("total") or 0),
+            payment=dict(handlers[0].get("config") or {}),
+            order=data.get("order"),
+            webhook_secret=data.get("webhook_secret"),
         )

@@ -21,6 +21,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from agentledger_sdk.webhooks import verify_service
 from aiohttp import web
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
@@ -34,7 +35,6 @@ from core.checkout import rules
 from core.checkout.follower import OrderFollower
 from core.checkout.sweep import STUCK_AFTER, sweep
 from core.deployments import Deployment
-from core.egress import verify_service
 from core.operator import Operator
 from core.store import checkout as store
 from core.store import connect, open_database, transaction

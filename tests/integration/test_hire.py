@@ -26,10 +26,11 @@ from typing import Any
 
 import aiohttp
 import pytest
+from agentledger_sdk import webhooks
 from aiohttp import web
 from eth_account import Account
 
-from core import egress, instance
+from core import instance
 from core.anvil import Anvil
 from core.chain import connect as connect_chain
 from core.deployments import Deployment
@@ -477,8 +478,8 @@ def test_every_move_is_a_signed_webhook_to_caller_and_provider(system: System, t
         for path, headers, raw in hooks.hooks:
             who = path.rsplit("/", 1)[1]
             secret = provider_secret if who == "provider" else caller_secret
-            assert egress.verify_standard(raw, secret, headers, now=time.time())
-            assert egress.verify_service(raw, secret, headers["X-Service-Signature"])
+            assert webhooks.verify_standard(raw, secret, headers, now=time.time())
+            assert webhooks.verify_service(raw, secret, headers["X-Service-Signature"])
             payload = json.loads(raw)
             assert payload["event"] == "hire.job_state_changed" and payload["jobId"] == r.body["jobId"]
             got.setdefault(who, []).append(payload["status"])

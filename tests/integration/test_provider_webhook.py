@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 from agentledger_sdk import AsyncAgentLedger, NotFound
+from agentledger_sdk.webhooks import verify_service
 from aiohttp import web
 
 from core.anvil import free_port
-from core.egress import verify_service
 from tests.integration.chainkit import System
 from tests.integration.test_checkout import Shop
 from tests.integration.test_providers import Harness, assert_error, run

@@ -17,11 +17,12 @@ from typing import Any
 import aiohttp
 import apsw
 import pytest
+from agentledger_sdk import webhooks
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from api.http import DISPATCHER
-from core import egress, outbox
+from core import outbox
 from core.jobs import JobRunner
 from core.outbox.channel import Attempt
 from core.outbox.dispatcher import Dispatcher as WebhookDispatcher
@@ -73,7 +74,7 @@ class Receiver:
                 dict(request.headers),
                 body,
                 hmac.compare_digest(expected, request.headers.get("X-Service-Signature", "")),
-                egress.verify_standard(body, self.secret, request.headers, now=self.clock()),
+                webhooks.verify_standard(body, self.secret, request.headers, now=self.clock()),
             )
         )
         if self.delay:

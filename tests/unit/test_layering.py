@@ -327,3 +327,22 @@ def test_no_handler_or_feature_keeps_a_connection() -> None:
     assert connection_holders("m", "class C:\n    reader: Conn\n") == {"m.C"}
     assert connection_holders("m", 'K = web.AppKey("read_db", Conn)\n') == {"m.AppKey"}
     assert connection_holders("m", "class C:\n    reads: Reads\n") == set()
+
+
+def _top_level_imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_the_service_and_the_sdk_stay_apart() -> None:
+    """The service never imports its client (receivers' checks such as the webhook verifiers live in
+    the SDK; the service only signs), and the SDK, shipped alone as a wheel, imports none of the
+    service's packages."""
+    assert [name for name, path in MODULES.items() if "agentledger_sdk" in _top_level_imports(path)] == []
+    sdk = sorted((ROOT / "sdk" / "agentledger_sdk").rglob("*.py"))
+    assert sdk and [p.name for p in sdk if _top_level_imports(p) & set(PACKAGES)] == []

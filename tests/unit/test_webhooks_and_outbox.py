@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agentledger_sdk import webhooks
 
 from core import egress, outbox
 from core.egress import WebhookURLError
@@ -70,12 +71,12 @@ def test_service_signature_is_hmac_sha256_hex_of_the_exact_body() -> None:
     body = outbox.encode_body({"event": "job.state_changed", "job_id": "ord_1", "status": "acknowledged", "n": "é"})
     header = egress.sign_service(body, secret)
     assert my_service_check(body, secret, header)
-    assert egress.verify_service(body, secret, header)
-    assert not egress.verify_service(body + b" ", secret, header)  # one byte more
-    assert not egress.verify_service(body, secret + "0", header)
-    assert not egress.verify_service(body, secret, header.replace("sha256=", "sha512="))
-    assert not egress.verify_service(body, secret, header[:-1])
-    assert not egress.verify_service(body, secret, header[:-1] + "é")  # non-ASCII does not raise
+    assert webhooks.verify_service(body, secret, header)
+    assert not webhooks.verify_service(body + b" ", secret, header)  # one byte more
+    assert not webhooks.verify_service(body, secret + "0", header)
+    assert not webhooks.verify_service(body, secret, header.replace("sha256=", "sha512="))
+    assert not webhooks.verify_service(body, secret, header[:-1])
+    assert not webhooks.verify_service(body, secret, header[:-1] + "é")  # non-ASCII does not raise
 
 
 def test_verification_uses_the_timing_safe_compare(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -88,10 +89,10 @@ def test_verification_uses_the_timing_safe_compare(monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr(hmac, "compare_digest", spy)
     body, secret = b'{"a":1}', "s3cret"
-    assert egress.verify_service(body, secret, egress.sign_service(body, secret))
+    assert webhooks.verify_service(body, secret, egress.sign_service(body, secret))
     assert len(calls) == 1
     headers = egress.standard_headers("evt_1", 1_800_000_000, body, secret)
-    assert egress.verify_standard(body, secret, headers, now=1_800_000_000)
+    assert webhooks.verify_standard(body, secret, headers, now=1_800_000_000)
     assert len(calls) == 2
 
 
@@ -114,22 +115,22 @@ def test_standard_headers_verify_independently_and_with_the_whsec_form() -> None
 def test_verify_standard_refuses_stale_future_tampered_and_incomplete() -> None:
     secret, body, ts = "k", b'{"x":1}', 1_800_000_000
     h = egress.standard_headers("evt_a", ts, body, secret)
-    assert egress.verify_standard(body, secret, h, now=ts + 300)
-    assert egress.verify_standard(body, secret, {k.upper(): v for k, v in h.items()}, now=ts)  # names any case
-    assert not egress.verify_standard(body, secret, h, now=ts + 301)  # stale: a replay
-    assert not egress.verify_standard(body, secret, h, now=ts - 301)  # from the future
-    assert egress.verify_standard(body, secret, h, now=ts + 900, tolerance=1000)
-    assert not egress.verify_standard(body + b"\n", secret, h, now=ts)
-    assert not egress.verify_standard(body, "other", h, now=ts)
-    assert not egress.verify_standard(body, secret, {**h, "webhook-id": "evt_b"}, now=ts)  # id is signed
-    assert not egress.verify_standard(body, secret, {**h, "webhook-timestamp": str(ts + 1)}, now=ts)  # so is time
-    assert not egress.verify_standard(body, secret, {**h, "webhook-timestamp": "-5"}, now=ts)
+    assert webhooks.verify_standard(body, secret, h, now=ts + 300)
+    assert webhooks.verify_standard(body, secret, {k.upper(): v for k, v in h.items()}, now=ts)  # names any case
+    assert not webhooks.verify_standard(body, secret, h, now=ts + 301)  # stale: a replay
+    assert not webhooks.verify_standard(body, secret, h, now=ts - 301)  # from the future
+    assert webhooks.verify_standard(body, secret, h, now=ts + 900, tolerance=1000)
+    assert not webhooks.verify_standard(body + b"\n", secret, h, now=ts)
+    assert not webhooks.verify_standard(body, "other", h, now=ts)
+    assert not webhooks.verify_standard(body, secret, {**h, "webhook-id": "evt_b"}, now=ts)  # id is signed
+    assert not webhooks.verify_standard(body, secret, {**h, "webhook-timestamp": str(ts + 1)}, now=ts)  # so is time
+    assert not webhooks.verify_standard(body, secret, {**h, "webhook-timestamp": "-5"}, now=ts)
     for missing in h:
-        assert not egress.verify_standard(body, secret, {k: v for k, v in h.items() if k != missing}, now=ts)
+        assert not webhooks.verify_standard(body, secret, {k: v for k, v in h.items() if k != missing}, now=ts)
     # several signatures (key rotation): one match is enough
     several = {**h, "webhook-signature": "v1,AAAA " + h["webhook-signature"]}
-    assert egress.verify_standard(body, secret, several, now=ts)
-    assert not egress.verify_standard(body, secret, {**h, "webhook-signature": "v1,AAAA v1,BBBB"}, now=ts)
+    assert webhooks.verify_standard(body, secret, several, now=ts)
+    assert not webhooks.verify_standard(body, secret, {**h, "webhook-signature": "v1,AAAA v1,BBBB"}, now=ts)
 
 
 def test_ids_secrets_and_retry_schedule() -> None:
