@@ -625,3 +625,41 @@ def hire_counts(conn: apsw.Connection) -> dict[tuple[str, str], tuple[int, int]]
         conn, "SELECT kind, status, COUNT(*), COALESCE(exact_sum(amount), 0) FROM hire_jobs GROUP BY kind, status"
     )
     return {(str(k), str(s)): (int(n), int(a)) for k, s, n, a in rows}
+
+
+# ---- A2A tasks ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class A2aTaskRow:
+    """The task an A2A message made: its id is its hire job's (the job holds state, output and error)."""
+
+    id: str
+    account_id: str
+    message_id: str
+    request_sha256: str
+    context_id: str
+    message: str  # the user's message, A2A JSON
+    created_at: float
+
+
+_A2A_COLS = ", ".join(f.name for f in fields(A2aTaskRow))
+
+
+def insert_a2a_task(conn: apsw.Connection, t: A2aTaskRow) -> None:
+    """Record the task (in its job's reservation: a job made by a message always has its task)."""
+    conn.execute(
+        f"INSERT INTO a2a_tasks ({_A2A_COLS}) VALUES ({', '.join('?' * len(fields(A2aTaskRow)))})",  # noqa: S608
+        tuple(getattr(t, f.name) for f in fields(A2aTaskRow)),
+    )
+
+
+def a2a_task(conn: apsw.Connection, task_id: str) -> A2aTaskRow | None:
+    rows = _rows(conn, f"SELECT {_A2A_COLS} FROM a2a_tasks WHERE id = ?", (task_id,))  # noqa: S608
+    return A2aTaskRow(*rows[0]) if rows else None
+
+
+def a2a_task_of_message(conn: apsw.Connection, account_id: str, message_id: str) -> A2aTaskRow | None:
+    sql = f"SELECT {_A2A_COLS} FROM a2a_tasks WHERE account_id = ? AND message_id = ?"  # noqa: S608
+    rows = _rows(conn, sql, (account_id, message_id))
+    return A2aTaskRow(*rows[0]) if rows else None
