@@ -11,10 +11,10 @@ a2a-sdk's own AgentCard (protobuf, unknown fields refused), and the legacy card 
 schema of a2a-sdk 0.3's AgentCard. URLs are absolute: taken from the
 configured public URL (api.http.PUBLIC_URL) or else from the request's scheme and host.
 
-The cards list what the A2A endpoint (api.hire.a2a) serves and nothing else: its JSON-RPC and
-HTTP+JSON bindings and its one skill, a hire per message (none of them in an app without a database,
-which serves no endpoint). The REST API is named by the description and documentationUrl (/api/schema),
-the MCP endpoint by an extension of the capabilities.
+The cards list what works and nothing else: the A2A endpoint's JSON-RPC and HTTP+JSON bindings
+(api.hire.a2a) and its skill, a hire per message, and the MCP endpoint (an extension of the
+capabilities, and its skill); an app without a database serves neither. The REST API is named by the
+description and documentationUrl (/api/schema).
 """
 
 from __future__ import annotations
@@ -168,6 +168,25 @@ def mcp_extension(base: str, mcp: McpInfo) -> AgentExtension:
     )
 
 
+def _skills(base: str, mcp: McpInfo | None, a2a: A2aInfo | None) -> list[AgentSkill]:
+    """The skills of both cards: what the A2A endpoint's messages do (hire), and the MCP tools' when the app
+    serves them (the endpoint the capabilities' extension names)."""
+    skills = [] if a2a is None else [HIRE_SKILL]
+    if mcp is not None:
+        skills.append(
+            AgentSkill(
+                id="mcp",
+                name="MCP tools",
+                description=f"The whole API as Model Context Protocol tools at {base}{mcp.path} (Streamable HTTP, "
+                f"revisions {', '.join(mcp.versions)}): wallets, checkout, decision logging, audit proofs; resources "
+                "for audit entries, orders, catalogue items and the methodology.",
+                tags=["mcp", "tools", "agents"],
+                examples=["Connect an MCP client to agentledger and list its tools", "Quote, then spend 5 USDC"],
+            )
+        )
+    return skills
+
+
 def _interfaces(base: str, a2a: A2aInfo | None) -> list[AgentInterface]:
     """The A2A endpoint's bindings (none when this app serves no A2A endpoint: no database)."""
     if a2a is None:
@@ -202,7 +221,7 @@ def build_card(base: str, mcp: McpInfo | None = None, a2a: A2aInfo | None = None
         security_requirements=[SecurityRequirement(schemes={BEARER: StringList()})],
         default_input_modes=[JSON],
         default_output_modes=[JSON],
-        skills=[] if a2a is None else [HIRE_SKILL],
+        skills=_skills(base, mcp, a2a),
     )
 
 
@@ -284,7 +303,7 @@ def build_legacy_card(base: str, mcp: McpInfo | None = None, a2a: A2aInfo | None
         security=[{BEARER: []}],
         default_input_modes=[JSON],
         default_output_modes=[JSON],
-        skills=[] if a2a is None else [HIRE_SKILL],
+        skills=_skills(base, mcp, a2a),
     )
 
 

@@ -371,3 +371,27 @@ def test_concurrent_sends_of_one_message_run_once(system: System, tmp_path: Path
         assert await h.balance(key, caller) == 96
 
     run(tmp_path, system, anvil.rpc_url, body)
+
+
+def test_a_0_3_client_hires_at_the_legacy_card_s_url(system: System, tmp_path: Path, anvil: Anvil) -> None:
+    """agent.json (A2A 0.3.0) sends pre-1.0 clients to the JSON-RPC URL, which takes 0.3's method names."""
+
+    async def body(h: Harness) -> None:
+        p = await h.provider(system.users[0], system.users[1])
+        key, caller, _ = await h.caller(100)
+        legacy = await h.call("GET", "/.well-known/agent.json")
+        assert legacy.body["url"] == h.base + RPC
+        message = {"kind": "message", "messageId": uuid.uuid4().hex, "role": "user",
+                   "parts": [{"kind": "data", "data": hire_data(caller, providerWallet=p.wallet)}]}  # fmt: skip
+        envelope = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": message}}
+        r = await h.call("POST", RPC, envelope, key=key)  # no A2A-Version: 0.3
+        assert r.status == 200 and r.body["result"]["kind"] == "task", r.body
+        task = r.body["result"]
+        assert task["status"]["state"] == "completed"
+        assert json.loads(task["artifacts"][0]["parts"][0]["text"]) == {"keywords": ["coffee tips", "best coffee"]}
+        r = await h.call("POST", RPC, {"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"id": task["id"]}},
+                         key=key)  # fmt: skip
+        assert r.body["result"]["status"]["state"] == "completed"
+        assert await h.balance(key, caller) == 96
+
+    run(tmp_path, system, anvil.rpc_url, body)

@@ -40,7 +40,7 @@ from api.http import base_url, services_of
 from core.errors import ServiceError
 from core.jsontext import decode_json
 
-__all__ = ["HTTP_JSON_PATH", "JSONRPC_PATH", "MAX_BODY", "Endpoint"]
+__all__ = ["HTTP_JSON_PATH", "JSONRPC_PATH", "MAX_BODY", "ROUTES", "Endpoint"]
 
 JSONRPC_PATH = "/api/a2a/rpc"
 HTTP_JSON_PATH = "/api"
@@ -49,6 +49,19 @@ MAX_BODY = 1024 * 1024
 #: The JSON-RPC code of an authentication or authorization refusal: JSON-RPC's implementation-defined
 #: server error, the one code of that range A2A does not assign (it names -32001 and up).
 AUTH_ERROR_CODE = -32000
+#: (METHOD, path) of the endpoint's routes: A2A's, described by the agent card and the A2A spec, not by
+#: /api/schema (the MCP endpoint's is alike), and no MCP tools.
+ROUTES = frozenset(
+    {
+        ("POST", JSONRPC_PATH),
+        ("POST", HTTP_JSON_PATH + "/message:{verb}"),
+        ("GET", HTTP_JSON_PATH + "/tasks"),
+        ("*", HTTP_JSON_PATH + "/tasks/{id}"),  # and {id}:cancel, {id}:subscribe
+        ("*", HTTP_JSON_PATH + "/tasks/{id}/pushNotificationConfigs"),
+        ("*", HTTP_JSON_PATH + "/tasks/{id}/pushNotificationConfigs/{config}"),
+        ("GET", HTTP_JSON_PATH + "/extendedAgentCard"),
+    }
+)
 _SENDS = frozenset({"SendMessage", "SendStreamingMessage"})
 _STATE = "agentledger.a2a"
 #: HTTP+JSON's google.rpc status names of the refusals answered before the SDK.
@@ -109,15 +122,8 @@ class Endpoint:
     @staticmethod
     def mount_routes(app: web.Application, handle: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> None:
         """The endpoint's routes on `app`, each answered by `handle` (the process's Endpoint.handle)."""
-        paths = (
-            ("POST", JSONRPC_PATH),
-            ("POST", HTTP_JSON_PATH + "/message:{verb}"),
-            ("GET", HTTP_JSON_PATH + "/tasks"),
-            ("*", HTTP_JSON_PATH + "/tasks/{tail:.+}"),
-            ("GET", HTTP_JSON_PATH + "/extendedAgentCard"),
-        )
         own = app.setdefault(OWN_BODY, set())  # api.errors leaves these bodies to handle()
-        for method, path in paths:
+        for method, path in sorted(ROUTES):
             resource = app.router.add_resource(path)
             resource.add_route(method, handle)
             own.add(resource.canonical)
