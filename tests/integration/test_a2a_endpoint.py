@@ -44,13 +44,17 @@ RPC = "/api/a2a/rpc"
 V1 = {"A2A-Version": "1.0"}
 
 
-def add_key(h: Harness, agent_uuid: str, *, agent_scoped: bool = False, scopes: str | None = None) -> str:
+def add_key(
+    h: Harness, agent_uuid: str, *, agent_scoped: bool = False, scopes: str | None = None, cap: int | None = None
+) -> str:
     """Another key of the account of agent `agent_uuid` (scoped to that agent when `agent_scoped`)."""
     key = new_api_key()
     agent = wallet_store.agent_by_uuid(h.db, agent_uuid)
     assert agent is not None
     scoped = agent_uuid if agent_scoped else None
-    wallet_store.insert_api_key(h.db, hash_api_key(key), agent.account_id, scoped, None, 0, scopes=scopes)
+    wallet_store.insert_api_key(
+        h.db, hash_api_key(key), agent.account_id, scoped, None, 0, scopes=scopes, daily_cap=cap
+    )
     return key
 
 
@@ -128,6 +132,7 @@ def test_python_client_hires_streams_and_reads_the_task(
             assert read.status.state == pb.TASK_STATE_COMPLETED and read.context_id == task.context_id
             assert output_of(read) == keywords
             assert read.metadata["amountCharged"] == "2" and read.metadata["providerWallet"] == p.wallet
+            assert read.metadata["auditUrl"] == f"{h.base}/api/a2a/hire/{task.id}/audit"
             assert read.history[0].parts[1].data.struct_value["serviceType"] == "keyword_research"
             with pytest.raises(TaskNotCancelableError):
                 await c.cancel_task(pb.CancelTaskRequest(id=task.id))
@@ -263,6 +268,12 @@ def test_refusals_are_the_errors_a2a_names(system: System, tmp_path: Path, anvil
         assert r.status == 403 and r.body["error"]["status"] == "PERMISSION_DENIED"
         r = await h.call("GET", f"/api/tasks/{got[0].task.id}", key=reader, headers=V1)
         assert r.status == 200 and r.body["status"]["state"] == "TASK_STATE_COMPLETED"
+        # a key's daily cap holds: 1 USDC a day cannot hire at 2
+        capped = add_key(h, caller_uuid, cap=1_000_000)
+        async with client(h, capped, "JSONRPC") as c:
+            with pytest.raises(InvalidParamsError) as over:
+                await send(c, hire_message(hire_data(caller)))
+            assert over.value.data["code"] == "daily_cap_exceeded"
         assert await h.balance(key, caller) == 96
 
     run(tmp_path, system, anvil.rpc_url, body)
@@ -366,7 +377,10 @@ def test_concurrent_sends_of_one_message_run_once(system: System, tmp_path: Path
             h.provider_server.gate.set()
             (one,), two = await first, await second
         assert one.task.id == two[0].task.id and one.task.status.state == pb.TASK_STATE_COMPLETED
-        assert two[-1].WhichOneof("payload") == "status_update" or two[-1].task.status.state == pb.TASK_STATE_COMPLETED
+        # the second send streams the task it found running, then its end
+        assert [e.WhichOneof("payload") for e in two] == ["task", "artifact_update", "status_update"]
+        assert two[0].task.status.state == pb.TASK_STATE_WORKING
+        assert two[-1].status_update.status.state == pb.TASK_STATE_COMPLETED
         assert h.provider_server.calls[one.task.id] == 1
         assert await h.balance(key, caller) == 96
 

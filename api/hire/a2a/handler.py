@@ -112,7 +112,6 @@ class HireHandler(RequestHandler):
 
     async def on_message_send(self, params: pb.SendMessageRequest, context: ServerCallContext) -> pb.Task:
         started = await self._start(params, context)
-        caller = _caller(context)
         if isinstance(started, _Run):
             if not params.configuration.return_immediately:
                 await asyncio.wait({started.hire})
@@ -121,15 +120,14 @@ class HireHandler(RequestHandler):
             task_id = started.id
             if not params.configuration.return_immediately:
                 await self._until_final(task_id)
-        return await self._task(task_id, caller, _history(params))
+        return await self._task(task_id, context, _history(params))
 
     async def on_message_send_stream(
         self, params: pb.SendMessageRequest, context: ServerCallContext
     ) -> AsyncGenerator[Any]:
         started = await self._start(params, context)
-        caller = _caller(context)
         if isinstance(started, _Run):
-            task = await self._task(started.task_id, caller, _history(params))
+            task = await self._task(started.task_id, context, _history(params))
             submitted = pb.Task()
             submitted.CopyFrom(task)
             submitted.status.state = pb.TASK_STATE_SUBMITTED
@@ -145,7 +143,7 @@ class HireHandler(RequestHandler):
             if task.status.state in _TERMINAL:
                 return
             await self._until_final(task.id)
-        final = await self._task(task.id, caller, 0)
+        final = await self._task(task.id, context, 0)
         for artifact in final.artifacts:
             yield pb.TaskArtifactUpdateEvent(
                 task_id=final.id, context_id=final.context_id, artifact=artifact, last_chunk=True
@@ -169,7 +167,7 @@ class HireHandler(RequestHandler):
             lambda db: store.a2a_task_of_message(db, caller.account_id, message.message_id)
         )
         if found is not None:
-            return await self._existing(found, digest, caller)
+            return await self._existing(found, digest, context)
         context_id = message.context_id or uuid.uuid4().hex
         stored = pb.Message()
         stored.CopyFrom(message)
@@ -221,7 +219,7 @@ class HireHandler(RequestHandler):
         )
         if found is None:
             raise InternalError("the message's task is not recorded")
-        return await self._existing(found, digest, caller)
+        return await self._existing(found, digest, context)
 
     async def _hire_body(self, caller: Caller, context: ServerCallContext) -> dict[str, Any]:
         """The message's one data part as it was sent (exact numbers), with callerWallet defaulted."""
@@ -251,7 +249,7 @@ class HireHandler(RequestHandler):
             hire["callerWallet"] = agent.wallet
         return hire
 
-    async def _existing(self, row: A2aTaskRow, digest: str, caller: Caller) -> pb.Task:
+    async def _existing(self, row: A2aTaskRow, digest: str, context: ServerCallContext) -> pb.Task:
         if row.request_sha256 != digest:
             raise a2a_error(
                 ServiceError(
@@ -261,7 +259,7 @@ class HireHandler(RequestHandler):
                     param="message.messageId",
                 )
             )
-        return await self._task(row.id, caller, None)
+        return await self._task(row.id, context, None)
 
     async def _until_final(self, task_id: str) -> None:
         """Wait for a task another process (or an earlier send) runs to end."""
@@ -275,9 +273,10 @@ class HireHandler(RequestHandler):
 
     # ---- reading and cancelling ----------------------------------------------------------------------
 
-    async def _task(self, task_id: str, caller: Caller, history_length: int | None) -> pb.Task:
+    async def _task(self, task_id: str, context: ServerCallContext, history_length: int | None) -> pb.Task:
         """The task as it stands, to a caller that may read it (TaskNotFoundError otherwise: a task of
         another account is answered as one that does not exist)."""
+        caller, base = _caller(context), context.state.get(BASE_URL, "")
 
         def read(db: Conn) -> pb.Task:
             row = store.a2a_task(db, task_id)
@@ -285,16 +284,16 @@ class HireHandler(RequestHandler):
             if row is None or job is None or not caller.may_act_for(row.account_id, job.caller_uuid or ""):
                 raise TaskNotFoundError(f"no task {task_id} for this API key")
             provider = wallet_store.agent_by_uuid(db, job.provider_uuid)
-            return task_of(row, job, "" if provider is None else provider.wallet, history_length)
+            return task_of(row, job, "" if provider is None else provider.wallet, history_length, base)
 
         return await self._services.reads.run(read)
 
     async def on_get_task(self, params: pb.GetTaskRequest, context: ServerCallContext) -> pb.Task:
         length = params.history_length if params.HasField("history_length") else None
-        return await self._task(params.id, _caller(context), length)
+        return await self._task(params.id, context, length)
 
     async def on_cancel_task(self, params: pb.CancelTaskRequest, context: ServerCallContext) -> pb.Task:
-        task = await self._task(params.id, _caller(context), 0)
+        task = await self._task(params.id, context, 0)
         state = pb.TaskState.Name(task.status.state).removeprefix("TASK_STATE_").lower()
         raise TaskNotCancelableError(
             f"task {task.id} is {state}: a hire cannot be canceled (its provider is called as the task starts, "
@@ -356,7 +355,7 @@ def _refuse(reply: Reply) -> NoReturn:
     )
 
 
-def task_of(row: A2aTaskRow, job: JobRow, provider_wallet: str, history_length: int | None) -> pb.Task:
+def task_of(row: A2aTaskRow, job: JobRow, provider_wallet: str, history_length: int | None, base: str) -> pb.Task:
     """The A2A task of a hire job: state, the output as the artifact (exact JSON text: the bytes its
     outputSha256 is of), or the failure's error shape in the status message."""
     state = _STATES.get(job.status, pb.TASK_STATE_WORKING)
@@ -370,7 +369,7 @@ def task_of(row: A2aTaskRow, job: JobRow, provider_wallet: str, history_length: 
             "serviceType": job.service_type,
             "providerWallet": provider_wallet,
             "amountCharged": usdc_text(job.amount if charged else 0),
-            "audit": f"/api/a2a/hire/{job.id}/audit",
+            "auditUrl": f"{base}/api/a2a/hire/{job.id}/audit",
         }
     )
     if charged and job.output is not None:
