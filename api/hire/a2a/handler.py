@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import uuid
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, replace
@@ -42,6 +43,7 @@ from a2a.utils.errors import (
 )
 from google.protobuf import json_format
 
+from api.errors import answer_unexpected
 from api.hire import routes
 from api.hire.operations import OPERATIONS
 from api.operation import Call, Operation, Reply
@@ -67,6 +69,8 @@ __all__ = ["BASE_URL", "BODY", "CALLER", "HireHandler"]
 CALLER = "agentledger.caller"
 BODY = "agentledger.body"
 BASE_URL = "agentledger.base_url"
+
+log = logging.getLogger("agentledger.a2a")
 
 _HIRE: Operation = next(op for op in OPERATIONS if op.operation_id == "hireAgent")
 #: The idempotency scope of a message id: its account (not the key, as the REST route's is).
@@ -104,6 +108,12 @@ class HireHandler(RequestHandler):
         #: cancelled mid-run would keep the caller's money reserved until the next start).
         self._running: set[asyncio.Task[Reply]] = set()
 
+    def _finished(self, hire: asyncio.Task[Reply]) -> None:
+        self._running.discard(hire)
+        failure = None if hire.cancelled() else hire.exception()  # (retrieved: a refusal is _start's to answer)
+        if failure is not None and not isinstance(failure, ServiceError):
+            log.error("an A2A hire failed (a reservation it made is settled by the start-up recovery): %r", failure)
+
     async def close(self) -> None:
         """Let the hires under way finish (each is bounded by its provider's SLA)."""
         await asyncio.gather(*self._running, return_exceptions=True)
@@ -128,10 +138,10 @@ class HireHandler(RequestHandler):
         started = await self._start(params, context)
         if isinstance(started, _Run):
             task = await self._task(started.task_id, context, _history(params))
-            submitted = pb.Task()
-            submitted.CopyFrom(task)
-            submitted.status.state = pb.TASK_STATE_SUBMITTED
-            del submitted.artifacts[:]
+            submitted = pb.Task(id=task.id, context_id=task.context_id, history=task.history)
+            submitted.status.state = pb.TASK_STATE_SUBMITTED  # as reserved, whatever the provider did since
+            submitted.metadata.CopyFrom(task.metadata)
+            submitted.metadata["amountCharged"] = "0"
             yield submitted
             yield pb.TaskStatusUpdateEvent(
                 task_id=task.id, context_id=task.context_id, status=pb.TaskStatus(state=pb.TASK_STATE_WORKING)
@@ -201,7 +211,7 @@ class HireHandler(RequestHandler):
         )
         hire = asyncio.create_task(invoke(services, replace(_HIRE, run=run), call))
         self._running.add(hire)
-        hire.add_done_callback(self._running.discard)
+        hire.add_done_callback(self._finished)
         await asyncio.wait((hire, reserved), return_when=asyncio.FIRST_COMPLETED)
         if reserved.done():
             return _Run(reserved.result(), hire)
@@ -212,6 +222,8 @@ class HireHandler(RequestHandler):
             if exc.code != "idempotency_in_flight":
                 raise a2a_error(exc) from exc
             reply = None  # another process runs this message: its task was recorded with the claim
+        except Exception as exc:  # the database out of reach, or a bug: never its text to the client
+            raise a2a_error(answer_unexpected(exc, "A2A SendMessage")) from exc
         if reply is not None and reply.status >= 400:  # a refusal stored under this message id, replayed
             _refuse(reply)
         found = await services.reads.run(

@@ -62,7 +62,7 @@ ROUTES = frozenset(
         ("GET", HTTP_JSON_PATH + "/extendedAgentCard"),
     }
 )
-_SENDS = frozenset({"SendMessage", "SendStreamingMessage"})
+_SENDS = frozenset({"SendMessage", "SendStreamingMessage", "message/send", "message/stream"})  # 1.0, 0.3
 _STATE = "agentledger.a2a"
 #: HTTP+JSON's google.rpc status names of the refusals answered before the SDK.
 _STATUS_NAMES = {401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 413: "INVALID_ARGUMENT"}
