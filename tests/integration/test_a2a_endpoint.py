@@ -25,7 +25,12 @@ from a2a.client import ClientConfig, ClientFactory
 from a2a.client.card_resolver import A2ACardResolver
 from a2a.client.errors import A2AClientError
 from a2a.types import a2a_pb2 as pb
-from a2a.utils.errors import InvalidParamsError, TaskNotCancelableError, TaskNotFoundError
+from a2a.utils.errors import (
+    InvalidParamsError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
 from aiohttp import web
 from google.protobuf import json_format
 
@@ -363,28 +368,44 @@ def test_one_message_id_runs_one_hire_in_any_process(system: System, tmp_path: P
 
 
 def test_concurrent_sends_of_one_message_run_once(system: System, tmp_path: Path, anvil: Anvil) -> None:
+    """While a message's hire runs, the same message again (other binding) and a SubscribeToTask both
+    follow that one run to its end."""
+
     async def body(h: Harness) -> None:
         h.provider_server.gate = asyncio.Event()  # the provider answers when the test says
         p = await h.provider(system.users[0], system.users[1])
         key, caller, _ = await h.caller(100)
         message = hire_message(hire_data(caller, providerWallet=p.wallet))
-        async with client(h, key, "HTTP+JSON", streaming=False) as c1, client(h, key, "JSONRPC") as c2:
+        async with (
+            client(h, key, "HTTP+JSON", streaming=False) as c1,
+            client(h, key, "JSONRPC") as c2,
+            client(h, key, "HTTP+JSON") as c3,
+        ):
             first = asyncio.create_task(send(c1, message))
             while not h.provider_server.calls:
                 await asyncio.sleep(0.02)
+            (job_id,) = h.provider_server.calls
             second = asyncio.create_task(send(c2, message))  # while the first one runs
+            subscribed = asyncio.create_task(_collect(c3.subscribe(pb.SubscribeToTaskRequest(id=job_id))))
             await asyncio.sleep(0.3)
             h.provider_server.gate.set()
-            (one,), two = await first, await second
-        assert one.task.id == two[0].task.id and one.task.status.state == pb.TASK_STATE_COMPLETED
-        # the second send streams the task it found running, then its end
-        assert [e.WhichOneof("payload") for e in two] == ["task", "artifact_update", "status_update"]
-        assert two[0].task.status.state == pb.TASK_STATE_WORKING
-        assert two[-1].status_update.status.state == pb.TASK_STATE_COMPLETED
-        assert h.provider_server.calls[one.task.id] == 1
+            (one,), two, three = await first, await second, await subscribed
+            with pytest.raises(UnsupportedOperationError):  # it has ended: nothing more to follow
+                await _collect(c3.subscribe(pb.SubscribeToTaskRequest(id=job_id)))
+        assert one.task.id == two[0].task.id == job_id and one.task.status.state == pb.TASK_STATE_COMPLETED
+        # the second send and the subscriber follow the task they found running to its end
+        for events in (two, three):
+            assert [e.WhichOneof("payload") for e in events] == ["task", "artifact_update", "status_update"]
+            assert events[0].task.status.state == pb.TASK_STATE_WORKING
+            assert events[-1].status_update.status.state == pb.TASK_STATE_COMPLETED
+        assert h.provider_server.calls[job_id] == 1
         assert await h.balance(key, caller) == 96
 
     run(tmp_path, system, anvil.rpc_url, body)
+
+
+async def _collect(stream: Any) -> list[Any]:
+    return [e async for e in stream]
 
 
 def test_a_0_3_client_hires_at_the_legacy_card_s_url(system: System, tmp_path: Path, anvil: Anvil) -> None:

@@ -153,7 +153,12 @@ class HireHandler(RequestHandler):
             if task.status.state in _TERMINAL:
                 return
             await self._until_final(task.id)
-        final = await self._task(task.id, context, 0)
+        async for event in self._end(task.id, context):
+            yield event
+
+    async def _end(self, task_id: str, context: ServerCallContext) -> AsyncGenerator[Any]:
+        """The last events of a stream: the task's artifact, then its final status."""
+        final = await self._task(task_id, context, 0)
         for artifact in final.artifacts:
             yield pb.TaskArtifactUpdateEvent(
                 task_id=final.id, context_id=final.context_id, artifact=artifact, last_chunk=True
@@ -304,6 +309,19 @@ class HireHandler(RequestHandler):
         length = params.history_length if params.HasField("history_length") else None
         return await self._task(params.id, context, length)
 
+    async def on_subscribe_to_task(
+        self, params: pb.SubscribeToTaskRequest, context: ServerCallContext
+    ) -> AsyncGenerator[Any]:
+        """The task as it stands, then its end (a task that has ended has no updates: UnsupportedOperation,
+        as A2A says)."""
+        task = await self._task(params.id, context, None)
+        if task.status.state in _TERMINAL:
+            raise UnsupportedOperationError(f"task {task.id} has ended: read it with GetTask")
+        yield task
+        await self._until_final(task.id)
+        async for event in self._end(task.id, context):
+            yield event
+
     async def on_cancel_task(self, params: pb.CancelTaskRequest, context: ServerCallContext) -> pb.Task:
         task = await self._task(params.id, context, 0)
         state = pb.TaskState.Name(task.status.state).removeprefix("TASK_STATE_").lower()
@@ -316,12 +334,6 @@ class HireHandler(RequestHandler):
 
     async def on_list_tasks(self, params: pb.ListTasksRequest, context: ServerCallContext) -> NoReturn:
         raise UnsupportedOperationError("ListTasks is not offered: read a task with GetTask")
-
-    async def on_subscribe_to_task(
-        self, params: pb.SubscribeToTaskRequest, context: ServerCallContext
-    ) -> AsyncGenerator[Any]:
-        raise UnsupportedOperationError("SubscribeToTask is not offered: stream the message, or poll GetTask")
-        yield  # an async generator, as the interface's
 
     async def on_create_task_push_notification_config(
         self, params: pb.TaskPushNotificationConfig, context: ServerCallContext
