@@ -408,6 +408,46 @@ async def _collect(stream: Any) -> list[Any]:
     return [e async for e in stream]
 
 
+def test_list_tasks_pages_through_the_key_s_tasks(system: System, tmp_path: Path, anvil: Anvil) -> None:
+    async def body(h: Harness) -> None:
+        p = await h.provider(system.users[0], system.users[1])
+        fails = await h.provider(system.users[2], system.users[3], behaviour="error")
+        key, caller, caller_uuid = await h.caller(100)
+        _, sibling, _ = await h.register(key=key, name="sibling")
+        await h.fund(key, sibling, 10)
+        other_key, other_wallet, _ = await h.caller(100)
+        made = []
+        async with client(h, key, "JSONRPC", streaming=False) as c:
+            for topic, wallet, provider in (("a", caller, p), ("b", caller, fails), ("c", sibling, p)):
+                message = hire_message(hire_data(wallet, topic=topic, providerWallet=provider.wallet))
+                if topic == "a":
+                    message.context_id = "ctx-1"
+                (event,) = await send(c, message)
+                made.append(event.task.id)
+        async with client(h, other_key, "JSONRPC", streaming=False) as c:
+            await send(c, hire_message(hire_data(other_wallet, providerWallet=p.wallet)))
+        newest_first = list(reversed(made))
+        async with client(h, key, "JSONRPC") as c, client(h, key, "HTTP+JSON") as c2:
+            page = await c.list_tasks(pb.ListTasksRequest(page_size=2))
+            assert [t.id for t in page.tasks] == newest_first[:2] and page.total_size == 3 and page.next_page_token
+            rest = await c2.list_tasks(pb.ListTasksRequest(page_size=2, page_token=page.next_page_token))
+            assert [t.id for t in rest.tasks] == newest_first[2:] and not rest.next_page_token
+            ctx = await c2.list_tasks(pb.ListTasksRequest(context_id="ctx-1"))
+            assert [t.id for t in ctx.tasks] == [made[0]]
+            failed = await c.list_tasks(pb.ListTasksRequest(status=pb.TASK_STATE_FAILED))
+            assert [t.id for t in failed.tasks] == [made[1]]
+            with pytest.raises(InvalidParamsError):
+                await c.list_tasks(pb.ListTasksRequest(page_token="not-a-token"))
+        async with client(h, add_key(h, caller_uuid, agent_scoped=True), "HTTP+JSON") as c:  # its agent's only
+            mine = await c.list_tasks(pb.ListTasksRequest())
+            assert [t.id for t in mine.tasks] == newest_first[1:]
+        async with client(h, other_key, "JSONRPC") as c:
+            theirs = await c.list_tasks(pb.ListTasksRequest())
+            assert len(theirs.tasks) == 1 and theirs.tasks[0].id not in made
+
+    run(tmp_path, system, anvil.rpc_url, body)
+
+
 def test_a_0_3_client_hires_at_the_legacy_card_s_url(system: System, tmp_path: Path, anvil: Anvil) -> None:
     """agent.json (A2A 0.3.0) sends pre-1.0 clients to the JSON-RPC URL, which takes 0.3's method names."""
 

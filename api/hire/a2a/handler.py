@@ -76,6 +76,7 @@ _HIRE: Operation = next(op for op in OPERATIONS if op.operation_id == "hireAgent
 #: The idempotency scope of a message id: its account (not the key, as the REST route's is).
 _SCOPE = "{account} a2a"
 _STATES = {"reserved": pb.TASK_STATE_WORKING, "charged": pb.TASK_STATE_COMPLETED, "released": pb.TASK_STATE_FAILED}
+_PAGE_SIZE, _MAX_PAGE_SIZE = 50, 100
 _TERMINAL = frozenset({pb.TASK_STATE_COMPLETED, pb.TASK_STATE_FAILED})
 #: How often a send of a message already running elsewhere looks at its job, and for how long at most.
 _POLL_SECONDS = 0.2
@@ -332,8 +333,51 @@ class HireHandler(RequestHandler):
 
     # ---- what this endpoint does not offer ------------------------------------------------------------
 
-    async def on_list_tasks(self, params: pb.ListTasksRequest, context: ServerCallContext) -> NoReturn:
-        raise UnsupportedOperationError("ListTasks is not offered: read a task with GetTask")
+    async def on_list_tasks(self, params: pb.ListTasksRequest, context: ServerCallContext) -> pb.ListTasksResponse:
+        """The caller's tasks (its account's; an agent-scoped key's agent's), last updated first, a page at
+        a time (pageToken: the last task's update time and id)."""
+        caller, base = _caller(context), context.state.get(BASE_URL, "")
+        size = params.page_size if params.HasField("page_size") else _PAGE_SIZE
+        if not 1 <= size <= _MAX_PAGE_SIZE:
+            raise InvalidParamsError(f"pageSize: 1 to {_MAX_PAGE_SIZE}")
+        before = None
+        if params.page_token:
+            when, _, task_id = params.page_token.rpartition("~")
+            try:
+                before = (float(when), task_id)
+            except ValueError:
+                raise InvalidParamsError("pageToken: not a token this service gave") from None
+        statuses = None
+        if params.status != pb.TASK_STATE_UNSPECIFIED:
+            statuses = tuple(job for job, state in _STATES.items() if state == params.status)
+            if not statuses:  # a state no hire task is in (submitted only streams, never stays)
+                return pb.ListTasksResponse(page_size=size)
+        after = (
+            params.status_timestamp_after.ToNanoseconds() / 1e9 if params.HasField("status_timestamp_after") else None
+        )
+        history = params.history_length if params.HasField("history_length") else None
+
+        def read(db: Conn) -> pb.ListTasksResponse:
+            rows, total = store.a2a_tasks_page(
+                db,
+                account_id=caller.account_id,
+                caller_uuid=caller.agent_id,
+                context_id=params.context_id or None,
+                statuses=statuses,
+                updated_after=after,
+                before=before,
+                limit=size,
+            )
+            out = pb.ListTasksResponse(page_size=size, total_size=total)
+            for row, job in rows:
+                provider = wallet_store.agent_by_uuid(db, job.provider_uuid)
+                out.tasks.append(task_of(row, job, "" if provider is None else provider.wallet, history, base))
+            if len(rows) == size:
+                last = rows[-1][1]
+                out.next_page_token = f"{last.updated_at!r}~{last.id}"
+            return out
+
+        return await self._services.reads.run(read)
 
     async def on_create_task_push_notification_config(
         self, params: pb.TaskPushNotificationConfig, context: ServerCallContext
