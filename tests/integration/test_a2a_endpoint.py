@@ -9,6 +9,7 @@ canceled; the request rules hold on the new paths."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import subprocess
 import uuid
@@ -314,6 +315,13 @@ def test_request_rules_hold_on_both_bindings(system: System, tmp_path: Path, anv
                 async with session.post(h.base + "/api/message:send", data=payload, headers=headers) as r:
                     got = await r.json()
                     assert r.status == 400 and got["error"]["details"][0]["metadata"]["param"] == "maxPrice", got
+            big = b" " * (1024 * 1024 + 1)  # past the 1 MiB cap: as the SDK answers one, per binding
+            async with session.post(h.base + RPC, data=io.BytesIO(big), headers=headers) as r:
+                got = await r.json()
+                assert r.status == 200 and got["error"]["code"] == -32600, got
+                assert got["error"]["data"][0]["metadata"]["code"] == "body_too_large"
+            async with session.post(h.base + "/api/message:send", data=io.BytesIO(big), headers=headers) as r:
+                assert r.status == 413
             async with session.post(h.base + RPC, data=b"{" * 10 + b"x", headers=headers) as r:
                 got = await r.json()
                 assert got["error"]["code"] in (-32700, -32600)
@@ -400,6 +408,19 @@ def test_concurrent_sends_of_one_message_run_once(system: System, tmp_path: Path
             assert events[-1].status_update.status.state == pb.TASK_STATE_COMPLETED
         assert h.provider_server.calls[job_id] == 1
         assert await h.balance(key, caller) == 96
+        # returnImmediately: the task as soon as its job is reserved, working; GetTask sees it end
+        h.provider_server.gate = asyncio.Event()
+        message = json_format.MessageToDict(hire_message(hire_data(caller, providerWallet=p.wallet)))
+        payload = {"message": message, "configuration": {"returnImmediately": True}}
+        r = await h.call("POST", "/api/message:send", payload, key=key, headers=V1)
+        assert r.status == 200 and r.body["task"]["status"]["state"] == "TASK_STATE_WORKING", r.body
+        h.provider_server.gate.set()
+        async with client(h, key, "JSONRPC") as c:
+            state = pb.TASK_STATE_WORKING
+            while state == pb.TASK_STATE_WORKING:
+                await asyncio.sleep(0.05)
+                state = (await c.get_task(pb.GetTaskRequest(id=r.body["task"]["id"]))).status.state
+        assert state == pb.TASK_STATE_COMPLETED and await h.balance(key, caller) == 94
 
     run(tmp_path, system, anvil.rpc_url, body)
 
