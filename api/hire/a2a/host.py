@@ -1,6 +1,6 @@
 """The A2A endpoint in aiohttp: the a2a-sdk's own bindings (its JSON-RPC and HTTP+JSON dispatchers, as
-Starlette routes: A2A 1.0 method names and paths, A-Version checks, SSE framing, error payloads), a
-small ASGI host, and what this service checks before the SDK sees a request.
+Starlette routes: A2A 1.0 method names and paths, A2A-Version checks, SSE framing, error payloads; on
+the JSON-RPC URL 0.3's method names too), a small ASGI host, and what this service checks before the SDK sees a request.
 
 Before the SDK, in this order: the Bearer key (none, malformed or unknown: HTTP 401 with a Bearer
 challenge, both bindings, as A2A names authentication errors); the body, read up to MAX_BODY (413) and
@@ -10,9 +10,12 @@ key's scope for the method (spend to send a message, read otherwise: HTTP 403 in
 The body as decoded here is handed on (api.hire.a2a.handler.BODY): the hire is read from it, with
 its numbers exact.
 
-Paths: JSON-RPC at JSONRPC_PATH; HTTP+JSON under HTTP_JSON_PATH (/api/message:send, /message:stream,
-/api/tasks/{id}, /api/tasks/{id}:cancel, and the other 1.0 paths, answered with the errors the spec
-names for what is not offered).
+Paths: JSON-RPC at JSONRPC_PATH; HTTP+JSON under HTTP_JSON_PATH (/api/message:send, /api/message:stream,
+/api/tasks/{id}, /api/tasks/{id}:cancel, /api/tasks/{id}:subscribe, /api/tasks; push notification
+configs and the extended card answer the errors the spec names for what is not offered).
+
+The ASGI host mirrors api.mcp.bridge's (receive hands the body over once, then waits for the answer or
+the peer's going away, so an SSE stream's disconnect watch never spins).
 """
 
 from __future__ import annotations
