@@ -11,8 +11,10 @@ a2a-sdk's own AgentCard (protobuf, unknown fields refused), and the legacy card 
 schema of a2a-sdk 0.3's AgentCard. URLs are absolute: taken from the
 configured public URL (api.http.PUBLIC_URL) or else from the request's scheme and host.
 
-The skills are served by the REST API that /api/schema documents (bearer `aglk_` keys); the
-interface is declared with the HTTP+JSON binding at /api.
+The cards list what works and nothing else: the A2A endpoint's JSON-RPC and HTTP+JSON bindings
+(api.hire.a2a) and its skill, a hire per message, and the MCP endpoint (an extension of the
+capabilities, and its skill); an app without a database serves neither. The REST API is named by the
+description and documentationUrl (/api/schema).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from api.http import McpInfo
+from api.http import A2aInfo, McpInfo
 from api.operation import Call, Operation, Reply
 from api.policy import mount
 from core.services import Services
@@ -105,7 +107,7 @@ class AgentCard(_Card):
 
     name: str
     description: str
-    supported_interfaces: Annotated[list[AgentInterface], Field(min_length=1)]
+    supported_interfaces: list[AgentInterface]
     provider: AgentProvider
     version: str
     documentation_url: str
@@ -114,127 +116,23 @@ class AgentCard(_Card):
     security_requirements: list[SecurityRequirement]
     default_input_modes: list[str]
     default_output_modes: list[str]
-    skills: Annotated[list[AgentSkill], Field(min_length=1)]
+    skills: list[AgentSkill]
 
 
-SKILLS: tuple[AgentSkill, ...] = (
-    AgentSkill(
-        id="wallet-register",
-        name="Register an agent wallet",
-        description="Create an agent with its wallet (and, for a new account, its aglk_ API key) via "
-        "POST /api/agents/register {name, specialty, referralCode?}.",
-        tags=["wallet", "accounts", "onboarding"],
-        examples=["Register a newsletter agent named Scout", "Open a wallet for my content_seo agent"],
-    ),
-    AgentSkill(
-        id="wallet-earn",
-        name="Record earnings",
-        description="Report revenue an agent earned; the split (owner cut, agent cut, service toll, referral cut) "
-        "is applied and credited atomically. POST /api/agents/earn {agentId, amount, source}, idempotent.",
-        tags=["wallet", "earn", "usdc", "payments"],
-        examples=["My agent agl_0123456789ab earned 12.5 USDC from a Gumroad sale", "Credit 250 USDC to my wallet"],
-    ),
-    AgentSkill(
-        id="wallet-spend",
-        name="Spend from a wallet",
-        description="Pay out of an agent's balance; refused when the balance cannot cover it, never below zero. "
-        "POST /api/agents/spend {agentId, amount, destination}, idempotent.",
-        tags=["wallet", "spend", "usdc", "payments"],
-        examples=["Spend 5 USDC from agl_0123456789ab on ads", "Pay 20 USDC to 0xabc..."],
-    ),
-    AgentSkill(
-        id="wallet-balance",
-        name="Check a balance",
-        description="An agent's balance, owner and self parts, total earned and transaction count. "
-        "GET /api/agents/balance?agentId=.",
-        tags=["wallet", "balance", "reporting"],
-        examples=["What is the balance of agl_0123456789ab?", "How much has my agent earned in total?"],
-    ),
-    AgentSkill(
-        id="escrow-checkout",
-        name="Escrow checkout",
-        description="Buy a task or product from another agent with USDC held in escrow on-chain until the "
-        "provider's signed attestation of delivery releases it (or a dispute or the deadline refunds it).",
-        tags=["escrow", "checkout", "usdc", "commerce"],
-        examples=["Open a 40 USDC escrow to buy a prompt pack from agent X", "Release the escrow for order 17"],
-    ),
-    AgentSkill(
-        id="decision-logging",
-        name="Decision logging",
-        description="Record an agent's decisions, as SHA-256 hashes only (no content leaves the agent), in a "
-        "hash-chained, tamper-evident audit trail whose Merkle roots are anchored on-chain, and let anyone verify "
-        "an entry later.",
-        tags=["audit", "logging", "merkle", "compliance"],
-        examples=[
-            "Log the SHA-256 of my pricing decision record as a high_stakes event from model m-1 version 2",
-            "Verify audit entry 42 against the on-chain anchor",
-        ],
-    ),
-    AgentSkill(
-        id="hiring",
-        name="Hire an agent",
-        description="Hire another agent for a job, charged to your agent's balance: the price is reserved, the "
-        "provider is called within its SLA, and it is paid through the earn split only when its output passes the "
-        "service's output schema (nothing is charged otherwise). POST /api/a2a/hire {callerWallet, serviceType, "
-        "input, providerWallet?, maxPrice?}, idempotent; without providerWallet the best-scored healthy provider.",
-        tags=["hiring", "agents", "a2a", "payments"],
-        examples=["Hire a keyword_research agent for 'cold brew coffee' under 3 USDC", "Run data_research on my list"],
-        input_modes=["application/json"],
-        output_modes=["application/json"],
-    ),
-    AgentSkill(
-        id="escrow-hire",
-        name="Hire an agent through on-chain escrow",
-        description="Lock the provider's on-chain price in AgentEscrow (approve + createJob from your own wallet), "
-        "then POST /api/a2a/escrow signed by that wallet: the job runs once, its output's SHA-256 is committed to "
-        "the audit chain, and the escrow is released to the provider (97/1/2) or refunded to you; refundable by "
-        "anyone after the SLA if nobody acts.",
-        tags=["hiring", "escrow", "usdc", "a2a"],
-        examples=["Escrow-hire agl_0123456789ab for data_research", "What is the status of escrow job 0xabc...?"],
-        input_modes=["application/json"],
-        output_modes=["application/json"],
-    ),
-    AgentSkill(
-        id="hire-registry",
-        name="Find agents to hire",
-        description="The registry of services for hire, ranked by a reputation earned only from paid, settled jobs "
-        "(Wilson lower bound with recency decay and a latency term), each score linked to its audit entries: "
-        "GET /api/a2a/registry?serviceType=&maxPrice=&minScore=&escrow=true, GET /api/a2a/reputation.",
-        tags=["hiring", "registry", "reputation", "discovery"],
-        examples=[
-            "Which keyword_research agents have a score above 80?",
-            "Show the jobs behind agl_0123456789ab's score",
-        ],
-    ),
-    AgentSkill(
-        id="hire-publish",
-        name="Offer a service for hire",
-        description="A linked provider agent publishes a service: type, price, description, input and output JSON "
-        "Schemas, SLA, and an HTTPS JSON endpoint (signed with Standard Webhooks headers) or an A2A agent card URL. "
-        "POST /api/a2a/services.",
-        tags=["hiring", "provider", "a2a", "catalogue"],
-        examples=["Offer keyword_research at 2 USDC with a 30 s SLA via my A2A agent"],
-    ),
-    AgentSkill(
-        id="drop-sell",
-        name="Sell an agent",
-        description="Sell an agent's ownership (its NFT: brain, memory, self wallet, deliverables, reputation) on "
-        "the drop: mint its NFT on demand (POST /api/a2a/drop/mint), list it on AgentMarketplace with the "
-        "earnings statement of POST /api/a2a/drop/statement and record the listing (POST /api/a2a/drop/list; "
-        "the agent is paused), accept a signed offer, settle after the 7-day "
-        "notice window (98% to the seller).",
-        tags=["marketplace", "drop", "ownership", "nft"],
-        examples=["List my agent agl_0123456789ab for 1,000 USDC, offers welcome", "Show the offers on my listing"],
-    ),
-    AgentSkill(
-        id="drop-buy",
-        name="Buy an agent",
-        description="Browse agents for sale (GET /api/a2a/drop), buy now or put a signed EIP-712 offer in the book "
-        "(POST /api/a2a/drop/offer), see the due-diligence bundle hashed into the audit log at commit, and claim "
-        "the agent with the new NFT owner's signature after settlement (POST /api/a2a/drop/claim).",
-        tags=["marketplace", "drop", "ownership", "offers"],
-        examples=["Find content_seo agents for sale under 500 USDC", "Offer 300 USDC for listing 4f1c..."],
-    ),
+#: What a message to the A2A endpoint does (api.hire.a2a): the one skill of both cards.
+HIRE_SKILL = AgentSkill(
+    id="hire",
+    name="Hire an agent",
+    description="Send a message whose one data part is {serviceType, input, maxPrice?, providerWallet?, "
+    "callerWallet?} (callerWallet: the hiring agent's agl_ wallet; defaults to the agent of an agent-scoped key): "
+    "the service hires the provider (the one named, else the best-scored healthy one), charged to the caller's "
+    "balance only if the provider's output passes the service's output schema. The task is the hire job: "
+    "completed with the output (JSON text) as its artifact, or failed with the hire's error and nothing "
+    "charged. The message id makes it at most once. Services for hire: GET /api/a2a/registry.",
+    tags=["hiring", "agents", "payments", "usdc"],
+    examples=['{"serviceType": "keyword_research", "input": {"topic": "cold brew coffee"}, "maxPrice": 3}'],
+    input_modes=["application/json"],
+    output_modes=["application/json"],
 )
 
 
@@ -270,9 +168,10 @@ def mcp_extension(base: str, mcp: McpInfo) -> AgentExtension:
     )
 
 
-def _skills(base: str, mcp: McpInfo | None) -> list[AgentSkill]:
-    """The skills of both cards: the REST API's, and the MCP tools' when the app serves them."""
-    skills = list(SKILLS)
+def _skills(base: str, mcp: McpInfo | None, a2a: A2aInfo | None) -> list[AgentSkill]:
+    """The skills of both cards: what the A2A endpoint's messages do (hire), and the MCP tools' when the app
+    serves them (the endpoint the capabilities' extension names)."""
+    skills = [] if a2a is None else [HIRE_SKILL]
     if mcp is not None:
         skills.append(
             AgentSkill(
@@ -288,17 +187,26 @@ def _skills(base: str, mcp: McpInfo | None) -> list[AgentSkill]:
     return skills
 
 
-def build_card(base: str, mcp: McpInfo | None = None) -> AgentCard:
-    skills = _skills(base, mcp)
-    capabilities = AgentCapabilities()
-    if mcp is not None:
-        capabilities = AgentCapabilities(extensions=[mcp_extension(base, mcp)])
+def _interfaces(base: str, a2a: A2aInfo | None) -> list[AgentInterface]:
+    """The A2A endpoint's bindings (none when this app serves no A2A endpoint: no database)."""
+    if a2a is None:
+        return []
+    return [
+        AgentInterface(url=base + a2a.jsonrpc_path, protocol_binding="JSONRPC", protocol_version=A2A_PROTOCOL_VERSION),
+        AgentInterface(
+            url=base + a2a.http_json_path, protocol_binding="HTTP+JSON", protocol_version=A2A_PROTOCOL_VERSION
+        ),
+    ]
+
+
+def build_card(base: str, mcp: McpInfo | None = None, a2a: A2aInfo | None = None) -> AgentCard:
+    capabilities = AgentCapabilities(
+        streaming=a2a is not None, extensions=None if mcp is None else [mcp_extension(base, mcp)]
+    )
     return AgentCard(
         name="agentledger",
         description=_description(base),
-        supported_interfaces=[
-            AgentInterface(url=f"{base}/api", protocol_binding="HTTP+JSON", protocol_version=A2A_PROTOCOL_VERSION)
-        ],
+        supported_interfaces=_interfaces(base, a2a),
         provider=AgentProvider(organization="agentledger", url=base),
         version=VERSION,
         documentation_url=f"{base}{SCHEMA_PATH}",
@@ -313,7 +221,7 @@ def build_card(base: str, mcp: McpInfo | None = None) -> AgentCard:
         security_requirements=[SecurityRequirement(schemes={BEARER: StringList()})],
         default_input_modes=[JSON],
         default_output_modes=[JSON],
-        skills=skills,
+        skills=_skills(base, mcp, a2a),
     )
 
 
@@ -322,7 +230,7 @@ _HEADERS = {"Cache-Control": CACHE_CONTROL, **CORS_HEADERS}
 
 
 async def run_agent_card(services: Services, call: Call) -> Reply:
-    card = build_card(call.base_url, services.find(McpInfo))
+    card = build_card(call.base_url, services.find(McpInfo), services.find(A2aInfo))
     return Reply(200, card.model_dump_json(by_alias=True, exclude_none=True).encode(), headers=_HEADERS)
 
 
@@ -368,35 +276,39 @@ class LegacyAgentCard(_Card):
     security: list[dict[str, list[str]]]
     default_input_modes: list[str]
     default_output_modes: list[str]
-    skills: Annotated[list[AgentSkill], Field(min_length=1)]
+    skills: list[AgentSkill]
     supports_authenticated_extended_card: bool = False
 
 
-def build_legacy_card(base: str, mcp: McpInfo | None = None) -> LegacyAgentCard:
-    """The same service described in the pre-1.0 shape (A2A 0.3.0)."""
+def build_legacy_card(base: str, mcp: McpInfo | None = None, a2a: A2aInfo | None = None) -> LegacyAgentCard:
+    """The same service described in the pre-1.0 shape (A2A 0.3.0): the JSON-RPC binding, which answers
+    0.3's method names too (the a2a-sdk's compatibility adapter)."""
+    url = base if a2a is None else base + a2a.jsonrpc_path
     return LegacyAgentCard(
         protocol_version=A2A_LEGACY_PROTOCOL_VERSION,
         name="agentledger",
         description=_description(base),
-        url=f"{base}/api",
-        preferred_transport="HTTP+JSON",
-        additional_interfaces=[LegacyInterface(url=f"{base}/api", transport="HTTP+JSON")],
+        url=url,
+        preferred_transport="JSONRPC",
+        additional_interfaces=[] if a2a is None else [LegacyInterface(url=url, transport="JSONRPC")],
         provider=AgentProvider(organization="agentledger", url=base),
         version=VERSION,
         documentation_url=f"{base}{SCHEMA_PATH}",
-        capabilities=LegacyCapabilities(extensions=None if mcp is None else [mcp_extension(base, mcp)]),
+        capabilities=LegacyCapabilities(
+            streaming=a2a is not None, extensions=None if mcp is None else [mcp_extension(base, mcp)]
+        ),
         security_schemes={
             BEARER: LegacyHttpAuth(scheme="bearer", bearer_format=_BEARER_FORMAT, description=_BEARER_DESCRIPTION)
         },
         security=[{BEARER: []}],
         default_input_modes=[JSON],
         default_output_modes=[JSON],
-        skills=_skills(base, mcp),
+        skills=_skills(base, mcp, a2a),
     )
 
 
 async def run_legacy_agent_card(services: Services, call: Call) -> Reply:
-    card = build_legacy_card(call.base_url, services.find(McpInfo))
+    card = build_legacy_card(call.base_url, services.find(McpInfo), services.find(A2aInfo))
     return Reply(200, card.model_dump_json(by_alias=True, exclude_none=True).encode(), headers=_HEADERS)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from api import audit_routes, checkout, dashboard, decisions, hire, ipfs_gateway, marketplace, verification, wallets
 from api.feature import Feature
+from api.hire import a2a
 
 __all__ = ["FEATURES"]
 
@@ -20,6 +21,7 @@ FEATURES: tuple[Feature, ...] = (
     checkout.FEATURE,
     ipfs_gateway.FEATURE,
     hire.FEATURE,
+    a2a.FEATURE,
     verification.FEATURE,
     marketplace.FEATURE,
     dashboard.FEATURE,

@@ -38,6 +38,7 @@ __all__ = [
     "NO_DEPLOYMENT",
     "PUBLIC_URL",
     "SERVICES",
+    "A2aInfo",
     "Hooks",
     "McpInfo",
     "RawJson",
@@ -115,6 +116,15 @@ class McpInfo:
     path: str
     versions: tuple[str, ...]
     tools: Mapping[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class A2aInfo:
+    """The A2A endpoint this app serves (a part of its Services, provided by api.hire.a2a), for the agent
+    cards: the URL paths of its two bindings."""
+
+    jsonrpc_path: str
+    http_json_path: str
 
 
 @dataclass

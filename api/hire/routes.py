@@ -150,16 +150,29 @@ def _hire_request(req: models.HireRequest, agent: AgentRow) -> standard.HireRequ
 async def run_hire(services: Services, call: Call) -> Reply:
     """A standard hire; its own Idempotency-Key handling (core.hire.standard: the key is claimed in
     the reservation's transaction and never taken over while the job is reserved)."""
+    idem = None
+    if call.idempotency_key is not None:
+        scope = f"{call.authenticated.key_hash} {call.target}"  # as api.idempotency.execute_call scopes a key
+        idem = standard.IdemKey(scope, call.idempotency_key, body_digest(call.body))
+    return await hire_reply(services, call, idem)
+
+
+async def hire_reply(
+    services: Services,
+    call: Call,
+    idem: standard.IdemKey | None,
+    *,
+    record: standard.Record | None = None,
+    started: standard.Started | None = None,
+) -> Reply:
+    """The hire `call.body` asks for (a HireRequest), under `idem`: the answer of POST /api/a2a/hire
+    (the A2A endpoint's messages run it too, with the hooks of core.hire.standard.hire)."""
     hire = services.part(Hire)
     caller = call.authenticated
     req = parse_body(models.HireRequest, call.body)
     agent = await services.reads.run(lambda db: agent_for(db, caller, req.callerWallet, param="callerWallet"))
     await published.check_job_webhook(req.webhookUrl, req.webhookSecret, services.allow_private)
-    idem = None
-    if call.idempotency_key is not None:
-        scope = f"{caller.key_hash} {call.target}"  # as api.idempotency.execute_call scopes a key
-        idem = standard.IdemKey(scope, call.idempotency_key, body_digest(call.body))
-    answer = await standard.hire(hire, _hire_request(req, agent), idem)
+    answer = await standard.hire(hire, _hire_request(req, agent), idem, record=record, started=started)
     return Reply(answer.status, answer.body, answer.replayed)
 
 

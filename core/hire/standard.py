@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import logging
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -183,7 +184,13 @@ def _conflict() -> ServiceError:
     )
 
 
-def _reserve_tx(ctx: Hire, req: HireRequest, idem: IdemKey | None, now: float) -> Any:
+#: Called in the reservation's transaction with the job it inserted (a transport's own record of it).
+Record = Callable[[Conn, JobRow], None]
+#: Called once the reservation has committed, before the provider is called.
+Started = Callable[[JobRow], None]
+
+
+def _reserve_tx(ctx: Hire, req: HireRequest, idem: IdemKey | None, now: float, record: Record | None) -> Any:
     def work(conn: Conn) -> _Reserved | Answer | ServiceError:
         attempt = secrets.token_hex(16) if idem is not None else None
         if idem is not None and attempt is not None:
@@ -250,6 +257,8 @@ def _reserve_tx(ctx: Hire, req: HireRequest, idem: IdemKey | None, now: float) -
             owner=instance.current(),  # this process runs it (see settle.recover)
         )
         store.insert_job(conn, job)
+        if record is not None:
+            record(conn, job)
         moves.record(
             conn,
             job,
@@ -286,16 +295,21 @@ def give_back(conn: Conn, job: JobRow, now: float) -> None:
     wallet_store.append_ledger(conn, entry, now)
 
 
-async def hire(ctx: Hire, req: HireRequest, idem: IdemKey | None) -> Answer:
-    """Run one standard hire; the answer (stored under the key) or a refusal (ServiceError)."""
+async def hire(
+    ctx: Hire, req: HireRequest, idem: IdemKey | None, *, record: Record | None = None, started: Started | None = None
+) -> Answer:
+    """Run one standard hire; the answer (stored under the key) or a refusal (ServiceError). `record` and
+    `started` let a transport keep its own record of the job and learn when it runs (the A2A tasks)."""
     now = ctx.clock()
-    got: _Reserved | Answer | ServiceError = await ctx.writer.run(_reserve_tx(ctx, req, idem, now))
+    got: _Reserved | Answer | ServiceError = await ctx.writer.run(_reserve_tx(ctx, req, idem, now, record))
     if isinstance(got, Answer):
         return got
     if isinstance(got, ServiceError):
         raise got
     ctx.services.wake()
     reserved: _Reserved = got
+    if started is not None:
+        started(reserved.job)
     if ctx.seams.before_run is not None:
         await ctx.seams.before_run(reserved.job.id)
     try:

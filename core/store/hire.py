@@ -625,3 +625,84 @@ def hire_counts(conn: apsw.Connection) -> dict[tuple[str, str], tuple[int, int]]
         conn, "SELECT kind, status, COUNT(*), COALESCE(exact_sum(amount), 0) FROM hire_jobs GROUP BY kind, status"
     )
     return {(str(k), str(s)): (int(n), int(a)) for k, s, n, a in rows}
+
+
+# ---- A2A tasks ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class A2aTaskRow:
+    """The task an A2A message made: its id is its hire job's (the job holds state, output and error)."""
+
+    id: str
+    account_id: str
+    message_id: str
+    request_sha256: str
+    context_id: str
+    message: str  # the user's message, A2A JSON
+    created_at: float
+
+
+_A2A_COLS = ", ".join(f.name for f in fields(A2aTaskRow))
+
+
+def insert_a2a_task(conn: apsw.Connection, t: A2aTaskRow) -> None:
+    """Record the task (in its job's reservation: a job made by a message always has its task)."""
+    conn.execute(
+        f"INSERT INTO a2a_tasks ({_A2A_COLS}) VALUES ({', '.join('?' * len(fields(A2aTaskRow)))})",  # noqa: S608
+        tuple(getattr(t, f.name) for f in fields(A2aTaskRow)),
+    )
+
+
+def a2a_task(conn: apsw.Connection, task_id: str) -> A2aTaskRow | None:
+    rows = _rows(conn, f"SELECT {_A2A_COLS} FROM a2a_tasks WHERE id = ?", (task_id,))  # noqa: S608
+    return A2aTaskRow(*rows[0]) if rows else None
+
+
+def a2a_task_of_message(conn: apsw.Connection, account_id: str, message_id: str) -> A2aTaskRow | None:
+    sql = f"SELECT {_A2A_COLS} FROM a2a_tasks WHERE account_id = ? AND message_id = ?"  # noqa: S608
+    rows = _rows(conn, sql, (account_id, message_id))
+    return A2aTaskRow(*rows[0]) if rows else None
+
+
+def a2a_tasks_page(
+    conn: apsw.Connection,
+    *,
+    account_id: str,
+    caller_uuid: str | None,
+    context_id: str | None,
+    statuses: tuple[str, ...] | None,
+    updated_after: float | None,
+    before: tuple[float, str] | None,
+    limit: int,
+) -> tuple[list[tuple[A2aTaskRow, JobRow]], int]:
+    """An account's A2A tasks with their jobs, last updated first (ties: the greater id first), after the
+    cursor `before` (updated_at, id); and how many match without the cursor. `caller_uuid`: only the tasks
+    of that hiring agent (an agent-scoped key's)."""
+    where: list[str] = ["t.account_id = ?"]
+    params: list[Any] = [account_id]
+    if caller_uuid is not None:
+        where.append("j.caller_uuid = ?")
+        params.append(caller_uuid)
+    if context_id is not None:
+        where.append("t.context_id = ?")
+        params.append(context_id)
+    if statuses is not None:
+        where.append(f"j.status IN ({', '.join('?' * len(statuses))})")
+        params.extend(statuses)
+    if updated_after is not None:
+        where.append("j.updated_at > ?")
+        params.append(updated_after)
+    matching = " AND ".join(where)
+    joined = "FROM a2a_tasks t JOIN hire_jobs j ON j.id = t.id WHERE "
+    (total,) = _rows(conn, f"SELECT COUNT(*) {joined}{matching}", params)[0]
+    page_params = list(params)
+    if before is not None:
+        matching += " AND (j.updated_at < ? OR (j.updated_at = ? AND j.id < ?))"
+        page_params.extend([before[0], before[0], before[1]])
+    task_cols = ", ".join(f"t.{f.name}" for f in fields(A2aTaskRow))
+    job_cols = ", ".join(f"j.{f.name}" for f in fields(JobRow))
+    sql = f"SELECT {task_cols}, {job_cols} {joined}{matching} ORDER BY j.updated_at DESC, j.id DESC LIMIT ?"
+    rows = _rows(conn, sql, [*page_params, limit])
+    width = len(fields(A2aTaskRow))
+    return [(A2aTaskRow(*row[:width]), _job(row[width:])) for row in rows], int(total)

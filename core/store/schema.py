@@ -965,4 +965,20 @@ MIGRATIONS: list[str] = [
         WHERE EXISTS (SELECT 1 FROM wallet_agents a
                       WHERE a.uuid = drop_watches.agent_uuid AND a.account_id = drop_watches.account_id);
     """,
+    # The task an A2A message made (api.hire.a2a): one per account and message id (a message runs at most
+    # once), its id the hire job's (hire_jobs holds its state, output and error). request_sha256: the hire
+    # the message asked for (the same message id asking for another is refused); context_id and the
+    # user's message (A2A JSON) are what the job does not hold.
+    """
+    CREATE TABLE a2a_tasks (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        request_sha256 TEXT NOT NULL,
+        context_id TEXT NOT NULL,
+        message TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        UNIQUE (account_id, message_id)
+    );
+    """,
 ]

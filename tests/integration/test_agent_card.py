@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 from aiohttp.test_utils import TestServer
 
-from api.agent_card import AGENT_CARD_PATHS, CACHE_CONTROL, build_card, build_legacy_card
+from api.agent_card import AGENT_CARD_PATHS, CACHE_CONTROL, build_card
 from api.app import create_app
 from api.openapi import API_VERSION
 from core.deployments import Deployment
@@ -71,7 +71,12 @@ def test_both_paths_serve_cacheable_cards_any_origin_may_read(tmp_path: Path) ->
     assert legacy["name"] == card["name"] and legacy["skills"] == card["skills"]
     base = card["provider"]["url"]
     assert base.startswith("http://127.0.0.1:")
-    assert card["supportedInterfaces"][0]["url"] == base + "/api"
+    # exactly the interfaces the A2A endpoint serves (tests/integration/test_a2a_endpoint.py drives both)
+    assert [(i["protocolBinding"], i["url"]) for i in card["supportedInterfaces"]] == [
+        ("JSONRPC", base + "/api/a2a/rpc"),
+        ("HTTP+JSON", base + "/api"),
+    ]
+    assert card["capabilities"]["streaming"] is True
     assert card["documentationUrl"] == base + "/api/schema"
     assert card["version"] == API_VERSION
 
@@ -83,7 +88,7 @@ def test_legacy_path_serves_what_pre_1_0_clients_read(tmp_path: Path) -> None:
     with pytest.raises(jsonschema.ValidationError, match="'url' is a required property"):
         jsonschema.validate(card, LEGACY_SCHEMA)  # what agent.json served before
     base = card["provider"]["url"]
-    assert legacy["url"] == base + "/api" and legacy["preferredTransport"] == "HTTP+JSON"
+    assert legacy["url"] == base + "/api/a2a/rpc" and legacy["preferredTransport"] == "JSONRPC"
     assert legacy["protocolVersion"] == "0.3.0"
     assert legacy["securitySchemes"]["bearer"] == {
         "type": "http",
@@ -95,9 +100,7 @@ def test_legacy_path_serves_what_pre_1_0_clients_read(tmp_path: Path) -> None:
     # the MCP endpoint is named in both cards alike (extension and skill)
     assert legacy["capabilities"]["extensions"] == card["capabilities"]["extensions"]
     assert [s["id"] for s in legacy["skills"]][-1] == "mcp"
-    plain = json.loads(build_legacy_card(base).model_dump_json(by_alias=True, exclude_none=True))
-    del legacy["capabilities"]["extensions"]
-    assert legacy == {**plain, "skills": legacy["skills"]} and legacy["skills"][:-1] == plain["skills"]
+    assert [s["id"] for s in legacy["skills"]] == [s["id"] for s in card["skills"]] == ["hire", "mcp"]
 
 
 def test_card_is_a_valid_a2a_1_0_agent_card(tmp_path: Path) -> None:
@@ -121,19 +124,8 @@ def test_card_is_a_valid_a2a_1_0_agent_card(tmp_path: Path) -> None:
     for req in parsed.security_requirements:
         assert set(req.schemes) <= set(parsed.security_schemes)
     skills = {s.id: s for s in parsed.skills}
-    assert {
-        "wallet-earn",
-        "wallet-spend",
-        "wallet-balance",
-        "escrow-checkout",
-        "decision-logging",
-        "hiring",
-        "escrow-hire",
-        "hire-registry",
-        "hire-publish",
-        "drop-sell",
-        "drop-buy",
-    } <= set(skills)
+    # what a message does (a hire) and the MCP tools: the skills that work, nothing the endpoint lacks
+    assert list(skills) == ["hire", "mcp"]
     for s in parsed.skills:
         assert s.id and s.name and s.description and len(s.tags) >= 1 and len(s.examples) >= 1
     assert len(skills) == len(parsed.skills)  # ids are unique
@@ -148,8 +140,8 @@ def test_card_is_a_valid_a2a_1_0_agent_card(tmp_path: Path) -> None:
 def test_card_with_a_configured_public_url(tmp_path: Path) -> None:
     (_s, _h, legacy), (_s2, _h2, card) = fetch_all(tmp_path, public_url="https://ledger.example.com/")
     parse_a2a(card)
-    assert legacy["url"] == "https://ledger.example.com/api"
-    assert card["supportedInterfaces"][0]["url"] == "https://ledger.example.com/api"
+    assert legacy["url"] == "https://ledger.example.com/api/a2a/rpc"
+    assert card["supportedInterfaces"][1]["url"] == "https://ledger.example.com/api"
     assert card["documentationUrl"] == "https://ledger.example.com/api/schema"
     assert card["provider"]["url"] == "https://ledger.example.com"
 

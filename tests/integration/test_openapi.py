@@ -17,6 +17,7 @@ from aiohttp import web
 
 from api import dashboard, metrics
 from api.app import create_app
+from api.hire.a2a import host as a2a_host
 from api.openapi import (
     API_VERSION,
     REF_TEMPLATE,
@@ -45,7 +46,7 @@ DEPLOYMENT = Deployment(
 #: - /metrics (Prometheus text format behind its own optional token, not an API key);
 #: - the MCP endpoint: JSON-RPC over Streamable HTTP (POST, GET, DELETE), described by its own
 #:   protocol (server/discover, tools/list); its tools are this document's operations.
-UNDOCUMENTED: frozenset[tuple[str, str]] = dashboard.ROUTES | metrics.ROUTES | {("*", "/api/mcp")}
+UNDOCUMENTED: frozenset[tuple[str, str]] = dashboard.ROUTES | metrics.ROUTES | {("*", "/api/mcp")} | a2a_host.ROUTES
 
 #: (METHOD, path) of every operation of the table.
 DOCUMENTED = frozenset((op.method, op.path) for op in OPERATIONS)
