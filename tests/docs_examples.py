@@ -9,7 +9,8 @@ The marking convention (an HTML comment on the line before a fenced block; it do
   (tools/mcp/node_modules/.bin/node) once the TypeScript SDK (sdk/typescript) exists, else it is
   skipped with that reason.
 - `<!-- example: CHAIN file=NAME -->`: the block is a file the reader saves as NAME (in the directory
-  the commands run in); a later block runs it.
+  the commands run in); a later block runs it. A file of the chain `shared` is in every chain's
+  directory (the tutorials' common helper, saved once).
 - `<!-- example: CHAIN expect="TEXT" -->`: as the first form, and the block's output must contain TEXT.
 - `<!-- illustration -->`: not run (an answer shown, a configuration file, a command for another machine).
 
@@ -96,8 +97,22 @@ def blocks(page: Path) -> list[Block]:
 
 
 def hand_written_pages() -> list[Path]:
-    """Every page under docs/ (the reference pages are generated at build time and have no file)."""
-    return sorted(DOCS.rglob("*.md"))
+    """Every page under docs/ (the reference pages are generated at build time and have no file), in
+    reading order: the order of mkdocs.yml's nav, then any page it does not list."""
+    import yaml
+
+    def walk(node: object) -> list[str]:
+        if isinstance(node, str):
+            return [node]
+        if isinstance(node, dict):
+            return [p for v in node.values() for p in walk(v)]
+        if isinstance(node, list):
+            return [p for v in node for p in walk(v)]
+        return []
+
+    nav = [DOCS / p for p in walk(yaml.safe_load((ROOT / "mkdocs.yml").read_text()).get("nav", []))]
+    listed = [p for p in nav if p.exists()]
+    return listed + sorted(set(DOCS.rglob("*.md")) - set(listed))
 
 
 def unmarked_blocks(pages: list[Path]) -> list[str]:
@@ -119,6 +134,9 @@ class Chain:
     def __post_init__(self) -> None:
         self.state = self.workdir / ".exported"
         self.state.write_text("")
+        for block in chains(hand_written_pages()).get(SHARED, []):
+            assert block.file, f"{block.where()}: the shared chain holds files only"
+            self.run(block)
 
     def adapt(self, code: str) -> str:
         return code.replace("127.0.0.1:8080", self.api).replace("127.0.0.1:8545", self.rpc)
@@ -181,8 +199,11 @@ def chains(pages: list[Path]) -> dict[str, list[Block]]:
     return out
 
 
+SHARED = "shared"
+
+
 def prepare_workdir(workdir: Path, deployments: Path) -> None:
-    """A directory that looks like the clone's root to the commands the docs give."""
+    """A directory that looks like the clone's root to the commands the docs give, with the shared files."""
     workdir.mkdir(parents=True, exist_ok=True)
     for name in (".venv", "tools", "sdk", "contracts"):
         (workdir / name).symlink_to(ROOT / name)
@@ -209,7 +230,7 @@ def main() -> None:
     parser.add_argument("--api-port", type=int, default=8080)
     args = parser.parse_args()
     found = chains(hand_written_pages())
-    for name in args.chain or sorted(found):
+    for name in args.chain or sorted(set(found) - {SHARED}):
         workdir = Path(tempfile.mkdtemp(prefix=f"docs-{name}-"))
         prepare_workdir(workdir, args.run_dir / "deployments")
         env = run_env(args.run_dir, args.anvil_port, args.api_port)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from core.anvil import free_port
-from tests.docs_examples import TYPESCRIPT_SDK, Chain, chains, hand_written_pages, prepare_workdir, runnable
+from tests.docs_examples import SHARED, TYPESCRIPT_SDK, Chain, chains, hand_written_pages, prepare_workdir, runnable
 from tests.run_kit import run_env, start_run, stop_run, wait_synced
 
 CHAINS = chains(hand_written_pages())
@@ -34,7 +34,7 @@ def make_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         stop_run(proc)
 
 
-@pytest.mark.parametrize("name", sorted(CHAINS))
+@pytest.mark.parametrize("name", sorted(set(CHAINS) - {SHARED}))
 def test_the_examples_of_a_chain_run_in_page_order(make_run: Run, name: str, tmp_path: Path) -> None:
     workdir = tmp_path / "clone"
     prepare_workdir(workdir, make_run.tmp / "deployments")
