@@ -22,6 +22,7 @@ points them at the run under test. Each chain runs in a directory of its own in 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -183,10 +184,8 @@ class Chain:
 
     def close(self) -> None:
         for group in self.groups:
-            try:
+            with contextlib.suppress(ProcessLookupError):  # it ended by itself
                 os.killpg(group, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
 
 
 def chains(pages: list[Path]) -> dict[str, list[Block]]:
