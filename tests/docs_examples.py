@@ -227,11 +227,15 @@ def main() -> None:
     parser.add_argument("--run-dir", type=Path, required=True, help="the run's dir: deployments/ and var/ in it")
     parser.add_argument("--anvil-port", type=int, default=8545)
     parser.add_argument("--api-port", type=int, default=8080)
+    parser.add_argument("--clone", type=Path, help="run in this clone's root itself (a walkthrough), not a scratch dir")
     args = parser.parse_args()
     found = chains(hand_written_pages())
     for name in args.chain or sorted(set(found) - {SHARED}):
-        workdir = Path(tempfile.mkdtemp(prefix=f"docs-{name}-"))
-        prepare_workdir(workdir, args.run_dir / "deployments")
+        if args.clone:
+            workdir = args.clone
+        else:
+            workdir = Path(tempfile.mkdtemp(prefix=f"docs-{name}-"))
+            prepare_workdir(workdir, args.run_dir / "deployments")
         env = run_env(args.run_dir, args.anvil_port, args.api_port)
         chain = Chain(name, workdir, f"127.0.0.1:{args.api_port}", f"127.0.0.1:{args.anvil_port}", env)
         try:
