@@ -236,7 +236,8 @@ def main() -> None:
         else:
             workdir = Path(tempfile.mkdtemp(prefix=f"docs-{name}-"))
             prepare_workdir(workdir, args.run_dir / "deployments")
-        env = run_env(args.run_dir, args.anvil_port, args.api_port)
+        # in a clone, the reader's own shell (its AGENTLEDGER_* settings included); else the run's
+        env = dict(os.environ) if args.clone else run_env(args.run_dir, args.anvil_port, args.api_port)
         chain = Chain(name, workdir, f"127.0.0.1:{args.api_port}", f"127.0.0.1:{args.anvil_port}", env)
         try:
             for block in found[name]:
