@@ -116,6 +116,14 @@ def hand_written_pages() -> list[Path]:
     return listed + sorted(set(DOCS.rglob("*.md")) - set(listed))
 
 
+README = ROOT / "README.md"
+
+
+def pages_with_examples() -> list[Path]:
+    """The pages whose `example` blocks run: the site's, then the README (its quickstart)."""
+    return [*hand_written_pages(), README]
+
+
 def unmarked_blocks(pages: list[Path]) -> list[str]:
     return [b.where() for p in pages for b in blocks(p) if b.mark is None]
 
@@ -135,7 +143,7 @@ class Chain:
     def __post_init__(self) -> None:
         self.state = self.workdir / ".exported"
         self.state.write_text("")
-        for block in chains(hand_written_pages()).get(SHARED, []):
+        for block in chains(pages_with_examples()).get(SHARED, []):
             assert block.file, f"{block.where()}: the shared chain holds files only"
             self.run(block)
 
@@ -229,7 +237,7 @@ def main() -> None:
     parser.add_argument("--api-port", type=int, default=8080)
     parser.add_argument("--clone", type=Path, help="run in this clone's root itself (a walkthrough), not a scratch dir")
     args = parser.parse_args()
-    found = chains(hand_written_pages())
+    found = chains(pages_with_examples())
     for name in args.chain or sorted(set(found) - {SHARED}):
         if args.clone:
             workdir = args.clone

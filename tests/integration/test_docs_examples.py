@@ -1,5 +1,6 @@
-"""Every example of the documentation runs: the blocks marked `example` (tests/docs_examples.py has the
-convention) are run in page order, chain by chain, against one live `make run`, as a reader pastes them."""
+"""Every example of the documentation (docs/ and the README) runs: the blocks marked `example`
+(tests/docs_examples.py has the convention) are run in page order, chain by chain, against one live
+`make run`, as a reader pastes them."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from core.anvil import free_port
-from tests.docs_examples import SHARED, TYPESCRIPT_SDK, Chain, chains, hand_written_pages, prepare_workdir, runnable
+from tests.docs_examples import SHARED, TYPESCRIPT_SDK, Chain, chains, pages_with_examples, prepare_workdir, runnable
 from tests.run_kit import run_env, start_run, stop_run, wait_synced
 
-CHAINS = chains(hand_written_pages())
+CHAINS = chains(pages_with_examples())
 
 
 def test_every_example_chain_runs_in_page_order_against_one_make_run(tmp_path: Path) -> None:
