@@ -15,6 +15,8 @@ VENDOR    := api/dashboard/static/vendor
 VENDOR_OK := $(VENDOR)/chart.umd.min.js
 # Headless Chromium for the dashboard's browser tests (Debian's package; Playwright never downloads one).
 CHROMIUM  := /usr/bin/chromium
+# jq: the documentation's examples use it (tests/integration/test_docs_examples.py runs them).
+JQ        := /usr/bin/jq
 # The MCP server's test tools (Node 22 from npm, the MCP conformance suite, the MCP Inspector CLI):
 # their own package.json, installed for the tests only (make run does not need them).
 MCP_NPM_OK := tools/mcp/node_modules/.installed
@@ -49,6 +51,10 @@ $(VENDOR_OK): $(NPM_OK)
 	cp node_modules/@kurkle/color/LICENSE.md $(VENDOR)/kurkle-color.LICENSE.md
 
 # Installed only when missing, as root, without questions (the machines' user is root).
+$(JQ):
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends jq
+
 $(CHROMIUM):
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
@@ -86,7 +92,7 @@ typecheck: install
 TEST_WORKERS ?= 2
 PG_SUITE := AGENTLEDGER_TEST_BACKEND=postgresql $(PY) -m pytest -n $(TEST_WORKERS) tests/integration
 
-pytest: compile $(CHROMIUM) $(MCP_NPM_OK)
+pytest: compile $(CHROMIUM) $(JQ) $(MCP_NPM_OK)
 	$(PY) -m pytest -n $(TEST_WORKERS)
 	$(PG_SUITE)
 
@@ -117,7 +123,7 @@ test: lint typecheck slither docs-check pytest
 
 # The integration suite with every SQLite file a test opens on PostgreSQL instead (tests/pg_redirect.py;
 # the few tests of SQLite's own machinery are deselected with their reason); the second half of `make test`.
-test-postgresql: compile $(CHROMIUM) $(MCP_NPM_OK)
+test-postgresql: compile $(CHROMIUM) $(JQ) $(MCP_NPM_OK)
 	$(PG_SUITE)
 
 bench: compile

@@ -29,7 +29,8 @@ from web3.exceptions import Web3Exception
 
 import merkle
 from core import audit
-from core.deployments import DEFAULT_DIR, path_for
+from core.config import Settings
+from core.deployments import path_for
 
 #: The part of AuditAnchor's ABI the verifier calls (no build artifacts needed).
 ANCHOR_ABI: list[dict[str, Any]] = [
@@ -182,7 +183,7 @@ class Verifier:
             raise CannotVerify(f"the JSON-RPC node does not answer: {exc}") from exc
         address = self.contract_address
         if address is None:
-            local = path_for(chain_id, DEFAULT_DIR)
+            local = path_for(chain_id, Settings.load().deployments_dir)  # where make run wrote it
             if local.exists():
                 address = json.loads(local.read_text())["contracts"]["AuditAnchor"]
                 self.out(f"AuditAnchor {address} from {local}")

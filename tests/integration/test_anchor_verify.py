@@ -344,14 +344,29 @@ def test_verifier_never_takes_the_contract_from_the_api(
 ) -> None:
     """Without --contract and without deployments/<chainId>.json, the verifier cannot run (exit 2):
     the address the API names could be a contract of the API's own."""
-    import scripts.verify
-
-    monkeypatch.setattr(scripts.verify, "DEFAULT_DIR", tmp_path / "no-deployments")
+    monkeypatch.setenv("AGENTLEDGER_DEPLOYMENTS_DIR", str(tmp_path / "no-deployments"))
 
     async def body(log: Log) -> None:
         await log.decisions(1)
         assert await asyncio.to_thread(verify_main, ["1", "--api", log.base, "--rpc", log.rpc_url]) == 2
         assert "pass --contract" in capsys.readouterr().err
+
+    run(tmp_path, system, anvil, body)
+
+
+def test_verifier_reads_the_deployment_where_make_run_wrote_it(
+    tmp_path: Path, system: System, anvil: Anvil, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --contract, the AuditAnchor address comes from deployments/<chainId>.json in the
+    configured deployments directory (AGENTLEDGER_DEPLOYMENTS_DIR), the one `make run` wrote."""
+    deployments.save(system.deployment, tmp_path / "deployments")
+    monkeypatch.setenv("AGENTLEDGER_DEPLOYMENTS_DIR", str(tmp_path / "deployments"))
+
+    async def body(log: Log) -> None:
+        await log.decisions(1)
+        assert await log.anchor() is not None
+        assert await asyncio.to_thread(verify_main, ["1", "--api", log.base, "--rpc", log.rpc_url]) == 0
+        assert f"from {tmp_path / 'deployments'}" in capsys.readouterr().out
 
     run(tmp_path, system, anvil, body)
 
