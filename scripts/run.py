@@ -5,7 +5,7 @@ chain in <data dir>/anvil-state-<build>.json (dumped every second and at exit, l
 so balances, orders, anchors, NFTs and listings stay consistent with each other across restarts. The
 chain of the last run is kept when deployments/31337.json names contracts it holds and the database's
 indexed block is one of its blocks; otherwise (first run, `make reset`, contracts rebuilt from other
-sources, a database of another chain, a state dump older than what was indexed) the run starts a fresh
+sources, a new database or one of another chain, a state dump older than what was indexed) the run starts a fresh
 chain: every contract deployed with anvil's development key (local only), deployments/31337.json
 written, the rows naming the old chain dropped. Then serve the API on
 AGENTLEDGER_API_HOST:AGENTLEDGER_API_PORT (127.0.0.1:8080).
@@ -64,8 +64,8 @@ def local_chain_state(settings: Settings) -> Path:
 
 
 def kept_deployment(w3: Web3, settings: Settings) -> Deployment | None:
-    """The deployment of the last run when this chain still holds it and everything the database
-    indexed from it, else None."""
+    """The deployment of the last run when this chain still holds it and the database followed this
+    chain up to a block it still has, else None."""
     try:
         dep = deployments.load(w3.eth.chain_id, settings.deployments_dir)
     except FileNotFoundError:
@@ -79,11 +79,12 @@ def kept_deployment(w3: Web3, settings: Settings) -> Deployment | None:
         tip = get_tip(db, dep.chain_id)
     finally:
         db.close()
-    if tip is not None:
-        number, block_hash = tip[0], tip[1]
-        block = w3.eth.get_block(number) if number <= w3.eth.block_number else None
-        if block is None or block["hash"].to_0x_hex() != block_hash:
-            return None
+    if tip is None:  # a database that never followed this chain: its audit log is not what the chain anchored
+        return None
+    number, block_hash = tip[0], tip[1]
+    block = w3.eth.get_block(number) if number <= w3.eth.block_number else None
+    if block is None or block["hash"].to_0x_hex() != block_hash:
+        return None
     return dep
 
 

@@ -16,10 +16,15 @@ import pytest
 from eth_account import Account
 from eth_utils import keccak
 
+from core import deployments
 from core.anvil import Anvil, free_port
 from core.chain import CONTRACT_NAMES, ROOT, connect, send
+from core.config import Settings
 from core.networks import ANVIL_DEV_KEY, NETWORKS
 from core.store import connect as store_connect
+from core.store.projections import set_tip
+from scripts.deploy import Roles, deploy_system
+from scripts.run import kept_deployment
 from tests.pg_redirect import child_env
 from tests.run_kit import get_json as _get_json
 from tests.run_kit import run_env as _run_env
@@ -403,3 +408,26 @@ def test_make_run_refuses_a_port_something_else_answers_on(tmp_path: Path) -> No
         assert done.returncode == 2, done.stderr
         assert f"port {api_port} is in use" in done.stderr and "AGENTLEDGER_API_PORT" in done.stderr
     assert not _port_open(anvil_port)  # no anvil was started
+
+
+def test_the_chain_of_the_last_run_is_kept_only_for_a_database_that_followed_it(tmp_path: Path) -> None:
+    """scripts.run.kept_deployment: a new database (its audit log is not what the chain anchored) or one
+    whose indexed block the chain lacks gets a fresh chain; one that followed this chain keeps it."""
+    settings = Settings(deployments_dir=tmp_path / "deployments", data_dir=tmp_path / "var", db_path="")
+    (tmp_path / "var").mkdir()
+    with Anvil() as node:
+        w3 = connect(node.rpc_url)
+        deployer = Account.from_key(ANVIL_DEV_KEY)
+        assert kept_deployment(w3, settings) is None  # nothing deployed yet
+        dep = deploy_system(w3, deployer, Roles.from_env(deployer.address))
+        deployments.save(dep, settings.deployments_dir)
+        assert kept_deployment(w3, settings) is None  # a database that never followed this chain
+        head = w3.eth.get_block("latest")
+        db = settings.database.connect()
+        set_tip(db, dep.chain_id, head["number"], head["hash"].to_0x_hex(), head["number"], head["number"], 0.0)
+        assert kept_deployment(w3, settings) == dep
+        set_tip(db, dep.chain_id, head["number"], "0x" + "cd" * 32, head["number"], head["number"], 0.0)
+        assert kept_deployment(w3, settings) is None  # indexed a block this chain does not have
+        set_tip(db, dep.chain_id, head["number"] + 5, head["hash"].to_0x_hex(), head["number"], head["number"], 0.0)
+        assert kept_deployment(w3, settings) is None  # indexed past this chain's head (an older state dump)
+        db.close()
