@@ -1,0 +1,45 @@
+// What every scenario shares (sdk/scenarios/scenarios.json: the convention): the environment it is
+// given, a check that names what failed, and the one JSON line it prints when every step held.
+import { AgentLedger } from "@agentledger/sdk";
+
+export interface ScenarioEnv {
+  url: string;
+  rpcUrl: string;
+  privateKeys: `0x${string}`[];
+}
+
+export function env(): ScenarioEnv {
+  const url = process.env["AGENTLEDGER_URL"];
+  if (!url) throw new Error("AGENTLEDGER_URL is not set");
+  const keys = (process.env["AGENTLEDGER_PRIVATE_KEYS"] ?? "").split(",").filter((k) => k !== "");
+  return {
+    url,
+    rpcUrl: process.env["AGENTLEDGER_RPC_URL"] ?? "",
+    privateKeys: keys.map((k) => (k.startsWith("0x") ? k : `0x${k}`) as `0x${string}`),
+  };
+}
+
+export function check(ok: boolean, what: string): asserts ok {
+  if (!ok) throw new Error(`check failed: ${what}`);
+}
+
+export function equal<T>(got: T, want: T, what: string): void {
+  check(JSON.stringify(got) === JSON.stringify(want), `${what}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+}
+
+/** An account of its own (registration without a key answers the key once) and its first agent. */
+export async function newAgent(url: string, name: string): Promise<{ ledger: AgentLedger; wallet: string; apiKey: string }> {
+  const reg = await new AgentLedger({ baseUrl: url }).register(name, "content_seo");
+  check(reg.apiKey !== undefined, "a keyless registration answers the new account's key");
+  return { ledger: new AgentLedger({ baseUrl: url, apiKey: reg.apiKey }), wallet: reg.agent.wallet, apiKey: reg.apiKey };
+}
+
+export async function run(name: string, body: () => Promise<Record<string, unknown>>): Promise<void> {
+  try {
+    const summary = await body();
+    console.log(JSON.stringify({ scenario: name, ok: true, ...summary }));
+  } catch (error) {
+    console.error(error);
+    process.exitCode = 1;
+  }
+}

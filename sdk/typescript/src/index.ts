@@ -1,0 +1,42 @@
+export { AgentLedger, DEFAULT_BASE_URL, DEFAULT_SOURCE, amountOut } from "./client.js";
+export type {
+  Agent,
+  AgentLedgerOptions,
+  AgentSummary,
+  BrainUpdate,
+  CallOptions,
+  CompoundResult,
+  Decision,
+  DecisionReceipt,
+  DecisionVerification,
+  EarnPayment,
+  EarnResult,
+  JsonObject,
+  Memory,
+  MemoryPage,
+  NetworkStats,
+  Registration,
+  RunResult,
+  SpendResult,
+  Specialty,
+} from "./client.js";
+export { AmountError, DECIMALS, addAmounts, fromMicro, toAmount, toMicro, type AmountInput } from "./decimal.js";
+export {
+  AgentLedgerError,
+  AuthenticationError,
+  ConflictError,
+  ConnectionError,
+  InvalidRequestError,
+  NotFoundError,
+  PermissionDeniedError,
+  RateLimitError,
+  ServerError,
+  VerificationError,
+  type ErrorCode,
+} from "./errors.js";
+export { ERROR_CODES } from "./generated/codes.js";
+export type { components, operations, paths } from "./generated/schema.js";
+export { JsonNumber, parseJson, stringifyJson, type Json } from "./json.js";
+export { IDEMPOTENCY_HEADER, REPLAYED_HEADER, parseRetryAfter } from "./transport.js";
+export { auditLeafHash, canonicalJson, decisionChainHash, merkleLeafHash, sha256Hex, verifyInclusion } from "./verify.js";
+export { standardWebhookSecret, verifyServiceSignature, verifyStandardWebhook, type StandardWebhookOptions } from "./webhooks.js";
