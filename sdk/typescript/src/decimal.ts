@@ -2,7 +2,8 @@
  * Amounts: decimal strings in, decimal strings out, never a binary float on the way.
  *
  * USDC has 6 decimals. An amount is given as a string ("12.5", "0.000001") or as a number that is
- * exact to 6 decimals (12.5 is; 0.1 + 0.2, which is 0.30000000000000004, is not and is refused).
+ * exact to 6 decimals (12.5 is; 0.1 + 0.2, which is 0.30000000000000004, is not and is refused) with at
+ * most 15 significant digits (what a double always holds exactly).
  * Inside, an amount is a bigint of micro-USDC; on the wire it is the JSON number written from the
  * decimal text itself (see json.ts), so no float is ever formed.
  */
@@ -29,6 +30,11 @@ export function toMicro(value: AmountInput, what = "amount"): bigint {
     text = String(value); // the shortest text that reads back as this double
     if (!DECIMAL_TEXT.test(text)) {
       throw new AmountError(`${what}: ${text} is not exact to ${DECIMALS} decimals; pass a decimal string`);
+    }
+    // A double holds any 15 significant digits exactly: with more, its text may not be what was meant
+    // (2 ** 53 + 0.5 prints as 9007199254740992).
+    if (text.replace(/^-?0*/, "").replace(".", "").replace(/^0+/, "").length > 15) {
+      throw new AmountError(`${what}: ${text} has more digits than a number holds exactly; pass a decimal string`);
     }
   } else if (typeof value === "string") {
     text = value.trim();
