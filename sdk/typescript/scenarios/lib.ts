@@ -1,6 +1,7 @@
 // What every scenario shares (sdk/scenarios/scenarios.json: the convention): the environment it is
 // given, a check that names what failed, and the one JSON line it prints when every step held.
 import { AgentLedger } from "@agentledger/sdk";
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 
 export interface ScenarioEnv {
   url: string;
@@ -42,4 +43,23 @@ export async function run(name: string, body: () => Promise<Record<string, unkno
     console.error(error);
     process.exitCode = 1;
   }
+}
+
+export interface LinkedProvider {
+  ledger: AgentLedger;
+  wallet: string;
+  /** Signs the provider's calls (a fresh key: it needs no funds, the service mints the token). */
+  selfWallet: PrivateKeyAccount;
+  owner: PrivateKeyAccount;
+  tokenId: number;
+}
+
+/** An agent linked as a provider: its registry token names a fresh self wallet and owner. */
+export async function linkedProvider(url: string, name: string): Promise<LinkedProvider> {
+  const { ledger, wallet } = await newAgent(url, name);
+  const selfWallet = privateKeyToAccount(generatePrivateKey());
+  const owner = privateKeyToAccount(generatePrivateKey());
+  const linked = await ledger.linkProvider(wallet, selfWallet, owner.address);
+  check(linked.token_id !== null, "the provider's registry token is minted");
+  return { ledger, wallet, selfWallet, owner, tokenId: linked.token_id };
 }

@@ -3,9 +3,12 @@
  */
 import { toAmount, type AmountInput } from "./decimal.js";
 import { VerificationError } from "./errors.js";
-import { JsonNumber, type Json } from "./json.js";
-import { answer, createTransport, IDEMPOTENCY_HEADER, type Api, type Transport, type TransportOptions } from "./transport.js";
+import { JsonNumber, parseJson, type Json } from "./json.js";
+import { answer, createTransport, failure, IDEMPOTENCY_HEADER, type Api, type Transport, type TransportOptions } from "./transport.js";
+import { getAddress, sha256 as sha256Bytes, type Account, type Address, type Hex } from "viem";
+import { clientsFor, ensureAllowance } from "./chain.js";
 import type { components } from "./generated/schema.js";
+import { completionMessage, deliverableMessage, FUNDING_TYPES, providerLinkMessage, providerMessage, type FundingConsent } from "./messages.js";
 import { auditLeafHash, canonicalJson, decisionChainHash, sha256Hex, verifyInclusion } from "./verify.js";
 
 export const DEFAULT_BASE_URL = "http://127.0.0.1:8080";
@@ -174,6 +177,206 @@ export interface DecisionVerification {
   anchored: boolean;
 }
 
+
+// ---- hire ----
+
+/** The amount fields of the hire answers (USDC, as decimal strings). */
+const HIRE_AMOUNTS: ReadonlySet<string> = new Set([
+  "price", "priceUsdc", "amountCharged", "amountUsdc", "balance", "ownerCut", "agentCut", "serviceCut", "referralCut",
+  "maxPrice", "charged",
+]);
+
+export interface ServiceSpec {
+  serviceType: string;
+  price: AmountInput;
+  description: string;
+  inputSchema: JsonObject;
+  outputSchema: JsonObject;
+  runner: { type: "https" | "a2a"; url: string };
+  /** The provider agent (required with an account key). */
+  agentId?: string;
+  slaSeconds?: number;
+  webhookUrl?: string;
+  webhookSecret?: string;
+  rotateSecret?: boolean;
+}
+
+export interface PublishedService {
+  wallet: string;
+  serviceType: string;
+  priceUsdc: string;
+  escrow: JsonObject;
+  signingSecret?: string;
+  signingSecretRaw?: string;
+  created?: boolean;
+  [more: string]: unknown;
+}
+
+export interface HireOptions extends CallOptions {
+  providerWallet?: string;
+  maxPrice?: AmountInput;
+  webhookUrl?: string;
+  webhookSecret?: string;
+}
+
+export interface EarnSplit {
+  ownerCut: string;
+  agentCut: string;
+  serviceCut: string;
+  referralCut: string;
+}
+
+export interface HireResult {
+  success: boolean;
+  jobId: string;
+  /** The output as RFC 8785 JSON text (its SHA-256 is outputSha256). */
+  output: string;
+  /** The output, parsed. */
+  value: unknown;
+  outputSha256: string;
+  outputCid: string;
+  providerWallet: string;
+  serviceType: string;
+  amountCharged: string;
+  responseMs: number;
+  earnSplit: EarnSplit;
+  balance: string;
+  auditId: number;
+  replayed: boolean;
+}
+
+export interface AuditStreamEntry {
+  auditId: number;
+  seq: number;
+  kind: string;
+  createdAt: string;
+  payload: JsonObject;
+  canonicalPayload: string;
+  prevHash: string;
+  chainHash: string;
+  leafHash: string;
+  verifyUrl: string;
+  proofUrl: string;
+}
+
+export interface HireAudit {
+  jobId: string;
+  kind: string;
+  status: string;
+  stream: string;
+  entries: AuditStreamEntry[];
+  chainRule: string;
+  merkleRule: string;
+  methodologyUrl: string;
+}
+
+export interface RegistryQuery {
+  serviceType?: string;
+  wallet?: string;
+  maxPrice?: AmountInput;
+  minScore?: number;
+  escrow?: boolean;
+  healthy?: boolean;
+  limit?: number;
+  cursor?: string;
+}
+
+export interface Registry {
+  providers: JsonObject[];
+  hasMore: boolean;
+  nextCursor: string | null;
+  formula: string;
+}
+
+export interface Reputation {
+  wallet: string;
+  serviceType: string;
+  /** A number's decimal text when it has a fraction (never a binary float). */
+  reputationScore: number | string;
+  samples: JsonObject[];
+  hasMore: boolean;
+  nextCursor: string | null;
+  formula: string;
+}
+
+export interface EscrowStatus {
+  jobId: string;
+  status: string;
+  caller: string | null;
+  amountUsdc: string;
+  released: boolean;
+  refunded: boolean;
+}
+
+
+// ---- checkout (ACP) ----
+
+export interface ServiceInfo {
+  chainId: number;
+  network: string;
+  usdc: string;
+  contracts: Record<string, string>;
+  backend: string;
+  status: string;
+}
+
+export interface Provider {
+  agent_id: string;
+  agent_uuid: string;
+  self_wallet: string;
+  owner_address: string;
+  token_id: number | null;
+  referrer_token_id: number | null;
+  mint_tx: string | null;
+  linked_at: string;
+}
+
+export interface Item {
+  id: string;
+  title: string;
+  tier: string;
+  delivery_hours: number;
+  /** USDC. */
+  price: string;
+  /** micro-USDC (ACP's minor units). */
+  unit_amount: number;
+  currency: string;
+  provider: JsonObject;
+}
+
+/** A checkout session as the service answers it (ACP fields, snake_case; amounts in micro-USDC integers). */
+export interface CheckoutSession {
+  id: string;
+  status: string;
+  totals: { type: string; amount: number; display_text?: string }[];
+  expires_at: string;
+  webhook_secret?: string;
+  capabilities: JsonObject;
+  order?: Order;
+  [more: string]: unknown;
+}
+
+export interface Order {
+  id: string;
+  status: string;
+  service_job_id: string;
+  settlement_tx_hash: string;
+  [more: string]: unknown;
+}
+
+export interface OrderMove {
+  id: string;
+  status: string;
+  from_state: string;
+  audit_id: number;
+}
+
+export interface Deliverable {
+  cid: string;
+  size: number;
+  url: string;
+}
+
 // ---- helpers ----------------------------------------------------------------------------------
 
 const AGENTS = "/api/agents";
@@ -187,6 +390,57 @@ function obj(value: Json): JsonObject {
 export function amountOut(value: Json | undefined): string {
   if (typeof value === "number" || typeof value === "string") return toAmount(String(value));
   throw new TypeError(`expected an amount, got ${JSON.stringify(value)}`);
+}
+
+/** `value` with every property named in `amounts` (at any depth) as canonical decimal text. */
+export function withAmounts<T>(value: Json, amounts: ReadonlySet<string>): T {
+  const walk = (v: Json): Json => {
+    if (Array.isArray(v)) return v.map(walk);
+    if (typeof v !== "object" || v === null) return v;
+    const out: JsonObject = {};
+    for (const [k, x] of Object.entries(v)) {
+      out[k] = amounts.has(k) && (typeof x === "number" || typeof x === "string") ? amountOut(x) : walk(x);
+    }
+    return out;
+  };
+  return walk(value) as T;
+}
+
+/** Query parameters as the API takes them: text ("true"/"false" for booleans), absent ones left out. */
+function queryOf(values: Record<string, string | number | boolean | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(values)) if (v !== undefined) out[k] = String(v);
+  return out;
+}
+
+const PRICE: ReadonlySet<string> = new Set(["price"]);
+/** The one payment handler of the service's checkout (ACP): USDC escrow funded by the buyer's consent. */
+const PAYMENT_HANDLER_ID = "service-usdc-commerce-v1" as const;
+
+function now(): number {
+  return Math.floor(Date.now() / 1000);
+}
+
+async function sign(account: Account, message: string): Promise<Hex> {
+  if (account.signMessage === undefined) throw new TypeError("the account cannot sign messages (use a local viem account)");
+  return account.signMessage({ message });
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function firstHandler(session: CheckoutSession): JsonObject {
+  const payment = obj((session.capabilities["payment"] ?? null) as Json);
+  const handlers = payment["handlers"];
+  const handler = Array.isArray(handlers) ? handlers[0] : undefined;
+  if (handler === undefined) throw new VerificationError(`session ${session.id} offers no payment handler`);
+  const h = obj(handler);
+  return { ...obj(h["config"] ?? null), id: h["id"] ?? null };
 }
 
 function int(value: Json | undefined): number {
@@ -379,14 +633,14 @@ export class AgentLedger {
       params: headers(k),
       bodySerializer: (b: unknown) => JSON.stringify(b),
     });
-    if (!response.ok || data === undefined) throw (await import("./transport.js")).failure(response, error, k);
+    if (!response.ok || data === undefined) throw failure(response, error, k);
     return data.memory;
   }
 
   /** The agent's memories, newest first; `query` filters keys and values. */
   async memories(wallet: string, options: { query?: string; limit?: number; cursor?: string } = {}): Promise<MemoryPage> {
     const { data, error, response } = await this.api.GET(`${AGENTS}/memory`, { params: { query: { agentId: wallet, ...options } } });
-    if (!response.ok || data === undefined) throw (await import("./transport.js")).failure(response, error);
+    if (!response.ok || data === undefined) throw failure(response, error);
     return data;
   }
 
@@ -418,6 +672,330 @@ export class AgentLedger {
     const { body } = await answer(this.api.GET(`${AGENTS}/network`, { parseAs: "text" }));
     const n = obj(body);
     return { totalAgents: int(n["totalAgents"]), totalEarned: amountOut(n["totalEarned"]), totalTolls: amountOut(n["totalTolls"]) };
+  }
+
+  // ---- hire: services, jobs, registry, reputation ----
+
+  /**
+   * Publish (or update) a service this agent sells by the job. The answer shows the runner's signing
+   * secret once (`signingSecret`, whsec_ form, and `signingSecretRaw`): check every job request with
+   * verifyStandardWebhook / verifyServiceSignature.
+   */
+  async publishService(service: ServiceSpec, options?: CallOptions): Promise<PublishedService> {
+    const key = idem(options);
+    const body = {
+      serviceType: service.serviceType,
+      price: wireAmount(service.price, "price"),
+      description: service.description,
+      inputSchema: service.inputSchema,
+      outputSchema: service.outputSchema,
+      runner: service.runner,
+      ...(service.agentId === undefined ? {} : { agentId: service.agentId }),
+      ...(service.slaSeconds === undefined ? {} : { slaSeconds: service.slaSeconds }),
+      ...(service.webhookUrl === undefined ? {} : { webhookUrl: service.webhookUrl }),
+      ...(service.webhookSecret === undefined ? {} : { webhookSecret: service.webhookSecret }),
+      ...(service.rotateSecret === undefined ? {} : { rotateSecret: service.rotateSecret }),
+    };
+    const { body: out } = await answer(this.api.POST("/api/a2a/services", { body, params: headers(key), parseAs: "text" }), key);
+    return withAmounts(out, HIRE_AMOUNTS);
+  }
+
+  /** Stop selling `serviceType`. */
+  async withdrawService(serviceType: string, agentId?: string): Promise<PublishedService> {
+    const { body } = await answer(
+      this.api.DELETE("/api/a2a/services/{serviceType}", {
+        params: { path: { serviceType }, query: agentId === undefined ? {} : { agentId } },
+        parseAs: "text",
+      }),
+    );
+    return withAmounts(body, HIRE_AMOUNTS);
+  }
+
+  /**
+   * Hire a provider for one job, paid from `callerWallet`'s balance. The service keeps the
+   * Idempotency-Key's answer (a failed job included), so a retry never runs a job twice.
+   */
+  async hire(callerWallet: string, serviceType: string, input: JsonObject, options: HireOptions = {}): Promise<HireResult> {
+    const key = idem(options);
+    const body = {
+      callerWallet,
+      serviceType,
+      input,
+      ...(options.providerWallet === undefined ? {} : { providerWallet: options.providerWallet }),
+      ...(options.maxPrice === undefined ? {} : { maxPrice: wireAmount(options.maxPrice, "maxPrice") }),
+      ...(options.webhookUrl === undefined ? {} : { webhookUrl: options.webhookUrl }),
+      ...(options.webhookSecret === undefined ? {} : { webhookSecret: options.webhookSecret }),
+    };
+    const { body: out, replayed } = await answer(this.api.POST("/api/a2a/hire", { body, params: headers(key), parseAs: "text" }), key);
+    const r = withAmounts<Omit<HireResult, "value" | "replayed">>(out, HIRE_AMOUNTS);
+    return { ...r, value: JSON.parse(r.output) as unknown, replayed };
+  }
+
+  /** A job's audit stream (every move, with its chain and leaf hashes). */
+  async hireAudit(jobId: string): Promise<HireAudit> {
+    const { body } = await answer(this.api.GET("/api/a2a/hire/{jobId}/audit", { params: { path: { jobId } }, parseAs: "text" }));
+    return withAmounts(body, HIRE_AMOUNTS);
+  }
+
+  /** Providers, best first (public). */
+  async registry(query: RegistryQuery = {}): Promise<Registry> {
+    const q = queryOf({ ...query, maxPrice: query.maxPrice === undefined ? undefined : toAmount(query.maxPrice, "maxPrice") });
+    const { body } = await answer(this.api.GET("/api/a2a/registry", { params: { query: q }, parseAs: "text" }));
+    return withAmounts(body, HIRE_AMOUNTS);
+  }
+
+  /** A provider's reputation for a service type, with the samples it is computed from (public). */
+  async reputation(wallet: string, serviceType: string, page: { limit?: number; cursor?: string } = {}): Promise<Reputation> {
+    const { body } = await answer(
+      this.api.GET("/api/a2a/reputation", { params: { query: { wallet, serviceType, ...queryOf(page) } }, parseAs: "text" }),
+    );
+    return withAmounts(body, HIRE_AMOUNTS);
+  }
+
+  /** An escrow hire's on-chain state (locked, released, refunded or not_found). */
+  async escrowStatus(jobId: string): Promise<EscrowStatus> {
+    const { body } = await answer(this.api.GET("/api/a2a/escrow", { params: { query: { jobId } }, parseAs: "text" }));
+    return withAmounts(body, HIRE_AMOUNTS);
+  }
+
+  // ---- checkout: the provider's side ----
+
+  /** The service's chain, USDC and contracts (GET /healthz). */
+  async serviceInfo(): Promise<ServiceInfo> {
+    const { body } = await answer(this.api.GET("/healthz", { parseAs: "text" }));
+    return body as unknown as ServiceInfo;
+  }
+
+  /**
+   * Link `agentWallet` as a provider: its self wallet (a viem account) signs the link (EIP-191), the
+   * service mints the agent's registry token naming the self wallet and the owner.
+   */
+  async linkProvider(agentWallet: string, selfWallet: Account, owner: Address, options: CallOptions & { referrerTokenId?: number } = {}): Promise<Provider> {
+    const { chainId } = await this.serviceInfo();
+    const timestamp = now();
+    const signature = await sign(selfWallet, providerLinkMessage(chainId, agentWallet, selfWallet.address, owner, timestamp));
+    const key = idem(options);
+    const body = {
+      agent_id: agentWallet,
+      self_wallet: getAddress(selfWallet.address),
+      owner_address: getAddress(owner),
+      timestamp,
+      signature,
+      ...(options.referrerTokenId === undefined ? {} : { referrer_token_id: options.referrerTokenId }),
+    };
+    const { body: out } = await answer(this.api.POST("/api/acp/providers", { body, params: headers(key), parseAs: "text" }), key);
+    return out as unknown as Provider;
+  }
+
+  /** A catalogue item the provider sells (tier: its delivery time and default price). */
+  async createItem(item: { title: string; tier: string; agentId?: string; itemId?: string; price?: AmountInput }, options?: CallOptions): Promise<Item> {
+    const key = idem(options);
+    const body = {
+      title: item.title,
+      tier: item.tier,
+      ...(item.agentId === undefined ? {} : { agent_id: item.agentId }),
+      ...(item.itemId === undefined ? {} : { item_id: item.itemId }),
+      ...(item.price === undefined ? {} : { price: wireAmount(item.price, "price") }),
+    };
+    const { body: out } = await answer(this.api.POST("/api/acp/items", { body, params: headers(key), parseAs: "text" }), key);
+    return withAmounts(out, PRICE);
+  }
+
+  async getItem(itemId: string): Promise<Item> {
+    const { body } = await answer(this.api.GET("/api/acp/items/{item_id}", { params: { path: { item_id: itemId } }, parseAs: "text" }));
+    return withAmounts(body, PRICE);
+  }
+
+  /** Acknowledge a new order (signed by the provider's self wallet). */
+  acknowledgeOrder(orderId: string, selfWallet: Account): Promise<OrderMove> {
+    return this.orderMove(orderId, "acknowledge", selfWallet);
+  }
+
+  /** Start working on an acknowledged order. */
+  startOrder(orderId: string, selfWallet: Account): Promise<OrderMove> {
+    return this.orderMove(orderId, "start", selfWallet);
+  }
+
+  /** Give up on an order (the buyer is refunded); `reason` is public and signed too. */
+  failOrder(orderId: string, selfWallet: Account, reason?: string): Promise<OrderMove> {
+    return this.orderMove(orderId, "fail", selfWallet, reason);
+  }
+
+  /** Take a failed-by-timeout order back into work. */
+  recoverOrder(orderId: string, selfWallet: Account): Promise<OrderMove> {
+    return this.orderMove(orderId, "recover", selfWallet);
+  }
+
+  private async orderMove(orderId: string, action: "acknowledge" | "start" | "fail" | "recover", selfWallet: Account, reason?: string): Promise<OrderMove> {
+    const timestamp = now();
+    const signature = await sign(selfWallet, providerMessage(action, orderId, timestamp, reason));
+    const body = { timestamp, signature, ...(reason === undefined ? {} : { reason }) };
+    const path = { params: { path: { order_id: orderId } }, body, parseAs: "text" as const };
+    const call =
+      action === "acknowledge"
+        ? this.api.POST("/api/acp/orders/{order_id}/acknowledge", path)
+        : action === "start"
+          ? this.api.POST("/api/acp/orders/{order_id}/start", path)
+          : action === "fail"
+            ? this.api.POST("/api/acp/orders/{order_id}/fail", path)
+            : this.api.POST("/api/acp/orders/{order_id}/recover", path);
+    const { body: out } = await answer(call);
+    return out as unknown as OrderMove;
+  }
+
+  /**
+   * Upload the order's deliverable, signed in the headers (X-Provider-Timestamp, X-Provider-Signature
+   * over the SHA-256 of the exact bytes, X-Content-SHA256): a JSON object (stored as its RFC 8785
+   * bytes; integers only) or raw bytes (sent as multipart/form-data).
+   */
+  async uploadDeliverable(orderId: string, selfWallet: Account, content: JsonObject | Uint8Array, filename = "deliverable.bin"): Promise<Deliverable> {
+    const bytes = content instanceof Uint8Array ? content : new TextEncoder().encode(canonicalJson(content));
+    const digest = sha256Bytes(bytes).slice(2);
+    const timestamp = now();
+    const signature = await sign(selfWallet, deliverableMessage(orderId, digest, timestamp));
+    const headers = new Headers({
+      Accept: "application/json",
+      "X-Provider-Timestamp": String(timestamp),
+      "X-Provider-Signature": signature,
+      "X-Content-SHA256": digest,
+    });
+    let body: BodyInit;
+    if (content instanceof Uint8Array) {
+      const form = new FormData();
+      form.append("file", new Blob([bytes as BlobPart], { type: "application/octet-stream" }), filename);
+      body = form;
+    } else {
+      headers.set("Content-Type", "application/json");
+      body = `{"content":${canonicalJson(content)}}`;
+    }
+    const url = `${this.baseUrl}/api/acp/orders/${encodeURIComponent(orderId)}/deliverables`;
+    const response = await this.transport.fetch(new Request(url, { method: "POST", headers, body }));
+    const text = await response.text();
+    if (!response.ok) throw failure(response, safeJson(text));
+    return parseJson(text) as unknown as Deliverable;
+  }
+
+  /** Complete the order with the uploaded deliverable's CID: the attestation releases the escrow on-chain. */
+  async completeOrder(orderId: string, jobId: string, cid: string, selfWallet: Account): Promise<{ txHash: string; jobId: string; status: string }> {
+    const timestamp = now();
+    const signature = await sign(selfWallet, completionMessage(jobId, cid, timestamp));
+    const { body } = await answer(
+      this.api.POST("/api/acp/orders/{order_id}/complete", {
+        params: { path: { order_id: orderId } },
+        body: { cid, timestamp, signature },
+        parseAs: "text",
+      }),
+    );
+    return body as unknown as { txHash: string; jobId: string; status: string };
+  }
+
+  /** The provider's orders, newest first. */
+  async providerOrders(agentWallet: string, query: { status?: string; limit?: number; cursor?: string } = {}): Promise<{ orders: Order[]; next_cursor?: string | null; [more: string]: unknown }> {
+    const { body } = await answer(
+      this.api.GET("/api/acp/providers/{agent_id}/orders", { params: { path: { agent_id: agentWallet }, query: queryOf(query) }, parseAs: "text" }),
+    );
+    return body as unknown as { orders: Order[] };
+  }
+
+  // ---- checkout: the buyer's five steps ----
+
+  /** 1. A checkout session for catalogue items (amounts in the answer are micro-USDC, as ACP has them). */
+  async createCheckoutSession(
+    session: { items: { id: string; quantity?: number }[]; buyerEmail?: string; webhookUrl?: string },
+    options?: CallOptions,
+  ): Promise<CheckoutSession> {
+    const key = idem(options);
+    const body = {
+      line_items: session.items.map((i) => ({ item: { id: i.id }, quantity: i.quantity ?? 1 })),
+      ...(session.buyerEmail === undefined ? {} : { buyer: { email: session.buyerEmail } }),
+      ...(session.webhookUrl === undefined ? {} : { webhook_url: session.webhookUrl }),
+    };
+    const { body: out } = await answer(this.api.POST("/api/acp/checkout_sessions", { body, params: headers(key), parseAs: "text" }), key);
+    return out as unknown as CheckoutSession;
+  }
+
+  async getCheckoutSession(sessionId: string): Promise<CheckoutSession> {
+    const { body } = await answer(
+      this.api.GET("/api/acp/checkout_sessions/{session_id}", { params: { path: { session_id: sessionId } }, parseAs: "text" }),
+    );
+    return body as unknown as CheckoutSession;
+  }
+
+  /**
+   * The funding consent the buyer signs, built here from the session (its job id, provider token and
+   * deadline, as its payment handler states them) and checked against what the SDK knows itself: the
+   * service's chain and gateway, the session's total. Throws VerificationError on any difference.
+   */
+  async fundingConsent(session: CheckoutSession, buyer: Address): Promise<FundingConsent> {
+    const info = await this.serviceInfo();
+    const handler = firstHandler(session);
+    const typed = obj((handler["typed_data"] ?? null) as Json);
+    const domain = obj(typed["domain"] ?? null);
+    const message = obj(typed["message"] ?? null);
+    const total = session.totals.find((t) => t.type === "total")?.amount;
+    const gateway = info.contracts["PaymentGateway"];
+    const consent: FundingConsent = {
+      domain: {
+        name: str(domain["name"]),
+        version: str(domain["version"]),
+        chainId: info.chainId,
+        verifyingContract: getAddress(gateway ?? "0x0000000000000000000000000000000000000000"),
+      },
+      types: FUNDING_TYPES,
+      primaryType: "Funding",
+      message: {
+        jobId: str(message["jobId"]) as Hex,
+        buyer: getAddress(buyer),
+        providerTokenId: BigInt(String(message["providerTokenId"])),
+        amount: BigInt(String(message["amount"])),
+        deadline: BigInt(String(message["deadline"])),
+      },
+    };
+    if (gateway === undefined || getAddress(str(domain["verifyingContract"])) !== consent.domain.verifyingContract) {
+      throw new VerificationError(`the session names gateway ${String(domain["verifyingContract"])}, the service's is ${String(gateway)}`);
+    }
+    if (domain["chainId"] !== info.chainId) throw new VerificationError(`the session is for chain ${String(domain["chainId"])}, not ${info.chainId}`);
+    if (total === undefined || consent.message.amount !== BigInt(total)) {
+      throw new VerificationError(`the consent's amount ${consent.message.amount} is not the session's total ${String(total)}`);
+    }
+    return consent;
+  }
+
+  /** 2. The buyer approves the gateway for the session's total from its own account (skipped when already allowed). */
+  async approveCheckout(session: CheckoutSession, buyer: Account, rpcUrl: string): Promise<Hex | undefined> {
+    const info = await this.serviceInfo();
+    const consent = await this.fundingConsent(session, buyer.address);
+    return ensureAllowance(clientsFor(buyer, rpcUrl, info.chainId), getAddress(info.usdc), consent.domain.verifyingContract, consent.message.amount);
+  }
+
+  /** 3. Complete: the buyer signs the EIP-712 funding consent; the service funds the gateway job with it. */
+  async completeCheckout(session: CheckoutSession, buyer: Account, options: CallOptions & { buyerEmail?: string } = {}): Promise<CheckoutSession> {
+    if (buyer.signTypedData === undefined) throw new TypeError("the buyer's account cannot sign typed data (use a local viem account)");
+    const consent = await this.fundingConsent(session, buyer.address);
+    const signature = await buyer.signTypedData(consent);
+    const key = idem(options);
+    const body = {
+      ...(options.buyerEmail === undefined ? {} : { buyer: { email: options.buyerEmail } }),
+      payment_data: {
+        handler_id: PAYMENT_HANDLER_ID,
+        instrument: { type: "wallet", credential: { type: "address", token: getAddress(buyer.address), signature } },
+      },
+    };
+    const { body: out } = await answer(
+      this.api.POST("/api/acp/checkout_sessions/{session_id}/complete", {
+        params: { path: { session_id: session.id }, ...headers(key) },
+        body,
+        parseAs: "text",
+      }),
+      key,
+    );
+    return out as unknown as CheckoutSession;
+  }
+
+  /** 4. The order (the funder's key sees its buyer details and line items; anyone sees its status). */
+  async getOrder(orderId: string): Promise<Order> {
+    const { body } = await answer(this.api.GET("/api/acp/orders/{order_id}", { params: { path: { order_id: orderId } }, parseAs: "text" }));
+    return body as unknown as Order;
   }
 
   // ---- decision logging ----

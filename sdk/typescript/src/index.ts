@@ -1,8 +1,19 @@
-export { AgentLedger, DEFAULT_BASE_URL, DEFAULT_SOURCE, amountOut } from "./client.js";
+export { AgentLedger, DEFAULT_BASE_URL, DEFAULT_SOURCE, amountOut, withAmounts } from "./client.js";
 export type {
   Agent,
   AgentLedgerOptions,
   AgentSummary,
+  AuditStreamEntry,
+  EarnSplit,
+  EscrowStatus,
+  HireAudit,
+  HireOptions,
+  HireResult,
+  PublishedService,
+  Registry,
+  RegistryQuery,
+  Reputation,
+  ServiceSpec,
   BrainUpdate,
   CallOptions,
   CompoundResult,

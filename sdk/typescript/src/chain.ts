@@ -1,0 +1,49 @@
+/** The caller's own transactions (viem): approve USDC, wait for receipts. Only ever signed by your account. */
+import {
+  createPublicClient,
+  createWalletClient,
+  http,
+  parseAbi,
+  type Account,
+  type Address,
+  type Chain,
+  type Hash,
+  type PublicClient,
+  type WalletClient,
+  type Transport,
+} from "viem";
+
+export const ERC20_ABI = parseAbi([
+  "function approve(address spender, uint256 amount) returns (bool)",
+  "function allowance(address owner, address spender) view returns (uint256)",
+  "function balanceOf(address owner) view returns (uint256)",
+]);
+
+export interface ChainClients {
+  public: PublicClient<Transport, Chain>;
+  wallet: WalletClient<Transport, Chain, Account>;
+}
+
+export function clientsFor(account: Account, rpcUrl: string, chainId: number): ChainClients {
+  const chain: Chain = {
+    id: chainId,
+    name: `chain ${chainId}`,
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } },
+  };
+  return {
+    public: createPublicClient({ chain, transport: http(rpcUrl) }),
+    wallet: createWalletClient({ account, chain, transport: http(rpcUrl) }),
+  };
+}
+
+/** Approve `spender` for `amount` micro-USDC when the allowance is short; answers the transaction, if one was sent. */
+export async function ensureAllowance(c: ChainClients, usdc: Address, spender: Address, amount: bigint): Promise<Hash | undefined> {
+  const owner = c.wallet.account.address;
+  const allowance = await c.public.readContract({ address: usdc, abi: ERC20_ABI, functionName: "allowance", args: [owner, spender] });
+  if (allowance >= amount) return undefined;
+  const hash = await c.wallet.writeContract({ address: usdc, abi: ERC20_ABI, functionName: "approve", args: [spender, amount] });
+  const receipt = await c.public.waitForTransactionReceipt({ hash, pollingInterval: 100 });
+  if (receipt.status !== "success") throw new Error(`approve ${hash} reverted`);
+  return hash;
+}
