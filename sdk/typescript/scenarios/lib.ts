@@ -24,8 +24,10 @@ export function check(ok: boolean, what: string): asserts ok {
   if (!ok) throw new Error(`check failed: ${what}`);
 }
 
+const show = (v: unknown): string => JSON.stringify(v, (_k, x: unknown) => (typeof x === "bigint" ? `${x}n` : x));
+
 export function equal<T>(got: T, want: T, what: string): void {
-  check(JSON.stringify(got) === JSON.stringify(want), `${what}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+  check(show(got) === show(want), `${what}: got ${show(got)}, want ${show(want)}`);
 }
 
 /** An account of its own (registration without a key answers the key once) and its first agent. */

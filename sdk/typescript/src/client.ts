@@ -356,13 +356,8 @@ export interface CheckoutSession {
   [more: string]: unknown;
 }
 
-export interface Order {
-  id: string;
-  status: string;
-  service_job_id: string;
-  settlement_tx_hash: string;
-  [more: string]: unknown;
-}
+/** An order (ACP; amounts in micro-USDC integers). */
+export type Order = Schemas["OrderResponse"];
 
 export interface OrderMove {
   id: string;
@@ -890,11 +885,11 @@ export class AgentLedger {
   }
 
   /** The provider's orders, newest first. */
-  async providerOrders(agentWallet: string, query: { status?: string; limit?: number; cursor?: string } = {}): Promise<{ orders: Order[]; next_cursor?: string | null; [more: string]: unknown }> {
+  async providerOrders(agentWallet: string, query: { status?: string; limit?: number; cursor?: string } = {}): Promise<Schemas["ProviderOrderList"]> {
     const { body } = await answer(
       this.api.GET("/api/acp/providers/{agent_id}/orders", { params: { path: { agent_id: agentWallet }, query: queryOf(query) }, parseAs: "text" }),
     );
-    return body as unknown as { orders: Order[] };
+    return body as unknown as Schemas["ProviderOrderList"];
   }
 
   // ---- checkout: the buyer's five steps ----
