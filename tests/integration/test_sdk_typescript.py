@@ -38,7 +38,7 @@ TSC = PACKAGE / "node_modules" / "typescript" / "bin" / "tsc"
 
 #: Scenarios of sdk/scenarios/scenarios.json with no TypeScript script yet (each fails the test once a
 #: script exists, so the list only shrinks).
-NOT_YET: frozenset[str] = frozenset({"escrow_hire", "drop_offer_accepted"})
+NOT_YET: frozenset[str] = frozenset({"drop_offer_accepted"})
 
 
 def node(*args: str, cwd: Path = PACKAGE, env: dict[str, str] | None = None, timeout: float = 120) -> str:
@@ -68,8 +68,8 @@ class Live:
 
 @pytest.fixture(scope="module")
 def live(deployed: System, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
-    """One service for the module (the session anvil inside a snapshot reverted afterwards), served from a
-    thread of its own while node runs the scripts as child processes."""
+    """One service for the module (the session anvil inside a snapshot reverted afterwards) with its indexer,
+    served from a thread of its own while node runs the scripts as child processes."""
     system = deployed
     snap = system.w3.provider.make_request("evm_snapshot", [])  # type: ignore[arg-type]
     keys = system.users[6:10]
@@ -83,7 +83,8 @@ def live(deployed: System, tmp_path_factory: pytest.TempPathFactory) -> Iterator
 
     async def serve() -> None:
         try:
-            async with running(tmp_path_factory.mktemp("sdk-ts"), system) as world:
+            # the indexer as `python -m indexer` runs it: every feature's follower (escrow, drop) installed
+            async with running(tmp_path_factory.mktemp("sdk-ts"), system, indexer="process") as world:
                 ready.set_result(world)
                 await stop.wait()
         except BaseException as exc:

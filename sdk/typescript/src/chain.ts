@@ -47,3 +47,10 @@ export async function ensureAllowance(c: ChainClients, usdc: Address, spender: A
   if (receipt.status !== "success") throw new Error(`approve ${hash} reverted`);
   return hash;
 }
+
+export const ESCROW_ABI = parseAbi([
+  "function priceOf(uint256 tokenId) view returns (uint256)",
+  "function slaOf(uint256 tokenId) view returns (uint64)",
+  "function setPrice(uint256 tokenId, uint256 price, uint64 slaSeconds)",
+  "function createJob(bytes32 jobId, string providerWallet, uint256 amount, uint64 slaSeconds)",
+]);

@@ -1,14 +1,14 @@
 /**
  * `new AgentLedger({ apiKey, baseUrl })`: the service's calls, camelCase, amounts as decimal strings.
  */
-import { toAmount, type AmountInput } from "./decimal.js";
+import { toAmount, toMicro, type AmountInput } from "./decimal.js";
 import { VerificationError } from "./errors.js";
 import { JsonNumber, parseJson, type Json } from "./json.js";
 import { answer, createTransport, failure, IDEMPOTENCY_HEADER, type Api, type Transport, type TransportOptions } from "./transport.js";
-import { getAddress, sha256 as sha256Bytes, type Account, type Address, type Hex } from "viem";
-import { clientsFor, ensureAllowance } from "./chain.js";
+import { getAddress, sha256 as sha256Bytes, toHex, type Account, type Address, type Hex } from "viem";
+import { clientsFor, ensureAllowance, ESCROW_ABI } from "./chain.js";
 import type { components } from "./generated/schema.js";
-import { completionMessage, deliverableMessage, FUNDING_TYPES, providerLinkMessage, providerMessage, type FundingConsent } from "./messages.js";
+import { completionMessage, deliverableMessage, escrowMessage, FUNDING_TYPES, providerLinkMessage, providerMessage, type FundingConsent } from "./messages.js";
 import { auditLeafHash, canonicalJson, decisionChainHash, sha256Hex, verifyInclusion } from "./verify.js";
 
 export const DEFAULT_BASE_URL = "http://127.0.0.1:8080";
@@ -370,6 +370,44 @@ export interface Deliverable {
   cid: string;
   size: number;
   url: string;
+}
+
+
+// ---- escrow hire ----
+
+export interface EscrowHireOptions {
+  /** The caller's viem account: it approves the escrow, creates the job and signs the call. */
+  account: Account;
+  /** JSON-RPC URL of the service's chain. */
+  rpcUrl: string;
+  /** The bytes32 job id (default: random). */
+  jobId?: Hex;
+  webhookUrl?: string;
+  webhookSecret?: string;
+}
+
+export interface EscrowHireResult {
+  success: boolean;
+  jobId: string;
+  status: string;
+  serviceType: string;
+  providerWallet: string | null;
+  amountUsdc: string;
+  inputSha256: string;
+  settlement: string;
+  final: boolean;
+  output?: string | null;
+  /** The output, parsed (when there is one). */
+  value: unknown;
+  outputSha256?: string | null;
+  outputCid?: string | null;
+  releaseTx?: string | null;
+  refundTx?: string | null;
+  earnSplit?: EarnSplit | null;
+  /** The approve (when the allowance was short) and createJob transactions. */
+  approveTx: Hex | undefined;
+  createTx: Hex;
+  [more: string]: unknown;
 }
 
 // ---- helpers ----------------------------------------------------------------------------------
@@ -751,6 +789,85 @@ export class AgentLedger {
   async escrowStatus(jobId: string): Promise<EscrowStatus> {
     const { body } = await answer(this.api.GET("/api/a2a/escrow", { params: { query: { jobId } }, parseAs: "text" }));
     return withAmounts(body, HIRE_AMOUNTS);
+  }
+
+  // ---- escrow hire ----
+
+  /** The provider's on-chain price and SLA for escrow hires (its self wallet pays the gas). */
+  async setEscrowPrice(tokenId: number, price: AmountInput, slaSeconds: number, selfWallet: Account, rpcUrl: string): Promise<Hex> {
+    const info = await this.serviceInfo();
+    const escrow = info.contracts["AgentEscrow"];
+    if (escrow === undefined) throw new TypeError("this service has no escrow contract");
+    const c = clientsFor(selfWallet, rpcUrl, info.chainId);
+    const hash = await c.wallet.writeContract({
+      address: getAddress(escrow),
+      abi: ESCROW_ABI,
+      functionName: "setPrice",
+      args: [BigInt(tokenId), toMicro(price, "price"), BigInt(slaSeconds)],
+    });
+    const receipt = await c.public.waitForTransactionReceipt({ hash, pollingInterval: 100 });
+    if (receipt.status !== "success") throw new Error(`setPrice ${hash} reverted`);
+    return hash;
+  }
+
+  /**
+   * Hire by escrow: the price and SLA from the registry, checked on-chain; approve (if the allowance
+   * is short) and createJob from the caller's own account, each waited for; then POST /api/a2a/escrow
+   * signed (EIP-191) by the same account. The service runs the job and releases (or refunds) on-chain.
+   */
+  async escrowHire(providerWallet: string, serviceType: string, input: JsonObject, options: EscrowHireOptions): Promise<EscrowHireResult> {
+    const page = obj(
+      (
+        await answer(
+          this.api.GET("/api/a2a/registry", { params: { query: { serviceType, wallet: providerWallet, escrow: "true" } }, parseAs: "text" }),
+        )
+      ).body,
+    );
+    const contract = obj(page["escrowContract"] ?? null);
+    const providers = page["providers"];
+    const entry = (Array.isArray(providers) ? providers : [])
+      .map((p) => obj(p))
+      .find((p) => p["wallet"] === providerWallet && p["serviceType"] === serviceType);
+    const terms = entry === undefined ? undefined : obj(entry["escrow"] ?? null);
+    if (entry === undefined || terms === undefined || terms["available"] !== true) {
+      throw new VerificationError(`${providerWallet} offers no escrow-hirable ${serviceType}: ${String(terms?.["reason"] ?? "not listed")}`);
+    }
+    const chainId = int(contract["chainId"]);
+    const escrow = getAddress(str(contract["address"]));
+    const usdc = getAddress(str(contract["usdc"]));
+    const tokenId = BigInt(int(entry["tokenId"] ?? terms["tokenId"]));
+    const price = toMicro(amountOut(entry["priceUsdc"]));
+    const sla = BigInt(int(terms["slaSeconds"]));
+    const c = clientsFor(options.account, options.rpcUrl, chainId);
+    const [onChainPrice, onChainSla] = await Promise.all([
+      c.public.readContract({ address: escrow, abi: ESCROW_ABI, functionName: "priceOf", args: [tokenId] }),
+      c.public.readContract({ address: escrow, abi: ESCROW_ABI, functionName: "slaOf", args: [tokenId] }),
+    ]);
+    if (onChainPrice !== price || onChainSla !== sla) {
+      throw new VerificationError(`the registry says ${price} micro-USDC / ${sla} s, the chain ${onChainPrice} / ${onChainSla}`);
+    }
+    const approveTx = await ensureAllowance(c, usdc, escrow, price);
+    const jobId = options.jobId ?? toHex(crypto.getRandomValues(new Uint8Array(32)));
+    const createTx = await c.wallet.writeContract({ address: escrow, abi: ESCROW_ABI, functionName: "createJob", args: [jobId, providerWallet, price, sla] });
+    const receipt = await c.public.waitForTransactionReceipt({ hash: createTx, pollingInterval: 100 });
+    if (receipt.status !== "success") throw new Error(`createJob ${createTx} reverted`);
+    const timestamp = now();
+    const signature = await sign(options.account, escrowMessage(chainId, escrow, jobId, sha256Hex(canonicalJson(input)), timestamp));
+    const key = crypto.randomUUID();
+    const body = {
+      escrowJobId: jobId,
+      txHash: createTx,
+      serviceType,
+      input,
+      providerWallet,
+      timestamp,
+      signature,
+      ...(options.webhookUrl === undefined ? {} : { webhookUrl: options.webhookUrl }),
+      ...(options.webhookSecret === undefined ? {} : { webhookSecret: options.webhookSecret }),
+    };
+    const { body: out } = await answer(this.api.POST("/api/a2a/escrow", { body, params: headers(key), parseAs: "text" }), key);
+    const r = withAmounts<EscrowHireResult>(out, HIRE_AMOUNTS);
+    return { ...r, value: typeof r.output === "string" ? (JSON.parse(r.output) as unknown) : undefined, approveTx, createTx };
   }
 
   // ---- checkout: the provider's side ----

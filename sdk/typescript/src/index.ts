@@ -5,7 +5,16 @@ export type {
   AgentSummary,
   AuditStreamEntry,
   EarnSplit,
+  EscrowHireOptions,
+  EscrowHireResult,
   EscrowStatus,
+  CheckoutSession,
+  Deliverable,
+  Item,
+  Order,
+  OrderMove,
+  Provider,
+  ServiceInfo,
   HireAudit,
   HireOptions,
   HireResult,
@@ -51,3 +60,4 @@ export { JsonNumber, parseJson, stringifyJson, type Json } from "./json.js";
 export { IDEMPOTENCY_HEADER, REPLAYED_HEADER, parseRetryAfter } from "./transport.js";
 export { auditLeafHash, canonicalJson, decisionChainHash, merkleLeafHash, sha256Hex, verifyInclusion } from "./verify.js";
 export { standardWebhookSecret, verifyServiceSignature, verifyStandardWebhook, type StandardWebhookOptions } from "./webhooks.js";
+export * as messages from "./messages.js";
