@@ -128,6 +128,8 @@ def test_generated_types_are_those_of_the_served_document(tmp_path: Path) -> Non
 def test_strict_tsc_on_the_package_its_scenarios_and_examples(built: Path) -> None:
     config = json.loads((PACKAGE / "tsconfig.json").read_text())["compilerOptions"]
     assert config["strict"] is True and config["noUncheckedIndexedAccess"] is True
+    # the README's quickstart is examples/quickstart.ts, so it is checked too
+    assert readme_quickstart() == (PACKAGE / "examples" / "quickstart.ts").read_text()
     node(str(TSC), "-p", "tsconfig.check.json")
     assert (built / "index.js").exists() and (built / "index.d.ts").exists()
 
@@ -196,4 +198,5 @@ def test_npm_pack_installs_in_an_empty_folder_and_runs_the_readme_quickstart(
     assert install.returncode == 0, install.stdout + install.stderr
     (app / "quickstart.ts").write_text(readme_quickstart())
     out = node("quickstart.ts", cwd=app, env={"AGENTLEDGER_URL": live.env["AGENTLEDGER_URL"]})
-    assert "ownerCut" in out and "97" in out, out
+    assert "ownerCut: '12.125', agentCut: '0.125', serviceCut: '0.25'" in out, out
+    assert "totalEarned: '25', balance: '24.5', totalTransactions: 3" in out, out
