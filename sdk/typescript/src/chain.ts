@@ -54,3 +54,22 @@ export const ESCROW_ABI = parseAbi([
   "function setPrice(uint256 tokenId, uint256 price, uint64 slaSeconds)",
   "function createJob(bytes32 jobId, string providerWallet, uint256 amount, uint64 slaSeconds)",
 ]);
+
+export const MARKETPLACE_ABI = parseAbi([
+  "struct EarningsStatement { uint256 tokenId; address seller; uint256 reportedEarnings; uint256 nonce; uint256 deadline; }",
+  "struct Offer { uint256 listingId; address buyer; uint256 price; uint256 nonce; uint256 deadline; }",
+  "function list(uint256 tokenId, uint256 askingPrice, uint256 floorPrice, uint64 duration, EarningsStatement statement, bytes signature) returns (uint256)",
+  "function acceptOffer(uint256 listingId, Offer offer, bytes signature)",
+  "function buy(uint256 listingId)",
+  "function settle(uint256 listingId)",
+]);
+
+export const ERC721_ABI = parseAbi(["function approve(address to, uint256 tokenId)"]);
+
+/** Send one contract call and wait for it to succeed. */
+export async function transact(c: ChainClients, call: Parameters<ChainClients["wallet"]["writeContract"]>[0]): Promise<Hash> {
+  const hash = await c.wallet.writeContract(call);
+  const receipt = await c.public.waitForTransactionReceipt({ hash, pollingInterval: 100 });
+  if (receipt.status !== "success") throw new Error(`transaction ${hash} reverted`);
+  return hash;
+}

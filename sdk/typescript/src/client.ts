@@ -6,8 +6,14 @@ import { VerificationError } from "./errors.js";
 import { JsonNumber, parseJson, type Json } from "./json.js";
 import { answer, createTransport, failure, IDEMPOTENCY_HEADER, type Api, type Transport, type TransportOptions } from "./transport.js";
 import { getAddress, sha256 as sha256Bytes, toHex, type Account, type Address, type Hex } from "viem";
-import { clientsFor, ensureAllowance, ESCROW_ABI } from "./chain.js";
+import { clientsFor, ensureAllowance, ERC721_ABI, ESCROW_ABI, MARKETPLACE_ABI, transact } from "./chain.js";
 import type { components } from "./generated/schema.js";
+import {
+  claimMessage,
+  marketplaceDomain,
+  mintMessage,
+  OFFER_TYPES,
+} from "./messages.js";
 import { completionMessage, deliverableMessage, escrowMessage, FUNDING_TYPES, providerLinkMessage, providerMessage, type FundingConsent } from "./messages.js";
 import { auditLeafHash, canonicalJson, decisionChainHash, sha256Hex, verifyInclusion } from "./verify.js";
 
@@ -407,6 +413,52 @@ export interface EscrowHireResult {
   /** The approve (when the allowance was short) and createJob transactions. */
   approveTx: Hex | undefined;
   createTx: Hex;
+  [more: string]: unknown;
+}
+
+
+// ---- the drop (agent ownership marketplace) ----
+
+const DROP_AMOUNTS: ReadonlySet<string> = new Set([
+  "askingPriceUsdc", "floorPriceUsdc", "offerPriceUsdc", "salePrice", "sellerProceeds", "serviceFee", "priceUsdc",
+  "reportedEarningsUsdc", "onchainEarningsUsdc", "minimumFloorUsdc", "lifetimeEarningsUsdc",
+]);
+
+/** A listing as the service shows it (camelCase; USDC amounts as decimal strings). */
+export interface Listing {
+  id: string;
+  chainListingId: number;
+  agentId: string;
+  tokenId: number;
+  state: string;
+  [more: string]: unknown;
+}
+
+export interface DropOffer {
+  listingId: string;
+  /** USDC. */
+  price: AmountInput;
+  nonce: number;
+  /** Unix seconds (chain time) after which the offer cannot be accepted. */
+  deadline: number;
+  buyerEmail?: string;
+}
+
+/** An offer as the buyer signed it (what the seller passes to acceptOffer). */
+export interface SignedOffer {
+  /** The service's listing id. */
+  listingId: string;
+  /** The marketplace's Offer struct. */
+  offer: { listingId: bigint; buyer: Address; price: bigint; nonce: bigint; deadline: bigint };
+  signature: Hex;
+}
+
+export interface Sale {
+  saleId: string;
+  noticeWindowEndsAt: string;
+  salePrice: string;
+  sellerProceeds: string;
+  serviceFee: string;
   [more: string]: unknown;
 }
 
@@ -1108,6 +1160,152 @@ export class AgentLedger {
   async getOrder(orderId: string): Promise<Order> {
     const { body } = await answer(this.api.GET("/api/acp/orders/{order_id}", { params: { path: { order_id: orderId } }, parseAs: "text" }));
     return body as unknown as Order;
+  }
+
+  // ---- the drop: an agent's ownership (its registry NFT) for sale ----
+
+  /** Listings (public; the seller's key also sees offers' signatures). */
+  async dropBrowse(query: { listingId?: string; agentId?: string; status?: string; page?: number; perPage?: number } = {}): Promise<JsonObject> {
+    const { body } = await answer(this.api.GET("/api/a2a/drop", { params: { query: queryOf(query) }, parseAs: "text" }));
+    return withAmounts(body, DROP_AMOUNTS);
+  }
+
+  /** Mint the agent's registry NFT naming its self wallet (which signs) and its owner (200 with the existing token). */
+  async dropMint(agentWallet: string, selfWallet: Account, owner: Address, options?: CallOptions): Promise<{ agentId: string; tokenId: number; mintTx: string | null; minted: boolean }> {
+    const { chainId } = await this.serviceInfo();
+    const timestamp = now();
+    const signature = await sign(selfWallet, mintMessage(chainId, agentWallet, selfWallet.address, owner, timestamp));
+    const key = idem(options);
+    const body = { agentId: agentWallet, ownerAddress: getAddress(owner), selfWallet: getAddress(selfWallet.address), timestamp, signature };
+    const { body: out } = await answer(this.api.POST("/api/a2a/drop/mint", { body, params: headers(key), parseAs: "text" }), key);
+    return out as unknown as { agentId: string; tokenId: number; mintTx: string | null; minted: boolean };
+  }
+
+  /**
+   * List the agent's NFT as its owner does: the service's earnings statement, the NFT approved to the
+   * marketplace and `list` sent from the owner's account, then the listing recorded with the service.
+   * `floorPrice` must be at least 25% of the agent's lifetime earnings.
+   */
+  async dropList(
+    agentWallet: string,
+    owner: Account,
+    rpcUrl: string,
+    terms: { askingPrice: AmountInput; floorPrice: AmountInput; durationSeconds?: number; acceptOffers?: boolean; sellerEmail?: string },
+    options?: CallOptions,
+  ): Promise<Listing> {
+    const info = await this.serviceInfo();
+    const market = getAddress(info.contracts["AgentMarketplace"] ?? "0x0000000000000000000000000000000000000000");
+    const registry = getAddress(info.contracts["AgentRegistry"] ?? "0x0000000000000000000000000000000000000000");
+    const { body: st } = await answer(
+      this.api.POST("/api/a2a/drop/statement", { body: { agentId: agentWallet, sellerAddress: getAddress(owner.address) }, parseAs: "text" }),
+    );
+    const statement = obj(obj(st)["statement"] ?? null);
+    const signature = str(obj(st)["signature"]) as Hex;
+    const tokenId = BigInt(String(statement["tokenId"]));
+    const c = clientsFor(owner, rpcUrl, info.chainId);
+    await transact(c, { address: registry, abi: ERC721_ABI, functionName: "approve", args: [market, tokenId] });
+    const txHash = await transact(c, {
+      address: market,
+      abi: MARKETPLACE_ABI,
+      functionName: "list",
+      args: [
+        tokenId,
+        toMicro(terms.askingPrice, "askingPrice"),
+        toMicro(terms.floorPrice, "floorPrice"),
+        BigInt(terms.durationSeconds ?? 0),
+        {
+          tokenId,
+          seller: getAddress(str(statement["seller"])),
+          reportedEarnings: BigInt(String(statement["reportedEarnings"])),
+          nonce: BigInt(String(statement["nonce"])),
+          deadline: BigInt(String(statement["deadline"])),
+        },
+        signature,
+      ],
+    });
+    const key = idem(options);
+    const body = {
+      agentId: agentWallet,
+      txHash,
+      askingPriceUsdc: wireAmount(terms.askingPrice, "askingPrice"),
+      acceptOffers: terms.acceptOffers ?? true,
+      ...(terms.sellerEmail === undefined ? {} : { sellerEmail: terms.sellerEmail }),
+    };
+    const { body: out } = await answer(this.api.POST("/api/a2a/drop/list", { body, params: headers(key), parseAs: "text" }), key);
+    return withAmounts<{ listing: Listing }>(out, DROP_AMOUNTS).listing;
+  }
+
+  /**
+   * Offer for a listing: the buyer's account approves the marketplace for the price (when short),
+   * signs the EIP-712 Offer the seller can accept on-chain, and the service records it.
+   */
+  async dropOffer(listing: Listing, buyer: Account, rpcUrl: string, offer: Omit<DropOffer, "listingId">, options?: CallOptions): Promise<{ offer: JsonObject; signed: SignedOffer }> {
+    if (buyer.signTypedData === undefined) throw new TypeError("the buyer's account cannot sign typed data (use a local viem account)");
+    const info = await this.serviceInfo();
+    const market = getAddress(info.contracts["AgentMarketplace"] ?? "0x0000000000000000000000000000000000000000");
+    const price = toMicro(offer.price, "price");
+    await ensureAllowance(clientsFor(buyer, rpcUrl, info.chainId), getAddress(info.usdc), market, price);
+    const message = {
+      listingId: BigInt(listing.chainListingId),
+      buyer: getAddress(buyer.address),
+      price,
+      nonce: BigInt(offer.nonce),
+      deadline: BigInt(offer.deadline),
+    };
+    const signature = await buyer.signTypedData({ domain: marketplaceDomain(info.chainId, market), types: OFFER_TYPES, primaryType: "Offer", message });
+    const key = idem(options);
+    const body = {
+      listingId: listing.id,
+      offerPriceUsdc: wireAmount(offer.price, "price"),
+      buyerAddress: message.buyer,
+      nonce: offer.nonce,
+      deadline: offer.deadline,
+      signature,
+      ...(offer.buyerEmail === undefined ? {} : { buyerEmail: offer.buyerEmail }),
+    };
+    const { body: out } = await answer(this.api.POST("/api/a2a/drop/offer", { body, params: headers(key), parseAs: "text" }), key);
+    return {
+      offer: withAmounts<{ offer: JsonObject }>(out, DROP_AMOUNTS).offer,
+      signed: { listingId: listing.id, offer: message, signature },
+    };
+  }
+
+  /** The seller accepts a signed offer: acceptOffer sent from its account, then the sale recorded (the notice window starts). */
+  async dropAccept(offer: SignedOffer, seller: Account, rpcUrl: string, options: CallOptions & { buyerEmail?: string } = {}): Promise<Sale> {
+    const info = await this.serviceInfo();
+    const market = getAddress(info.contracts["AgentMarketplace"] ?? "0x0000000000000000000000000000000000000000");
+    const txHash = await transact(clientsFor(seller, rpcUrl, info.chainId), {
+      address: market,
+      abi: MARKETPLACE_ABI,
+      functionName: "acceptOffer",
+      args: [offer.offer.listingId, offer.offer, offer.signature],
+    });
+    const key = idem(options);
+    const body = { listingId: offer.listingId, buyNow: false, txHash, ...(options.buyerEmail === undefined ? {} : { buyerEmail: options.buyerEmail }) };
+    const { body: out } = await answer(this.api.POST("/api/a2a/drop/accept", { body, params: headers(key), parseAs: "text" }), key);
+    return withAmounts(out, DROP_AMOUNTS);
+  }
+
+  /** Settle a committed sale once its notice window is over (anyone may; the service's sweep does it too). */
+  async dropSettle(chainListingId: number, account: Account, rpcUrl: string): Promise<Hex> {
+    const info = await this.serviceInfo();
+    const market = getAddress(info.contracts["AgentMarketplace"] ?? "0x0000000000000000000000000000000000000000");
+    return transact(clientsFor(account, rpcUrl, info.chainId), { address: market, abi: MARKETPLACE_ABI, functionName: "settle", args: [BigInt(chainListingId)] });
+  }
+
+  /**
+   * After the sale settled on-chain, the NFT's new owner claims the agent (signed by its account):
+   * with this client's key the agent joins that account, without one its holding account becomes yours.
+   * Answers the agent and a key.
+   */
+  async dropClaim(agentWallet: string, tokenId: number, owner: Account): Promise<{ agent: JsonObject; apiKey: string; scope: string }> {
+    const { chainId } = await this.serviceInfo();
+    const timestamp = now();
+    const signature = await sign(owner, claimMessage(chainId, agentWallet, tokenId, owner.address, timestamp));
+    const body = { agentId: agentWallet, ownerAddress: getAddress(owner.address), timestamp, signature };
+    const { body: out } = await answer(this.api.POST("/api/a2a/drop/claim", { body, parseAs: "text" }));
+    const r = obj(out);
+    return { agent: withAmounts(r["agent"] ?? null, DROP_AMOUNTS), apiKey: str(r["api_key"]), scope: str(r["scope"]) };
   }
 
   // ---- decision logging ----

@@ -59,3 +59,28 @@ export interface FundingConsent {
   primaryType: "Funding";
   message: { jobId: `0x${string}`; buyer: Address; providerTokenId: bigint; amount: bigint; deadline: bigint };
 }
+
+/** What the self wallet signs to mint the agent's registry token for the drop (POST /api/a2a/drop/mint). */
+export function mintMessage(chainId: number, agentWallet: string, selfWallet: string, owner: string, timestamp: number): string {
+  return `agentledger agent mint\nchain: ${chainId}\nagent: ${agentWallet}\nself_wallet: ${getAddress(selfWallet)}\nowner: ${getAddress(owner)}\ntimestamp: ${timestamp}`;
+}
+
+/** What the agent NFT's new owner signs to claim the agent after a sale. */
+export function claimMessage(chainId: number, agentWallet: string, tokenId: number, owner: string, timestamp: number): string {
+  return `agentledger agent claim\nchain: ${chainId}\nagent: ${agentWallet}\ntoken: ${tokenId}\nowner: ${getAddress(owner)}\ntimestamp: ${timestamp}`;
+}
+
+/** The marketplace's EIP-712 domain ("agentledger Marketplace", version 1). */
+export function marketplaceDomain(chainId: number, marketplace: string): { name: string; version: string; chainId: number; verifyingContract: Address } {
+  return { name: "agentledger Marketplace", version: "1", chainId, verifyingContract: getAddress(marketplace) };
+}
+
+export const OFFER_TYPES = {
+  Offer: [
+    { name: "listingId", type: "uint256" },
+    { name: "buyer", type: "address" },
+    { name: "price", type: "uint256" },
+    { name: "nonce", type: "uint256" },
+    { name: "deadline", type: "uint256" },
+  ],
+} as const;
