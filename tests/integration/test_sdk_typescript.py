@@ -182,6 +182,16 @@ def test_scenario(name: str, built: Path, live: Live) -> None:
     assert summary["scenario"] == name and summary["ok"] is True, summary
 
 
+def test_wallet_example(built: Path, live: Live) -> None:
+    """examples/wallet.ts: spend, compound, memory, brain, network against the service, amounts exact."""
+    got = json.loads(node("examples/wallet.ts", env=live.env).strip().splitlines()[-1])
+    assert got["spent"] == "12.345678" and got["balanceAfterSpend"] == "85.654322"
+    assert got["moved"] == "8.565432" and got["reinvested"] == "8.565432" and got["balance"] == "77.08889"
+    assert got["accounted"] == "98"  # what was credited: every micro-USDC is somewhere
+    assert got["memory"] == {"next": "shorts", "budget": 0.5, "tags": ["a", "b"]}
+    assert got["totalSold"] == 1 and got["networkAgents"] >= 1 and got["refused"] == "insufficient_balance"
+
+
 # ---- packaging --------------------------------------------------------------------------------------
 
 
