@@ -27,10 +27,7 @@ export function toMicro(value: AmountInput, what = "amount"): bigint {
   let text: string;
   if (typeof value === "number") {
     if (!Number.isFinite(value)) throw new AmountError(`${what}: ${value} is not a finite number`);
-    text = String(value); // the shortest text that reads back as this double
-    if (!DECIMAL_TEXT.test(text)) {
-      throw new AmountError(`${what}: ${text} is not exact to ${DECIMALS} decimals; pass a decimal string`);
-    }
+    text = String(value); // the shortest text that reads back as this double: checked below as any text
     // A double holds any 15 significant digits exactly: with more, its text may not be what was meant
     // (2 ** 53 + 0.5 prints as 9007199254740992).
     if (text.replace(/^-?0*/, "").replace(".", "").replace(/^0+/, "").length > 15) {
