@@ -11,6 +11,9 @@ run as TypeScript through Node 22's type stripping. Installed by `make sdk-ts` (
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import functools
+import hashlib
 import json
 import os
 import re
@@ -18,7 +21,7 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,11 +58,28 @@ def node(*args: str, cwd: Path = PACKAGE, env: dict[str, str] | None = None, tim
     return proc.stdout
 
 
+def source_digest() -> str:
+    """What dist/ is built from."""
+    digest = hashlib.sha256()
+    for path in sorted([*(PACKAGE / "src").rglob("*.ts"), PACKAGE / "tsconfig.json", PACKAGE / "package-lock.json"]):
+        digest.update(path.relative_to(PACKAGE).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
 @pytest.fixture(scope="module")
 def built() -> Path:
-    """The package compiled to dist/ (what its scripts and `npm pack` use), once for the module."""
-    shutil.rmtree(PACKAGE / "dist", ignore_errors=True)
-    node(str(TSC), "-p", "tsconfig.json")
+    """The package compiled to dist/ (what its scripts and `npm pack` use): once, under a lock, and only when
+    its sources changed, so pytest-xdist workers never rebuild it under each other's scripts."""
+    if not NODE.exists():
+        pytest.fail("the TypeScript SDK's tools are not installed: run `make sdk-ts` (part of `make test`)")
+    stamp = PACKAGE / "node_modules" / ".dist-source"
+    with (PACKAGE / "node_modules" / ".dist-lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        digest = source_digest()
+        if not stamp.exists() or stamp.read_text() != digest or not (PACKAGE / "dist" / "index.js").exists():
+            shutil.rmtree(PACKAGE / "dist", ignore_errors=True)
+            node(str(TSC), "-p", "tsconfig.json")
+            stamp.write_text(digest)
     return PACKAGE / "dist"
 
 
@@ -175,21 +195,20 @@ def test_every_scenario_has_a_script_or_is_listed_as_not_yet() -> None:
     assert scripts <= names, f"scripts of scenarios scenarios.json does not list: {sorted(scripts - names)}"
 
 
-@pytest.mark.parametrize("name", [n for n in scenario_names() if n not in NOT_YET])
-def test_scenario(name: str, built: Path, live: Live) -> None:
-    out = node(f"scenarios/{name}.ts", env=live.env)
+def scenario_passes(name: str, env: dict[str, str]) -> None:
+    out = node(f"scenarios/{name}.ts", env=env)
     summary: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
     assert summary["scenario"] == name and summary["ok"] is True, summary
 
 
-def test_wallet_example(built: Path, live: Live) -> None:
+def wallet_example_is_exact(env: dict[str, str]) -> None:
     """examples/wallet.ts: spend, compound, memory, brain, network against the service, amounts exact."""
-    got = json.loads(node("examples/wallet.ts", env=live.env).strip().splitlines()[-1])
-    assert got["spent"] == "12.345678" and got["balanceAfterSpend"] == "85.654322"
-    assert got["moved"] == "8.565432" and got["reinvested"] == "8.565432" and got["balance"] == "77.08889"
-    assert got["accounted"] == "98"  # what was credited: every micro-USDC is somewhere
-    assert got["memory"] == {"next": "shorts", "budget": 0.5, "tags": ["a", "b"]}
-    assert got["totalSold"] == 1 and got["networkAgents"] >= 1 and got["refused"] == "insufficient_balance"
+    got = json.loads(node("examples/wallet.ts", env=env).strip().splitlines()[-1])
+    assert got["spent"] == "12.345678" and got["balanceAfterSpend"] == "85.654322", got
+    assert got["moved"] == "8.565432" and got["reinvested"] == "8.565432" and got["balance"] == "77.08889", got
+    assert got["accounted"] == "98", got  # what was credited: every micro-USDC is somewhere
+    assert got["memory"] == {"next": "shorts", "budget": 0.5, "tags": ["a", "b"]}, got
+    assert got["totalSold"] == 1 and got["networkAgents"] >= 1 and got["refused"] == "insufficient_balance", got
 
 
 # ---- packaging --------------------------------------------------------------------------------------
@@ -202,9 +221,7 @@ def readme_quickstart() -> str:
     return found.group(1)
 
 
-def test_npm_pack_installs_in_an_empty_folder_and_runs_the_readme_quickstart(
-    built: Path, live: Live, tmp_path: Path
-) -> None:
+def packed_quickstart_runs(env: dict[str, str], tmp_path: Path) -> None:
     npm = ["npm"]  # the system's npm client (packing and installing do not need Node 22)
     pack = subprocess.run(
         [*npm, "pack", "--json", "--pack-destination", str(tmp_path)],
@@ -224,6 +241,33 @@ def test_npm_pack_installs_in_an_empty_folder_and_runs_the_readme_quickstart(
     )  # fmt: skip
     assert install.returncode == 0, install.stdout + install.stderr
     (app / "quickstart.ts").write_text(readme_quickstart())
-    out = node("quickstart.ts", cwd=app, env={"AGENTLEDGER_URL": live.env["AGENTLEDGER_URL"]})
+    out = node("quickstart.ts", cwd=app, env={"AGENTLEDGER_URL": env["AGENTLEDGER_URL"]})
     assert "ownerCut: '12.125', agentCut: '0.125', serviceCut: '0.25'" in out, out
     assert "totalEarned: '25', balance: '24.5', totalTransactions: 3" in out, out
+
+
+# ---- against one live service ------------------------------------------------------------------------
+
+
+def test_scenarios_examples_and_the_packed_quickstart_against_a_live_service(
+    built: Path, live: Live, tmp_path: Path
+) -> None:
+    """Every shared scenario (sdk/scenarios/scenarios.json) but NOT_YET, the wallet example, and the README
+    quickstart from the `npm pack` tarball installed into an empty folder. One test, so that pytest-xdist
+    never starts a second service for this module; every part runs, and each failure is reported."""
+    parts: dict[str, Callable[[], None]] = {
+        **{
+            f"scenario {n}": functools.partial(scenario_passes, n, live.env)
+            for n in scenario_names()
+            if n not in NOT_YET
+        },
+        "examples/wallet.ts": functools.partial(wallet_example_is_exact, live.env),
+        "npm pack + README quickstart": functools.partial(packed_quickstart_runs, live.env, tmp_path),
+    }
+    failed: dict[str, str] = {}
+    for name, part in parts.items():
+        try:
+            part()
+        except AssertionError as exc:
+            failed[name] = str(exc)
+    assert not failed, "\n\n".join(f"{name}: {why}" for name, why in failed.items())
