@@ -1,12 +1,13 @@
-"""The TypeScript SDK (sdk/typescript, npm @agentledger/sdk) on Node 22 from npm, against the real
-service: its generated types are those of the document the service serves, it passes strict tsc with
-its scenarios and examples, its own node tests pass (amounts, JSON, retries against a loopback server),
-every shared end-to-end scenario (sdk/scenarios/scenarios.json) has a TypeScript script that passes
-against one live service (the session anvil, the indexer following the chain), and `npm pack` gives a
-tarball that installs into an empty folder and runs the README's TypeScript quickstart.
+"""The TypeScript SDK (sdk/typescript, npm @agentledger/sdk) on Node 22 from npm: its generated types are
+those of the document the service serves; strict tsc passes on it, its scenarios, examples and tests; its
+node tests pass (amounts, JSON without floats, retries against a loopback server, proofs, webhook
+signatures); and against one live service (the session anvil, the indexer as its own process) every
+shared end-to-end scenario of sdk/scenarios/scenarios.json has a TypeScript script that passes (or is
+named in NOT_YET), the wallet example is exact, and the `npm pack` tarball installs into an empty folder
+and runs the README's TypeScript quickstart.
 
-The package is compiled once per module (tsc on the sources, tsc --noEmit on the scripts); the scripts
-run as TypeScript through Node 22's type stripping. Installed by `make sdk-ts` (part of `make test`)."""
+The package is compiled once (tsc on the sources; tsc --noEmit on the scripts); the scripts run as
+TypeScript through Node 22's type stripping. Installed by `make sdk-ts` (part of `make test`)."""
 
 from __future__ import annotations
 
