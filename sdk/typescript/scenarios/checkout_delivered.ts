@@ -36,7 +36,11 @@ await run("checkout_delivered", async () => {
   try {
     const seller = await linkedProvider(url, "seller");
     const item = await seller.ledger.createItem({ title: "Market report", tier: "standard", agentId: seller.wallet });
+    const catalogue = await seller.ledger.listItems({ provider: seller.wallet });
+    equal(catalogue.data.map((i) => [i.id, i.price]), [[item.id, item.price]], "the provider's catalogue, its price a decimal string");
     const buyer = await newAgent(url, "buyer");
+    const dropped = await buyer.ledger.createCheckoutSession({ items: [{ id: item.id }] });
+    equal((await buyer.ledger.cancelCheckoutSession(dropped.id)).status, "cancelled", "a session not wanted is cancelled");
     const info = await buyer.ledger.serviceInfo();
     const chain = createPublicClient({ transport: http(rpcUrl) });
     const usdc = getAddress(info.usdc);

@@ -588,6 +588,12 @@ export class AgentLedger {
     return withAmounts(body, PRICE);
   }
 
+  /** The catalogue, oldest first (public); `provider`: one provider's agent wallet. */
+  async listItems(query: { provider?: string; after?: string; limit?: number } = {}): Promise<{ data: Item[]; has_more: boolean }> {
+    const { body } = await answer(this.api.GET("/api/acp/items", { params: { query: queryOf(query) }, parseAs: "text" }));
+    return withAmounts(body, PRICE);
+  }
+
   /** Acknowledge a new order (signed by the provider's self wallet). */
   acknowledgeOrder(orderId: string, selfWallet: Account): Promise<OrderMove> {
     return this.orderMove(orderId, "acknowledge", selfWallet);
@@ -699,6 +705,16 @@ export class AgentLedger {
   async getCheckoutSession(sessionId: string): Promise<CheckoutSession> {
     const { body } = await answer(
       this.api.GET("/api/acp/checkout_sessions/{session_id}", { params: { path: { session_id: sessionId } }, parseAs: "text" }),
+    );
+    return body as unknown as CheckoutSession;
+  }
+
+  /** Cancel a session that is not paid yet. */
+  async cancelCheckoutSession(sessionId: string, options?: CallOptions): Promise<CheckoutSession> {
+    const key = idem(options);
+    const { body } = await answer(
+      this.api.POST("/api/acp/checkout_sessions/{session_id}/cancel", { params: { path: { session_id: sessionId }, ...headers(key) }, parseAs: "text" }),
+      key,
     );
     return body as unknown as CheckoutSession;
   }
