@@ -170,6 +170,9 @@ def test_strict_tsc_on_the_package_its_scenarios_and_examples(built: Path) -> No
     assert readme_quickstart() == (PACKAGE / "examples" / "quickstart.ts").read_text()
     node(str(TSC), "-p", "tsconfig.check.json")
     assert (built / "index.js").exists() and (built / "index.d.ts").exists()
+    # for browsers too: nothing of Node's in what the package ships (fetch, WebCrypto, TextEncoder only)
+    for js in built.rglob("*.js"):
+        assert not re.search(r"""from ["']node:|\bprocess\.|\bBuffer\b|require\(""", js.read_text()), js
 
 
 def test_node_tests(built: Path) -> None:
