@@ -30,9 +30,9 @@ const server = createServer((req: IncomingMessage, res: ServerResponse) => {
       req.socket.destroy();
       return;
     }
-    if (fault === "503" || fault === "429") {
-      res.writeHead(Number(fault), { "Content-Type": "application/json", "Retry-After": "0" });
-      res.end(JSON.stringify({ type: "service_error", code: fault === "429" ? "rate_limited" : "database_unavailable", message: "later", param: null }));
+    if (fault === "503" || fault === "429" || fault === "429-long") {
+      res.writeHead(fault === "503" ? 503 : 429, { "Content-Type": "application/json", "Retry-After": fault === "429-long" ? "120" : "0" });
+      res.end(JSON.stringify({ type: "service_error", code: fault === "503" ? "database_unavailable" : "rate_limited", message: "later", param: null }));
       return;
     }
     if (req.url === "/api/agents/spend") {
@@ -98,4 +98,15 @@ test("errors are typed by the API's code; retries give up after `retries`", asyn
   assert.ok(limited instanceof RateLimitError);
   assert.equal(limited.retryAfter, 0);
   assert.equal(faults.length, 0);
+});
+
+test("a Retry-After longer than maxRetryWaitMs is not waited out: the error says how long", async () => {
+  seen.length = 0;
+  faults.push("429-long");
+  const err = await new AgentLedger({ baseUrl: base, apiKey: "aglk_" + "0".repeat(32), maxRetryWaitMs: 60_000 })
+    .earn("agl_000000000001", "1")
+    .catch((e: unknown) => e);
+  assert.ok(err instanceof RateLimitError);
+  assert.equal(err.retryAfter, 120);
+  assert.equal(seen.length, 1); // not retried
 });
