@@ -72,6 +72,9 @@ await run("checkout_delivered", async () => {
     check(listed.data.some((o) => o["id"] === order.id), "the order is in the provider's list");
     equal((await seller.ledger.acknowledgeOrder(order.id, seller.selfWallet)).status, "acknowledged", "acknowledged");
     equal((await seller.ledger.startOrder(order.id, seller.selfWallet)).status, "in_progress", "started");
+    const raw = new Uint8Array(300_000).map((_, i) => i % 251); // bytes, as multipart/form-data (> 256 KiB: two chunks)
+    const file = await seller.ledger.uploadDeliverable(order.id, seller.selfWallet, raw, "report.bin");
+    equal(file.size, raw.length, "the file's size as stored");
     const up = await seller.ledger.uploadDeliverable(order.id, seller.selfWallet, { title: "Market report", findings: ["demand is up"], n: 3 });
     const done = await seller.ledger.completeOrder(order.id, order.service_job_id, up.cid, seller.selfWallet);
     check(["completed", "released"].includes(done.status), `completed (${done.status})`);
