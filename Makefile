@@ -20,8 +20,12 @@ JQ        := /usr/bin/jq
 # The MCP server's test tools (Node 22 from npm, the MCP conformance suite, the MCP Inspector CLI):
 # their own package.json, installed for the tests only (make run does not need them).
 MCP_NPM_OK := tools/mcp/node_modules/.installed
+# The TypeScript SDK (sdk/typescript, npm @agentledger/sdk): its own package.json and lock, with Node 22 from
+# npm for its tests.
+SDK_TS     := sdk/typescript
+SDK_TS_OK  := $(SDK_TS)/node_modules/.installed
 
-.PHONY: install postgresql compile run reset docs docs-check test test-postgresql lint typecheck slither pytest conformance mcp-tools bench gas clean
+.PHONY: install postgresql compile run reset docs docs-check test test-postgresql lint typecheck slither pytest conformance mcp-tools sdk-ts sdk-types bench gas clean
 
 install: $(PY_OK) $(NPM_OK) $(VENDOR_OK) postgresql
 
@@ -92,7 +96,7 @@ typecheck: install
 TEST_WORKERS ?= 2
 PG_SUITE := AGENTLEDGER_TEST_BACKEND=postgresql $(PY) -m pytest -n $(TEST_WORKERS) tests/integration
 
-pytest: compile $(CHROMIUM) $(JQ) $(MCP_NPM_OK)
+pytest: compile $(CHROMIUM) $(JQ) $(MCP_NPM_OK) $(SDK_TS_OK)
 	$(PY) -m pytest -n $(TEST_WORKERS)
 	$(PG_SUITE)
 
@@ -103,6 +107,19 @@ $(MCP_NPM_OK): tools/mcp/package.json tools/mcp/package-lock.json
 	@# the system Node may be older); npm skips its install script, the binary works without it.
 	cd tools/mcp && npm install --no-audit --no-fund --no-save
 	touch $@
+
+sdk-ts: $(SDK_TS_OK)
+
+$(SDK_TS_OK): $(SDK_TS)/package.json $(SDK_TS)/package-lock.json
+	cd $(SDK_TS) && npm ci --no-audit --no-fund
+	touch $@
+
+# The SDK's types, regenerated from the document the service serves (tests/integration/test_sdk_typescript.py
+# fails when the checked-in ones differ).
+sdk-types: install $(SDK_TS_OK)
+	$(PY) -m scripts.openapi_document > $(SDK_TS)/openapi.json.tmp
+	cd $(SDK_TS) && node_modules/node/bin/node scripts/generate.mjs openapi.json.tmp src/generated
+	rm -f $(SDK_TS)/openapi.json.tmp
 
 # The MCP conformance suite's server scenarios and the Inspector CLI against the running service.
 conformance: install $(MCP_NPM_OK)
@@ -123,7 +140,7 @@ test: lint typecheck slither docs-check pytest
 
 # The integration suite with every SQLite file a test opens on PostgreSQL instead (tests/pg_redirect.py;
 # the few tests of SQLite's own machinery are deselected with their reason); the second half of `make test`.
-test-postgresql: compile $(CHROMIUM) $(JQ) $(MCP_NPM_OK)
+test-postgresql: compile $(CHROMIUM) $(JQ) $(MCP_NPM_OK) $(SDK_TS_OK)
 	$(PG_SUITE)
 
 bench: compile
