@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.docs_examples import blocks, chains, hand_written_pages, unmarked_blocks
+from tests.docs_examples import README, blocks, chains, hand_written_pages, unmarked_blocks
 
 
-def test_every_block_of_a_hand_written_page_is_marked_example_or_illustration() -> None:
-    assert unmarked_blocks(hand_written_pages()) == []
+def test_every_block_of_a_hand_written_page_and_the_readme_is_marked_example_or_illustration() -> None:
+    assert unmarked_blocks([*hand_written_pages(), README]) == []
 
 
 def test_the_marks_are_read_with_their_chain_file_and_expectation(tmp_path: Path) -> None:
