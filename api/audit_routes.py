@@ -182,4 +182,4 @@ OPERATIONS: list[Operation] = [
 ]
 
 #: The transparency log's reads; its daily anchoring is the runtime's job (api.app, anchor_daily).
-FEATURE = Feature("audit", tuple(OPERATIONS))
+FEATURE = Feature("audit", tuple(OPERATIONS), toolset="decisions")

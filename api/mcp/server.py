@@ -24,7 +24,7 @@ from typing import Any
 
 import mcp_types as t
 from mcp import UriTemplate
-from mcp.server import Server
+from mcp.server import InitializationOptions, NotificationOptions, Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
@@ -33,6 +33,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from api.auth import AuthError
 from api.errors import answer_unexpected
 from api.http import iso
+from api.mcp import toolsets
 from api.mcp.tools import (
     CONTENT_TEMPLATE,
     META,
@@ -42,6 +43,7 @@ from api.mcp.tools import (
     build_resources,
     build_tools,
     canonical_arguments,
+    check_arguments,
     content_uri,
     is_linked,
     to_call,
@@ -55,14 +57,16 @@ from core.idempotency import check_key
 from core.keys import Caller
 from core.money import usdc_text
 from core.services import Services
+from core.store import mcp_toolsets as toolset_store
 
 log = logging.getLogger("agentledger.mcp")
 
 #: The API's version (api.openapi.API_VERSION; a test holds them equal).
 SERVER_VERSION = "1.0.0"
-#: ASGI scope keys the bridge fills in.
+#: ASGI scope keys the bridge fills in (TOOLSETS: the toolsets the request named, api.mcp.toolsets).
 CALLER = "agentledger.caller"
 BASE_URL = "agentledger.base_url"
+TOOLSETS = "agentledger.toolsets"
 #: Request `_meta` key of a client's own Idempotency-Key for a plain (not quoted) idempotent tool.
 IDEMPOTENCY_META = META + "idempotencyKey"
 #: Resource not found: -32002 was 2025-11-25's recommendation, 2026-07-28 uses invalid params.
@@ -83,6 +87,7 @@ INSTRUCTIONS = (
 )
 
 Ctx = ServerRequestContext[Any, Any]
+DISCOVERY = {tool.name: tool for tool in toolsets.DISCOVERY_TOOLS}
 
 
 def _scope(ctx: Ctx) -> Mapping[str, Any]:
@@ -98,6 +103,15 @@ def caller_of(ctx: Ctx) -> Caller | None:
 
 def base_of(ctx: Ctx) -> str:
     return str(_scope(ctx).get(BASE_URL, ""))
+
+
+def _session_id(ctx: Ctx) -> str | None:
+    """The 2025-11-25 session of the request (none on 2026-07-28, which has no session)."""
+    if _modern(ctx):
+        return None
+    headers = getattr(ctx.request, "headers", None)
+    found = headers.get("mcp-session-id") if headers is not None else None
+    return found if isinstance(found, str) and found else None
 
 
 def _modern(ctx: Ctx) -> bool:
@@ -243,23 +257,113 @@ class Tools:
         self.services = services
         self.tools: dict[str, ToolSpec] = build_tools(rows)
         self.resources: list[ResourceSpec] = build_resources(rows)
+        self.listen_hub = toolsets.ListenHub(self._enabled_for_key)
+
+    # -- toolsets --
+
+    async def _enabled(self, holder: str | None) -> frozenset[str]:
+        if holder is None:
+            return frozenset()
+        return await self.services.reads.run(lambda db: toolset_store.enabled(db, holder))
+
+    async def _enabled_for_key(self, key_hash: str) -> frozenset[str]:
+        return await self._enabled("key:" + key_hash)
+
+    def _holder(self, ctx: Ctx) -> str | None:
+        return toolsets.holder(caller_of(ctx), _session_id(ctx))
+
+    def _chosen(self, ctx: Ctx) -> frozenset[str]:
+        explicit = _scope(ctx).get(TOOLSETS)
+        return toolsets.chosen(explicit if isinstance(explicit, frozenset) else None, caller_of(ctx))
+
+    async def selection(self, ctx: Ctx) -> frozenset[str]:
+        """What this request lists: its chosen toolsets (or default tools) and those enabled for it."""
+        return self._chosen(ctx) | await self._enabled(self._holder(ctx))
+
+    async def _in_selection(self, ctx: Ctx, spec: ToolSpec) -> bool:
+        if toolsets.includes(self._chosen(ctx), spec.op):
+            return True  # no read: the common case
+        return toolsets.includes(await self.selection(ctx), spec.op)
+
+    async def _list_toolsets(self, ctx: Ctx) -> t.CallToolResult:
+        caller = caller_of(ctx)
+        selection = await self.selection(ctx)
+        visible = [(s.op, 1) for s in self.tools.values() if s.visible_to(caller)]
+        body = {"toolsets": toolsets.overview(visible, selection)}
+        return t.CallToolResult(content=[t.TextContent(type="text", text=json.dumps(body))], structured_content=body)
+
+    async def _enable_toolset(self, ctx: Ctx, args: Mapping[str, Any]) -> t.CallToolResult:
+        check_arguments(args)
+        toolset = toolsets.toolset_argument(args)
+        holder = self._holder(ctx)
+        if holder is None:
+            raise AuthError(
+                "missing_api_key",
+                "without a key there is nothing to hold enabled toolsets: name them in the URL (?toolsets=...)",
+            )
+        before = await self.selection(ctx)
+        now = self.services.clock()
+        await self.services.writer.run(lambda conn: toolset_store.enable(conn, holder, toolset, now))
+        added = [s.name for s in self.tools.values() if s.op.toolset == toolset and s.visible_to(caller_of(ctx))]
+        changed = not all(toolsets.includes(before, self.tools[name].op) for name in added)
+        if changed:
+            await self._tools_changed(ctx, holder)
+        body = {"toolset": toolset, "enabled": True, "tools": added, "listChanged": changed}
+        return t.CallToolResult(content=[t.TextContent(type="text", text=json.dumps(body))], structured_content=body)
+
+    async def _tools_changed(self, ctx: Ctx, holder: str) -> None:
+        """notifications/tools/list_changed where the revision delivers it: on 2025-11-25 on the call's
+        own stream, before its answer; on 2026-07-28 on the key's subscriptions/listen streams."""
+        if _modern(ctx):
+            caller = caller_of(ctx)
+            if caller is not None:
+                await self.listen_hub.changed(caller.key_hash, await self._enabled(holder))
+            return
+        await ctx.session.send_notification(t.ToolListChangedNotification(), related_request_id=ctx.request_id)
+
+    async def listen(self, ctx: Ctx, params: t.SubscriptionsListenRequestParams) -> t.SubscriptionsListenResult:
+        caller = caller_of(ctx)
+        if caller is None:
+            raise MCPError(
+                code=t.INVALID_REQUEST, message="subscriptions/listen needs an API key (Authorization: Bearer)"
+            )
+        return await self.listen_hub.listen(caller.key_hash, ctx, params)
 
     # -- tools --
 
     async def list_tools(self, ctx: Ctx, params: t.PaginatedRequestParams | None) -> t.ListToolsResult:
         caller = caller_of(ctx)
-        return t.ListToolsResult(tools=[s.tool for s in self.tools.values() if s.visible_to(caller)])
+        selection = await self.selection(ctx)
+        listed = [s.tool for s in self.tools.values() if s.visible_to(caller) and toolsets.includes(selection, s.op)]
+        return t.ListToolsResult(tools=[*toolsets.DISCOVERY_TOOLS, *listed])
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
+        if name in DISCOVERY:
+            return DISCOVERY[name].input_schema
         spec = self.tools.get(name)
         return None if spec is None else spec.tool.input_schema
 
     async def call_tool(self, ctx: Ctx, params: t.CallToolRequestParams) -> t.CallToolResult | t.InputRequiredResult:
+        args = params.arguments or {}
+        if params.name in DISCOVERY:
+            try:
+                if params.name == toolsets.LIST_TOOLSETS:
+                    return await self._list_toolsets(ctx)
+                return await self._enable_toolset(ctx, args)
+            except ServiceError as exc:
+                return tool_error(exc)
         spec = self.tools.get(params.name)
         if spec is None:
             raise MCPError(code=t.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
-        args = params.arguments or {}
         try:
+            if not await self._in_selection(ctx, spec):
+                raise ServiceError(
+                    400,
+                    "toolset_not_enabled",
+                    f"{spec.name} is in the toolset {spec.op.toolset!r}, not enabled here: "
+                    f"call enable_toolset {{toolset: {spec.op.toolset!r}}} first",
+                    param="name",
+                )
             if spec.kind == "quote":
                 return await self._quote(ctx, spec, args)
             if spec.kind == "execute":
@@ -472,10 +576,25 @@ def _elicits(ctx: Ctx) -> bool:
     return bool(caps is not None and caps.elicitation is not None)
 
 
+class _Server(Server[Any]):
+    """The SDK's server, telling 2025-11-25 clients at initialize that the tool list changes
+    (enable_toolset); on 2026-07-28 the SDK derives listChanged from the listen handler served."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions
+        )
+
+
 def build_server(tools: Tools, *, request_state_keys: list[bytes] | None = None) -> Server[Any]:
     """The SDK server over `tools`. requestState (2026-07-28 confirmations) is sealed with
     `request_state_keys` (AES-GCM), else with a key of this process alone."""
-    server: Server[Any] = Server(
+    server: Server[Any] = _Server(
         "agentledger",
         version=SERVER_VERSION,
         title="agentledger",
@@ -486,6 +605,7 @@ def build_server(tools: Tools, *, request_state_keys: list[bytes] | None = None)
         on_list_resource_templates=tools.list_templates,
         on_read_resource=tools.read_resource,
         get_tool_input_schema=tools.input_schema,
+        on_subscriptions_listen=tools.listen,
     )
     security = RequestStateSecurity(keys=request_state_keys) if request_state_keys else RequestStateSecurity.ephemeral()
     server.middleware.append(RequestStateBoundary(security, default_audience="agentledger"))
