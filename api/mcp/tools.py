@@ -299,13 +299,15 @@ def _tool(op: Operation, kind: ToolKind) -> t.Tool:
 
 
 def build_tools(table: Iterable[Operation]) -> dict[str, ToolSpec]:
-    """Every tool of `table`, by name; ValueError for a row without `run` or a name used twice."""
+    """Every tool of `table`, by name; ValueError for a row without `run` or a toolset, or a name used twice."""
     tools: dict[str, ToolSpec] = {}
     for op in table:
         if op.alias_of:
             continue
         if op.run is None:
             raise ValueError(f"{op.operation_id} has no run: it cannot be a tool")
+        if op.toolset is None:
+            raise ValueError(f"{op.operation_id} names no MCP toolset (nor does its feature)")
         if op.content_fields and op.quote is None:
             raise ValueError(f"{op.operation_id}: content_fields are kept with a quote: the row needs one")
         kinds: tuple[ToolKind, ...] = ("quote", "execute") if op.quote is not None else ("call",)
