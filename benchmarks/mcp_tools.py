@@ -41,9 +41,11 @@ async def listed(url: str, key: str, mode: str, toolsets: str | None) -> tuple[i
     """(tools, characters of the list, seconds to connect + list) for one new client."""
     started = time.perf_counter()
     target = url if toolsets is None else f"{url}?toolsets={toolsets}"
-    async with create_mcp_http_client(headers={"Authorization": f"Bearer {key}"}) as http:
-        async with Client(streamable_http_client(target, http_client=http), mode=mode) as client:
-            tools = (await client.list_tools()).tools
+    async with (
+        create_mcp_http_client(headers={"Authorization": f"Bearer {key}"}) as http,
+        Client(streamable_http_client(target, http_client=http), mode=mode) as client,
+    ):
+        tools = (await client.list_tools()).tools
     seconds = time.perf_counter() - started
     dumped = [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
     return len(tools), len(json.dumps({"tools": dumped})), seconds

@@ -82,7 +82,7 @@ def test_the_list_as_served_fits_its_budget(tmp_path: Path, mode: str) -> None:
                 every = (await client.list_tools()).tools
         default_chars, default_each = sizes(default)
         all_chars, all_each = sizes(every)
-        assert CORE_LOOP <= set(default_each) and len(default) <= DEFAULT_MAX_TOOLS, sorted(default_each)
+        assert set(default_each) >= CORE_LOOP and len(default) <= DEFAULT_MAX_TOOLS, sorted(default_each)
         assert default_chars <= DEFAULT_MAX_CHARS, default_chars
         assert all_chars <= ALL_MAX_CHARS, all_chars
         assert len(every) == len(build_tools(OPERATIONS)) + 2
