@@ -33,7 +33,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from api.auth import AuthError
 from api.errors import answer_unexpected
 from api.http import iso
-from api.mcp import toolsets
+from api.mcp import agent_context, toolsets
 from api.mcp.tools import (
     CONTENT_TEMPLATE,
     META,
@@ -258,6 +258,8 @@ class Tools:
         self.tools: dict[str, ToolSpec] = build_tools(rows)
         self.resources: list[ResourceSpec] = build_resources(rows)
         self.listen_hub = toolsets.ListenHub(self._enabled_for_key)
+        #: The agent resources need the wallets' balance row (an app without that feature has none).
+        self._balance_row = next((op for op in rows if op.operation_id == agent_context.BALANCE_OPERATION), None)
 
     # -- toolsets --
 
@@ -320,6 +322,24 @@ class Tools:
                 await self.listen_hub.changed(caller.key_hash, await self._enabled(holder))
             return
         await ctx.session.send_notification(t.ToolListChangedNotification(), related_request_id=ctx.request_id)
+
+    # -- prompts --
+
+    async def list_prompts(self, ctx: Ctx, params: t.PaginatedRequestParams | None) -> t.ListPromptsResult:
+        return t.ListPromptsResult(prompts=[prompt for prompt, _text in agent_context.PROMPTS.values()])
+
+    async def get_prompt(self, ctx: Ctx, params: t.GetPromptRequestParams) -> t.GetPromptResult:
+        try:
+            check_arguments(params.arguments or {})
+            prompt, text = agent_context.prompt_text(params.name, params.arguments)
+        except ServiceError as exc:
+            raise MCPError(
+                code=t.INVALID_PARAMS, message=f"{exc.code}: {exc.message}", data={"error": exc.shape()}
+            ) from exc
+        return t.GetPromptResult(
+            description=prompt.description,
+            messages=[t.PromptMessage(role="user", content=t.TextContent(type="text", text=text))],
+        )
 
     async def listen(self, ctx: Ctx, params: t.SubscriptionsListenRequestParams) -> t.SubscriptionsListenResult:
         caller = caller_of(ctx)
@@ -506,19 +526,45 @@ class Tools:
 
     async def list_resources(self, ctx: Ctx, params: t.PaginatedRequestParams | None) -> t.ListResourcesResult:
         caller = caller_of(ctx)
-        return t.ListResourcesResult(
-            resources=[s.resource() for s in self.resources if not s.is_template and self._visible(s, caller)]
-        )
+        listed = [s.resource() for s in self.resources if not s.is_template and self._visible(s, caller)]
+        if caller is not None and caller.has_scope("read") and self._balance_row is not None:
+            agents = await self.services.reads.run(lambda db: agent_context.caller_agents(db, caller))
+            listed += agent_context.resources_of(agents)
+        return t.ListResourcesResult(resources=listed)
 
     async def list_templates(self, ctx: Ctx, params: t.PaginatedRequestParams | None) -> t.ListResourceTemplatesResult:
         caller = caller_of(ctx)
         listed = [s.template() for s in self.resources if s.is_template and self._visible(s, caller)]
         if caller is not None and any(s.op.content_fields for s in self.tools.values()):
             listed.append(CONTENT_RESOURCE)
+        if caller is not None and self._balance_row is not None:
+            listed += agent_context.TEMPLATES
         return t.ListResourceTemplatesResult(resource_templates=listed)
+
+    async def _agent_resource(self, ctx: Ctx, uri: str, kind: str, wallet: str) -> t.ReadResourceResult:
+        """The caller agent's balance (its row's answer) or recent ledger."""
+        caller = agent_context.require_read(caller_of(ctx))
+        op = self._balance_row
+        if kind == "balance" and op is not None:
+            reply = await invoke(self.services, op, to_call(op, {"agentId": wallet}, caller=caller, base_url=""))
+            text = reply.body.decode()
+        else:
+            text = await self.services.reads.run(lambda db: agent_context.ledger_json(db, caller, wallet))
+        return t.ReadResourceResult(contents=[t.TextResourceContents(uri=uri, mime_type="application/json", text=text)])
 
     async def read_resource(self, ctx: Ctx, params: t.ReadResourceRequestParams) -> t.ReadResourceResult:
         uri = str(params.uri)
+        mine = agent_context.match(uri) if self._balance_row is not None else None
+        if mine is not None:
+            try:
+                return await self._agent_resource(ctx, uri, *mine)
+            except ServiceError as exc:
+                if exc.status != 404:
+                    raise MCPError(
+                        code=t.INVALID_PARAMS, message=f"{exc.code}: {exc.message}", data={"error": exc.shape()}
+                    ) from exc
+                code = t.INVALID_PARAMS if _modern(ctx) else RESOURCE_NOT_FOUND_LEGACY
+                raise MCPError(code=code, message="Resource not found", data={"uri": uri}) from exc
         kept = UriTemplate.parse(CONTENT_TEMPLATE).match(uri)
         caller = caller_of(ctx)
         if kept is not None and caller is not None:
@@ -606,6 +652,8 @@ def build_server(tools: Tools, *, request_state_keys: list[bytes] | None = None)
         on_read_resource=tools.read_resource,
         get_tool_input_schema=tools.input_schema,
         on_subscriptions_listen=tools.listen,
+        on_list_prompts=tools.list_prompts,
+        on_get_prompt=tools.get_prompt,
     )
     security = RequestStateSecurity(keys=request_state_keys) if request_state_keys else RequestStateSecurity.ephemeral()
     server.middleware.append(RequestStateBoundary(security, default_audience="agentledger"))
