@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -221,3 +222,32 @@ def test_the_default_list_keeps_the_money_and_request_rules(tmp_path: Path, mode
             assert error_code(bad) == "invalid_string" and error_code(extra) == "unknown_field"
 
     run(body())
+
+
+def test_the_readme_counts_are_the_servers() -> None:
+    """The README's MCP section states the counts the code makes (the test fails when a row moves)."""
+    text = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    tools = build_tools(OPERATIONS)
+    discovery = 2
+    stated = re.search(r"The (\d+) tools are in (\d+) toolsets, each row in one \(.*?\): (.*?)\. A session", text)
+    assert stated is not None, "the README's toolsets sentence"
+    assert (int(stated[1]), int(stated[2])) == (len(tools), len(TOOLSETS))
+    per_toolset = dict(re.findall(r"`(\w+)` (\d+)", stated[3]))
+    assert per_toolset == {ts: str(len(toolset_tools(ts))) for ts in TOOLSETS}
+    default = [spec for spec in tools.values() if spec.op.mcp_default]
+    default_rows = {spec.op.operation_id for spec in default}
+    public = [spec for spec in tools.values() if spec.visible_to(None)]
+    counts = re.search(
+        r"the (\d+) rows marked `mcp_default` .*?, so (\d+) tools with .*? with no key the default is (\d+) tools, "
+        r"`all` (\d+)\.",
+        text,
+    )
+    assert counts is not None, "the README's default sentence"
+    assert [int(n) for n in counts.groups()] == [
+        len(default_rows),
+        len(default) + discovery,
+        len([s for s in public if s.op.mcp_default]) + discovery,
+        len(public) + discovery,
+    ]
+    inspector = re.search(r"no key: the (\d+) public tools", text)
+    assert inspector is not None and int(inspector[1]) == len(public) + discovery
