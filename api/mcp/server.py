@@ -82,9 +82,10 @@ INSTRUCTIONS = (
     "agentledger: USDC wallets, escrow checkout and tamper-evident decision logging for agents. Every REST "
     "operation is a tool with the same arguments and answers, in toolsets: this session lists the ones it chose "
     "(?toolsets=, else the compact default); list_toolsets shows them all, enable_toolset adds one. Send "
-    "'Authorization: Bearer aglk_...' (a key from register_agent or create_key) to see the private tools; a key may be limited to scopes (read, log, spend, "
-    "admin) and a daily USDC cap. Tools that move money are two steps: quote_<tool> says what would move and "
-    "gives a quote_id; <tool> {quote_id} executes it, and a retry of the same quote never moves money twice."
+    "'Authorization: Bearer aglk_...' (a key from register_agent or create_key) to see the private tools; a key "
+    "may be limited to scopes (read, log, spend, admin) and a daily USDC cap. Tools that move money are two "
+    "steps: quote_<tool> says what would move and gives a quote_id; <tool> {quote_id} executes it, and a retry "
+    "of the same quote never moves money twice."
 )
 
 Ctx = ServerRequestContext[Any, Any]
