@@ -58,6 +58,7 @@ from core.keys import Caller
 from core.money import usdc_text
 from core.services import Services
 from core.store import mcp_toolsets as toolset_store
+from core.store.types import Conn
 
 log = logging.getLogger("agentledger.mcp")
 
@@ -307,7 +308,12 @@ class Tools:
             )
         before = await self.selection(ctx)
         now = self.services.clock()
-        await self.services.writer.run(lambda conn: toolset_store.enable(conn, holder, toolset, now))
+
+        def enable(conn: Conn) -> None:
+            toolset_store.purge_sessions(conn, now - toolsets.SESSION_ROWS_SECONDS)
+            toolset_store.enable(conn, holder, toolset, now)
+
+        await self.services.writer.run(enable)
         added = [s.name for s in self.tools.values() if s.op.toolset == toolset and s.visible_to(caller_of(ctx))]
         changed = not all(toolsets.includes(before, self.tools[name].op) for name in added)
         if changed:

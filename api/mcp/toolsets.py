@@ -128,6 +128,9 @@ def overview(ops_visible: Iterable[tuple[Operation, int]], enabled: frozenset[st
     ]
 
 
+#: How long what a 2025-11-25 session enabled is kept (sessions end when idle for 10 minutes; the rows of
+#: the ones gone are dropped when a toolset is next enabled).
+SESSION_ROWS_SECONDS = 7 * 86400
 #: How often a process's open listen streams look for toolsets another process enabled for their key.
 WATCH_SECONDS = 1.0
 

@@ -16,3 +16,8 @@ def enable(conn: Conn, holder: str, toolset: str, now: float) -> None:
 def enabled(conn: Conn, holder: str) -> frozenset[str]:
     rows = conn.execute("SELECT toolset FROM mcp_enabled_toolsets WHERE holder = ?", (holder,)).fetchall()
     return frozenset(str(row[0]) for row in rows)
+
+
+def purge_sessions(conn: Conn, enabled_before: float) -> None:
+    """Drop what 2025-11-25 sessions enabled before `enabled_before` (a key's own rows stay)."""
+    conn.execute("DELETE FROM mcp_enabled_toolsets WHERE holder LIKE 'session:%' AND enabled_at < ?", (enabled_before,))

@@ -18,8 +18,11 @@ import mcp_types as t
 import pytest
 
 from api.mcp.tools import build_tools
+from api.mcp.toolsets import SESSION_ROWS_SECONDS
 from api.operation import TOOLSETS
 from api.operation_table import OPERATIONS
+from core.store import mcp_toolsets as toolset_store
+from core.store import transaction
 from tests.integration.mcp_kit import MODES, error_code, mcp, service
 
 pytestmark = pytest.mark.timeout(120)
@@ -140,6 +143,10 @@ def test_enable_toolset_on_2025_11_25_belongs_to_the_session(tmp_path: Path) -> 
     async def body() -> None:
         async with service(tmp_path) as svc:
             key, wallet, _ = await svc.account()
+            stale = svc.clock.now - SESSION_ROWS_SECONDS - 1
+            with transaction(svc.db):  # a session long gone, and a key's own (kept)
+                toolset_store.enable(svc.db, "session:gone", "drop", stale)
+                toolset_store.enable(svc.db, "key:old", "drop", stale)
             heard: list[Any] = []
 
             async def on_message(message: Any) -> None:
@@ -156,6 +163,8 @@ def test_enable_toolset_on_2025_11_25_belongs_to_the_session(tmp_path: Path) -> 
                 overview = await client.call_tool("list_toolsets", {})
             other_session = await names(svc.url, key, "legacy", None)
             del wallet
+            kept = (toolset_store.enabled(svc.db, "session:gone"), toolset_store.enabled(svc.db, "key:old"))
+        assert kept == (frozenset(), frozenset({"drop"})), "a gone session's rows are dropped, a key's kept"
         assert not before & toolset_tools("checkout")
         rows = {row["name"]: row for row in listed.structured_content["toolsets"]}  # type: ignore[index]
         assert set(rows) == set(TOOLSETS) and not rows["checkout"]["enabled"]
