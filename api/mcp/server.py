@@ -293,7 +293,7 @@ class Tools:
     async def _list_toolsets(self, ctx: Ctx) -> t.CallToolResult:
         caller = caller_of(ctx)
         selection = await self.selection(ctx)
-        visible = [(s.op, 1) for s in self.tools.values() if s.visible_to(caller)]
+        visible = [s.op for s in self.tools.values() if s.visible_to(caller)]
         body = {"toolsets": toolsets.overview(visible, selection)}
         return t.CallToolResult(content=[t.TextContent(type="text", text=json.dumps(body))], structured_content=body)
 

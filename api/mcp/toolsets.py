@@ -115,13 +115,13 @@ def toolset_argument(arguments: Mapping[str, Any]) -> Toolset:
     raise ServiceError(400, "unknown_toolset", f"toolset: one of {', '.join(TOOLSETS)}", param="toolset")
 
 
-def overview(ops_visible: Iterable[tuple[Operation, int]], enabled: frozenset[str]) -> list[dict[str, Any]]:
+def overview(visible: Iterable[Operation], enabled: frozenset[str]) -> list[dict[str, Any]]:
     """list_toolsets' answer: per toolset its name, description, whether this session lists it whole,
-    and how many tools it has for this caller (`ops_visible`: each visible row and its tool count)."""
+    and how many tools it has for this caller (`visible`: the row of each tool the caller may see)."""
     counts: dict[str, int] = dict.fromkeys(TOOLSETS, 0)
-    for op, n in ops_visible:
+    for op in visible:
         if op.toolset is not None:
-            counts[op.toolset] += n
+            counts[op.toolset] += 1
     return [
         {"name": name, "description": DESCRIPTIONS[name], "enabled": name in enabled, "tools": counts[name]}
         for name in TOOLSETS
