@@ -20,4 +20,7 @@ def enabled(conn: Conn, holder: str) -> frozenset[str]:
 
 def purge_sessions(conn: Conn, enabled_before: float) -> None:
     """Drop what 2025-11-25 sessions enabled before `enabled_before` (a key's own rows stay)."""
-    conn.execute("DELETE FROM mcp_enabled_toolsets WHERE substr(holder, 1, 8) = 'session:' AND enabled_at < ?", (enabled_before,))
+    conn.execute(
+        "DELETE FROM mcp_enabled_toolsets WHERE substr(holder, 1, 8) = 'session:' AND enabled_at < ?",
+        (enabled_before,),
+    )
