@@ -181,5 +181,5 @@ OPERATIONS: list[Operation] = [
     ),
 ]
 
-#: The transparency log's reads; its daily anchoring is the runtime's job (api.app, anchor_log).
-FEATURE = Feature("audit", tuple(OPERATIONS))
+#: The transparency log's reads; its anchoring is the runtime's job (api.app, anchor_log).
+FEATURE = Feature("audit", tuple(OPERATIONS), toolset="decisions")

@@ -151,6 +151,7 @@ async def _lookup(reads: Reads, digest: str) -> Caller | None:
         row.agent_id,
         None if row.scopes is None else frozenset(row.scopes.split()),
         row.daily_cap,
+        row.mcp_toolsets,
     )
     if len(cache) >= CACHE_SIZE:
         del cache[next(iter(cache))]  # the least recently used

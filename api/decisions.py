@@ -202,6 +202,8 @@ OPERATIONS: list[Operation] = [
             429: ("rate_limit_exceeded",),
         },
         tags=("decisions",),
+        mcp_default=True,
+        mcp_output_schema=True,
         run=run_log_decision,
         touches="agent",
         scope="log",
@@ -214,4 +216,4 @@ OPERATIONS: list[Operation] = [
     ),
 ]
 
-FEATURE = Feature("decisions", tuple(OPERATIONS), install)
+FEATURE = Feature("decisions", tuple(OPERATIONS), install, toolset="decisions")

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from api.operation import Operation
+from api.operation import Operation, Toolset
 from core.followers import Follower
 from core.jobs import Job
 from core.services import Services
@@ -53,3 +53,5 @@ class Feature:
     #: Services with api.http.services_of), middleware (checkout: the ACP version check and header echo
     #: on every /api/acp/ path, unknown ones included).
     http: Callable[[web.Application], None] | None = None
+    #: The MCP toolset of its rows that name none themselves (Operation.toolset).
+    toolset: Toolset | None = None

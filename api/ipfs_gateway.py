@@ -162,4 +162,4 @@ OPERATIONS: list[Operation] = [
 ]
 
 #: Reads only: the deliverables it serves are stored and pinned by the checkout's provider orders.
-FEATURE = Feature("ipfs", tuple(OPERATIONS))
+FEATURE = Feature("ipfs", tuple(OPERATIONS), toolset="provider")

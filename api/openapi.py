@@ -68,7 +68,7 @@ OPERATIONS: list[Operation] = [
         "GET",
         SCHEMA_PATH,
         "getOpenApiSchema",
-        "This OpenAPI 3.1 document",
+        "The OpenAPI 3.1 document of this API",
         OpenApiDocument,
         auth="none",
         tags=("service",),

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
 from pydantic import BaseModel
 
@@ -43,6 +43,34 @@ Scope = Literal["read", "log", "spend", "admin"]
 #: - "nothing": nothing of an account (public data, a chain act signed elsewhere, a record of the caller's
 #:   own): the key only authenticates, scopes and caps the call.
 Touches = Literal["agent", "held", "account", "key", "nothing"]
+#: The MCP toolsets (what an agent is doing): a session lists the tools of the toolsets it chose
+#: (api.mcp.toolsets, which describes each). Every tool is in exactly one.
+Toolset = Literal["wallet", "decisions", "checkout", "provider", "hire", "drop", "account", "meta"]
+TOOLSETS: tuple[Toolset, ...] = get_args(Toolset)
+#: Toolset choices beside the names: every toolset, and the compact default list (Operation.mcp_default).
+ALL_TOOLSETS, DEFAULT_TOOLS = "all", "default"
+_TOOLSET_NAME = "|".join((*TOOLSETS, ALL_TOOLSETS, DEFAULT_TOOLS))
+#: A toolset choice as a JSON Schema pattern (what parse_toolsets takes, less blanks around names).
+TOOLSETS_PATTERN = f"^({_TOOLSET_NAME})(,({_TOOLSET_NAME}))*$"
+
+
+def parse_toolsets(text: str, param: str) -> frozenset[str]:
+    """A comma-separated toolset choice (names, `all`, `default`) as the set of names it picks (`default`
+    stays a member: the default tools); 400 unknown_toolset naming `param` for anything else."""
+    names = {name.strip() for name in text.split(",") if name.strip()}
+    unknown = sorted(names - {*TOOLSETS, ALL_TOOLSETS, DEFAULT_TOOLS})
+    if unknown or not names:
+        raise ServiceError(
+            400,
+            "unknown_toolset",
+            (f"{param}: unknown toolset {unknown[0]!r}" if unknown else f"{param}: name at least one toolset")
+            + f"; the toolsets are {', '.join(TOOLSETS)}, or {ALL_TOOLSETS} or {DEFAULT_TOOLS}",
+            param=param,
+        )
+    if ALL_TOOLSETS in names:
+        return frozenset(TOOLSETS)
+    return frozenset(names)
+
 
 _EMPTY: Mapping[str, str] = MappingProxyType({})
 
@@ -173,6 +201,14 @@ class Operation:
     response_alternatives: Mapping[str, type[BaseModel]] = field(default_factory=dict)
     #: Other success statuses without a body (e.g. 304), with their descriptions.
     other_statuses: Mapping[int, str] = field(default_factory=dict)
+    #: Its MCP toolset; None: its feature's (api.feature.Feature.toolset, filled in by
+    #: api.operation_table.table, which gives every row one).
+    toolset: Toolset | None = None
+    #: In the compact default tool list a session gets when it chooses no toolset (the core loop).
+    mcp_default: bool = False
+    #: Publish the response model as the tool's outputSchema (for clients that validate structured
+    #: content); the other tools answer the same structuredContent without a schema, to keep the list small.
+    mcp_output_schema: bool = False
 
     @property
     def needs_scope(self) -> Scope | None:

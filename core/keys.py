@@ -62,6 +62,8 @@ class Caller:
     agent_id: str | None  # None: the key acts for every agent of the account
     scopes: frozenset[str] | None = None
     daily_cap: int | None = None
+    #: The key's own MCP toolsets (comma-separated, api.mcp.toolsets); None: the compact default.
+    mcp_toolsets: str | None = None
 
     def reach(self, account_id: str, holder_agent: str | None) -> Reach:
         """What this key finds of something of account `account_id` held by its agent `holder_agent`

@@ -321,7 +321,7 @@ def normalise_email(email: str) -> str:
     return email.lower()
 
 
-def create_email_key(conn: Conn, email: str, key_hash: str, now: float) -> str:
+def create_email_key(conn: Conn, email: str, key_hash: str, now: float, mcp_toolsets: str | None = None) -> str:
     """A new account with one account-scoped key bound to `email` (one key per address, compared
     case-insensitively); returns the account id. WalletError `email_has_key` when it has one."""
     email = normalise_email(email)
@@ -329,7 +329,7 @@ def create_email_key(conn: Conn, email: str, key_hash: str, now: float) -> str:
         raise WalletError("email_has_key", "an API key was already issued for this email", "email")
     account_id = str(uuid.uuid4())
     store.insert_account(conn, account_id, now)
-    store.insert_api_key(conn, key_hash, account_id, None, email, now)
+    store.insert_api_key(conn, key_hash, account_id, None, email, now, mcp_toolsets=mcp_toolsets)
     return account_id
 
 
@@ -344,6 +344,7 @@ def issue_key(
     daily_cap: int | None = None,
     operator: bool = False,
     new_account: bool = False,
+    mcp_toolsets: str | None = None,
 ) -> tuple[str, str | None]:
     """Store an operator-issued key scoped to an account (every agent of it), to one agent, or
     (new_account) to a new, empty account, limited to `scopes` (core.keys.scopes_text; None: all) and
@@ -364,7 +365,16 @@ def issue_key(
         raise LookupError(f"no account {account_id}")
     assert account_id is not None
     store.insert_api_key(
-        conn, key_hash, account_id, agent_uuid, None, now, scopes=scopes, daily_cap=daily_cap, operator=operator
+        conn,
+        key_hash,
+        account_id,
+        agent_uuid,
+        None,
+        now,
+        scopes=scopes,
+        daily_cap=daily_cap,
+        operator=operator,
+        mcp_toolsets=mcp_toolsets,
     )
     return account_id, agent_uuid
 

@@ -30,6 +30,7 @@ import time
 from decimal import Decimal
 from pathlib import Path
 
+from api.operation import parse_toolsets
 from core import wallets
 from core.dashboard import operator as operator_view
 from core.errors import ServiceError
@@ -50,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--daily-cap", help="USDC the key may move per UTC day, e.g. 50 or 12.5", metavar="USDC")
     parser.add_argument(
+        "--mcp-toolsets", help="MCP toolsets its sessions get by default, e.g. wallet,hire", metavar="TOOLSETS"
+    )
+    parser.add_argument(
         "--operator",
         action="store_true",
         help="an operator key: opens the dashboard's service-wide operator view (not the scope 'admin')",
@@ -65,8 +69,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         scopes = None if args.scopes is None else scopes_text(parse_scopes(args.scopes))
         cap = None if args.daily_cap is None else parse_usdc(Decimal(args.daily_cap), allow_zero=True)
+        toolsets = (
+            None if args.mcp_toolsets is None else ",".join(sorted(parse_toolsets(args.mcp_toolsets, "--mcp-toolsets")))
+        )
     except (ValueError, ArithmeticError, AmountError) as exc:
         parser.error(str(exc))
+    except ServiceError as exc:
+        parser.error(exc.message)
     conn = open_database(args.db)
     if conn is None:
         return 2
@@ -82,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
                 scopes=scopes,
                 daily_cap=cap,
                 operator=args.operator,
+                mcp_toolsets=toolsets,
                 new_account=args.account is None and args.agent is None,
             )
     except LookupError as exc:

@@ -13,6 +13,8 @@ The marking convention (an HTML comment on the line before a fenced block; it do
   directory (the tutorials' common helper, saved once).
 - `<!-- example: CHAIN expect="TEXT" -->`: as the first form, and the block's output must contain TEXT.
 - `<!-- illustration -->`: not run (an answer shown, a configuration file, a command for another machine).
+- `<!-- snippet: NAME -->`: run by a test of its own, which finds it by NAME (the MCP client set-ups:
+  tests/integration/test_mcp_clients.py; the README's TypeScript quickstart: test_sdk_typescript.py).
 
 Every fenced block of a hand-written page carries one of them (`unmarked_blocks`), so nothing is
 skipped silently. The commands name `make run`'s addresses (127.0.0.1:8080 and :8545); the runner
@@ -38,7 +40,7 @@ NODE = ROOT / "tools" / "mcp" / "node_modules" / ".bin" / "node"
 TYPESCRIPT_SDK = ROOT / "sdk" / "typescript"
 
 _FENCE = re.compile(r"^(?P<indent>[ ]*)(?P<fence>```+|~~~+)\s*(?P<lang>[\w+-]*)")
-_MARK = re.compile(r"<!--\s*(?P<kind>example|illustration)\b(?::\s*(?P<args>.*?))?\s*-->")
+_MARK = re.compile(r"<!--\s*(?P<kind>example|illustration|snippet)\b(?::\s*(?P<args>.*?))?\s*-->")
 SHELLS = {"sh", "bash", "shell", "console"}
 PYTHONS = {"python", "py"}
 TYPESCRIPTS = {"ts", "typescript"}
@@ -50,7 +52,7 @@ class Block:
     line: int  # 1-based line of the opening fence
     lang: str
     code: str
-    mark: str | None  # "example", "illustration" or None
+    mark: str | None  # "example", "illustration", "snippet" or None
     chain: str = ""
     file: str | None = None
     expect: str | None = None

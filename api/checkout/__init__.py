@@ -35,4 +35,6 @@ def install(services: Services) -> Parts:
     return Parts(jobs=tuple(jobs))
 
 
-FEATURE = Feature("checkout", OPERATIONS, install=install, follower=follower.follower, http=add_acp_headers)
+FEATURE = Feature(
+    "checkout", OPERATIONS, install=install, follower=follower.follower, http=add_acp_headers, toolset="checkout"
+)

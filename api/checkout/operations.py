@@ -159,6 +159,7 @@ _PROVIDER_ROWS: list[Operation] = [
         tags=("checkout",),
         description="The self wallet signs (EIP-191) 'agentledger provider link\\nchain: <id>\\nagent: <agl_ id>\\n"
         "self_wallet: <address>\\nowner: <address>\\ntimestamp: <unix s>' (EIP-55 addresses, +-5 min window).",
+        toolset="provider",
         run=providers.run_link_provider,
         touches="agent",
         scope="admin",
@@ -173,6 +174,7 @@ _PROVIDER_ROWS: list[Operation] = [
         auth="none",
         errors={404: ("provider_not_found",)},
         tags=("checkout",),
+        toolset="provider",
         run=providers.run_get_provider,
         resource="agentledger://providers/{agent_id}",
     ),
@@ -189,6 +191,7 @@ _PROVIDER_ROWS: list[Operation] = [
             404: ("agent_not_found",),
         },
         tags=("checkout",),
+        toolset="account",
         run=providers.run_set_provider_webhook,
         touches="agent",
         scope="admin",
@@ -209,6 +212,7 @@ _PROVIDER_ROWS: list[Operation] = [
         errors={403: ("provider_not_linked",), 404: ("agent_not_found",)},
         tags=("checkout",),
         path_params={"agent_id": "the provider agent's agl_ wallet id"},
+        toolset="account",
         run=providers.run_delete_provider_webhook,
         touches="agent",
         scope="admin",
@@ -223,6 +227,7 @@ _PROVIDER_ROWS: list[Operation] = [
         query=models.ProviderOrdersQuery,
         errors={403: ("provider_not_linked",), 404: ("agent_not_found",)},
         tags=("checkout",),
+        toolset="provider",
         run=providers.run_list_provider_orders,
         touches="agent",
         description="Key of the agent or its account. Each order: id, status, service_job_id, settlement_tx_hash, "
@@ -248,6 +253,7 @@ _PROVIDER_ROWS: list[Operation] = [
         tags=("checkout",),
         description="Tiers: standard 48 h (default 250 USDC), rush 24 h (375 USDC), deep 72 h (500 USDC); "
         "`price` (USDC) overrides the tier's default.",
+        toolset="provider",
         run=providers.run_create_item,
         touches="agent",
         scope="admin",
@@ -311,6 +317,7 @@ _ORDER_ROWS: list[Operation] = [
             tags=("orders",),
             description=_action_description(action),
             run=provider_orders.ACTION_RUNS[action],
+            toolset="provider",
             destructive=action == "fail",
         )
         for action in orders.PROVIDER_ACTIONS
@@ -336,6 +343,7 @@ _ORDER_ROWS: list[Operation] = [
             429: ("upload_slots_busy",),
         },
         tags=("orders",),
+        toolset="provider",
         run=provider_orders.run_upload_deliverable,
         handler=provider_orders.upload_deliverable,
         links={"cid": "agentledger://ipfs/{cid}"},
@@ -364,6 +372,7 @@ _ORDER_ROWS: list[Operation] = [
             503: ("chain_unavailable", "internal_step_failed", "indexer_halted"),
         },
         tags=("orders",),
+        toolset="provider",
         run=provider_orders.run_complete,
         open_world=True,
         description="Signed over 'complete:{jobId}:{cid}:{timestamp}' (the gateway's attestationMessage); sends the "

@@ -51,4 +51,4 @@ async def _settle_quietly(hire: Hire) -> None:
         log.warning("start-up settlement failed: %s", exc)
 
 
-FEATURE = Feature("hire", tuple(OPERATIONS), install=install, follower=follower)
+FEATURE = Feature("hire", tuple(OPERATIONS), install=install, follower=follower, toolset="hire")

@@ -104,6 +104,8 @@ OPERATIONS: list[Operation] = [
         "(5xx with the error shape plus jobId, amountCharged 0) charges nothing. The same Idempotency-Key runs the "
         "job once and replays its answer, failures included. A caller listed for sale (paused) hires nobody "
         "(409 agent_paused); a paused provider is never chosen (409 provider_paused when named).",
+        mcp_default=True,
+        mcp_output_schema=True,
         run=routes.run_hire,
         touches="agent",
         scope="spend",
@@ -144,6 +146,7 @@ OPERATIONS: list[Operation] = [
         "'\\n' (+-300 s, used once). A job runs at most once; a later POST by its caller returns the stored "
         "result. `settlement` is pending while a release or refund is retried. No API key is needed (the "
         "signature authenticates); a key given needs scope spend, and its daily cap counts the locked amount.",
+        mcp_output_schema=True,
         run=routes.run_escrow,
         touches="nothing",
         scope="spend",
@@ -197,6 +200,7 @@ OPERATIONS: list[Operation] = [
         "wallet id. `priceUsdc` is what a standard hire charges and, when escrow.available, exactly what "
         "createJob locks (with escrow.slaSeconds). Providers paused for a sale (listed in the drop) are not "
         "listed.",
+        mcp_default=True,
         run=routes.run_registry,
         scope="read",
         resource="agentledger://hire/registry",

@@ -35,4 +35,4 @@ def install(services: Services) -> Parts:
     )
 
 
-FEATURE = Feature("marketplace", tuple(OPERATIONS), install=install, follower=follower)
+FEATURE = Feature("marketplace", tuple(OPERATIONS), install=install, follower=follower, toolset="drop")

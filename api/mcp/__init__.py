@@ -1,5 +1,6 @@
-"""The MCP server at /api/mcp: every row of the operation table as a tool (api.mcp.tools), served by
-the official SDK (api.mcp.server) inside aiohttp (api.mcp.bridge), and the RFC 9728 documents."""
+"""The MCP server at /api/mcp: every row of the operation table as a tool (api.mcp.tools) in its
+toolset (api.mcp.toolsets), the caller's agents as resources and the prompts (api.mcp.agent_context),
+served by the official SDK (api.mcp.server) inside aiohttp (api.mcp.bridge), and the RFC 9728 documents."""
 
 from __future__ import annotations
 

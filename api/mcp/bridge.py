@@ -37,7 +37,9 @@ from starlette.requests import Request as StarletteRequest
 from api.auth import lookup_key, resource_metadata_url
 from api.errors import OWN_BODY
 from api.http import PUBLIC_URL, base_url, services_of
-from api.mcp.server import BASE_URL, CALLER
+from api.mcp import toolsets
+from api.mcp.server import BASE_URL, CALLER, TOOLSETS
+from core.errors import ServiceError
 from core.jsontext import DuplicateKey, unique_object
 from core.keys import KEY_RE, Caller
 
@@ -197,6 +199,10 @@ class Bridge:
         refused = await self._security.validate_request(StarletteRequest(scope), is_post=False)
         if refused is not None:  # DNS rebinding: a Host or Origin this service does not answer to
             return web.Response(status=refused.status_code, body=bytes(refused.body))
+        try:
+            chosen = toolsets.requested(request.query, request.headers)
+        except ServiceError as exc:  # an unknown toolset: the REST error shape, before any MCP message
+            return web.json_response(exc.shape(), status=exc.status)
         caller = None
         header = request.headers.get("Authorization")
         if header is not None:
@@ -220,6 +226,7 @@ class Bridge:
             if duplicate is not None:
                 return duplicate
         scope[CALLER] = caller
+        scope[TOOLSETS] = chosen
         scope[BASE_URL] = base_url(request)
         user = None if caller is None else _user(caller)
         if user is not None:

@@ -24,7 +24,7 @@ from typing import Any
 
 import mcp_types as t
 from mcp import UriTemplate
-from mcp.server import Server
+from mcp.server import InitializationOptions, NotificationOptions, Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
@@ -33,6 +33,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from api.auth import AuthError
 from api.errors import answer_unexpected
 from api.http import iso
+from api.mcp import agent_context, toolsets
 from api.mcp.tools import (
     CONTENT_TEMPLATE,
     META,
@@ -42,6 +43,7 @@ from api.mcp.tools import (
     build_resources,
     build_tools,
     canonical_arguments,
+    check_arguments,
     content_uri,
     is_linked,
     to_call,
@@ -55,14 +57,17 @@ from core.idempotency import check_key
 from core.keys import Caller
 from core.money import usdc_text
 from core.services import Services
+from core.store import mcp_toolsets as toolset_store
+from core.store.types import Conn
 
 log = logging.getLogger("agentledger.mcp")
 
 #: The API's version (api.openapi.API_VERSION; a test holds them equal).
 SERVER_VERSION = "1.0.0"
-#: ASGI scope keys the bridge fills in.
+#: ASGI scope keys the bridge fills in (TOOLSETS: the toolsets the request named, api.mcp.toolsets).
 CALLER = "agentledger.caller"
 BASE_URL = "agentledger.base_url"
+TOOLSETS = "agentledger.toolsets"
 #: Request `_meta` key of a client's own Idempotency-Key for a plain (not quoted) idempotent tool.
 IDEMPOTENCY_META = META + "idempotencyKey"
 #: Resource not found: -32002 was 2025-11-25's recommendation, 2026-07-28 uses invalid params.
@@ -76,13 +81,16 @@ CONFIRM_SCHEMA: dict[str, Any] = {
 
 INSTRUCTIONS = (
     "agentledger: USDC wallets, escrow checkout and tamper-evident decision logging for agents. Every REST "
-    "operation is a tool with the same arguments and answers. Send 'Authorization: Bearer aglk_...' (a key from "
-    "register_agent or create_key) to see the private tools; a key may be limited to scopes (read, log, spend, "
-    "admin) and a daily USDC cap. Tools that move money are two steps: quote_<tool> says what would move and "
-    "gives a quote_id; <tool> {quote_id} executes it, and a retry of the same quote never moves money twice."
+    "operation is a tool with the same arguments and answers, in toolsets: this session lists the ones it chose "
+    "(?toolsets=, else the compact default); list_toolsets shows them all, enable_toolset adds one. Send "
+    "'Authorization: Bearer aglk_...' (a key from register_agent or create_key) to see the private tools; a key "
+    "may be limited to scopes (read, log, spend, admin) and a daily USDC cap. Tools that move money are two "
+    "steps: quote_<tool> says what would move and gives a quote_id; <tool> {quote_id} executes it, and a retry "
+    "of the same quote never moves money twice."
 )
 
 Ctx = ServerRequestContext[Any, Any]
+DISCOVERY = {tool.name: tool for tool in toolsets.DISCOVERY_TOOLS}
 
 
 def _scope(ctx: Ctx) -> Mapping[str, Any]:
@@ -98,6 +106,15 @@ def caller_of(ctx: Ctx) -> Caller | None:
 
 def base_of(ctx: Ctx) -> str:
     return str(_scope(ctx).get(BASE_URL, ""))
+
+
+def _session_id(ctx: Ctx) -> str | None:
+    """The 2025-11-25 session of the request (none on 2026-07-28, which has no session)."""
+    if _modern(ctx):
+        return None
+    headers = getattr(ctx.request, "headers", None)
+    found = headers.get("mcp-session-id") if headers is not None else None
+    return found if isinstance(found, str) and found else None
 
 
 def _modern(ctx: Ctx) -> bool:
@@ -243,23 +260,138 @@ class Tools:
         self.services = services
         self.tools: dict[str, ToolSpec] = build_tools(rows)
         self.resources: list[ResourceSpec] = build_resources(rows)
+        self.listen_hub = toolsets.ListenHub(self._enabled_for_key)
+        #: The agent resources need the wallets' balance row (an app without that feature has none).
+        self._balance_row = next((op for op in rows if op.operation_id == agent_context.BALANCE_OPERATION), None)
+
+    # -- toolsets --
+
+    async def _enabled(self, holder: str | None) -> frozenset[str]:
+        if holder is None:
+            return frozenset()
+        return await self.services.reads.run(lambda db: toolset_store.enabled(db, holder))
+
+    async def _enabled_for_key(self, key_hash: str) -> frozenset[str]:
+        return await self._enabled("key:" + key_hash)
+
+    def _holder(self, ctx: Ctx) -> str | None:
+        return toolsets.holder(caller_of(ctx), _session_id(ctx))
+
+    def _chosen(self, ctx: Ctx) -> frozenset[str]:
+        explicit = _scope(ctx).get(TOOLSETS)
+        return toolsets.chosen(explicit if isinstance(explicit, frozenset) else None, caller_of(ctx))
+
+    async def selection(self, ctx: Ctx) -> frozenset[str]:
+        """What this request lists: its chosen toolsets (or default tools) and those enabled for it."""
+        return self._chosen(ctx) | await self._enabled(self._holder(ctx))
+
+    async def _in_selection(self, ctx: Ctx, spec: ToolSpec) -> bool:
+        if toolsets.includes(self._chosen(ctx), spec.op):
+            return True  # no read: the common case
+        return toolsets.includes(await self.selection(ctx), spec.op)
+
+    async def _list_toolsets(self, ctx: Ctx) -> t.CallToolResult:
+        caller = caller_of(ctx)
+        selection = await self.selection(ctx)
+        visible = [s.op for s in self.tools.values() if s.visible_to(caller)]
+        body = {"toolsets": toolsets.overview(visible, selection)}
+        return t.CallToolResult(content=[t.TextContent(type="text", text=json.dumps(body))], structured_content=body)
+
+    async def _enable_toolset(self, ctx: Ctx, args: Mapping[str, Any]) -> t.CallToolResult:
+        check_arguments(args)
+        toolset = toolsets.toolset_argument(args)
+        holder = self._holder(ctx)
+        if holder is None:
+            raise AuthError(
+                "missing_api_key",
+                "without a key there is nothing to hold enabled toolsets: name them in the URL (?toolsets=...)",
+            )
+        before = await self.selection(ctx)
+        now = self.services.clock()
+
+        def enable(conn: Conn) -> None:
+            toolset_store.purge_sessions(conn, now - toolsets.SESSION_ROWS_SECONDS)
+            toolset_store.enable(conn, holder, toolset, now)
+
+        await self.services.writer.run(enable)
+        added = [s.name for s in self.tools.values() if s.op.toolset == toolset and s.visible_to(caller_of(ctx))]
+        changed = not all(toolsets.includes(before, self.tools[name].op) for name in added)
+        if changed:
+            await self._tools_changed(ctx, holder)
+        body = {"toolset": toolset, "enabled": True, "tools": added, "listChanged": changed}
+        return t.CallToolResult(content=[t.TextContent(type="text", text=json.dumps(body))], structured_content=body)
+
+    async def _tools_changed(self, ctx: Ctx, holder: str) -> None:
+        """notifications/tools/list_changed where the revision delivers it: on 2025-11-25 on the call's
+        own stream, before its answer; on 2026-07-28 on the key's subscriptions/listen streams."""
+        if _modern(ctx):
+            caller = caller_of(ctx)
+            if caller is not None:
+                await self.listen_hub.changed(caller.key_hash, await self._enabled(holder))
+            return
+        await ctx.session.send_notification(t.ToolListChangedNotification(), related_request_id=ctx.request_id)
+
+    # -- prompts --
+
+    async def list_prompts(self, ctx: Ctx, params: t.PaginatedRequestParams | None) -> t.ListPromptsResult:
+        return t.ListPromptsResult(prompts=[prompt for prompt, _text in agent_context.PROMPTS.values()])
+
+    async def get_prompt(self, ctx: Ctx, params: t.GetPromptRequestParams) -> t.GetPromptResult:
+        try:
+            check_arguments(params.arguments or {})
+            prompt, text = agent_context.prompt_text(params.name, params.arguments)
+        except ServiceError as exc:
+            raise MCPError(
+                code=t.INVALID_PARAMS, message=f"{exc.code}: {exc.message}", data={"error": exc.shape()}
+            ) from exc
+        return t.GetPromptResult(
+            description=prompt.description,
+            messages=[t.PromptMessage(role="user", content=t.TextContent(type="text", text=text))],
+        )
+
+    async def listen(self, ctx: Ctx, params: t.SubscriptionsListenRequestParams) -> t.SubscriptionsListenResult:
+        caller = caller_of(ctx)
+        if caller is None:
+            raise MCPError(
+                code=t.INVALID_REQUEST, message="subscriptions/listen needs an API key (Authorization: Bearer)"
+            )
+        return await self.listen_hub.listen(caller.key_hash, ctx, params)
 
     # -- tools --
 
     async def list_tools(self, ctx: Ctx, params: t.PaginatedRequestParams | None) -> t.ListToolsResult:
         caller = caller_of(ctx)
-        return t.ListToolsResult(tools=[s.tool for s in self.tools.values() if s.visible_to(caller)])
+        selection = await self.selection(ctx)
+        listed = [s.tool for s in self.tools.values() if s.visible_to(caller) and toolsets.includes(selection, s.op)]
+        return t.ListToolsResult(tools=[*toolsets.DISCOVERY_TOOLS, *listed])
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
+        if name in DISCOVERY:
+            return DISCOVERY[name].input_schema
         spec = self.tools.get(name)
         return None if spec is None else spec.tool.input_schema
 
     async def call_tool(self, ctx: Ctx, params: t.CallToolRequestParams) -> t.CallToolResult | t.InputRequiredResult:
+        args = params.arguments or {}
+        if params.name in DISCOVERY:
+            try:
+                if params.name == toolsets.LIST_TOOLSETS:
+                    return await self._list_toolsets(ctx)
+                return await self._enable_toolset(ctx, args)
+            except ServiceError as exc:
+                return tool_error(exc)
         spec = self.tools.get(params.name)
         if spec is None:
             raise MCPError(code=t.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
-        args = params.arguments or {}
         try:
+            if not await self._in_selection(ctx, spec):
+                raise ServiceError(
+                    400,
+                    "toolset_not_enabled",
+                    f"{spec.name} is in the toolset {spec.op.toolset!r}, not enabled here: "
+                    f"call enable_toolset {{toolset: {spec.op.toolset!r}}} first",
+                    param="name",
+                )
             if spec.kind == "quote":
                 return await self._quote(ctx, spec, args)
             if spec.kind == "execute":
@@ -402,19 +534,45 @@ class Tools:
 
     async def list_resources(self, ctx: Ctx, params: t.PaginatedRequestParams | None) -> t.ListResourcesResult:
         caller = caller_of(ctx)
-        return t.ListResourcesResult(
-            resources=[s.resource() for s in self.resources if not s.is_template and self._visible(s, caller)]
-        )
+        listed = [s.resource() for s in self.resources if not s.is_template and self._visible(s, caller)]
+        if caller is not None and caller.has_scope("read") and self._balance_row is not None:
+            agents = await self.services.reads.run(lambda db: agent_context.caller_agents(db, caller))
+            listed += agent_context.resources_of(agents)
+        return t.ListResourcesResult(resources=listed)
 
     async def list_templates(self, ctx: Ctx, params: t.PaginatedRequestParams | None) -> t.ListResourceTemplatesResult:
         caller = caller_of(ctx)
         listed = [s.template() for s in self.resources if s.is_template and self._visible(s, caller)]
         if caller is not None and any(s.op.content_fields for s in self.tools.values()):
             listed.append(CONTENT_RESOURCE)
+        if caller is not None and self._balance_row is not None:
+            listed += agent_context.TEMPLATES
         return t.ListResourceTemplatesResult(resource_templates=listed)
+
+    async def _agent_resource(self, ctx: Ctx, uri: str, kind: str, wallet: str) -> t.ReadResourceResult:
+        """The caller agent's balance (its row's answer) or recent ledger."""
+        caller = agent_context.require_read(caller_of(ctx))
+        op = self._balance_row
+        if kind == "balance" and op is not None:
+            reply = await invoke(self.services, op, to_call(op, {"agentId": wallet}, caller=caller, base_url=""))
+            text = reply.body.decode()
+        else:
+            text = await self.services.reads.run(lambda db: agent_context.ledger_json(db, caller, wallet))
+        return t.ReadResourceResult(contents=[t.TextResourceContents(uri=uri, mime_type="application/json", text=text)])
 
     async def read_resource(self, ctx: Ctx, params: t.ReadResourceRequestParams) -> t.ReadResourceResult:
         uri = str(params.uri)
+        mine = agent_context.match(uri) if self._balance_row is not None else None
+        if mine is not None:
+            try:
+                return await self._agent_resource(ctx, uri, *mine)
+            except ServiceError as exc:
+                if exc.status != 404:
+                    raise MCPError(
+                        code=t.INVALID_PARAMS, message=f"{exc.code}: {exc.message}", data={"error": exc.shape()}
+                    ) from exc
+                code = t.INVALID_PARAMS if _modern(ctx) else RESOURCE_NOT_FOUND_LEGACY
+                raise MCPError(code=code, message="Resource not found", data={"uri": uri}) from exc
         kept = UriTemplate.parse(CONTENT_TEMPLATE).match(uri)
         caller = caller_of(ctx)
         if kept is not None and caller is not None:
@@ -472,10 +630,25 @@ def _elicits(ctx: Ctx) -> bool:
     return bool(caps is not None and caps.elicitation is not None)
 
 
+class _Server(Server[Any]):
+    """The SDK's server, telling 2025-11-25 clients at initialize that the tool list changes
+    (enable_toolset); on 2026-07-28 the SDK derives listChanged from the listen handler served."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions
+        )
+
+
 def build_server(tools: Tools, *, request_state_keys: list[bytes] | None = None) -> Server[Any]:
     """The SDK server over `tools`. requestState (2026-07-28 confirmations) is sealed with
     `request_state_keys` (AES-GCM), else with a key of this process alone."""
-    server: Server[Any] = Server(
+    server: Server[Any] = _Server(
         "agentledger",
         version=SERVER_VERSION,
         title="agentledger",
@@ -486,6 +659,9 @@ def build_server(tools: Tools, *, request_state_keys: list[bytes] | None = None)
         on_list_resource_templates=tools.list_templates,
         on_read_resource=tools.read_resource,
         get_tool_input_schema=tools.input_schema,
+        on_subscriptions_listen=tools.listen,
+        on_list_prompts=tools.list_prompts,
+        on_get_prompt=tools.get_prompt,
     )
     security = RequestStateSecurity(keys=request_state_keys) if request_state_keys else RequestStateSecurity.ephemeral()
     server.middleware.append(RequestStateBoundary(security, default_audience="agentledger"))

@@ -95,8 +95,66 @@ def _object_schema(model: type[BaseModel], mode: Literal["validation", "serializ
     return schema if schema.get("type") == "object" else None
 
 
+#: Longest field description kept in a tool's schema (the first sentence, cut at a word past this).
+FIELD_DESCRIPTION_CHARS = 100
+#: Longest `pattern` kept (a URL's is 300 characters): the row's model still checks the value (400 naming it).
+PATTERN_CHARS = 120
+#: Keywords of a JSON Schema object whose value maps names to schemas (not schemas themselves).
+_SCHEMA_MAPS = frozenset({"properties", "$defs", "patternProperties", "definitions"})
+
+
+def _short(text: str) -> str:
+    first = re.split(r"(?<!e\.g\.)(?<!i\.e\.)(?<=[.;:])\s|\s\(", text, maxsplit=1)[0].rstrip(".;: ")
+    if len(first) <= FIELD_DESCRIPTION_CHARS:
+        return first
+    return first[:FIELD_DESCRIPTION_CHARS].rsplit(" ", 1)[0] + "..."
+
+
+def slim(schema: Any, *, output: bool = False) -> Any:
+    """A JSON Schema as a model needs it: no `title` (pydantic's, from field names), descriptions cut
+    to their first sentence, an optional field's `anyOf [X, null]` with default null as X, no pattern
+    past PATTERN_CHARS: what a value may be is still the row's model's to say when the call runs; an
+    input schema only helps a model fill it in. An `output` schema keeps every keyword but titles and
+    descriptions (structured content is validated against it)."""
+    if isinstance(schema, list):
+        return [slim(item, output=output) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    options = schema.get("anyOf")
+    if (
+        not output
+        and isinstance(options, list)
+        and len(options) == 2
+        and options[1] == {"type": "null"}
+        and "default" in schema
+        and schema["default"] is None
+    ):
+        rest = {k: v for k, v in schema.items() if k not in ("anyOf", "default")}
+        return slim({**options[0], **rest})
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key == "pattern" and isinstance(value, str) and len(value) > PATTERN_CHARS and not output:
+            continue
+        if key == "description" and isinstance(value, str):
+            if not output:
+                out[key] = _short(value)
+            continue
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {name: slim(sub, output=output) for name, sub in value.items()}
+        else:
+            out[key] = slim(value, output=output)
+    return out
+
+
+#: The schemas of the quote and execute tools (slim, as every tool's).
+QUOTE_ANSWER_SCHEMA: dict[str, Any] = slim(QuoteAnswer.model_json_schema(), output=True)
+EXECUTE_SCHEMA: dict[str, Any] = slim(ExecuteArguments.model_json_schema())
+
+
 def input_schema(op: Operation) -> dict[str, Any]:
-    """One object of the path's placeholders, the query model's fields and the request model's."""
+    """One object of the path's placeholders, the query model's fields and the request model's (slim)."""
     properties: dict[str, Any] = {}
     required: list[str] = []
     defs: dict[str, Any] = {}
@@ -118,12 +176,15 @@ def input_schema(op: Operation) -> dict[str, Any]:
         out["required"] = required
     if defs:
         out["$defs"] = defs
-    return out
+    return dict(slim(out))
 
 
-def output_schema(op: Operation) -> dict[str, Any]:
-    """The response model's schema, less the row's content_fields (they are links, never inline); a
-    response that is not a JSON object (stored bytes) is a link."""
+def output_schema(op: Operation) -> dict[str, Any] | None:
+    """The response model's schema (no titles or descriptions), less the row's content_fields (they are
+    links, never inline); a response that is not a JSON object (stored bytes) is a link. None for a row
+    that publishes none (Operation.mcp_output_schema)."""
+    if not op.mcp_output_schema:
+        return None
     schema = copy.deepcopy(_object_schema(op.response, "serialization") or LinkedContent.model_json_schema())
     for name in op.content_fields:
         schema.get("properties", {}).pop(name, None)
@@ -131,7 +192,7 @@ def output_schema(op: Operation) -> dict[str, Any]:
             schema["required"] = [r for r in schema["required"] if r != name] or None
             if schema["required"] is None:
                 del schema["required"]
-    return schema
+    return dict(slim(schema, output=True))
 
 
 #: Where an execute's provider-produced content is read (api.mcp.server): by the key that executed it.
@@ -181,63 +242,49 @@ class ToolSpec:
 
 
 def _description(op: Operation, kind: ToolKind) -> str:
-    lines = [op.summary.rstrip(".") + "."]
-    if op.description:
-        lines.append(op.description)
+    """What the tool is for, in a sentence or two: the row's summary (its OpenAPI description stays in
+    /api/schema), what a quote or an execute does, and the scope a key needs."""
+    name = tool_name(op.operation_id)
+    summary = op.summary.rstrip(".")
     if kind == "quote":
-        lines = [
-            f"Quote: {op.summary.rstrip('.')} (nothing moves). Answers what would move, from and to whom, and a "
-            f"quote_id valid {QUOTE_TTL_SECONDS} s; call {tool_name(op.operation_id)} with it to execute.",
-            *lines[1:],
-        ]
+        text = f"Quote: {summary}; moves nothing. Answers a quote_id valid {QUOTE_TTL_SECONDS} s for {name}."
     elif kind == "execute":
-        lines.append(
-            f"Executes a quote from quote_{tool_name(op.operation_id)} (the arguments quoted, nothing else); a "
-            "retry with the same quote_id replays the first answer and never moves money twice."
-        )
+        text = f"{summary}: executes a quote_id from quote_{name}; a retry never moves money twice."
+    else:
+        text = summary + "."
     scope = op.needs_scope
     if scope is None:
-        lines.append("Public: no API key needed.")
-    elif op.auth == "optional":
-        lines.append(f"Works without an API key; a key given needs scope '{scope}'.")
-    else:
-        lines.append(f"Needs an API key with scope '{scope}'.")
-    return "\n\n".join(lines)
+        return text + " Public."
+    return text + (f" Scope {scope} (key optional)." if op.auth == "optional" else f" Scope {scope}.")
 
 
 def _annotations(op: Operation, kind: ToolKind) -> t.ToolAnnotations:
+    """The hints, less those the spec's defaults already say (readOnlyHint and idempotentHint false;
+    destructiveHint, meaningless on a read-only tool); destructiveHint and openWorldHint default to
+    true, so their false is always sent."""
     read_only = op.method == "GET" or kind == "quote"
     return t.ToolAnnotations(
-        title=op.summary,
-        read_only_hint=read_only,
-        destructive_hint=False if read_only else (kind == "execute" or op.destructive),
-        idempotent_hint=read_only or kind == "execute",
+        read_only_hint=True if read_only else None,
+        destructive_hint=None if read_only else (kind == "execute" or op.destructive),
+        idempotent_hint=True if read_only or kind == "execute" else None,
         open_world_hint=op.open_world and kind != "quote",
     )
 
 
 def _meta(op: Operation, kind: ToolKind) -> dict[str, Any]:
-    meta: dict[str, Any] = {
-        META + "operationId": op.operation_id,
-        META + "http": f"{op.method} {op.path}",
-        META + "scope": op.needs_scope,
-    }
+    meta: dict[str, Any] = {META + "http": f"{op.method} {op.path}", META + "scope": op.needs_scope}
     if op.quote is not None:
-        meta[META + "movesValue"] = {
-            "currency": "USDC",
-            "quoteTool": "quote_" + tool_name(op.operation_id),
-            "executeTool": tool_name(op.operation_id),
-            "amount": "the quote's amount (micro-USDC in amount_micro_usdc); the execute result's _meta names it",
-        }
+        meta[META + "movesValue"] = {"currency": "USDC", "quoteTool": "quote_" + tool_name(op.operation_id)}
     return meta
 
 
 def _tool(op: Operation, kind: ToolKind) -> t.Tool:
     name = tool_name(op.operation_id)
+    outputs: dict[str, Any] | None
     if kind == "quote":
-        name, inputs, outputs = "quote_" + name, input_schema(op), QuoteAnswer.model_json_schema()
+        name, inputs, outputs = "quote_" + name, input_schema(op), QUOTE_ANSWER_SCHEMA
     elif kind == "execute":
-        inputs, outputs = ExecuteArguments.model_json_schema(), output_schema(op)
+        inputs, outputs = EXECUTE_SCHEMA, output_schema(op)
     else:
         inputs, outputs = input_schema(op), output_schema(op)
     return t.Tool(
@@ -252,13 +299,15 @@ def _tool(op: Operation, kind: ToolKind) -> t.Tool:
 
 
 def build_tools(table: Iterable[Operation]) -> dict[str, ToolSpec]:
-    """Every tool of `table`, by name; ValueError for a row without `run` or a name used twice."""
+    """Every tool of `table`, by name; ValueError for a row without `run` or a toolset, or a name used twice."""
     tools: dict[str, ToolSpec] = {}
     for op in table:
         if op.alias_of:
             continue
         if op.run is None:
             raise ValueError(f"{op.operation_id} has no run: it cannot be a tool")
+        if op.toolset is None:
+            raise ValueError(f"{op.operation_id} names no MCP toolset (nor does its feature)")
         if op.content_fields and op.quote is None:
             raise ValueError(f"{op.operation_id}: content_fields are kept with a quote: the row needs one")
         kinds: tuple[ToolKind, ...] = ("quote", "execute") if op.quote is not None else ("call",)

@@ -61,6 +61,7 @@ OPERATIONS: list[Operation] = [
             tags=("decisions",),
             response_headers={"Cache-Control": "public, max-age=3600"},
             run=routes.run_well_known,
+            toolset="meta",
             alias_of=alias,
             uses_database=False,
         )
@@ -72,4 +73,4 @@ OPERATIONS: list[Operation] = [
 ]
 
 #: Public verification: pages and JSON for anyone checking an entry against the anchored log.
-FEATURE = Feature("verification", tuple(OPERATIONS))
+FEATURE = Feature("verification", tuple(OPERATIONS), toolset="decisions")

@@ -18,7 +18,7 @@ from core.store.reads import READ_POOL_SIZE
 __all__ = ["FEATURE", "add_wallet_routes", "create_wallet_app"]
 
 #: Every feature's neighbour: its runs need only the shared services (reads, writer, clock, hooks).
-FEATURE = Feature("wallets", tuple(OPERATIONS))
+FEATURE = Feature("wallets", tuple(OPERATIONS), toolset="wallet")
 
 
 def add_wallet_routes(

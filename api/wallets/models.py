@@ -22,6 +22,7 @@ from api.models import (
     decode_json,
     validate,
 )
+from api.operation import TOOLSETS_PATTERN
 from core.keys import KEY_PATTERN
 from core.money import AmountError, parse_usdc
 from core.wallets import EMAIL_PATTERN, SPECIALTIES
@@ -113,6 +114,14 @@ class RunRequest(Strict):
 
 class KeyRequest(Strict):
     email: Annotated[str, Field(min_length=3, max_length=254, json_schema_extra={"pattern": f"^{EMAIL_PATTERN}$"})]
+    mcpToolsets: Annotated[
+        str | None,
+        Field(
+            max_length=200,
+            pattern=TOOLSETS_PATTERN,
+            description="MCP toolsets the key's sessions get by default, comma-separated",
+        ),
+    ] = None
 
 
 class AgentQuery(Strict):

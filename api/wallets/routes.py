@@ -27,7 +27,7 @@ from api.auth import (
 from api.errors import JSON_BODY, ApiError
 from api.http import RawJson, encode, iso, usdc
 from api.models import parse_body, parse_query
-from api.operation import Call, Quoted, Reply
+from api.operation import Call, Quoted, Reply, parse_toolsets
 from api.policy import serve
 from api.wallets.models import (
     AgentQuery,
@@ -480,10 +480,11 @@ async def run_create_key(services: Services, call: Call) -> Reply:
             param=idempotency.HEADER,
         )
     req = parse_body(KeyRequest, call.body)
+    toolsets = None if req.mcpToolsets is None else ",".join(sorted(parse_toolsets(req.mcpToolsets, "mcpToolsets")))
     api_key = new_api_key()
     now = services.clock()
     account_id = await services.writer.run(
-        lambda conn: wallets.create_email_key(conn, req.email, hash_api_key(api_key), now)
+        lambda conn: wallets.create_email_key(conn, req.email, hash_api_key(api_key), now, toolsets)
     )
     payload = {"success": True, "api_key": api_key, "accountId": account_id, "email": req.email.lower()}
     return _reply(payload, 201)

@@ -61,6 +61,7 @@ SURVIVES: dict[str, str] = {
     "outbox": "webhooks and e-mails already promised (at-least-once)",
     "idempotency_keys": "answers already given (replayed for 24 h)",
     "mcp_quotes": "quotes (expire on their own) and answers already given",
+    "mcp_enabled_toolsets": "MCP toolsets a session or key enabled",
     "spend_holds": "spend caps' holds of the day",
     "rate_windows": "rate limits",
     "ipfs_objects": "deliverables, by content",

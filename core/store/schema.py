@@ -981,4 +981,16 @@ MIGRATIONS: list[str] = [
         UNIQUE (account_id, message_id)
     );
     """,
+    # MCP toolsets (api.mcp.toolsets): a key's own choice (NULL: the compact default), and the toolsets
+    # enable_toolset added, per holder: a 2025-11-25 session ("session:<id>") or, on the stateless
+    # 2026-07-28 revision, the key itself ("key:<hash>"); in the database so every process sees them.
+    """
+    ALTER TABLE api_keys ADD COLUMN mcp_toolsets TEXT;
+    CREATE TABLE mcp_enabled_toolsets (
+        holder TEXT NOT NULL,
+        toolset TEXT NOT NULL,
+        enabled_at REAL NOT NULL,
+        PRIMARY KEY (holder, toolset)
+    );
+    """,
 ]

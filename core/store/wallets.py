@@ -28,6 +28,7 @@ class ApiKeyRow:
     agent_id: str | None
     scopes: str | None = None  # space-separated; None: every scope
     daily_cap: int | None = None  # micro-USDC per UTC day; None: no cap
+    mcp_toolsets: str | None = None  # comma-separated MCP toolsets (api.mcp.toolsets); None: the default
 
 
 @dataclass(frozen=True)
@@ -147,14 +148,15 @@ def insert_api_key(
     scopes: str | None = None,
     daily_cap: int | None = None,
     operator: bool = False,
+    mcp_toolsets: str | None = None,
 ) -> None:
     """`operator`: a key the operator issued for the service-wide operator's view
     (core.dashboard.access; not the key scope 'admin')."""
     _auth_rows_changed()
     conn.execute(
-        "INSERT INTO api_keys (key_hash, account_id, agent_id, email, created_at, scopes, daily_cap, operator)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (key_hash, account_id, agent_id, email, now, scopes, daily_cap, int(operator)),
+        "INSERT INTO api_keys (key_hash, account_id, agent_id, email, created_at, scopes, daily_cap, operator,"
+        " mcp_toolsets) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (key_hash, account_id, agent_id, email, now, scopes, daily_cap, int(operator), mcp_toolsets),
     )
 
 
@@ -177,19 +179,20 @@ def email_has_key(conn: apsw.Connection, email: str) -> bool:
 def get_api_key(conn: apsw.Connection, key_hash: str) -> ApiKeyRow | None:
     rows = _rows(
         conn,
-        "SELECT key_hash, account_id, agent_id, scopes, daily_cap FROM api_keys"
+        "SELECT key_hash, account_id, agent_id, scopes, daily_cap, mcp_toolsets FROM api_keys"
         " WHERE key_hash = ? AND revoked_at IS NULL",
         (key_hash,),
     )
     if not rows:
         return None
-    h, account, agent, scopes, cap = rows[0]
+    h, account, agent, scopes, cap, toolsets = rows[0]
     return ApiKeyRow(
         str(h),
         str(account),
         None if agent is None else str(agent),
         None if scopes is None else str(scopes),
         None if cap is None else int(cap),
+        None if toolsets is None else str(toolsets),
     )
 
 

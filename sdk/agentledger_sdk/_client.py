@@ -210,8 +210,11 @@ class _Base:
     def _identity(self, wallet: str) -> _Call:
         return _Call("GET", f"{AGENTS}/identity", Identity.parse, params={"agentId": wallet})
 
-    def _create_key(self, email: str) -> _Call:
-        return _Call("POST", "/api/keys", ApiKey.parse, dumps({"email": email}), unsafe=True)
+    def _create_key(self, email: str, mcp_toolsets: str | None) -> _Call:
+        body: dict[str, Any] = {"email": email}
+        if mcp_toolsets is not None:
+            body["mcpToolsets"] = mcp_toolsets
+        return _Call("POST", "/api/keys", ApiKey.parse, dumps(body), unsafe=True)
 
     # ---- hire -----------------------------------------------------------------------------------
 
@@ -942,9 +945,10 @@ class AgentLedger(_Base):
         result: Identity = self._send(self._identity(wallet))
         return result
 
-    def create_key(self, email: str) -> ApiKey:
-        """Self-serve API key for ``email`` (one per email: 409 email_has_key after), shown once."""
-        result: ApiKey = self._send(self._create_key(email))
+    def create_key(self, email: str, mcp_toolsets: str | None = None) -> ApiKey:
+        """Self-serve API key for ``email`` (one per email: 409 email_has_key after), shown once;
+        ``mcp_toolsets``: the MCP toolsets its sessions get by default (e.g. "wallet,hire")."""
+        result: ApiKey = self._send(self._create_key(email, mcp_toolsets))
         return result
 
     # ---- agent-to-agent hire -------------------------------------------------------------------
@@ -1603,8 +1607,8 @@ class AsyncAgentLedger(_Base):
         result: Identity = await self._send(self._identity(wallet))
         return result
 
-    async def create_key(self, email: str) -> ApiKey:
-        result: ApiKey = await self._send(self._create_key(email))
+    async def create_key(self, email: str, mcp_toolsets: str | None = None) -> ApiKey:
+        result: ApiKey = await self._send(self._create_key(email, mcp_toolsets))
         return result
 
     async def hire(

@@ -106,13 +106,24 @@ async def service(
 
 @asynccontextmanager
 async def mcp(
-    url: str, key: str | None = None, mode: str = "legacy", elicit: Elicit | None = None
+    url: str,
+    key: str | None = None,
+    mode: str = "legacy",
+    elicit: Elicit | None = None,
+    toolsets: str | None = "all",
+    message_handler: Any = None,
 ) -> AsyncIterator[Client]:
+    """The official client on `mode`; `toolsets`: the session's choice (`?toolsets=`; None: none, so
+    the key's own or the compact default)."""
     headers = {"Authorization": f"Bearer {key}"} if key else None
+    if toolsets is not None:
+        url = f"{url}?toolsets={toolsets}"
     async with create_mcp_http_client(headers=headers) as http:
         kwargs: dict[str, Any] = {"mode": mode}
         if elicit is not None:
             kwargs["elicitation_callback"] = elicit
+        if message_handler is not None:
+            kwargs["message_handler"] = message_handler
         async with Client(streamable_http_client(url, http_client=http), **kwargs) as client:
             yield client
 

@@ -4,7 +4,7 @@ the real service on a loopback port.
 
 The suite's scenarios speak the handshake revisions (up to 2025-11-25); it has none for 2026-07-28
 yet, which tests/integration/test_mcp.py covers with the official Python client. Scenarios that need
-fixture content (tools named test_*, test:// resources, prompts) are expected failures, listed with
+fixture content (tools named test_*, test:// resources, test_* prompts) are expected failures, listed with
 their reasons in tools/mcp/conformance-baseline.yml; the run fails on any other failure.
 """
 
@@ -38,6 +38,7 @@ MUST_PASS = {
     "ping",
     "tools-list",
     "resources-list",
+    "prompts-list",
     "server-sse-multiple-streams",
     "dns-rebinding-protection",
 }
@@ -121,7 +122,7 @@ def test_conformance_suite_server_scenarios(tmp_path: Path) -> None:
 def test_inspector_cli_lists_and_calls_tools(tmp_path: Path) -> None:
     env = _env(tmp_path)
     with live_service(tmp_path) as base:
-        url = base + "/api/mcp"
+        url = base + "/api/mcp?toolsets=all"  # every toolset (the default list is the compact core loop)
 
         def inspector(*args: str) -> dict[str, object]:
             done = subprocess.run(

@@ -512,6 +512,10 @@ def test_memory_compound_brain_network_and_keys(live: Live) -> None:
         with pytest.raises(sdk.Conflict) as taken:
             anonymous.create_key("ops@example.com")
         assert taken.value.status == 409
+        assert anonymous.create_key("mcp@example.com", mcp_toolsets="wallet,hire").api_key.startswith("aglk_")
+        with pytest.raises(sdk.InvalidRequest) as toolsets:
+            anonymous.create_key("mcp2@example.com", mcp_toolsets="wallet,bank")
+        assert toolsets.value.param == "mcpToolsets"
     with client(live.url, k.api_key) as fresh:
         assert fresh.register("new", "podcast").api_key is None  # an account key: no new key
 

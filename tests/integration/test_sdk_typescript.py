@@ -220,8 +220,8 @@ def wallet_example_is_exact(env: dict[str, str]) -> None:
 
 def readme_quickstart() -> str:
     text = (ROOT / "README.md").read_text()
-    found = re.search(r"<!-- illustration: the TypeScript quickstart[^>]*-->\s*```ts\n(.*?)```", text, re.S)
-    assert found, "README.md has no TypeScript quickstart (a ```ts block after its illustration mark)"
+    found = re.search(r"<!-- snippet: typescript-quickstart -->\s*```ts\n(.*?)```", text, re.S)
+    assert found, "README.md has no TypeScript quickstart (```ts after <!-- snippet: typescript-quickstart -->)"
     return found.group(1)
 
 

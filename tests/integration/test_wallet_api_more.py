@@ -19,6 +19,7 @@ from aiohttp import web
 
 from api.http import encode
 from core import wallets
+from core.keys import hash_api_key
 from core.store import transaction
 from core.store import wallets as store
 from tests.integration.test_wallet_api import KEY_RE, Api, Reply, assert_error, run
@@ -695,6 +696,12 @@ def test_issue_key_command_scopes_to_account_or_agent(api_run: Any, tmp_path: Pa
         assert KEY_RE.fullmatch(account_key) and account_key != agent_key
         assert (await api.balance(account_key, w2)).status == 200
         assert (await api.register(account_key)).status == 201
+        done = await asyncio.to_thread(_issue, db, "--account", account, "--mcp-toolsets", "hire, wallet")
+        assert done.returncode == 0, done.stderr
+        row = api.db.execute(
+            "SELECT mcp_toolsets FROM api_keys WHERE key_hash = ?", (hash_api_key(done.stdout.strip()),)
+        )
+        assert row.fetchall() == [("hire,wallet",)]  # as the key's MCP sessions read it (api.mcp.toolsets)
         before = counts(api)
         for args in (("--agent", "no-such-agent"), ("--account", "no-such-account")):
             done = await asyncio.to_thread(_issue, db, *args)
@@ -704,6 +711,8 @@ def test_issue_key_command_scopes_to_account_or_agent(api_run: Any, tmp_path: Pa
         assert done.returncode == 2 and done.stdout == ""
         done = await asyncio.to_thread(_issue, db, "--agent", a1["id"], "--account", account)
         assert done.returncode == 2 and done.stdout == ""
+        done = await asyncio.to_thread(_issue, db, "--account", account, "--mcp-toolsets", "wallet,bank")
+        assert done.returncode == 2 and done.stdout == "" and "unknown toolset 'bank'" in done.stderr
         done = await asyncio.to_thread(_issue, tmp_path / "missing.db", "--account", account)
         assert done.returncode == 2 and not (tmp_path / "missing.db").exists()
         assert counts(api) == before

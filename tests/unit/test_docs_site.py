@@ -12,6 +12,7 @@ from pathlib import Path
 
 import yaml
 
+from api.mcp.tools import build_tools
 from api.operation_table import OPERATIONS
 from core.chain import ROOT
 from core.config import PREFIX, Settings
@@ -33,6 +34,9 @@ def test_the_http_reference_has_an_entry_for_every_route_and_the_settings_page_e
     for name in Settings.__dataclass_fields__:
         assert f"`{PREFIX}{name.upper()}`" in settings
     assert "Seconds between anchors" in settings  # the field's own comment, not a copy
+    mcp = hooks.mcp_tools_page()
+    for name in build_tools(OPERATIONS):
+        assert f"| `{name}`" in mcp, name
 
 
 def _build(docs: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:

@@ -77,12 +77,13 @@ def test_demo_reads_the_ports_make_run_is_configured_with(monkeypatch: pytest.Mo
     assert demo_checkout.build_parser().parse_args([]).rpc == "http://node.example:8545"
 
 
-def test_readme_documents_the_demo_webhooks_earnings_and_fuzzing() -> None:
-    """What the README must say: the demo's defaults, the webhook keys and bodies, the payer's signature,
-    the two earnings totals, the schemathesis command."""
+def test_the_docs_document_the_demo_webhooks_earnings_and_fuzzing() -> None:
+    """What the README and the documentation must say: the demo's defaults, the webhook keys and bodies,
+    the payer's signature, the two earnings totals, the schemathesis command."""
     from scripts.fuzz_api import CHECKS, PHASES
 
-    readme = (ROOT / "README.md").read_text()
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    readme = " ".join(" ".join(p.read_text().split()) for p in pages)
     for needle in (
         "AGENTLEDGER_API_HOST`/`_API_PORT",  # the demo's defaults
         "Webhook(secret.encode())",  # the Standard Webhooks key forms

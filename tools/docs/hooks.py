@@ -4,7 +4,8 @@ they cannot drift from it. Each page is rendered from one source:
 - reference/http.md: the operation table (api.operation_table.OPERATIONS: auth, scope, value moved)
   and the OpenAPI document built from it (api.openapi.document: parameters, bodies, answers, errors);
 - reference/settings.md: core.config.Settings, its fields and their `#:` comments;
-- reference/contracts.md: the compiled contracts' ABIs (contracts/build/*.json): events and functions.
+- reference/contracts.md: the compiled contracts' ABIs (contracts/build/*.json): events and functions;
+- reference/mcp-tools.md: the MCP tools the server builds from the same table (api.mcp.tools), by toolset.
 
 `mkdocs build --strict` (make docs-check, part of make test) fails on a link to a page or anchor that
 does not exist, so a hand-written page that names a route links to its generated entry."""
@@ -227,8 +228,47 @@ def contracts_page() -> str:
     return "\n".join(out)
 
 
+# ---- MCP tools ---------------------------------------------------------------------------------------
+
+
+def mcp_tools_page() -> str:
+    from api.mcp.tools import build_tools
+    from api.mcp.toolsets import DESCRIPTIONS
+    from api.operation_table import OPERATIONS
+
+    tools = build_tools(OPERATIONS)
+    out = [
+        "# MCP tools",
+        "",
+        f"The {len(tools)} tools `/api/mcp` builds from the operation table, by toolset, besides `list_toolsets` and "
+        "`enable_toolset`, which every session has. **default**: in the compact list a session gets when it "
+        "names no toolset. Scope: what a key needs to see and call it (public: no key needed). How toolsets "
+        "are chosen: [the MCP server](mcp.md).",
+        "",
+    ]
+    for toolset, about in DESCRIPTIONS.items():
+        specs = [spec for spec in tools.values() if spec.op.toolset == toolset]
+        out += [
+            f"## {toolset}",
+            "",
+            f"{about}. {len(specs)} tools.",
+            "",
+            "| tool | scope | what it does |",
+            "|---|---|---|",
+        ]
+        for spec in specs:
+            scope = "public" if spec.visible_to(None) else f"`{spec.op.needs_scope or 'a key'}`"
+            default = " **default**" if spec.op.mcp_default else ""
+            route = f"[`{spec.op.method} {spec.op.path}`](http.md#{anchor(spec.op.method, spec.op.path)})"
+            text = _cell(spec.tool.description or "")
+            out.append(f"| `{spec.name}`{default} | {scope} | {text} ({route}) |")
+        out.append("")
+    return "\n".join(out)
+
+
 PAGES = {
     "reference/http.md": http_page,
     "reference/settings.md": settings_page,
     "reference/contracts.md": contracts_page,
+    "reference/mcp-tools.md": mcp_tools_page,
 }

@@ -50,4 +50,5 @@ FEATURE = Feature(
     ),
     install,
     follower=lambda services: toy.GreetingFollower(),
+    toolset="meta",  # its MCP tool's toolset
 )

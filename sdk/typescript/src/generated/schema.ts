@@ -244,7 +244,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This OpenAPI 3.1 document */
+        /** The OpenAPI 3.1 document of this API */
         get: operations["getOpenApiSchema"];
         put?: never;
         post?: never;
@@ -2534,6 +2534,12 @@ export interface components {
         KeyRequest: {
             /** Email */
             email: string;
+            /**
+             * Mcptoolsets
+             * @description MCP toolsets the key's sessions get by default, comma-separated
+             * @default null
+             */
+            mcpToolsets?: string | null;
         };
         /** KeyResponse */
         KeyResponse: {
