@@ -6,8 +6,8 @@ The marking convention (an HTML comment on the line before a fenced block; it do
   A `sh`/`bash` block runs through bash (`set -eo pipefail`) and what it `export`s is there for the
   later blocks of its chain, as in the reader's terminal; a `python` block runs with `.venv/bin/python`
   and those variables in its environment; a `typescript` block runs with Node 22
-  (tools/mcp/node_modules/.bin/node) once the TypeScript SDK (sdk/typescript) exists, else it is
-  skipped with that reason.
+  (tools/mcp/node_modules/.bin/node, type stripping) once the TypeScript SDK (sdk/typescript) exists,
+  else it is skipped with that reason; `@agentledger/sdk` resolves to that package (built first).
 - `<!-- example: CHAIN file=NAME -->`: the block is a file the reader saves as NAME (in the directory
   the commands run in); a later block runs it. A file of the chain `shared` is in every chain's
   directory (the tutorials' common helper, saved once).
@@ -217,6 +217,9 @@ def prepare_workdir(workdir: Path, deployments: Path) -> None:
     for name in (".venv", "tools", "sdk", "contracts"):
         (workdir / name).symlink_to(ROOT / name)
     (workdir / "deployments").symlink_to(deployments)
+    if TYPESCRIPT_SDK.exists():  # `import ... from "@agentledger/sdk"` finds the package, as after npm install
+        (workdir / "node_modules" / "@agentledger").mkdir(parents=True)
+        (workdir / "node_modules" / "@agentledger" / "sdk").symlink_to(TYPESCRIPT_SDK)
 
 
 def runnable(block: Block) -> bool:

@@ -9,8 +9,18 @@ from pathlib import Path
 import pytest
 
 from core.anvil import free_port
-from tests.docs_examples import SHARED, TYPESCRIPT_SDK, Chain, chains, pages_with_examples, prepare_workdir, runnable
+from tests.docs_examples import (
+    SHARED,
+    TYPESCRIPT_SDK,
+    TYPESCRIPTS,
+    Chain,
+    chains,
+    pages_with_examples,
+    prepare_workdir,
+    runnable,
+)
 from tests.run_kit import run_env, start_run, stop_run, wait_synced
+from tests.ts_kit import built_sdk
 
 CHAINS = chains(pages_with_examples())
 
@@ -21,6 +31,8 @@ def test_every_example_chain_runs_in_page_order_against_one_make_run(tmp_path: P
     anvil_port, api_port, log = free_port(), free_port(), tmp_path / "run.log"
     run_dir = tmp_path / "run"
     run_dir.mkdir()
+    if any(b.lang in TYPESCRIPTS and runnable(b) for blocks in CHAINS.values() for b in blocks):
+        built_sdk()  # what `import ... from "@agentledger/sdk"` loads
     proc = start_run(run_dir, anvil_port, api_port, log)
     try:
         wait_synced(api_port, proc, log)

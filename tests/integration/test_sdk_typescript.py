@@ -4,7 +4,7 @@ node tests pass (amounts, JSON without floats, retries against a loopback server
 signatures); and against one live service (the session anvil, the indexer as its own process) every
 shared end-to-end scenario of sdk/scenarios/scenarios.json has a TypeScript script that passes (or is
 named in NOT_YET), the wallet example is exact, and the `npm pack` tarball installs into an empty folder
-and runs the README's TypeScript quickstart.
+and runs the package README's quickstart.
 
 The package is compiled once (tsc on the sources; tsc --noEmit on the scripts); the scripts run as
 TypeScript through Node 22's type stripping. Installed by `make sdk-ts` (part of `make test`)."""
@@ -12,13 +12,10 @@ TypeScript through Node 22's type stripping. Installed by `make sdk-ts` (part of
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import functools
-import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import threading
 import time
@@ -35,6 +32,7 @@ from api.openapi import document
 from api.operation_table import OPERATIONS
 from tests.integration.chainkit import USDC, System
 from tests.integration.test_checkout_e2e import World, running
+from tests.ts_kit import built_sdk
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "sdk" / "typescript"
@@ -59,29 +57,10 @@ def node(*args: str, cwd: Path = PACKAGE, env: dict[str, str] | None = None, tim
     return proc.stdout
 
 
-def source_digest() -> str:
-    """What dist/ is built from."""
-    digest = hashlib.sha256()
-    for path in sorted([*(PACKAGE / "src").rglob("*.ts"), PACKAGE / "tsconfig.json", PACKAGE / "package-lock.json"]):
-        digest.update(path.relative_to(PACKAGE).as_posix().encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
-
-
 @pytest.fixture(scope="module")
 def built() -> Path:
-    """The package compiled to dist/ (what its scripts and `npm pack` use): once, under a lock, and only when
-    its sources changed, so pytest-xdist workers never rebuild it under each other's scripts."""
-    if not NODE.exists():
-        pytest.fail("the TypeScript SDK's tools are not installed: run `make sdk-ts` (part of `make test`)")
-    stamp = PACKAGE / "node_modules" / ".dist-source"
-    with (PACKAGE / "node_modules" / ".dist-lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        digest = source_digest()
-        if not stamp.exists() or stamp.read_text() != digest or not (PACKAGE / "dist" / "index.js").exists():
-            shutil.rmtree(PACKAGE / "dist", ignore_errors=True)
-            node(str(TSC), "-p", "tsconfig.json")
-            stamp.write_text(digest)
-    return PACKAGE / "dist"
+    """The package compiled to dist/ (what its scripts and `npm pack` use)."""
+    return built_sdk()
 
 
 def synced(base: str, timeout: float = 60.0) -> None:
@@ -166,7 +145,7 @@ def test_generated_types_are_those_of_the_served_document(tmp_path: Path) -> Non
 def test_strict_tsc_on_the_package_its_scenarios_and_examples(built: Path) -> None:
     config = json.loads((PACKAGE / "tsconfig.json").read_text())["compilerOptions"]
     assert config["strict"] is True and config["noUncheckedIndexedAccess"] is True
-    # the README's quickstart is examples/quickstart.ts, so it is checked too
+    # the package README's quickstart is examples/quickstart.ts, so it is checked too
     assert readme_quickstart() == (PACKAGE / "examples" / "quickstart.ts").read_text()
     node(str(TSC), "-p", "tsconfig.check.json")
     assert (built / "index.js").exists() and (built / "index.d.ts").exists()
@@ -219,9 +198,9 @@ def wallet_example_is_exact(env: dict[str, str]) -> None:
 
 
 def readme_quickstart() -> str:
-    text = (ROOT / "README.md").read_text()
+    text = (PACKAGE / "README.md").read_text()
     found = re.search(r"<!-- snippet: typescript-quickstart -->\s*```ts\n(.*?)```", text, re.S)
-    assert found, "README.md has no TypeScript quickstart (```ts after <!-- snippet: typescript-quickstart -->)"
+    assert found, "sdk/typescript/README.md has no quickstart (```ts after <!-- snippet: typescript-quickstart -->)"
     return found.group(1)
 
 
