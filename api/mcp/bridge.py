@@ -19,9 +19,8 @@ WWW-Authenticate challenge naming the RFC 9728 metadata document.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-from collections.abc import AsyncIterator, Callable, MutableMapping
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -34,6 +33,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.requests import Request as StarletteRequest
 
+from api import asgi
 from api.auth import lookup_key, resource_metadata_url
 from api.errors import OWN_BODY
 from api.http import PUBLIC_URL, base_url, services_of
@@ -61,26 +61,6 @@ def security_settings(public_url: str | None) -> TransportSecuritySettings:
             hosts.append(parts.netloc)
             origins.append(f"{parts.scheme}://{parts.netloc}")
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
-
-
-def _scope(request: web.Request) -> dict[str, Any]:
-    transport = request.transport
-    sockname = transport.get_extra_info("sockname") if transport is not None else None
-    host, port = (sockname[0], sockname[1]) if isinstance(sockname, tuple) else ("127.0.0.1", 0)
-    return {
-        "type": "http",
-        "asgi": {"version": "3.0", "spec_version": "2.3"},
-        "http_version": f"{request.version.major}.{request.version.minor}",
-        "method": request.method,
-        "scheme": request.scheme,
-        "path": request.path,
-        "raw_path": request.raw_path.encode(),
-        "query_string": request.query_string.encode(),
-        "root_path": "",
-        "headers": [(k.lower(), v) for k, v in request.raw_headers],
-        "client": (request.remote or "", 0),
-        "server": (host, port),
-    }
 
 
 def _challenge(request: web.Request, path: str, code: str, message: str) -> web.Response:
@@ -195,7 +175,7 @@ class Bridge:
     async def handle(self, request: web.Request) -> web.StreamResponse:
         if self.manager is None or self._security is None:
             raise web.HTTPServiceUnavailable()
-        scope = _scope(request)
+        scope = asgi.scope(request)
         refused = await self._security.validate_request(StarletteRequest(scope), is_post=False)
         if refused is not None:  # DNS rebinding: a Host or Origin this service does not answer to
             return web.Response(status=refused.status_code, body=bytes(refused.body))
@@ -237,50 +217,11 @@ class Bridge:
         self, request: web.Request, scope: dict[str, Any], body: bytes, user: AuthenticatedUser | None
     ) -> web.StreamResponse:
         assert self.manager is not None
-        done = asyncio.Event()
-        sent_body = False
-        response: web.StreamResponse | None = None
-
-        async def receive() -> dict[str, Any]:
-            nonlocal sent_body
-            if not sent_body:
-                sent_body = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            # After the body: wait until the response is finished or the peer is gone (never spin).
-            while not done.is_set():
-                transport = request.transport
-                if transport is None or transport.is_closing():
-                    break
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(done.wait(), 1.0)
-            return {"type": "http.disconnect"}
-
-        async def send(message: MutableMapping[str, Any]) -> None:
-            nonlocal response
-            if done.is_set():
-                return  # the peer went away: whatever the SDK still sends goes nowhere
-            try:
-                if message["type"] == "http.response.start":
-                    response = web.StreamResponse(status=message["status"])
-                    for name, value in message.get("headers", []):
-                        response.headers.add(name.decode("latin-1"), value.decode("latin-1"))
-                    await response.prepare(request)
-                elif message["type"] == "http.response.body" and response is not None:
-                    chunk = message.get("body", b"")
-                    if chunk:
-                        await response.write(chunk)
-                    if not message.get("more_body", False):
-                        await response.write_eof()
-                        done.set()
-            except ConnectionResetError:  # the client closed its stream (an SSE GET it no longer reads)
-                done.set()
-
         token = auth_context_var.set(user)  # what the SDK binds sealed requestState to
         try:
-            await self.manager.handle_request(scope, receive, send)
+            response = await asgi.serve(self.manager.handle_request, request, scope, body)
         finally:
             auth_context_var.reset(token)
-            done.set()
         if response is None:
             return web.Response(status=500, text=json.dumps({"error": "no response"}), content_type="application/json")
         return response

@@ -14,15 +14,12 @@ Paths: JSON-RPC at JSONRPC_PATH; HTTP+JSON under HTTP_JSON_PATH (/api/message:se
 /api/tasks/{id}, /api/tasks/{id}:cancel, /api/tasks/{id}:subscribe, /api/tasks; push notification
 configs and the extended card answer the errors the spec names for what is not offered).
 
-The ASGI host mirrors api.mcp.bridge's (receive hands the body over once, then waits for the answer or
-the peer's going away, so an SSE stream's disconnect watch never spins).
+The SDK's Starlette app runs inside aiohttp through api.asgi, as the MCP endpoint's does.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from a2a.server.context import ServerCallContext
@@ -36,6 +33,7 @@ from aiohttp import web
 from starlette.applications import Starlette
 from starlette.requests import Request as StarletteRequest
 
+from api import asgi
 from api.auth import authenticate
 from api.errors import OWN_BODY, ApiError
 from api.hire.a2a.handler import BASE_URL, BODY, CALLER, HireHandler, a2a_error
@@ -120,7 +118,10 @@ class Endpoint:
             )
             return _refusal(jsonrpc, refusal, body.get("id"))
         state = {CALLER: caller, BODY: body, BASE_URL: base_url(request)}
-        return await _serve(self._app, request, raw, state)
+        answer = await asgi.serve(self._app, request, {**asgi.scope(request), _STATE: state}, raw)
+        if answer is None:
+            raise ApiError(500, "no_response", "the A2A binding gave no answer", type_="service_error")
+        return answer
 
     @staticmethod
     def mount_routes(app: web.Application, handle: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> None:
@@ -190,75 +191,3 @@ def _rpc_id(value: Any) -> str | int | None:
 
 
 # ---- hosting the SDK's Starlette routes -----------------------------------------------------------
-
-
-def _scope(request: web.Request, state: Mapping[str, Any]) -> dict[str, Any]:
-    transport = request.transport
-    sockname = transport.get_extra_info("sockname") if transport is not None else None
-    host, port = (sockname[0], sockname[1]) if isinstance(sockname, tuple) else ("127.0.0.1", 0)
-    return {
-        "type": "http",
-        "asgi": {"version": "3.0", "spec_version": "2.3"},
-        "http_version": f"{request.version.major}.{request.version.minor}",
-        "method": request.method,
-        "scheme": request.scheme,
-        "path": request.path,
-        "raw_path": request.raw_path.encode(),
-        "query_string": request.query_string.encode(),
-        "root_path": "",
-        "headers": [(k.lower(), v) for k, v in request.raw_headers],
-        "client": (request.remote or "", 0),
-        "server": (host, port),
-        _STATE: state,
-    }
-
-
-async def _serve(app: Starlette, request: web.Request, body: bytes, state: Mapping[str, Any]) -> web.StreamResponse:
-    """Run the ASGI `app` for `request` (whose body was read already), streaming its answer."""
-    done = asyncio.Event()
-    sent_body = False
-    response: web.StreamResponse | None = None
-
-    async def receive() -> dict[str, Any]:
-        nonlocal sent_body
-        if not sent_body:
-            sent_body = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        # After the body: wait until the answer is finished or the peer went away (an SSE stream's
-        # disconnect watch loops on this; it must never spin).
-        while not done.is_set():
-            transport = request.transport
-            if transport is None or transport.is_closing():
-                break
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(done.wait(), 1.0)
-        return {"type": "http.disconnect"}
-
-    async def send(message: MutableMapping[str, Any]) -> None:
-        nonlocal response
-        if done.is_set():
-            return
-        try:
-            if message["type"] == "http.response.start":
-                response = web.StreamResponse(status=message["status"])
-                for name, value in message.get("headers", []):
-                    if name.lower() != b"content-length":  # aiohttp frames the body itself
-                        response.headers.add(name.decode("latin-1"), value.decode("latin-1"))
-                await response.prepare(request)
-            elif message["type"] == "http.response.body" and response is not None:
-                chunk = message.get("body", b"")
-                if chunk:
-                    await response.write(chunk)
-                if not message.get("more_body", False):
-                    await response.write_eof()
-                    done.set()
-        except ConnectionResetError:  # the client closed its stream
-            done.set()
-
-    try:
-        await app(_scope(request, state), receive, send)
-    finally:
-        done.set()
-    if response is None:
-        raise ApiError(500, "no_response", "the A2A binding gave no answer", type_="service_error")
-    return response
