@@ -43,6 +43,7 @@ API_PLUMBING = (
     "api.agent_card",
     "api.metrics",
     "api.mcp",
+    "api.asgi",
 )
 API_COMPOSITION = frozenset({"api.app", "api.features", "api.operation_table", "api"})
 #: Each feature's packages (or single modules) under api/ and core/.
