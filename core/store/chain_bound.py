@@ -36,6 +36,11 @@ CHAIN_BOUND: dict[str, Bound] = {
     # hire: a standard hire still holding a reservation stays, for the start-up recovery to give its
     # off-chain amount back
     "hire_samples": Bound("job_id (the reputation's evidence of the old chain's jobs)"),
+    # an A2A task is its hire job: it goes with the job, and stays with one kept for the recovery
+    "a2a_tasks": Bound(
+        "id: the old chain's hire job it is",
+        keep="id IN (SELECT id FROM hire_jobs WHERE kind = 'standard' AND status = 'reserved')",
+    ),
     "hire_jobs": Bound("provider_token_id, created_tx, settle_tx", keep="kind = 'standard' AND status = 'reserved'"),
     "hire_services": Bound("token_id"),
     # escrow checkout
