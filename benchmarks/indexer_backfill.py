@@ -1,6 +1,6 @@
 """Indexer speed: backfill throughput against plain eth_getLogs, live lag, peak RSS.
 
-    python -m benchmarks.indexer_backfill [--events 100000] [--runs 5] [--database sqlite|postgresql]
+    python -m benchmarks.indexer_backfill [--events 100000] [--runs 5] [--database sqlite|postgresql|both]
 
 1. Generates a history of at least --events contract events on a fresh anvil (batched
    eth_sendTransaction with explicit nonces, automine off): PriceSet events and hire cycles
@@ -13,12 +13,14 @@
 3. Backfill: a fresh SQLite file (or, with --database postgresql, a fresh database on a throwaway
    PostgreSQL cluster with fsync on), the Indexer from the deploy block to the head (everything
    final: decode, project, commit). Figures: median of --runs of each, events/s, the ratio
-   backfill time / fetch time of each run and of the medians (goal: ratio <= 1.5).
+   backfill time / fetch time of each run and of the medians (goal: ratio <= 1.5). With --database
+   both, each run backfills SQLite then PostgreSQL, and the ratio of their medians is printed (goal <= 1.5).
 4. Rebuild from the recorded events (`indexer_admin reindex --from-events`) on the database each
    backfill just wrote, without the node: median time and the ratio backfill/rebuild (goal >= 3).
 5. Live lag: automine on, one transaction at a time while the indexer follows: from the
    receipt (mined) to the row being visible from another connection; p50 and p99.
-6. Peak RSS of `python -m indexer --until-head` doing the same backfill in its own process.
+6. Peak RSS of `python -m indexer --until-head` doing the same backfill in its own process, and its time
+   from process start to exit over the in-process backfill's median (goal <= 1.5).
 """
 
 from __future__ import annotations
@@ -274,7 +276,7 @@ def main() -> int:
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--lag-samples", type=int, default=200)
-    parser.add_argument("--database", choices=["sqlite", "postgresql"], default="sqlite")
+    parser.add_argument("--database", choices=["sqlite", "postgresql", "both"], default="sqlite")
     args = parser.parse_args()
     compile_contracts()
     with (
@@ -283,10 +285,11 @@ def main() -> int:
         contextlib.ExitStack() as stack,
     ):
         tmp = Path(tmpdir)
-        cluster = None
-        if args.database == "postgresql":
-            cluster = PgCluster(fsync=True).start()
-            stack.callback(cluster.stop)
+        kinds = ["sqlite", "postgresql"] if args.database == "both" else [args.database]
+        clusters: dict[str, PgCluster | None] = {"sqlite": None}
+        if "postgresql" in kinds:
+            clusters["postgresql"] = PgCluster(fsync=True).start()
+            stack.callback(clusters["postgresql"].stop)  # type: ignore[union-attr]
         print(f"database: {args.database}")
         s = deploy_dev_system(connect(node.rpc_url))
         t0 = time.perf_counter()
@@ -297,41 +300,54 @@ def main() -> int:
             f"(generated in {time.perf_counter() - t0:.1f}s)"
         )
         addresses = Decoder(s.deployment.contracts).addresses
-        fetch_times, json_times, fill_times, rebuild_times = [], [], [], []
+        fetch_times: list[float] = []
+        json_times: list[float] = []
+        fill_times: dict[str, list[float]] = {kind: [] for kind in kinds}
+        rebuild_times: dict[str, list[float]] = {kind: [] for kind in kinds}
         n_logs = n_events = 0
         for run in range(args.runs):
             ft, n_logs = asyncio.run(fetch_only(node.rpc_url, addresses, s.deployment.deploy_block, head))
             jt, _ = asyncio.run(fetch_only(node.rpc_url, addresses, s.deployment.deploy_block, head, json=True))
-            with fresh_database(cluster, tmp, f"bench{run}") as location:
-                bt, n_events = asyncio.run(backfill(node.rpc_url, s, location))
-                rt, n_rebuilt = rebuild(location, s.deployment.chain_id)
-            assert n_rebuilt == n_events, (n_rebuilt, n_events)
-            rebuild_times.append(rt)
             fetch_times.append(ft)
             json_times.append(jt)
-            fill_times.append(bt)
-            print(
-                f"  run {run + 1}: eth_getLogs only {ft:.2f}s ({n_logs:,} logs; {jt:.2f}s with json.loads);"
-                f" backfill {bt:.2f}s ({n_events:,} events); ratio {bt / ft:.2f}; rebuild from events {rt:.2f}s"
-            )
-        ft, bt = statistics.median(fetch_times), statistics.median(fill_times)
-        jt = statistics.median(json_times)
+            line = f"  run {run + 1}: eth_getLogs only {ft:.2f}s ({n_logs:,} logs; {jt:.2f}s with json.loads)"
+            for kind in kinds:
+                with fresh_database(clusters[kind], tmp, f"bench{run}") as location:
+                    bt, n_events = asyncio.run(backfill(node.rpc_url, s, location))
+                    rt, n_rebuilt = rebuild(location, s.deployment.chain_id)
+                assert n_rebuilt == n_events, (n_rebuilt, n_events)
+                fill_times[kind].append(bt)
+                rebuild_times[kind].append(rt)
+                line += f"; {kind} backfill {bt:.2f}s ({n_events:,} events), ratio {bt / ft:.2f}, rebuild {rt:.2f}s"
+            print(line)
+        ft, jt = statistics.median(fetch_times), statistics.median(json_times)
         assert n_logs == n_events >= args.events, (n_logs, n_events)  # every generated event was mined
-        ratios = sorted(b / f for b, f in zip(fill_times, fetch_times, strict=True))
-        print(
-            f"backfill: {n_events / bt:,.0f} events/s (median of {args.runs});"
-            f" eth_getLogs alone {n_logs / ft:,.0f} logs/s"
-        )
-        per_run = ", ".join(f"{r:.2f}" for r in ratios)
-        print(f"ratio backfill/fetch: {bt / ft:.2f} (goal <= 1.5); per run, sorted: {per_run}")
-        rt = statistics.median(rebuild_times)
-        print(f"rebuild from the recorded events: {rt:.2f}s; ratio backfill/rebuild {bt / rt:.2f} (goal >= 3)")
-        print(f"ratio backfill/fetch parsed with json.loads (the baseline before msgspec decoding): {bt / jt:.2f}")
+        medians = {kind: statistics.median(times) for kind, times in fill_times.items()}
+        for kind in kinds:
+            bt = medians[kind]
+            ratios = sorted(b / f for b, f in zip(fill_times[kind], fetch_times, strict=True))
+            per_run = ", ".join(f"{r:.2f}" for r in ratios)
+            rt = statistics.median(rebuild_times[kind])
+            print(
+                f"{kind}: backfill {n_events / bt:,.0f} events/s (median of {args.runs}; eth_getLogs alone"
+                f" {n_logs / ft:,.0f} logs/s); ratio backfill/fetch {bt / ft:.2f} (goal <= 1.5), per run sorted:"
+                f" {per_run}; rebuild from the recorded events {rt:.2f}s, ratio backfill/rebuild {bt / rt:.2f}"
+                f" (goal >= 3); ratio to the fetch parsed with json.loads {bt / jt:.2f}"
+            )
+        if len(kinds) == 2:
+            pg_ratios = sorted(p / q for p, q in zip(fill_times["postgresql"], fill_times["sqlite"], strict=True))
+            print(
+                f"ratio backfill PostgreSQL/SQLite: {medians['postgresql'] / medians['sqlite']:.2f} (goal <= 1.5);"
+                f" per run sorted: {', '.join(f'{r:.2f}' for r in pg_ratios)}"
+            )
+        kind = kinds[0]
+        cluster = clusters[kind]
         with fresh_database(cluster, tmp, "rss") as location:
             rss, elapsed = peak_rss_backfill(node.rpc_url, s, tmp, location)
         print(
-            f"peak RSS of `python -m indexer --until-head` over the same history: {rss:,.0f} MiB"
-            f" ({elapsed:.1f}s incl. start-up)"
+            f"peak RSS of `python -m indexer --until-head` over the same history ({kind}): {rss:,.0f} MiB"
+            f" ({elapsed:.2f}s incl. start-up; ratio to the in-process backfill {elapsed / medians[kind]:.2f},"
+            " goal <= 1.5)"
         )
         with fresh_database(cluster, tmp, "live") as location:
             lags = sorted(live_lag(node.rpc_url, s, location, args.lag_samples))

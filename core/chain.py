@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import weakref
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from eth_account.signers.local import LocalAccount
@@ -14,8 +12,10 @@ from web3.contract import Contract
 from web3.contract.contract import ContractFunction
 from web3.types import TxReceipt
 
-ROOT = Path(__file__).resolve().parent.parent
-BUILD_DIR = ROOT / "contracts" / "build"
+# where they always were, for their many importers (their home: core.paths, light to import)
+from core.paths import BUILD_DIR as BUILD_DIR
+from core.paths import ROOT as ROOT
+from core.paths import load_artifact as load_artifact
 
 #: Every contract `scripts.deploy` puts on a chain, in deploy order.
 CONTRACT_NAMES = (
@@ -53,15 +53,6 @@ def connect(rpc_url: str, timeout: float = 30.0) -> Web3:
 
 
 @cache
-def load_artifact(name: str) -> dict[str, Any]:
-    """The compiled artifact {abi, bytecode, ...} of contract `name` (run scripts.compile first)."""
-    path = BUILD_DIR / f"{name}.json"
-    if not path.exists():
-        raise FileNotFoundError(f"{path} is missing: run `python -m scripts.compile`")
-    data: dict[str, Any] = json.loads(path.read_text())
-    return data
-
-
 def contract_at(w3: Web3, name: str, address: str) -> Contract:
     return w3.eth.contract(address=Web3.to_checksum_address(address), abi=load_artifact(name)["abi"])
 

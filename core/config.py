@@ -13,7 +13,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from core.chain import ROOT
+from core.paths import ROOT
 from core.store import Database, open_database
 
 PREFIX = "AGENTLEDGER_"

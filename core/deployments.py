@@ -8,7 +8,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from core.chain import ROOT
+from core.paths import ROOT
 
 DEFAULT_DIR = ROOT / "deployments"
 

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from core.config import Settings
 from core.deployments import Deployment
 from core.errors import ServiceError
-from core.operator import Operator
 from core.store.committer import GroupCommitter
 from core.store.reads import Reads
+
+if TYPE_CHECKING:  # the operator's module loads web3 and eth_account: the indexer needs neither
+    from core.operator import Operator
 
 __all__ = ["FeatureContext", "Services"]
 

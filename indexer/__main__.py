@@ -17,12 +17,9 @@ import logging
 import signal
 import sys
 
-from prometheus_client import CollectorRegistry, start_http_server
-
 from core import deployments, logs
 from core.config import Settings
 from core.store import open_database
-from indexer.metrics import IndexerCollector
 from indexer.progress import ProgressReporter
 from indexer.rpc import RpcClient
 from indexer.service import build_indexer
@@ -44,6 +41,10 @@ async def main_async(args: argparse.Namespace, settings: Settings) -> int:
         dep = deployments.load(chain_id, settings.deployments_dir)
         ix = build_indexer(settings, dep, conn, rpc, progress=reporter(settings))
         if args.metrics_port is not None:
+            from prometheus_client import CollectorRegistry, start_http_server  # only with --metrics-port
+
+            from indexer.metrics import IndexerCollector
+
             registry = CollectorRegistry(auto_describe=True)
             registry.register(IndexerCollector(ix.status))  # type: ignore[arg-type]
             server, thread = start_http_server(args.metrics_port, addr="127.0.0.1", registry=registry)

@@ -16,11 +16,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
-from eth_abi.abi import decode as abi_decode
-from eth_utils.address import to_checksum_address
-from web3 import Web3
+from eth_hash.auto import keccak
 
-from core.chain import load_artifact
+from core.paths import load_artifact
 from core.store.events import Event
 
 #: Contracts whose events the indexer follows (MockUSDC is a local stand-in for USDC: not ours).
@@ -43,8 +41,15 @@ def checksum(raw_hex40: str) -> str:
     if cached is None:
         if len(_address_cache) > 100_000:
             _address_cache.clear()
-        cached = _address_cache[raw_hex40] = to_checksum_address("0x" + raw_hex40)
+        cached = _address_cache[raw_hex40] = _eip55(raw_hex40.lower())
     return cached
+
+
+def _eip55(lower_hex40: str) -> str:
+    """EIP-55 by its definition (eth_utils' to_checksum_address, without loading eth_utils and pydantic
+    at start-up): a letter is upper case where the keccak of the lower-case body has a nibble >= 8."""
+    digest = keccak(lower_hex40.encode()).hex()
+    return "0x" + "".join(c.upper() if int(h, 16) >= 8 else c for c, h in zip(lower_hex40, digest, strict=False))
 
 
 def _word_expr(abi_type: str, word: str) -> str:
@@ -118,6 +123,8 @@ def _abi_decoder(names: list[str], abi_types: list[str]) -> Callable[[str], dict
     types = ["bytes" if t == "string" else t for t in abi_types]
 
     def decode(data: str) -> dict[str, Any]:
+        from eth_abi.abi import decode as abi_decode  # only events with dynamic fields: not at start-up
+
         args: dict[str, Any] = {}
         values = abi_decode(types, bytes.fromhex(data[2:]))
         for name, typ, value in zip(names, abi_types, values, strict=True):
@@ -141,7 +148,7 @@ def contract_makers(contract: str) -> dict[str, Maker]:
         if item["type"] != "event":
             continue
         signature = f"{item['name']}({','.join(i['type'] for i in item['inputs'])})"
-        topic0 = "0x" + Web3.keccak(text=signature).hex().removeprefix("0x")
+        topic0 = "0x" + keccak(signature.encode()).hex()
         indexed = [(i["name"], i["type"]) for i in item["inputs"] if i["indexed"]]
         data = [(i["name"], i["type"]) for i in item["inputs"] if not i["indexed"]]
         slow = (

@@ -115,6 +115,12 @@ class Backend(Protocol):
         """Settings of the indexer's own connection."""
         ...
 
+    def record_events(self, conn: Conn, chain_id: int, rows: Sequence[Sequence[Any]]) -> None:
+        """Insert `rows` into `events` (its columns after chain_id, in order; a row already recorded is
+        left as it is), in the open transaction: SQLite one prepared INSERT per row; PostgreSQL one
+        COPY (the backfill's bulk of rows)."""
+        ...
+
     def process_lock(self, location: str, name: str) -> ProcessLockHolder:
         """A lock named `name` across every process of the database, held for each `with holder.held()`
         block (blocking: from a worker thread). Released by the OS or the server when the holder dies."""

@@ -481,6 +481,20 @@ class _NoCheckpoints:
         pass
 
 
+_EVENT_COLUMNS = "block_number, block_hash, tx_hash, log_index, contract, event, topics, data"
+#: The session's staging table of record_events (temporary: never logged, emptied by each move).
+_EVENTS_STAGING = (
+    "CREATE TEMP TABLE IF NOT EXISTS events_incoming (block_number BIGINT, block_hash TEXT, tx_hash TEXT,"
+    " log_index BIGINT, contract TEXT, event TEXT, topics TEXT, data TEXT)"
+)
+_EVENTS_COPY = f"COPY events_incoming ({_EVENT_COLUMNS}) FROM STDIN"
+_EVENTS_MOVE = (
+    "WITH moved AS (DELETE FROM events_incoming RETURNING *)"  # noqa: S608 (constants and an int)
+    f" INSERT INTO events (chain_id, {_EVENT_COLUMNS}) SELECT {{chain_id}}, {_EVENT_COLUMNS} FROM moved"
+    " ON CONFLICT (chain_id, block_number, log_index) DO NOTHING"
+)
+
+
 class PostgresBackend:
     kind: Literal["postgresql"] = "postgresql"
     #: Statements are round trips to a server and the write lock may be another process's: off the loop.
@@ -570,6 +584,30 @@ class PostgresBackend:
     def tune_for_indexing(self, conn: Conn) -> None:
         """Nothing: the cache is the server's shared buffers, and the indexer's connection already commits
         asynchronously (durable=False)."""
+
+    def record_events(self, conn: Conn, chain_id: int, rows: Sequence[Sequence[Any]]) -> None:
+        """COPY the rows into a staging table of the session, then move them into `events` in one
+        statement, which leaves a row already recorded as it is (COPY itself has no ON CONFLICT). Measured
+        against executemany of the INSERT: most of a backfill's time in PostgreSQL went to those
+        statements, one per event. COPY fires row triggers as INSERT does (events has none: a reorg
+        deletes its rows by block number, core.store.reorg)."""
+        if not rows:
+            return
+        pg = _pg(conn)
+        raw = pg.raw
+        _deadlines.enter(raw, pg.deadline)
+        try:
+            cur = raw.cursor()
+            # in the transaction, every time: a CREATE rolled back with a failed step leaves no table behind
+            cur.execute(_EVENTS_STAGING)
+            with cur.copy(_EVENTS_COPY) as copy:
+                for row in rows:
+                    copy.write_row(row)
+            cur.execute(_EVENTS_MOVE.format(chain_id=int(chain_id)))
+        except psycopg.Error as exc:
+            raise pg._failed(exc) from exc
+        finally:
+            _deadlines.leave(raw)
 
     def process_lock(self, location: str, name: str) -> AdvisoryLock:
         return AdvisoryLock(location, name)

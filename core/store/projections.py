@@ -12,6 +12,7 @@ from typing import Any
 
 import apsw
 
+from core.store.backend import backend_of
 from core.store.events import EVENT_COLUMNS, Event
 from core.store.types import Uint256Hex
 
@@ -318,12 +319,7 @@ def apply_events(
     Each event's topics and data are stored verbatim as the node returned them: the audit copy,
     decodable with the contract ABI (indexer.decode), from which `project_events` can rebuild every
     projection without the node (indexer.rebuild)."""
-    # the chain id as a literal (an int): each row is then the event's own first fields
-    conn.executemany(
-        "INSERT INTO events (chain_id, block_number, block_hash, tx_hash, log_index, contract, event, topics, data)"  # noqa: S608
-        f" VALUES ({int(chain_id)}, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (chain_id, block_number, log_index) DO NOTHING",
-        [e[:EVENT_COLUMNS] for e in events],
-    )
+    backend_of(conn).record_events(conn, chain_id, [e[:EVENT_COLUMNS] for e in events])
     project_events(conn, chain_id, events)
 
 

@@ -346,6 +346,15 @@ class SqliteBackend:
         from the file over and over."""
         conn.execute(f"PRAGMA cache_size = -{INDEXING_CACHE_KIB}")
 
+    def record_events(self, conn: Conn, chain_id: int, rows: Sequence[Sequence[Any]]) -> None:
+        # the chain id as a literal (an int): each row is then the event's own first fields
+        conn.executemany(
+            "INSERT INTO events (chain_id, block_number, block_hash, tx_hash, log_index, contract, event, topics, data)"
+            f" VALUES ({int(chain_id)}, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (chain_id, block_number, log_index) DO NOTHING",
+            rows,
+        )
+
     def process_lock(self, location: str, name: str) -> FileLock:
         return FileLock(location, name)
 
